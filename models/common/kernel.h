@@ -1,0 +1,92 @@
+// Kernel definitions: what each block of a task does on a core.
+//
+// A kernel is one of three core types (AIC, AIV, MIX). Its work is given per
+// lane (AIC, AIV0, AIV1) as a body of phases; the trace's `duration` is the
+// shorthand for a body of one compute phase. The runtime's resource shape is
+// derived from the active lanes (runtime-semantics.md §2.1).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/expr.h"
+
+namespace npusim {
+
+enum class CoreType : std::uint8_t { AIC = 0, AIV = 1, MIX = 2 };
+
+// Resource shape of a task: which ready queue it goes to.
+enum class Shape : std::uint8_t { AIC = 0, AIV = 1, MIX = 2, DUMMY = 3 };
+
+enum Lane : int { kLaneAic = 0, kLaneAiv0 = 1, kLaneAiv1 = 2, kNumLanes = 3 };
+
+constexpr std::uint8_t kMaskAic = 1, kMaskAiv0 = 2, kMaskAiv1 = 4;
+
+inline const char* shape_name(Shape s) {
+  switch (s) {
+    case Shape::AIC: return "AIC";
+    case Shape::AIV: return "AIV";
+    case Shape::MIX: return "MIX";
+    case Shape::DUMMY: return "DUMMY";
+  }
+  return "?";
+}
+
+// Shape from an active mask (0 bits DUMMY, >=2 bits MIX, AIC only AIC, one AIV AIV).
+inline Shape shape_of_mask(std::uint8_t mask) {
+  int bits = __builtin_popcount(mask);
+  if (bits == 0) return Shape::DUMMY;
+  if (bits >= 2) return Shape::MIX;
+  return (mask & kMaskAic) ? Shape::AIC : Shape::AIV;
+}
+
+struct Duration {
+  enum class Kind : std::uint8_t { Ns, Cycles, Normal };
+  Kind kind = Kind::Ns;
+  double a = 0;  // ns, cycles, or mean_ns
+  double b = 0;  // sigma_ns (Normal only)
+};
+
+enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall };
+enum class SyncMode : std::uint8_t { Hard, Soft };
+enum class CacheMode : std::uint8_t { Default, Bypass };
+
+struct Phase {
+  PhaseKind kind = PhaseKind::Compute;
+  Duration duration;          // Compute
+  int arg = -1;               // Load/Store/CacheInvalid(region): index into the submit's args
+  Expr offset;                // Load/Store: bytes into the arg's view (default 0)
+  Expr bytes;                 // Load/Store
+  CacheMode cache = CacheMode::Default;  // Load
+  bool all = false;           // CacheInvalid "all"
+  SyncMode sync_mode = SyncMode::Hard;   // Syncall
+  CoreType sync_core_type = CoreType::AIV;
+  int workspace_arg = -1;     // Syncall soft
+  Expr used_cores;            // Syncall soft
+  std::string path;           // JSON pointer of the phase, for messages
+};
+
+struct LaneBody {
+  bool active = false;
+  std::vector<Phase> phases;
+};
+
+struct KernelDef {
+  std::string name;
+  int func_id = 0;
+  CoreType core = CoreType::AIV;
+  std::array<LaneBody, kNumLanes> lanes;  // AIC, AIV0, AIV1
+  std::string path;  // JSON pointer of the definition
+
+  std::uint8_t active_mask() const {
+    std::uint8_t m = 0;
+    for (int l = 0; l < kNumLanes; ++l)
+      if (lanes[l].active) m |= static_cast<std::uint8_t>(1u << l);
+    return m;
+  }
+  Shape shape() const { return shape_of_mask(active_mask()); }
+};
+
+}  // namespace npusim

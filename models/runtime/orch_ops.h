@@ -1,0 +1,104 @@
+// The seam between a program and the orchestrator: a stream of resolved
+// orchestration operations, each the equivalent of one call of the runtime's
+// device-side orchestration API (PTO2_SCOPE, alloc_tensors, submit_task,
+// rt_submit_dummy_task, get_tensor_data).
+//
+// An OpSource (sim/trace's interpreter) evaluates the trace lazily: loops,
+// variables and expressions are resolved one operation at a time, so a
+// program of a million tasks is never held in memory. Results flow back
+// (task ids, output tensors, read values) before the next op is asked for.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/kernel.h"
+#include "models/runtime/tensor.h"
+
+namespace npusim {
+
+enum class ArgTag : std::uint8_t { Input = 0, Output = 1, Inout = 2, OutputExisting = 3, NoDep = 4 };
+
+inline const char* arg_tag_name(ArgTag t) {  // deps.json spelling
+  switch (t) {
+    case ArgTag::Input: return "INPUT";
+    case ArgTag::Output: return "OUTPUT";
+    case ArgTag::Inout: return "INOUT";
+    case ArgTag::OutputExisting: return "OUTPUT_EXISTING";
+    case ArgTag::NoDep: return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+enum class ScopeMode : std::uint8_t { Auto, Manual };
+enum class Cmp : std::uint8_t { EQ, NE, GT, LT, GE, LE };
+
+struct SubmitArg {
+  ArgTag tag = ArgTag::Input;
+  // For Output: only dtype, ndims and shape are meaningful (buf_shape = shape,
+  // offset 0); the runtime places the buffer on the ring heap and fills in
+  // addr, buffer and owner. For the others: the view passed to the kernel.
+  Tensor tensor;
+  bool manual_dep = false;
+};
+
+struct PredicateSpec {
+  Tensor tensor;            // the operand's view
+  std::int64_t element = 0; // linear element index into the buffer
+  Cmp cmp = Cmp::EQ;
+  std::int64_t value = 0;
+};
+
+struct WriteSpec {
+  int arg = 0;              // which submit arg's buffer
+  std::int64_t element = 0; // linear element index into that buffer
+  std::int64_t value = 0;
+};
+
+struct SubmitRequest {
+  const KernelDef* kernel = nullptr;  // nullptr: dummy task
+  std::vector<SubmitArg> args;
+  int block_num = 1;
+  std::vector<TaskId> deps;           // explicit dependencies
+  bool early_resolve = false;
+  bool sync_start = false;
+  std::optional<PredicateSpec> predicate;
+  std::vector<WriteSpec> writes;
+  std::string site;                   // "" if the trace gave none
+  std::string path;                   // JSON pointer of the op (messages)
+};
+
+struct OrchOp {
+  enum class Kind : std::uint8_t { ScopeBegin, ScopeEnd, Alloc, Submit, Dummy, Read };
+  Kind kind = Kind::Submit;
+  // ScopeBegin
+  ScopeMode mode = ScopeMode::Auto;
+  std::string site;
+  // Alloc: output shapes and dtypes (as SubmitArg tensors with tag Output)
+  std::vector<SubmitArg> alloc_outputs;
+  // Submit / Dummy
+  SubmitRequest submit;
+  // Read
+  Tensor read_tensor;
+  std::int64_t read_element = 0;  // linear element index into the buffer
+  // All kinds
+  std::string path;
+};
+
+class OpSource {
+ public:
+  virtual ~OpSource() = default;
+  // Fills `op` with the next operation; false when the program has ended
+  // (every ScopeBegin has had its ScopeEnd). Throws InputError for a program
+  // error found while evaluating (bad view bounds, division by zero, ...).
+  virtual bool next(OrchOp& op) = 0;
+  // Result of the last Alloc/Submit/Dummy: the task id and the tensors its
+  // OUTPUT args (in order) became. Must be called before the next `next`.
+  virtual void deliver_task(TaskId id, const std::vector<Tensor>& outputs) = 0;
+  // Result of the last Read.
+  virtual void deliver_value(std::int64_t value) = 0;
+};
+
+}  // namespace npusim

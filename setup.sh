@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# npusim setup: installs whatever Debian packages are missing, builds, and then
+#   ./setup.sh          runs the default trace (traces/chain.json)
+#   ./setup.sh test     runs the whole test suite (what CI runs)
+#   ./setup.sh build    only builds
+# Build directory: build/ (override with NPUSIM_BUILD_DIR). Sanitizer build of the
+# tests: NPUSIM_SANITIZE=1 ./setup.sh test (build dir build-asan/).
+set -euo pipefail
+cd "$(dirname "$0")"
+what=${1:-run}
+
+packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+build_one() {  # build_one DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+case "$what" in
+  run)
+    dir=${NPUSIM_BUILD_DIR:-build}
+    build_one "$dir"
+    "$dir/npusim" run traces/chain.json --out npusim_out/chain
+    ;;
+  build)
+    build_one "${NPUSIM_BUILD_DIR:-build}"
+    ;;
+  test)
+    dir=${NPUSIM_BUILD_DIR:-build}
+    build_one "$dir"
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+    if [ "${NPUSIM_SANITIZE:-0}" = 1 ]; then
+      build_one build-asan -DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+      ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    fi
+    ;;
+  *)
+    echo "usage: ./setup.sh [run|test|build]" >&2; exit 2 ;;
+esac

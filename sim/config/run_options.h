@@ -1,0 +1,44 @@
+// Run configuration from the trace's `run` block and the command line
+// (trace-format.md "Run configuration", cli-and-outputs.md), validated with
+// the runtime's message style, merged field by field (command line wins),
+// and resolved against a platform into the effective RunConfig.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/common/errors.h"
+#include "models/common/platform.h"
+#include "models/common/run_config.h"
+
+namespace npusim::config {
+
+// The file label used in InputErrors raised for command-line options.
+inline const char* kCommandLine = "command line";
+
+// One ring field from JSON: an integer (applied to all four rings) or a list
+// of exactly 4 integers; 0 = keep the platform default for that ring.
+// Booleans and non-integers are rejected with the same message as a bad value,
+// e.g. "ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000".
+// `field` is "ring_task_window", "ring_heap" or "ring_dep_pool".
+RingValues parse_ring_json(const nlohmann::json& value, const std::string& field,
+                           const std::string& file, const std::string& path);
+
+// The same from a command-line string: "N" or "N0,N1,N2,N3". The InputError
+// has file kCommandLine and path "--ring-heap" (etc.).
+RingValues parse_ring_cli(const std::string& text, const std::string& field);
+
+// The whole `run` block (unknown keys are errors, `x_` keys ignored).
+RunOptions parse_run_block(const nlohmann::json& run, const std::string& file,
+                           const std::string& path);
+
+// Field by field: a field set in `over` replaces the one in `base`.
+RunOptions merge(const RunOptions& base, const RunOptions& over);
+
+// Effective configuration: defaults from the platform, aicpu_thread_num 0 ->
+// platform default, range checks against the platform (InputError on failure,
+// `file` names where the options came from).
+RunConfig resolve(const RunOptions& options, const Platform& platform, const std::string& file);
+
+}  // namespace npusim::config

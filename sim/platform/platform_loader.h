@@ -1,0 +1,25 @@
+// Loads a platform description (platforms/*.json) into a Platform.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/common/errors.h"
+#include "models/common/platform.h"
+
+namespace npusim::platform {
+
+// `name_or_path`: a file path (contains '/' or ends in ".json"), or a name
+// looked up as <dir>/<name>.json in platform_search_dirs(). Throws InputError
+// (file, JSON path, expectation) for a missing file or a bad description.
+Platform load_platform(const std::string& name_or_path);
+
+// Parses platform JSON text; `file` labels messages.
+Platform parse_platform(const std::string& text, const std::string& file);
+
+// Where names are looked up, in order: $NPUSIM_PLATFORM_DIR, the directory
+// `platforms/` next to the executable's parent, the source tree's
+// platforms/ (NPUSIM_SOURCE_DIR), ./platforms.
+std::vector<std::string> platform_search_dirs();
+
+}  // namespace npusim::platform
