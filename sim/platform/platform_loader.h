@@ -17,6 +17,11 @@ Platform load_platform(const std::string& name_or_path);
 // Parses platform JSON text; `file` labels messages.
 Platform parse_platform(const std::string& text, const std::string& file);
 
+// JSON Pointer of every leaf a platform file must give, in file order
+// ("/topology/clusters", ..., "/ffts/barrier_release_ns"); after a successful
+// load each of them is a key of Platform::provenance.
+std::vector<std::string> platform_field_pointers();
+
 // Where names are looked up, in order: $NPUSIM_PLATFORM_DIR, the directory
 // `platforms/` next to the executable's parent, the source tree's
 // platforms/ (NPUSIM_SOURCE_DIR), ./platforms.

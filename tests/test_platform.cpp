@@ -1,0 +1,426 @@
+// Platform files (platforms/*.json) and their loader (sim/platform).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/platform/json_input.h"
+#include "sim/platform/platform_loader.h"
+
+using namespace npusim;
+using nlohmann::json;
+using platform::load_platform;
+using platform::parse_platform;
+using platform::platform_field_pointers;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string source_platform(const std::string& name) {
+  return std::string(NPUSIM_SOURCE_DIR) + "/platforms/" + name + ".json";
+}
+std::string test_data(const std::string& name) {
+  return std::string(NPUSIM_TEST_DATA_DIR) + "/platform/" + name;
+}
+json platform_json(const std::string& name) { return json_input::read_file(source_platform(name)); }
+
+InputError error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("expected an InputError");
+  throw std::logic_error("unreachable");
+}
+
+// Parses a modified platform document as the file "mut.json".
+Platform parse(const json& doc) { return parse_platform(doc.dump(2), "mut.json"); }
+InputError parse_error(const json& doc) {
+  return error_of([&] { parse(doc); });
+}
+
+void check_error(const InputError& e, const std::string& file, const std::string& path,
+                 const std::string& message) {
+  CHECK(e.file() == file);
+  CHECK(e.path() == path);
+  CHECK(e.message() == message);
+}
+
+json& at(json& doc, const std::string& pointer) { return doc[json::json_pointer(pointer)]; }
+
+// Removes the leaf or key at `pointer` from its parent object.
+void erase(json& doc, const std::string& pointer) {
+  json::json_pointer p(pointer);
+  doc[p.parent_pointer()].erase(p.back());
+}
+
+// A fresh directory under the system temp dir, removed on destruction.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("npusim_test_platform_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  void write(const std::string& name, const json& doc) const {
+    std::ofstream(path / name) << doc.dump(2);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("platform: a2a3 loads by name with a source or assumption for every field", "[platform]") {
+  Platform p = load_platform("a2a3");
+  CHECK(p.name == "a2a3");
+  CHECK(fs::equivalent(p.path, source_platform("a2a3")));
+  json doc = platform_json("a2a3");
+  auto pointers = platform_field_pointers();
+  CHECK(pointers.size() == 68);
+  CHECK(p.provenance.size() == pointers.size());
+  for (const auto& ptr : pointers) {
+    INFO(ptr);
+    REQUIRE(p.provenance.count(ptr) == 1);
+    CHECK_FALSE(p.provenance.at(ptr).empty());
+    REQUIRE(doc.contains(json::json_pointer(ptr)));
+    const json& leaf = doc[json::json_pointer(ptr)];
+    // Every source carries one of the a2a3-timing.md labels.
+    if (leaf.contains("source")) {
+      const std::string s = leaf["source"];
+      bool labelled = false;
+      for (const char* label : {"[S]", "[S~]", "[F]", "[M]", "[D]", "[D from S]", "[C]"})
+        labelled = labelled || s.find(label) != std::string::npos;
+      CHECK(labelled);
+      CHECK(p.provenance.at(ptr) == s);
+    } else {
+      CHECK(p.provenance.at(ptr) == leaf["assumption"].get<std::string>());
+    }
+  }
+}
+
+TEST_CASE("platform: a2a3 values and their derivations", "[platform]") {
+  Platform p = load_platform("a2a3");
+  CHECK(p.topo.clusters == 24);
+  CHECK(p.topo.total_cores() == 72);
+  CHECK(p.topo.aicpu_threads_max == 4);
+  CHECK(p.topo.aicpu_threads_default == 4);
+  CHECK(p.topo.dummy_threads == 3);
+  CHECK(p.topo.aicore_clock_hz == 1.5e9);
+  CHECK(p.topo.sys_cnt_freq_hz == 50000000);
+  CHECK(p.topo.device_memory_bytes == 65820373811ull);  // 61.3 GiB, rounded down
+  CHECK(p.sys_cnt(0) == 1000000);
+  CHECK(p.sys_cnt(ns(20)) == 1000001);
+  CHECK(p.aicore_cycles(1500) == ns(1000));
+
+  for (int r = 0; r < kNumRings; ++r) {
+    CHECK(p.limits.task_window[r] == 16384);
+    CHECK(p.limits.heap[r] == 268435456);
+    CHECK(p.limits.dep_pool[r] == 16384);
+  }
+  CHECK(p.limits.tensormap_pool == 65536);
+  CHECK(p.limits.arena_bytes_per_slot == 40 + 64 + 4864);
+  CHECK(p.limits.packed_output_align == 1024);
+
+  CHECK(p.timeouts.scheduler_no_progress == us(10000000));
+  CHECK(p.timeouts.alloc_no_progress == us(500000));
+  CHECK(p.timeouts.tensor_wait == us(15000000));
+  CHECK(p.timeouts.op_execute == us(45000000));
+
+  CHECK(p.sched.loop == ns(40));
+  CHECK(p.sched.poll_cond == ns(195));
+  CHECK(p.sched.fanout_edge == ns(63));
+  CHECK(p.sched.mmio_write == ns(5));
+
+  // The orchestrator split reassembles the 0.874 us submit for the assumed
+  // arg mix (4 args, 3 lookups, 1.5 inserts, 1.5 edges), up to rounding.
+  double submit = to_ns(p.orch.submit_base) + 4 * to_ns(p.orch.submit_arg) + 3 * to_ns(p.orch.lookup) +
+                  1.5 * to_ns(p.orch.insert) + 1.5 * to_ns(p.orch.edge);
+  CHECK(std::abs(submit - 874.0) <= 3.0);
+  CHECK(p.orch.scope_end_task == ns(22));
+
+  CHECK(p.core.dmb_arrival + p.core.entry_poll == ns(628));  // the 633 +- 236 ns observation
+  CHECK(p.core.receive_to_start == ns(349));
+  CHECK(p.gm.line_bytes == 64);
+  CHECK(p.gm.bytes_per_ns == 32.0);
+  CHECK(p.ffts.barrier_release == ns(500));
+}
+
+TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values agree", "[platform]") {
+  Platform p = load_platform("tiny");
+  CHECK(p.name == "tiny");
+  CHECK(p.topo.clusters == 2);
+  CHECK(p.topo.total_cores() == 6);
+  CHECK(p.topo.aicore_clock_hz == 1e9);
+  CHECK(p.topo.device_memory_bytes == 1073741824);
+  for (int r = 0; r < kNumRings; ++r) {
+    CHECK(p.limits.task_window[r] == 64);
+    CHECK(p.limits.heap[r] == 1048576);
+    CHECK(p.limits.dep_pool[r] == 64);
+  }
+  CHECK(p.limits.tensormap_pool == 256);
+  CHECK(p.limits.max_dims == 5);
+  CHECK(p.sched.loop == ns(10));
+  CHECK(p.sched.poll_cond == ns(100));
+  CHECK(p.sched.complete_subtask == 0);
+  CHECK(p.orch.submit_base == ns(200));
+  CHECK(p.core.dmb_arrival == ns(300));
+  CHECK(p.core.receive_to_start == ns(500));
+  CHECK(p.gm.bytes_per_ns == 64.0);
+  CHECK(p.ffts.barrier_release == ns(100));
+  CHECK(p.timeouts.scheduler_no_progress == us(10000000));
+  CHECK(p.provenance.size() == platform_field_pointers().size());
+  CHECK(p.provenance.at("/sched/loop_ns") == "round number for hand-checked tests");
+  CHECK(p.provenance.at("/limits/max_dims").rfind("as a2a3: [C]", 0) == 0);
+}
+
+TEST_CASE("platform: every field is required", "[platform]") {
+  for (const auto& ptr : platform_field_pointers()) {
+    INFO(ptr);
+    json doc = platform_json("tiny");
+    erase(doc, ptr);
+    std::string key = json::json_pointer(ptr).back();
+    check_error(parse_error(doc), "mut.json", ptr,
+                "missing field \"" + key + "\" (a platform must give every field; see docs/platform.md)");
+  }
+  json doc = platform_json("tiny");
+  doc.erase("ffts");
+  check_error(parse_error(doc), "mut.json", "/ffts",
+              "missing field \"ffts\" (a platform must give every field; see docs/platform.md)");
+}
+
+TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platform]") {
+  json doc = platform_json("tiny");
+  at(doc, "/sched/loop_nss") = {{"value", 1}, {"assumption", "typo"}};
+  check_error(parse_error(doc), "mut.json", "/sched/loop_nss",
+              "unknown key \"loop_nss\"; expected one of: loop_ns, poll_cond_ns, complete_task_ns, "
+              "complete_subtask_ns, fanout_edge_ns, ready_push_ns, dispatch_pop_ns, dispatch_block_ns, "
+              "wmb_ns, mmio_write_ns, dummy_task_ns, release_task_ns, predicate_eval_ns "
+              "(keys starting with x_ are ignored)");
+
+  doc = platform_json("tiny");
+  doc["cores"] = json::object();
+  check_error(parse_error(doc), "mut.json", "/cores",
+              "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
+              "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
+
+  doc = platform_json("tiny");
+  at(doc, "/gm/fence_ns/sorce") = "typo";
+  check_error(parse_error(doc), "mut.json", "/gm/fence_ns/sorce",
+              "unknown key \"sorce\"; expected one of: value, source, assumption, note "
+              "(keys starting with x_ are ignored)");
+
+  doc = platform_json("tiny");
+  doc["x_comment"] = "ignored";
+  at(doc, "/sched/x_todo") = 1;
+  at(doc, "/sched/loop_ns/x_previous") = 12;
+  Platform p = parse(doc);
+  CHECK(p.sched.loop == ns(10));
+  CHECK(p.provenance.size() == platform_field_pointers().size());
+}
+
+TEST_CASE("platform: a leaf needs a value and exactly one of source or assumption", "[platform]") {
+  json doc = platform_json("tiny");
+  erase(doc, "/sched/loop_ns/assumption");
+  check_error(parse_error(doc), "mut.json", "/sched/loop_ns",
+              "expected exactly one of \"source\" or \"assumption\", found neither");
+
+  doc = platform_json("tiny");
+  at(doc, "/sched/loop_ns/source") = "[S] also measured";
+  check_error(parse_error(doc), "mut.json", "/sched/loop_ns",
+              "expected exactly one of \"source\" or \"assumption\", found both");
+
+  doc = platform_json("a2a3");
+  at(doc, "/sched/loop_ns/source") = " ";
+  check_error(parse_error(doc), "mut.json", "/sched/loop_ns/source",
+              "expected a source (a non-empty string), found string \" \"");
+
+  doc = platform_json("tiny");
+  at(doc, "/sched/loop_ns/assumption") = 3;
+  check_error(parse_error(doc), "mut.json", "/sched/loop_ns/assumption",
+              "expected an assumption (a non-empty string), found number 3");
+
+  doc = platform_json("tiny");
+  erase(doc, "/core/loop_ns/value");
+  check_error(parse_error(doc), "mut.json", "/core/loop_ns", "missing \"value\"");
+
+  doc = platform_json("tiny");
+  at(doc, "/core/loop_ns") = 10;
+  check_error(parse_error(doc), "mut.json", "/core/loop_ns",
+              "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found number 10");
+
+  doc = platform_json("tiny");
+  at(doc, "/core/loop_ns/note") = json::array();
+  check_error(parse_error(doc), "mut.json", "/core/loop_ns/note", "expected a string, found a list of 0");
+}
+
+TEST_CASE("platform: values are type- and range-checked", "[platform]") {
+  auto with = [](const std::string& pointer, const json& value) {
+    json doc = platform_json("tiny");
+    at(doc, pointer) = value;
+    return doc;
+  };
+  check_error(parse_error(with("/sched/loop_ns/value", "40")), "mut.json", "/sched/loop_ns/value",
+              "expected a time in ns in [0, 3600000000000], found string \"40\"");
+  check_error(parse_error(with("/sched/loop_ns/value", -1)), "mut.json", "/sched/loop_ns/value",
+              "expected a time in ns in [0, 3600000000000], found number -1");
+  check_error(parse_error(with("/timeouts/tensor_wait_ns/value", 0)), "mut.json",
+              "/timeouts/tensor_wait_ns/value", "expected a time in ns in [1, 3600000000000], found number 0");
+  check_error(parse_error(with("/topology/clusters/value", 2.5)), "mut.json", "/topology/clusters/value",
+              "expected an integer in [1, 1024], found number 2.5");
+  check_error(parse_error(with("/topology/clusters/value", 0)), "mut.json", "/topology/clusters/value",
+              "expected an integer in [1, 1024], found number 0");
+  check_error(parse_error(with("/topology/aicpu_threads_max/value", 9)), "mut.json",
+              "/topology/aicpu_threads_max/value", "expected an integer in [2, 8], found number 9");
+  check_error(parse_error(with("/topology/aicore_clock_hz/value", nullptr)), "mut.json",
+              "/topology/aicore_clock_hz/value",
+              "expected a frequency in Hz in [1000000, 100000000000], found null");
+  check_error(parse_error(with("/gm/bytes_per_ns/value", 0)), "mut.json", "/gm/bytes_per_ns/value",
+              "expected a bandwidth in B/ns in [0.001, 1000000], found number 0");
+  check_error(parse_error(with("/gm/line_bytes/value", 48)), "mut.json", "/gm/line_bytes/value",
+              "expected a power of 2 in [4, 1048576], found number 48");
+  check_error(parse_error(with("/limits/heap_block_align/value", 0)), "mut.json",
+              "/limits/heap_block_align/value", "expected a power of 2 in [1, 1073741824], found number 0");
+  check_error(parse_error(with("/gm", 5)), "mut.json", "/gm", "expected an object of fields, found number 5");
+
+  // Fractional ns round to ps; integral floats are integers.
+  Platform p = parse(with("/sched/loop_ns/value", 0.5));
+  CHECK(p.sched.loop == ps(500));
+  p = parse(with("/sched/poll_cond_ns/value", 12.3456));
+  CHECK(p.sched.poll_cond == ps(12346));
+  p = parse(with("/topology/clusters/value", 3.0));
+  CHECK(p.topo.clusters == 3);
+}
+
+TEST_CASE("platform: per-ring arrays take four values or one", "[platform]") {
+  json doc = platform_json("tiny");
+  at(doc, "/limits/task_window/value") = {64, 64, 100, 64};
+  check_error(parse_error(doc), "mut.json", "/limits/task_window/value/2",
+              "expected a power of 2 in [4, 1073741824], found number 100");
+
+  at(doc, "/limits/task_window/value") = 2;
+  check_error(parse_error(doc), "mut.json", "/limits/task_window/value",
+              "expected a power of 2 in [4, 1073741824] or a list of 4 of them (one per ring), found number 2");
+
+  at(doc, "/limits/task_window/value") = {64, 64, 64};
+  check_error(parse_error(doc), "mut.json", "/limits/task_window/value",
+              "expected a power of 2 in [4, 1073741824] or a list of 4 of them (one per ring), found a list of 3");
+
+  doc = platform_json("tiny");
+  at(doc, "/limits/heap/value") = {2048, 1000, 2048, 2048};
+  check_error(parse_error(doc), "mut.json", "/limits/heap/value/1",
+              "expected an integer >= 1024, found number 1000");
+
+  doc = platform_json("tiny");
+  at(doc, "/limits/task_window/value") = 128;
+  at(doc, "/limits/heap/value") = {1024, 2048, 4096, 8192};
+  Platform p = parse(doc);
+  CHECK(p.limits.task_window == std::array<std::uint64_t, kNumRings>{128, 128, 128, 128});
+  CHECK(p.limits.heap == std::array<std::uint64_t, kNumRings>{1024, 2048, 4096, 8192});
+}
+
+TEST_CASE("platform: header fields and cross-field limits", "[platform]") {
+  json doc = platform_json("tiny");
+  doc["npusim_platform"] = 2;
+  check_error(parse_error(doc), "mut.json", "/npusim_platform",
+              "expected 1 (the only platform format version), found number 2");
+
+  doc = platform_json("tiny");
+  doc["name"] = "";
+  check_error(parse_error(doc), "mut.json", "/name",
+              "expected a platform name (a non-empty string), found string \"\"");
+  doc["name"] = "my chip";
+  check_error(parse_error(doc), "mut.json", "/name",
+              "expected a platform name of letters, digits, '_', '-' and '.', found string \"my chip\"");
+
+  doc = platform_json("tiny");
+  doc["description"] = nullptr;
+  check_error(parse_error(doc), "mut.json", "/description", "expected a string, found null");
+
+  doc = platform_json("tiny");
+  at(doc, "/topology/aicpu_threads_default/value") = 5;
+  check_error(parse_error(doc), "mut.json", "/topology/aicpu_threads_default/value",
+              "expected an integer in [2, aicpu_threads_max = 4], found number 5");
+
+  doc = platform_json("tiny");
+  at(doc, "/topology/dummy_threads/value") = 4;
+  check_error(parse_error(doc), "mut.json", "/topology/dummy_threads/value",
+              "expected an integer in [1, aicpu_threads_max - 1 = 3] (at most every scheduler thread), "
+              "found number 4");
+
+  check_error(parse_error(json::array()), "mut.json", "",
+              "expected a platform object {\"npusim_platform\": 1, \"name\": ..., sections}, found a list of 0");
+}
+
+TEST_CASE("platform: file and JSON syntax errors", "[platform]") {
+  std::string bad = test_data("bad_syntax.json");
+  InputError e = error_of([&] { load_platform(bad); });
+  CHECK(e.file() == bad);
+  CHECK(e.path() == "");
+  CHECK_THAT(e.message(), Catch::StartsWith("invalid JSON: parse error at line 6, column 3"));
+
+  check_error(error_of([] { load_platform("/nonexistent/dir/x.json"); }), "/nonexistent/dir/x.json", "",
+              "file not found");
+  check_error(error_of([] { load_platform(NPUSIM_TEST_DATA_DIR "/platform/"); }),
+              NPUSIM_TEST_DATA_DIR "/platform/", "", "is a directory, expected a JSON file");
+
+  check_error(error_of([] {
+                parse_platform(R"({"npusim_platform": 1, "topology": {"clusters": {"value": 1, "value": 2}}})",
+                               "dup.json");
+              }),
+              "dup.json", "/topology/clusters",
+              "duplicate key \"value\" (each key may appear once per object)");
+  // The duplicate's pointer counts list elements.
+  check_error(error_of([] { json_input::parse(R"({"a": [1, {"b~/": 1, "b~/": 2}]})", "dup.json"); }),
+              "dup.json", "/a/1", "duplicate key \"b~/\" (each key may appear once per object)");
+  check_error(error_of([] { json_input::parse(R"([[1, 2], {"k": {"z": 0, "z": 1}}])", "dup.json"); }),
+              "dup.json", "/1/k", "duplicate key \"z\" (each key may appear once per object)");
+  CHECK(json_input::child("/a", "b~/c") == "/a/b~0~1c");
+}
+
+TEST_CASE("platform: unknown names list the directories searched and the names available", "[platform]") {
+  InputError e = error_of([] { load_platform("no_such_chip"); });
+  CHECK(e.file() == "no_such_chip");
+  CHECK(e.path() == "");
+  CHECK_THAT(e.message(), Catch::StartsWith("no platform named \"no_such_chip\": looked for no_such_chip.json in "));
+  CHECK_THAT(e.message(), Catch::Contains(std::string(NPUSIM_SOURCE_DIR) + "/platforms, ./platforms; available: "));
+  CHECK_THAT(e.message(), Catch::Contains("a2a3") && Catch::Contains("tiny"));
+}
+
+TEST_CASE("platform: search order starts with NPUSIM_PLATFORM_DIR", "[platform]") {
+  ::unsetenv("NPUSIM_PLATFORM_DIR");
+  auto dirs = platform::platform_search_dirs();
+  fs::path exe = fs::read_symlink("/proc/self/exe");
+  REQUIRE(dirs.size() == 3);
+  CHECK(dirs[0] == (exe.parent_path().parent_path() / "platforms").lexically_normal().string());
+  CHECK(dirs[1] == std::string(NPUSIM_SOURCE_DIR) + "/platforms");
+  CHECK(dirs[2] == "./platforms");
+
+  TempDir tmp("search");
+  json mini = platform_json("tiny");
+  mini["name"] = "mini";
+  tmp.write("mini.json", mini);
+  json shadow = platform_json("tiny");
+  at(shadow, "/topology/clusters/value") = 3;
+  tmp.write("tiny.json", shadow);
+
+  ::setenv("NPUSIM_PLATFORM_DIR", (tmp.path.string() + "/").c_str(), 1);
+  dirs = platform::platform_search_dirs();
+  CHECK(dirs.front() == tmp.path.string());
+  CHECK(load_platform("mini").name == "mini");
+  CHECK(load_platform("tiny").topo.clusters == 3);  // the first directory wins
+  CHECK(load_platform("a2a3").topo.clusters == 24);
+  ::unsetenv("NPUSIM_PLATFORM_DIR");
+  CHECK(load_platform("tiny").topo.clusters == 2);
+}
