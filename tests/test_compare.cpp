@@ -22,14 +22,20 @@ namespace {
 
 std::string data(const std::string& name) { return std::string(NPUSIM_TEST_DATA_DIR) + "/platform/" + name; }
 
+const std::string kHeader = "metric                        baseline         current     delta  verdict\n";
+const std::string kStatusOk = "status                              ok              ok            ok\n";
+
 struct Result {
   int status;
   std::string out;
 };
 
+// A file of tests/data/platform, or an absolute path as is.
+std::string resolve(const std::string& name) { return name.rfind('/', 0) == 0 ? name : data(name); }
+
 Result compare(const std::string& baseline, const std::string& current, double tolerance = 0) {
   std::ostringstream out;
-  int status = compare_summaries(data(baseline), data(current), tolerance, out);
+  int status = compare_summaries(resolve(baseline), resolve(current), tolerance, out);
   return {status, out.str()};
 }
 
@@ -64,8 +70,7 @@ TEST_CASE("compare: identical summaries are OK", "[compare]") {
   Result r = compare("compare_base.json", "compare_base.json");
   CHECK(r.status == 0);
   CHECK(r.out ==
-        "metric                        baseline         current     delta  verdict\n"
-        "status                              ok              ok            ok\n"
+        kHeader + kStatusOk +
         "device_wall_ns                  100000          100000    +0.00%  ok\n"
         "makespan_ns                      90000           90000    +0.00%  ok\n"
         "scheduling_window_ns             50000           50000    +0.00%  ok\n"
@@ -76,8 +81,7 @@ TEST_CASE("compare: a slower metric is a regression", "[compare]") {
   Result r = compare("compare_base.json", "compare_slower.json");
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
-        "metric                        baseline         current     delta  verdict\n"
-        "status                              ok              ok            ok\n"
+        kHeader + kStatusOk +
         "device_wall_ns                  100000          101000    +1.00%  REGRESSION\n"
         "makespan_ns                      90000           90000    +0.00%  ok\n"
         "scheduling_window_ns             50000         49000.5    -2.00%  ok\n"
@@ -100,9 +104,9 @@ TEST_CASE("compare: tolerance in percent, exactly at the limit is OK", "[compare
 
   // A zero baseline: any increase regresses, whatever the tolerance.
   std::string zero = base_with("makespan_ns", 0);
-  std::ostringstream out;
-  CHECK(compare_summaries(zero, data("compare_base.json"), 50, out) == record::kCompareRegression);
-  CHECK_THAT(out.str(), Catch::Contains("makespan_ns                          0           90000       n/a  REGRESSION"));
+  r = compare(zero, "compare_base.json", 50);
+  CHECK(r.status == record::kCompareRegression);
+  CHECK_THAT(r.out, Catch::Contains("makespan_ns                          0           90000       n/a  REGRESSION"));
   fs::remove(zero);
 }
 
@@ -110,7 +114,7 @@ TEST_CASE("compare: ok to error is a regression, error to ok is not", "[compare]
   Result r = compare("compare_base.json", "compare_error.json");
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
-        "metric                        baseline         current     delta  verdict\n"
+        kHeader +
         "status                              ok           error            REGRESSION\n"
         "device_wall_ns                  100000           20000   -80.00%  n/a\n"
         "makespan_ns                      90000            null            n/a\n"
@@ -138,27 +142,18 @@ TEST_CASE("compare: bad or incomplete summaries are input errors", "[compare]") 
   CHECK_THAT(e.message(), Catch::StartsWith("invalid JSON: "));
 
   std::string status = base_with("status", "failed");
-  std::ostringstream out;
-  try {
-    compare_summaries(status, data("compare_base.json"), 0, out);
-    FAIL("expected an InputError");
-  } catch (const InputError& err) {
-    CHECK(err.file() == status);
-    CHECK(err.path() == "/status");
-    CHECK(err.message() == "expected \"ok\" or \"error\", found string \"failed\"");
-  }
+  e = compare_error(status, "compare_base.json");
+  CHECK(e.file() == status);
+  CHECK(e.path() == "/status");
+  CHECK(e.message() == "expected \"ok\" or \"error\", found string \"failed\"");
   fs::remove(status);
 
   // null is allowed only in an "error" summary.
   std::string null_metric = base_with("makespan_ns", nullptr);
-  try {
-    compare_summaries(data("compare_base.json"), null_metric, 0, out);
-    FAIL("expected an InputError");
-  } catch (const InputError& err) {
-    CHECK(err.file() == null_metric);
-    CHECK(err.path() == "/makespan_ns");
-    CHECK(err.message() == "expected a number >= 0, found null");
-  }
+  e = compare_error("compare_base.json", null_metric);
+  CHECK(e.file() == null_metric);
+  CHECK(e.path() == "/makespan_ns");
+  CHECK(e.message() == "expected a number >= 0, found null");
   fs::remove(null_metric);
 
   e = compare_error("compare_base.json", "compare_base.json", -1);

@@ -57,10 +57,24 @@ void check_error(const InputError& e, const std::string& file, const std::string
 
 json& at(json& doc, const std::string& pointer) { return doc[json::json_pointer(pointer)]; }
 
-// Removes the leaf or key at `pointer` from its parent object.
-void erase(json& doc, const std::string& pointer) {
+// tiny.json with the value at `pointer` set (added if absent).
+json tiny_with(const std::string& pointer, const json& value) {
+  json doc = platform_json("tiny");
+  at(doc, pointer) = value;
+  return doc;
+}
+
+// Parsing `doc` fails at `path` with exactly `message`.
+void expect_rejected(const json& doc, const std::string& path, const std::string& message) {
+  check_error(parse_error(doc), "mut.json", path, message);
+}
+
+// tiny.json without the key at `pointer`.
+json tiny_without(const std::string& pointer) {
+  json doc = platform_json("tiny");
   json::json_pointer p(pointer);
   doc[p.parent_pointer()].erase(p.back());
+  return doc;
 }
 
 // A fresh directory under the system temp dir, removed on destruction.
@@ -188,41 +202,28 @@ TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values
 TEST_CASE("platform: every field is required", "[platform]") {
   for (const auto& ptr : platform_field_pointers()) {
     INFO(ptr);
-    json doc = platform_json("tiny");
-    erase(doc, ptr);
     std::string key = json::json_pointer(ptr).back();
-    check_error(parse_error(doc), "mut.json", ptr,
-                "missing field \"" + key + "\" (a platform must give every field; see docs/platform.md)");
+    expect_rejected(tiny_without(ptr), ptr,
+                    "missing field \"" + key + "\" (a platform must give every field; see docs/platform.md)");
   }
-  json doc = platform_json("tiny");
-  doc.erase("ffts");
-  check_error(parse_error(doc), "mut.json", "/ffts",
-              "missing field \"ffts\" (a platform must give every field; see docs/platform.md)");
+  expect_rejected(tiny_without("/ffts"), "/ffts",
+                  "missing field \"ffts\" (a platform must give every field; see docs/platform.md)");
 }
 
 TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platform]") {
-  json doc = platform_json("tiny");
-  at(doc, "/sched/loop_nss") = {{"value", 1}, {"assumption", "typo"}};
-  check_error(parse_error(doc), "mut.json", "/sched/loop_nss",
-              "unknown key \"loop_nss\"; expected one of: loop_ns, poll_cond_ns, complete_task_ns, "
-              "complete_subtask_ns, fanout_edge_ns, ready_push_ns, dispatch_pop_ns, dispatch_block_ns, "
-              "wmb_ns, mmio_write_ns, dummy_task_ns, release_task_ns, predicate_eval_ns "
-              "(keys starting with x_ are ignored)");
+  expect_rejected(tiny_with("/sched/loop_nss", {{"value", 1}, {"assumption", "typo"}}), "/sched/loop_nss",
+                  "unknown key \"loop_nss\"; expected one of: loop_ns, poll_cond_ns, complete_task_ns, "
+                  "complete_subtask_ns, fanout_edge_ns, ready_push_ns, dispatch_pop_ns, dispatch_block_ns, "
+                  "wmb_ns, mmio_write_ns, dummy_task_ns, release_task_ns, predicate_eval_ns "
+                  "(keys starting with x_ are ignored)");
+  expect_rejected(tiny_with("/cores", json::object()), "/cores",
+                  "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
+                  "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
+  expect_rejected(tiny_with("/gm/fence_ns/sorce", "typo"), "/gm/fence_ns/sorce",
+                  "unknown key \"sorce\"; expected one of: value, source, assumption, note "
+                  "(keys starting with x_ are ignored)");
 
-  doc = platform_json("tiny");
-  doc["cores"] = json::object();
-  check_error(parse_error(doc), "mut.json", "/cores",
-              "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
-              "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
-
-  doc = platform_json("tiny");
-  at(doc, "/gm/fence_ns/sorce") = "typo";
-  check_error(parse_error(doc), "mut.json", "/gm/fence_ns/sorce",
-              "unknown key \"sorce\"; expected one of: value, source, assumption, note "
-              "(keys starting with x_ are ignored)");
-
-  doc = platform_json("tiny");
-  doc["x_comment"] = "ignored";
+  json doc = tiny_with("/x_comment", "ignored");
   at(doc, "/sched/x_todo") = 1;
   at(doc, "/sched/loop_ns/x_previous") = 12;
   Platform p = parse(doc);
@@ -231,99 +232,65 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
 }
 
 TEST_CASE("platform: a leaf needs a value and exactly one of source or assumption", "[platform]") {
-  json doc = platform_json("tiny");
-  erase(doc, "/sched/loop_ns/assumption");
-  check_error(parse_error(doc), "mut.json", "/sched/loop_ns",
-              "expected exactly one of \"source\" or \"assumption\", found neither");
-
-  doc = platform_json("tiny");
-  at(doc, "/sched/loop_ns/source") = "[S] also measured";
-  check_error(parse_error(doc), "mut.json", "/sched/loop_ns",
-              "expected exactly one of \"source\" or \"assumption\", found both");
-
-  doc = platform_json("a2a3");
-  at(doc, "/sched/loop_ns/source") = " ";
-  check_error(parse_error(doc), "mut.json", "/sched/loop_ns/source",
-              "expected a source (a non-empty string), found string \" \"");
-
-  doc = platform_json("tiny");
-  at(doc, "/sched/loop_ns/assumption") = 3;
-  check_error(parse_error(doc), "mut.json", "/sched/loop_ns/assumption",
-              "expected an assumption (a non-empty string), found number 3");
-
-  doc = platform_json("tiny");
-  erase(doc, "/core/loop_ns/value");
-  check_error(parse_error(doc), "mut.json", "/core/loop_ns", "missing \"value\"");
-
-  doc = platform_json("tiny");
-  at(doc, "/core/loop_ns") = 10;
-  check_error(parse_error(doc), "mut.json", "/core/loop_ns",
-              "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found number 10");
-
-  doc = platform_json("tiny");
-  at(doc, "/core/loop_ns/note") = json::array();
-  check_error(parse_error(doc), "mut.json", "/core/loop_ns/note", "expected a string, found a list of 0");
+  expect_rejected(tiny_without("/sched/loop_ns/assumption"), "/sched/loop_ns",
+                  "expected exactly one of \"source\" or \"assumption\", found neither");
+  expect_rejected(tiny_with("/sched/loop_ns/source", "[S] also measured"), "/sched/loop_ns",
+                  "expected exactly one of \"source\" or \"assumption\", found both");
+  expect_rejected(tiny_with("/sched/loop_ns/assumption", " "), "/sched/loop_ns/assumption",
+                  "expected an assumption (a non-empty string), found string \" \"");
+  json doc = platform_json("a2a3");
+  at(doc, "/sched/loop_ns/source") = 3;
+  expect_rejected(doc, "/sched/loop_ns/source", "expected a source (a non-empty string), found number 3");
+  expect_rejected(tiny_without("/core/loop_ns/value"), "/core/loop_ns", "missing \"value\"");
+  expect_rejected(tiny_with("/core/loop_ns", 10), "/core/loop_ns",
+                  "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found number 10");
+  expect_rejected(tiny_with("/core/loop_ns/note", json::array()), "/core/loop_ns/note",
+                  "expected a string, found a list of 0");
 }
 
 TEST_CASE("platform: values are type- and range-checked", "[platform]") {
-  auto with = [](const std::string& pointer, const json& value) {
-    json doc = platform_json("tiny");
-    at(doc, pointer) = value;
-    return doc;
+  struct Case {
+    const char* pointer;
+    json value;
+    const char* message;
   };
-  check_error(parse_error(with("/sched/loop_ns/value", "40")), "mut.json", "/sched/loop_ns/value",
-              "expected a time in ns in [0, 3600000000000], found string \"40\"");
-  check_error(parse_error(with("/sched/loop_ns/value", -1)), "mut.json", "/sched/loop_ns/value",
-              "expected a time in ns in [0, 3600000000000], found number -1");
-  check_error(parse_error(with("/timeouts/tensor_wait_ns/value", 0)), "mut.json",
-              "/timeouts/tensor_wait_ns/value", "expected a time in ns in [1, 3600000000000], found number 0");
-  check_error(parse_error(with("/topology/clusters/value", 2.5)), "mut.json", "/topology/clusters/value",
-              "expected an integer in [1, 1024], found number 2.5");
-  check_error(parse_error(with("/topology/clusters/value", 0)), "mut.json", "/topology/clusters/value",
-              "expected an integer in [1, 1024], found number 0");
-  check_error(parse_error(with("/topology/aicpu_threads_max/value", 9)), "mut.json",
-              "/topology/aicpu_threads_max/value", "expected an integer in [2, 8], found number 9");
-  check_error(parse_error(with("/topology/aicore_clock_hz/value", nullptr)), "mut.json",
-              "/topology/aicore_clock_hz/value",
-              "expected a frequency in Hz in [1000000, 100000000000], found null");
-  check_error(parse_error(with("/gm/bytes_per_ns/value", 0)), "mut.json", "/gm/bytes_per_ns/value",
-              "expected a bandwidth in B/ns in [0.001, 1000000], found number 0");
-  check_error(parse_error(with("/gm/line_bytes/value", 48)), "mut.json", "/gm/line_bytes/value",
-              "expected a power of 2 in [4, 1048576], found number 48");
-  check_error(parse_error(with("/limits/heap_block_align/value", 0)), "mut.json",
-              "/limits/heap_block_align/value", "expected a power of 2 in [1, 1073741824], found number 0");
-  check_error(parse_error(with("/gm", 5)), "mut.json", "/gm", "expected an object of fields, found number 5");
+  const Case cases[] = {
+      {"/sched/loop_ns/value", "40", "expected a time in ns in [0, 3600000000000], found string \"40\""},
+      {"/sched/loop_ns/value", -1, "expected a time in ns in [0, 3600000000000], found number -1"},
+      {"/timeouts/tensor_wait_ns/value", 0, "expected a time in ns in [1, 3600000000000], found number 0"},
+      {"/topology/clusters/value", 2.5, "expected an integer in [1, 1024], found number 2.5"},
+      {"/topology/clusters/value", 0, "expected an integer in [1, 1024], found number 0"},
+      {"/topology/aicpu_threads_max/value", 9, "expected an integer in [2, 8], found number 9"},
+      {"/topology/aicore_clock_hz/value", nullptr,
+       "expected a frequency in Hz in [1000000, 100000000000], found null"},
+      {"/gm/bytes_per_ns/value", 0, "expected a bandwidth in B/ns in [0.001, 1000000], found number 0"},
+      {"/gm/line_bytes/value", 48, "expected a power of 2 in [4, 1048576], found number 48"},
+      {"/limits/heap_block_align/value", 0, "expected a power of 2 in [1, 1073741824], found number 0"},
+      {"/limits/max_dims/value", true, "expected an integer in [1, 64], found true"},
+      {"/gm", 5, "expected an object of fields, found number 5"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.pointer << " = " << c.value.dump());
+    expect_rejected(tiny_with(c.pointer, c.value), c.pointer, c.message);
+  }
 
   // Fractional ns round to ps; integral floats are integers.
-  Platform p = parse(with("/sched/loop_ns/value", 0.5));
-  CHECK(p.sched.loop == ps(500));
-  p = parse(with("/sched/poll_cond_ns/value", 12.3456));
-  CHECK(p.sched.poll_cond == ps(12346));
-  p = parse(with("/topology/clusters/value", 3.0));
-  CHECK(p.topo.clusters == 3);
+  CHECK(parse(tiny_with("/sched/loop_ns/value", 0.5)).sched.loop == ps(500));
+  CHECK(parse(tiny_with("/sched/poll_cond_ns/value", 12.3456)).sched.poll_cond == ps(12346));
+  CHECK(parse(tiny_with("/topology/clusters/value", 3.0)).topo.clusters == 3);
 }
 
 TEST_CASE("platform: per-ring arrays take four values or one", "[platform]") {
-  json doc = platform_json("tiny");
-  at(doc, "/limits/task_window/value") = {64, 64, 100, 64};
-  check_error(parse_error(doc), "mut.json", "/limits/task_window/value/2",
-              "expected a power of 2 in [4, 1073741824], found number 100");
+  const std::string window = "/limits/task_window/value";
+  const std::string either = "expected a power of 2 in [4, 1073741824] or a list of 4 of them (one per ring), found ";
+  expect_rejected(tiny_with(window, {64, 64, 100, 64}), window + "/2",
+                  "expected a power of 2 in [4, 1073741824], found number 100");
+  expect_rejected(tiny_with(window, 2), window, either + "number 2");
+  expect_rejected(tiny_with(window, {64, 64, 64}), window, either + "a list of 3");
+  expect_rejected(tiny_with("/limits/heap/value", {2048, 1000, 2048, 2048}), "/limits/heap/value/1",
+                  "expected an integer >= 1024, found number 1000");
 
-  at(doc, "/limits/task_window/value") = 2;
-  check_error(parse_error(doc), "mut.json", "/limits/task_window/value",
-              "expected a power of 2 in [4, 1073741824] or a list of 4 of them (one per ring), found number 2");
-
-  at(doc, "/limits/task_window/value") = {64, 64, 64};
-  check_error(parse_error(doc), "mut.json", "/limits/task_window/value",
-              "expected a power of 2 in [4, 1073741824] or a list of 4 of them (one per ring), found a list of 3");
-
-  doc = platform_json("tiny");
-  at(doc, "/limits/heap/value") = {2048, 1000, 2048, 2048};
-  check_error(parse_error(doc), "mut.json", "/limits/heap/value/1",
-              "expected an integer >= 1024, found number 1000");
-
-  doc = platform_json("tiny");
-  at(doc, "/limits/task_window/value") = 128;
+  json doc = tiny_with(window, 128);
   at(doc, "/limits/heap/value") = {1024, 2048, 4096, 8192};
   Platform p = parse(doc);
   CHECK(p.limits.task_window == std::array<std::uint64_t, kNumRings>{128, 128, 128, 128});
@@ -331,36 +298,20 @@ TEST_CASE("platform: per-ring arrays take four values or one", "[platform]") {
 }
 
 TEST_CASE("platform: header fields and cross-field limits", "[platform]") {
-  json doc = platform_json("tiny");
-  doc["npusim_platform"] = 2;
-  check_error(parse_error(doc), "mut.json", "/npusim_platform",
-              "expected 1 (the only platform format version), found number 2");
-
-  doc = platform_json("tiny");
-  doc["name"] = "";
-  check_error(parse_error(doc), "mut.json", "/name",
-              "expected a platform name (a non-empty string), found string \"\"");
-  doc["name"] = "my chip";
-  check_error(parse_error(doc), "mut.json", "/name",
-              "expected a platform name of letters, digits, '_', '-' and '.', found string \"my chip\"");
-
-  doc = platform_json("tiny");
-  doc["description"] = nullptr;
-  check_error(parse_error(doc), "mut.json", "/description", "expected a string, found null");
-
-  doc = platform_json("tiny");
-  at(doc, "/topology/aicpu_threads_default/value") = 5;
-  check_error(parse_error(doc), "mut.json", "/topology/aicpu_threads_default/value",
-              "expected an integer in [2, aicpu_threads_max = 4], found number 5");
-
-  doc = platform_json("tiny");
-  at(doc, "/topology/dummy_threads/value") = 4;
-  check_error(parse_error(doc), "mut.json", "/topology/dummy_threads/value",
-              "expected an integer in [1, aicpu_threads_max - 1 = 3] (at most every scheduler thread), "
-              "found number 4");
-
-  check_error(parse_error(json::array()), "mut.json", "",
-              "expected a platform object {\"npusim_platform\": 1, \"name\": ..., sections}, found a list of 0");
+  expect_rejected(tiny_with("/npusim_platform", 2), "/npusim_platform",
+                  "expected 1 (the only platform format version), found number 2");
+  expect_rejected(tiny_with("/name", ""), "/name",
+                  "expected a platform name (a non-empty string), found string \"\"");
+  expect_rejected(tiny_with("/name", "my chip"), "/name",
+                  "expected a platform name of letters, digits, '_', '-' and '.', found string \"my chip\"");
+  expect_rejected(tiny_with("/description", nullptr), "/description", "expected a string, found null");
+  expect_rejected(tiny_with("/topology/aicpu_threads_default/value", 5), "/topology/aicpu_threads_default/value",
+                  "expected an integer in [2, aicpu_threads_max = 4], found number 5");
+  expect_rejected(tiny_with("/topology/dummy_threads/value", 4), "/topology/dummy_threads/value",
+                  "expected an integer in [1, aicpu_threads_max - 1 = 3] (at most every scheduler thread), "
+                  "found number 4");
+  expect_rejected(json::array(), "",
+                  "expected a platform object {\"npusim_platform\": 1, \"name\": ..., sections}, found a list of 0");
 }
 
 TEST_CASE("platform: file and JSON syntax errors", "[platform]") {
