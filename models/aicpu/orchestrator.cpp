@@ -1,0 +1,222 @@
+#include "models/aicpu/orchestrator.h"
+
+#include <algorithm>
+
+#include "models/common/errors.h"
+
+namespace npusim {
+
+OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, Runtime& rt, OpSource& source,
+                                       SimObserver& obs, const Platform& platform,
+                                       bool host_build_graph)
+    : sc_core::sc_module(name), rt_(rt), source_(source), obs_(obs), platform_(platform),
+      costs_(host_build_graph ? OrchCosts{} : platform.orch), hbg_(host_build_graph) {
+  SC_THREAD(run);
+}
+
+void OrchestratorThread::sync(Time t) {
+  Time n = now();
+  if (t > n) wait(sc_core::sc_time::from_value(t - n));
+}
+
+void OrchestratorThread::fatal(ErrorCode code, const std::string& message) {
+  rt_.latch_error(code, message, now());
+}
+
+void OrchestratorThread::run() {
+  sync(costs_.start);
+  start_ = now();
+  Time t = start_;
+  rt_.begin_orchestration();
+  OrchOp op;
+  bool ok = true;
+  try {
+    while (ok && !rt_.has_error() && source_.next(op)) {
+      switch (op.kind) {
+        case OrchOp::Kind::ScopeBegin:
+          t += costs_.scope_begin;
+          sync(t);
+          ok = rt_.scope_begin(op.mode, op.site);
+          break;
+        case OrchOp::Kind::ScopeEnd: {
+          sync(t);
+          std::size_t n = rt_.scope_end();
+          t += static_cast<Time>(n) * costs_.scope_end_task;
+          break;
+        }
+        case OrchOp::Kind::Alloc:
+        case OrchOp::Kind::Submit:
+        case OrchOp::Kind::Dummy:
+          ok = do_submit(op, t);
+          break;
+        case OrchOp::Kind::Read:
+          if (hbg_)
+            throw InputError("", op.path,
+                             "read (get_tensor_data) is not available with runtime "
+                             "host_build_graph: the graph is built on the host before the run");
+          ok = do_read(op, t);
+          break;
+      }
+    }
+  } catch (const InputError&) {
+    input_error_ = std::current_exception();
+  }
+  if (!input_error_ && !rt_.has_error()) {
+    sync(t);
+    // The root scope closes when the orchestration function returns.
+    std::size_t n = rt_.open_scopes().empty() ? 0 : rt_.open_scopes().front().tasks.size();
+    rt_.end_orchestration();
+    t += static_cast<Time>(n) * costs_.scope_end_task;
+    sync(t);
+    done_ = true;
+  }
+  end_ = now();
+  wait_ = OrchWait{};
+  if (on_finish_) on_finish_();
+}
+
+bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
+  sync(t);
+  const Time t0 = now();
+  const bool alloc = op.kind == OrchOp::Kind::Alloc;
+  const SubmitRequest& req = op.submit;
+  sp_.reset();
+  SubmitStatus st = rt_.submit_prepare(req, sp_, alloc, now());
+  if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(req, alloc, st, op.path)) return false;
+  if (st.kind == SubmitStatus::Kind::Fatal) return false;
+  if (rt_.has_error()) return false;
+  // The submit's own work (§9): alloc, argument copy, lookups, wiring, inserts.
+  Time cost = (alloc ? costs_.alloc_tensors : costs_.submit_base) +
+              static_cast<Time>(sp_.work.args) * costs_.submit_arg +
+              static_cast<Time>(sp_.work.lookups) * costs_.lookup +
+              static_cast<Time>(sp_.wait_edges) * costs_.edge +
+              static_cast<Time>(sp_.inserts) * costs_.insert;
+  t = now() + cost;
+  sync(t);
+  rt_.submit_commit(req, sp_, now());
+  Task& task = *sp_.task;
+  // Tasks ready at submit are pushed by the orchestrator.
+  t += static_cast<Time>(sp_.work.ready_pushes) * platform_.sched.ready_push +
+       static_cast<Time>(sp_.work.predicate_evals) * platform_.sched.predicate_eval;
+  task.submit_start = t0;
+  task.submit_end = t;
+  ++submits_;
+  OrchSubmitRecord rec;
+  rec.submit_idx = task.submit_idx;
+  rec.task_id = task.id;
+  rec.kind = task.kind;
+  rec.start = t0;
+  rec.end = t;
+  obs_.on_orch_submit(rec);
+  rt_.outputs_of(task, outputs_);
+  source_.deliver_task(task.id, outputs_);
+  return true;
+}
+
+namespace {
+ErrorCode code_of(Resource r) {
+  switch (r) {
+    case Resource::Heap: return ErrorCode::HeapRingDeadlock;
+    case Resource::TaskWindow: return ErrorCode::FlowControlDeadlock;
+    case Resource::DepPool:
+    case Resource::FaninSpill: return ErrorCode::DepPoolOverflow;
+    case Resource::TensorMap: return ErrorCode::TensormapOverflow;
+    case Resource::None: break;
+  }
+  return ErrorCode::None;
+}
+
+std::string banner(Resource r, int ring) {
+  switch (r) {
+    case Resource::Heap: return "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=" + std::to_string(ring);
+    case Resource::TaskWindow: return "FATAL: Task Allocator Deadlock - Task Ring Full! ring=" + std::to_string(ring);
+    case Resource::DepPool: return "FATAL: Dependency Pool Deadlock Detected!";
+    case Resource::FaninSpill: return "FATAL: Fanin Spill Pool Deadlock Detected!";
+    case Resource::TensorMap: return "FATAL: TensorMap Entry Pool Deadlock Detected!";
+    case Resource::None: break;
+  }
+  return "FATAL";
+}
+}  // namespace
+
+bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st,
+                                        const std::string& path) {
+  const Time spin = costs_.spin;
+  const Time check_period = std::max<Time>(1, 1024 * spin);  // structural test every 1024 spins
+  const Time tb = now();
+  auto marker = [&]() -> std::uint64_t {
+    return st.blocked == Resource::TensorMap ? rt_.tensormap().freed_total()
+                                             : rt_.ring(st.ring).tail();
+  };
+  std::uint64_t mark = marker();
+  Time last_progress = tb;
+  Time next_check = tb + check_period;
+  wait_ = OrchWait{OrchWait::Kind::Space, st.blocked, st.ring, tb, path, kNoTask};
+  while (st.kind == SubmitStatus::Kind::Blocked) {
+    const Time deadline = last_progress + platform_.timeouts.alloc_no_progress;
+    const Time until = std::min(next_check, deadline);
+    if (until > now()) wait(sc_core::sc_time::from_value(until - now()), progress_);
+    // The spin loop retries once per spin: progress is noticed on the next spin.
+    if (spin > 0) {
+      Time k = (now() - tb + spin - 1) / spin;
+      sync(tb + k * spin);
+    }
+    st = rt_.submit_prepare(req, sp_, alloc, now());
+    if (st.kind == SubmitStatus::Kind::Fatal) return false;
+    if (st.kind == SubmitStatus::Kind::Done) break;
+    wait_.resource = st.blocked;
+    wait_.ring = st.ring;
+    std::uint64_t m = marker();
+    if (m != mark) {  // reclaim progressed: the spin counters start over
+      mark = m;
+      last_progress = now();
+      next_check = last_progress + check_period;
+      continue;
+    }
+    if (now() >= next_check) {
+      if (st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring)) {
+        fatal(code_of(st.blocked), banner(st.blocked, st.ring) +
+                                       " Provable head-of-line deadlock: the ring's reclaim head "
+                                       "is pinned by an open scope");
+        return false;
+      }
+      next_check += check_period;
+    }
+    if (now() >= deadline) {
+      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + " No reclaim progress for ~" +
+                                     std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) +
+                                     " ms");
+      return false;
+    }
+  }
+  wait_ = OrchWait{};
+  return true;
+}
+
+bool OrchestratorThread::do_read(const OrchOp& op, Time& t) {
+  sync(t);
+  const Time t0 = now();
+  const Time deadline = t0 + platform_.timeouts.tensor_wait;
+  wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, op.read_tensor.owner};
+  while (!rt_.read_ready(op.read_tensor)) {
+    if (now() >= deadline) {
+      fatal(ErrorCode::TensorWaitTimeout,
+            "FATAL(code=8): get_tensor_data timed out after " +
+                std::to_string(platform_.timeouts.tensor_wait / 1000000000ull) +
+                " ms waiting for task " + task_display(op.read_tensor.owner));
+      return false;
+    }
+    wait(sc_core::sc_time::from_value(deadline - now()), progress_);
+    if (costs_.read_poll > 0) {
+      Time k = (now() - t0 + costs_.read_poll - 1) / costs_.read_poll;
+      sync(t0 + k * costs_.read_poll);
+    }
+  }
+  wait_ = OrchWait{};
+  t = now() + costs_.read_poll;
+  sync(t);
+  source_.deliver_value(rt_.read(op.read_tensor, op.read_element));
+  return true;
+}
+
+}  // namespace npusim

@@ -1,0 +1,78 @@
+// The AICPU orchestrator thread (the last AICPU thread; runtime-semantics.md
+// §3.4, §4, §9): runs the orchestration program op by op, charging each API
+// call's cost, and stalls on ring back-pressure the way the runtime does:
+// spinning, retrying as reclaim frees space, running the structural deadlock
+// test every 1024 spins and the no-progress backstop.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <string>
+
+#include <systemc>
+
+#include "models/common/platform.h"
+#include "models/runtime/observer.h"
+#include "models/runtime/orch_ops.h"
+#include "models/runtime/runtime.h"
+
+namespace npusim {
+
+// Why the orchestrator is waiting, for diagnosis of a hang.
+struct OrchWait {
+  enum class Kind : std::uint8_t { None, Space, Read } kind = Kind::None;
+  Resource resource = Resource::None;
+  int ring = 0;
+  Time since = 0;
+  std::string path;   // JSON pointer of the op
+  TaskId task = kNoTask;  // Read: the producer waited for
+};
+
+class OrchestratorThread : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(OrchestratorThread);
+  OrchestratorThread(sc_core::sc_module_name name, Runtime& rt, OpSource& source, SimObserver& obs,
+                     const Platform& platform, bool host_build_graph);
+
+  // Notified by the chip when a ring's watermark advances or a task completes.
+  sc_core::sc_event& progress() { return progress_; }
+  // Notified (by the chip) when orchestration ends or fails.
+  void set_on_finish(std::function<void()> f) { on_finish_ = std::move(f); }
+
+  bool done() const { return done_; }
+  Time start_time() const { return start_; }
+  Time end_time() const { return end_; }
+  const OrchWait& waiting() const { return wait_; }
+  // An input error raised while evaluating the program (rethrown by the engine).
+  std::exception_ptr input_error() const { return input_error_; }
+  std::uint64_t submits() const { return submits_; }
+
+ private:
+  void run();
+  void sync(Time t);
+  Time now() const { return sc_core::sc_time_stamp().value(); }
+  // Returns false when a fatal error was latched.
+  bool do_submit(const OrchOp& op, Time& t);
+  bool do_read(const OrchOp& op, Time& t);
+  // Spins until the blocked resource frees; false on a fatal error.
+  bool wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st, const std::string& path);
+  void fatal(ErrorCode code, const std::string& message);
+
+  Runtime& rt_;
+  OpSource& source_;
+  SimObserver& obs_;
+  const Platform& platform_;
+  const OrchCosts costs_;  // zero for host_build_graph (no device orchestration)
+  bool hbg_;
+  sc_core::sc_event progress_;
+  std::function<void()> on_finish_;
+  SubmitProgress sp_;
+  std::vector<Tensor> outputs_;
+  OrchWait wait_;
+  bool done_ = false;
+  Time start_ = 0, end_ = 0;
+  std::uint64_t submits_ = 0;
+  std::exception_ptr input_error_;
+};
+
+}  // namespace npusim

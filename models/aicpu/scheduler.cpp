@@ -1,0 +1,487 @@
+#include "models/aicpu/scheduler.h"
+
+#include <algorithm>
+
+namespace npusim {
+
+SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int num_threads,
+                                 SchedContext& ctx)
+    : sc_core::sc_module(name), index_(index), num_threads_(num_threads), ctx_(ctx),
+      costs_(ctx.platform->sched) {
+  const CoreMap& m = ctx_.cores->map();
+  // Cluster-granular round robin: cluster ci belongs to thread ci % n (§1).
+  for (int ci = index_; ci < m.clusters; ci += num_threads_) {
+    clusters_.push_back(ci);
+    cores_.push_back(m.aic(ci));
+    cores_.push_back(m.aiv0(ci));
+    cores_.push_back(m.aiv1(ci));
+  }
+  for (int c : cores_) ctx_.cores->set_wake(c, &wake_);
+  taken_.assign(static_cast<std::size_t>(m.total()), 0);
+  SC_THREAD(run);
+}
+
+void SchedulerThread::sync(Time t) {
+  Time n = now();
+  if (t > n) wait(sc_core::sc_time::from_value(t - n));
+}
+
+std::array<int, 3> SchedulerThread::queue_depths() const {
+  std::array<int, 3> d{};
+  for (int s = 0; s < 3; ++s) {
+    std::size_t n = ctx_.rt->queue_size(static_cast<Shape>(s), false) +
+                    ctx_.rt->queue_size(static_cast<Shape>(s), true);
+    d[s] = static_cast<int>(std::min<std::size_t>(n, 32767));  // int16-clamped
+  }
+  return d;
+}
+
+bool SchedulerThread::has_idle_core(CoreKind k) const {
+  const CoreMap& m = ctx_.cores->map();
+  for (int c : cores_)
+    if (m.kind(c) == k && ctx_.cores->idle(c)) return true;
+  return false;
+}
+
+bool SchedulerThread::has_idle_mix_cluster() const {
+  const CoreMap& m = ctx_.cores->map();
+  for (int ci : clusters_)
+    if (ctx_.cores->idle(m.aic(ci)) && ctx_.cores->idle(m.aiv0(ci)) && ctx_.cores->idle(m.aiv1(ci)))
+      return true;
+  return false;
+}
+
+// ------------------------------------------------------------------ the loop
+
+void SchedulerThread::run() {
+  Time t = now();
+  for (;;) {
+    const Time T = t;  // this iteration's start
+    ++loop_iter_;
+    t += costs_.loop;
+    if (running_ == 0) {
+      sync(t);
+      if (ctx_.stop || ctx_.rt->has_error() || ctx_.rt->finished()) break;
+    }
+    int progress = complete_phase(t);
+    if (ctx_.stop) break;
+    if (index_ < ctx_.platform->topo.dummy_threads) progress += dummy_phase(t);
+    progress += dispatch_phase(t);
+    if (progress) continue;
+    // No progress: release deferred tasks (their producer pins), then idle.
+    if (!deferred_.empty()) {
+      release_phase(t);
+      continue;
+    }
+    // Idle: skip to the first iteration that can see something new, or to
+    // the iteration that notices a wake-up.
+    const Time P = t - T;  // an idle iteration's length
+    const Time next = next_event_iteration(t, P);
+    sync(t);
+    if (next == kNever)
+      wait(wake_);
+    else if (next > now())
+      wait(sc_core::sc_time::from_value(next - now()), wake_);
+    const Time x = now();
+    if (P == 0) {  // a zero-cost loop: iterations are instantaneous
+      t = x;
+      continue;
+    }
+    if (next != kNever && x >= next) {
+      loop_iter_ += (next - t) / P;
+      t = next;
+      continue;
+    }
+    // Woken at x: the dispatch check of iteration m lies at t + m*P + P (the
+    // end of an idle iteration); resume at the first one not before x.
+    Time m = x > t + P ? (x - t - P + P - 1) / P : 0;
+    loop_iter_ += m;
+    t = t + m * P;
+    if (next != kNever && t > next) t = next;
+  }
+  exited_ = true;
+}
+
+Time SchedulerThread::next_event_iteration(Time T, Time P) const {
+  // Iteration m >= 0 starts at T + m*P; its j-th poll returns at
+  // T + m*P + loop + (j+1)*poll.
+  Time best = kNever;
+  int j = 0;
+  for (int c : cores_) {
+    if (ctx_.cores->idle(c)) continue;
+    Time x = ctx_.cores->next_observable(c);
+    Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
+    ++j;
+    if (x == kNever) continue;
+    if (P == 0) {
+      best = std::min(best, std::max(T, x));
+      continue;
+    }
+    Time m = x > T + offset ? (x - T - offset + P - 1) / P : 0;
+    best = std::min(best, T + m * P);
+  }
+  return best;
+}
+
+// --------------------------------------------------------------- complete
+
+int SchedulerThread::complete_phase(Time& t) {
+  if (running_ == 0) return 0;
+  const Time start = t;
+  std::array<int, 3> q0{};
+  bool sampled = false;
+  int fins = 0;
+  for (int c : cores_) {
+    if (ctx_.cores->idle(c)) continue;
+    t += costs_.poll_cond;
+    // A core whose timeline is not known yet may finish before this read.
+    if (ctx_.cores->next_observable(c) == kNever) sync(t);
+    done_.clear();
+    ctx_.cores->poll(c, t, done_);
+    if (ctx_.cores->idle(c)) --running_;
+    for (const FinishedBlock& f : done_) {
+      if (!sampled) {
+        q0 = queue_depths();
+        sampled = true;
+      }
+      ++fins;
+      BlockRecord& rec = f.task->blocks[f.record];
+      rec.finish = t;
+      ctx_.obs->on_block_finished(*f.task, rec);
+      if (ctx_.rt->subtask_finished(*f.task))
+        finish_task(*f.task, t);
+      else
+        t += costs_.complete_subtask;
+    }
+  }
+  if (fins) {
+    SchedPhaseRecord r;
+    r.thread = index_;
+    r.kind = SchedPhase::Complete;
+    r.start = start;
+    r.end = t;
+    r.loop_iter = loop_iter_;
+    r.tasks_processed = fins;
+    r.shared_at_start = q0;
+    r.shared_at_end = queue_depths();
+    ctx_.obs->on_sched_phase(r);
+  }
+  return fins;
+}
+
+void SchedulerThread::finish_task(Task& task, Time& t) {
+  sync(t);  // completion is visible to other threads from this moment
+  SubmitWork w;
+  int visited = ctx_.rt->complete_task(task, t, w);
+  t += costs_.complete_task + static_cast<Time>(visited) * costs_.fanout_edge +
+       static_cast<Time>(w.ready_pushes) * costs_.ready_push +
+       static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
+  last_completion_ = std::max(last_completion_, t);
+  defer_release(&task, t);
+}
+
+void SchedulerThread::defer_release(Task* task, Time& t) {
+  deferred_.push_back(task);
+  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap)
+    release_phase(t);
+}
+
+int SchedulerThread::release_phase(Time& t) {
+  if (deferred_.empty()) return 0;
+  sync(t);
+  const Time start = t;
+  std::array<int, 3> q0 = queue_depths();
+  for (Task* task : deferred_) {
+    t += costs_.release_task;
+    ctx_.rt->release_task(*task);
+  }
+  int n = static_cast<int>(deferred_.size());
+  deferred_.clear();
+  SchedPhaseRecord r;
+  r.thread = index_;
+  r.kind = SchedPhase::Release;
+  r.start = start;
+  r.end = t;
+  r.loop_iter = loop_iter_;
+  r.tasks_processed = n;
+  r.shared_at_start = q0;
+  r.shared_at_end = queue_depths();
+  ctx_.obs->on_sched_phase(r);
+  return n;
+}
+
+// ------------------------------------------------------------------ dummy
+
+int SchedulerThread::dummy_phase(Time& t) {
+  sync(t);
+  if (ctx_.rt->dummy_queue_size() == 0) return 0;
+  const Time start = t;
+  std::array<int, 3> q0 = queue_depths();
+  int n = 0;
+  while (n < ctx_.platform->limits.dummy_pop_max) {
+    Task* task = ctx_.rt->pop_dummy();
+    if (!task) break;
+    ++n;
+    SchedPhaseRecord m;
+    m.thread = index_;
+    m.kind = task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask;
+    m.start = m.end = t;
+    m.loop_iter = loop_iter_;
+    m.tasks_processed = 1;
+    m.task_id = task->id;
+    ctx_.obs->on_sched_phase(m);
+    t += costs_.dummy_task;
+    SubmitWork w;
+    sync(t);
+    int visited = ctx_.rt->complete_task(*task, t, w);
+    t += static_cast<Time>(visited) * costs_.fanout_edge +
+         static_cast<Time>(w.ready_pushes) * costs_.ready_push +
+         static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
+    last_completion_ = std::max(last_completion_, t);
+    deferred_.push_back(task);
+  }
+  SchedPhaseRecord r;
+  r.thread = index_;
+  r.kind = SchedPhase::Dummy;
+  r.start = start;
+  r.end = t;
+  r.loop_iter = loop_iter_;
+  r.tasks_processed = n;
+  r.shared_at_start = q0;
+  r.shared_at_end = queue_depths();
+  ctx_.obs->on_sched_phase(r);
+  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap)
+    release_phase(t);
+  return n;
+}
+
+// --------------------------------------------------------------- dispatch
+
+bool SchedulerThread::core_taken(int core) const { return taken_[core] != 0; }
+
+bool SchedulerThread::core_free_idle(int core) const {
+  return !core_taken(core) && ctx_.cores->idle(core);
+}
+
+bool SchedulerThread::core_free_pending(int core) const {
+  return !core_taken(core) && ctx_.cores->pending_free(core);
+}
+
+void SchedulerThread::claim(Task& task, int n, Time& t) {
+  task.next_block += n;
+  ++task.dispatch_ops;
+  ++pop_hit_;
+  t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
+  // Blocks remain: re-push at once so other threads can place more (§5.6).
+  if (task.blocks_remaining() > 0) ctx_.rt->requeue(task);
+}
+
+void SchedulerThread::place_idle(Shape s, bool sync_tier, Time& t) {
+  const CoreMap& m = ctx_.cores->map();
+  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+  for (;;) {
+    int free = 0;
+    for (int c : cores_)
+      if (m.kind(c) == want && core_free_idle(c)) ++free;
+    if (free == 0) return;
+    if (ctx_.rt->queue_size(s, sync_tier) == 0) {
+      ++pop_miss_;
+      return;
+    }
+    // A sync-start cohort needs all its blocks at once on this thread's idle
+    // cores (the global drain of §5.7 is not modelled yet).
+    if (sync_tier && ctx_.rt->peek_ready(s, true)->blocks_remaining() > free) {
+      ++pop_miss_;
+      return;
+    }
+    Task* task = ctx_.rt->pop_ready(s, sync_tier);
+    int n = std::min(task->blocks_remaining(), free);
+    int first = task->next_block;
+    claim(*task, n, t);
+    for (int b = 0; b < n; ++b) {
+      for (int c : cores_) {
+        if (m.kind(c) != want || !core_free_idle(c)) continue;
+        taken_[c] = 1;
+        // An AIV block may run on either AIV of a cluster; it always uses the
+        // AIV0 sub-slot kernel.
+        plan_.push_back(Placement{task, c, first + b, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
+        break;
+      }
+    }
+  }
+}
+
+void SchedulerThread::place_mix_idle(bool sync_tier, Time& t) {
+  const CoreMap& m = ctx_.cores->map();
+  for (;;) {
+    if (ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) return;
+    Task* task = ctx_.rt->peek_ready(Shape::MIX, sync_tier);
+    const std::uint8_t mask = task->active_mask;
+    auto fits = [&](int ci) {
+      for (int l = 0; l < kNumLanes; ++l)
+        if ((mask >> l & 1) && !core_free_idle(m.of_lane(ci, l))) return false;
+      return true;
+    };
+    int free = 0;
+    for (int ci : clusters_)
+      if (fits(ci)) ++free;
+    if (free == 0 || (sync_tier && task->blocks_remaining() > free)) {
+      ++pop_miss_;
+      return;
+    }
+    ctx_.rt->pop_ready(Shape::MIX, sync_tier);
+    int n = std::min(task->blocks_remaining(), free);
+    int first = task->next_block;
+    claim(*task, n, t);
+    int b = 0;
+    for (int ci : clusters_) {
+      if (b == n) break;
+      if (!fits(ci)) continue;
+      for (int l = 0; l < kNumLanes; ++l)
+        if (mask >> l & 1) {
+          taken_[m.of_lane(ci, l)] = 1;
+          plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
+        }
+      ++b;
+    }
+  }
+}
+
+void SchedulerThread::place_pending(Shape s, bool sync_tier, Time& t) {
+  if (sync_tier) return;  // cohorts are placed in the IDLE phase only (§5.7)
+  const CoreMap& m = ctx_.cores->map();
+  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+  // Skip a shape if a peer thread has an idle core of it.
+  for (SchedulerThread* p : ctx_.threads)
+    if (p != this && p->has_idle_core(want)) return;
+  for (;;) {
+    int free = 0;
+    for (int c : cores_)
+      if (m.kind(c) == want && core_free_pending(c)) ++free;
+    if (free == 0) return;
+    if (ctx_.rt->queue_size(s, false) == 0) return;
+    Task* task = ctx_.rt->pop_ready(s, false);
+    int n = std::min(task->blocks_remaining(), free);
+    int first = task->next_block;
+    claim(*task, n, t);
+    for (int b = 0; b < n; ++b)
+      for (int c : cores_) {
+        if (m.kind(c) != want || !core_free_pending(c)) continue;
+        taken_[c] = 1;
+        plan_.push_back(Placement{task, c, first + b, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
+        break;
+      }
+  }
+}
+
+void SchedulerThread::place_mix_pending(bool sync_tier, Time& t) {
+  if (sync_tier) return;
+  for (SchedulerThread* p : ctx_.threads)
+    if (p != this && p->has_idle_mix_cluster()) return;
+  const CoreMap& m = ctx_.cores->map();
+  for (;;) {
+    if (ctx_.rt->queue_size(Shape::MIX, false) == 0) return;
+    Task* task = ctx_.rt->peek_ready(Shape::MIX, false);
+    const std::uint8_t mask = task->active_mask;
+    // A cluster qualifies when every used core is idle or has a free
+    // pending slot, and none has an unacknowledged token.
+    auto fits = [&](int ci) {
+      for (int l = 0; l < kNumLanes; ++l) {
+        if (!(mask >> l & 1)) continue;
+        int c = m.of_lane(ci, l);
+        if (!(core_free_idle(c) || core_free_pending(c))) return false;
+      }
+      return true;
+    };
+    int free = 0;
+    for (int ci : clusters_)
+      if (fits(ci)) ++free;
+    if (free == 0) {
+      ++pop_miss_;
+      return;
+    }
+    ctx_.rt->pop_ready(Shape::MIX, false);
+    int n = std::min(task->blocks_remaining(), free);
+    int first = task->next_block;
+    claim(*task, n, t);
+    int b = 0;
+    for (int ci : clusters_) {
+      if (b == n) break;
+      if (!fits(ci)) continue;
+      for (int l = 0; l < kNumLanes; ++l)
+        if (mask >> l & 1) {
+          taken_[m.of_lane(ci, l)] = 1;
+          plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
+        }
+      ++b;
+    }
+  }
+}
+
+int SchedulerThread::dispatch_phase(Time& t) {
+  // Anything to place, and anywhere to place it? (Read at our local time.)
+  sync(t);
+  if (!ctx_.rt->any_ready()) return 0;
+  bool capacity = false;
+  for (int c : cores_)
+    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) {
+      capacity = true;
+      break;
+    }
+  if (!capacity) return 0;
+
+  const Time start = t;
+  const std::array<int, 3> q0 = queue_depths();
+  plan_.clear();
+  pop_hit_ = pop_miss_ = 0;
+  const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
+  const Shape* aic_aiv = order[index_ % 2];
+  for (int tier = 0; tier < 2; ++tier) {
+    const bool sync_tier = tier == 0;
+    place_mix_idle(sync_tier, t);
+    bool residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
+    if (!residual_mix)
+      for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], sync_tier, t);
+    place_mix_pending(sync_tier, t);
+    residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
+    if (!residual_mix)
+      for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], sync_tier, t);
+  }
+  for (const Placement& p : plan_) taken_[p.core] = 0;
+  if (plan_.empty()) return 0;
+
+  // Publish: one write barrier, then one DATA_MAIN_BASE store per block.
+  t += costs_.wmb;
+  const Time dispatch_ts = t;
+  for (const Placement& p : plan_) {
+    t += costs_.mmio_write;
+    BlockRecord rec;
+    rec.core = p.core;
+    rec.block_idx = p.block;
+    rec.lane = p.lane;
+    rec.dispatch = dispatch_ts;
+    rec.thread = index_;
+    p.task->blocks.push_back(rec);
+    bool was_idle = ctx_.cores->idle(p.core);
+    ctx_.cores->dispatch(p.core, p.task, p.block, p.lane,
+                         static_cast<int>(p.task->blocks.size()) - 1, t);
+    if (was_idle) ++running_;
+  }
+  first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
+
+  SchedPhaseRecord r;
+  r.thread = index_;
+  r.kind = SchedPhase::Dispatch;
+  r.start = start;
+  r.end = t;
+  r.loop_iter = loop_iter_;
+  r.tasks_processed = static_cast<int>(plan_.size());
+  r.pop_hit = pop_hit_;
+  r.pop_miss = pop_miss_;
+  r.shared_at_start = q0;
+  r.shared_at_end = queue_depths();
+  ctx_.obs->on_sched_phase(r);
+  return static_cast<int>(plan_.size());
+}
+
+}  // namespace npusim

@@ -1,0 +1,113 @@
+// One AICPU scheduler thread (runtime-semantics.md §5.5-5.6).
+//
+// The loop is modelled iteration by iteration with its real order (complete:
+// serial COND polls of the running cores; dummy; dispatch from the ready
+// queues with the placement order of §5.6; release on idle iterations), each
+// step charged from the platform's costs. The thread keeps local time and
+// synchronises with the simulation only before it reads or changes shared
+// state. Idle iterations are not simulated one by one: the thread computes
+// the first iteration in which a poll would see something new, or waits for
+// a wake-up (a task made ready, orchestration done, an error), and resumes
+// on its iteration grid as if it had spun all along.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "models/aicore/aicore.h"
+#include "models/common/platform.h"
+#include "models/runtime/observer.h"
+#include "models/runtime/runtime.h"
+
+namespace npusim {
+
+class SchedulerThread;
+
+// What the scheduler threads share.
+struct SchedContext {
+  Runtime* rt = nullptr;
+  AicoreComplex* cores = nullptr;
+  SimObserver* obs = nullptr;
+  const Platform* platform = nullptr;
+  std::vector<SchedulerThread*> threads;
+  bool stop = false;  // emergency shutdown (a fatal was latched)
+};
+
+class SchedulerThread : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(SchedulerThread);
+  SchedulerThread(sc_core::sc_module_name name, int index, int num_threads, SchedContext& ctx);
+
+  int index() const { return index_; }
+  const std::vector<int>& cores() const { return cores_; }
+  sc_core::sc_event& wake() { return wake_; }
+
+  // For peers' placement decisions (§5.6 steps 3-4).
+  bool has_idle_core(CoreKind k) const;
+  bool has_idle_mix_cluster() const;
+
+  // Statistics for the summary.
+  Time first_dispatch() const { return first_dispatch_; }
+  Time last_completion() const { return last_completion_; }
+  std::uint64_t loops() const { return loop_iter_; }
+  bool exited() const { return exited_; }
+  int running_cores() const { return running_; }
+
+ private:
+  struct Placement {
+    Task* task;
+    int core;
+    int block;
+    int lane;
+  };
+
+  void run();
+  void sync(Time t);
+  Time now() const { return sc_core::sc_time_stamp().value(); }
+  std::array<int, 3> queue_depths() const;
+
+  // Loop phases; each advances `t` and returns the number of items processed.
+  int complete_phase(Time& t);
+  int dummy_phase(Time& t);
+  int dispatch_phase(Time& t);
+  int release_phase(Time& t);
+  void defer_release(Task* task, Time& t);
+  void finish_task(Task& task, Time& t);
+
+  // Placement helpers (§5.6).
+  void place_idle(Shape s, bool sync_tier, Time& t);
+  void place_mix_idle(bool sync_tier, Time& t);
+  void place_pending(Shape s, bool sync_tier, Time& t);
+  void place_mix_pending(bool sync_tier, Time& t);
+  bool core_taken(int core) const;
+  bool core_free_idle(int core) const;
+  bool core_free_pending(int core) const;
+  void claim(Task& task, int n, Time& t);
+
+  // Idle skipping: the start of the first iteration after `T` (period `P`)
+  // in which a poll could decode something new.
+  Time next_event_iteration(Time T, Time P) const;
+
+  int index_;
+  int num_threads_;
+  SchedContext& ctx_;
+  const SchedCosts& costs_;
+  std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
+  std::vector<int> clusters_;  // owned clusters, in order
+  sc_core::sc_event wake_;
+
+  std::vector<Task*> deferred_;
+  std::vector<Placement> plan_;
+  std::vector<FinishedBlock> done_;
+  std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
+  int pop_hit_ = 0, pop_miss_ = 0;
+  int running_ = 0;            // cores with a running slot
+  std::uint64_t loop_iter_ = 0;
+  Time first_dispatch_ = kNever;
+  Time last_completion_ = 0;
+  bool exited_ = false;
+};
+
+}  // namespace npusim

@@ -1,0 +1,52 @@
+#include "models/chip/chip.h"
+
+namespace npusim {
+
+Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config,
+           OpSource& program, DataStore& data, SimObserver* observer)
+    : sc_core::sc_module(name), platform_(platform), config_(config),
+      obs_(observer ? observer : &null_obs_),
+      runtime_(platform_, config_, data, this) {
+  cores_ = std::make_unique<AicoreComplex>("aicore", platform_, config_);
+  ctx_.rt = &runtime_;
+  ctx_.cores = cores_.get();
+  ctx_.obs = obs_;
+  ctx_.platform = &platform_;
+  for (int i = 0; i < config_.sched_threads; ++i) {
+    std::string n = "sched" + std::to_string(i);
+    scheds_.push_back(std::make_unique<SchedulerThread>(n.c_str(), i, config_.sched_threads, ctx_));
+    ctx_.threads.push_back(scheds_.back().get());
+  }
+  orch_ = std::make_unique<OrchestratorThread>(
+      "orch", runtime_, program, *obs_, platform_,
+      config_.runtime == RuntimeKind::HostBuildGraph);
+  orch_->set_on_finish([this] { wake_schedulers(); });
+}
+
+void Chip::wake_schedulers() {
+  for (auto& s : scheds_) s->wake().notify();
+}
+
+void Chip::on_ready(Task& t) {
+  obs_->on_ready(t);
+  wake_schedulers();
+}
+
+void Chip::on_completed(Task& t) {
+  obs_->on_completed(t);
+  orch_->progress().notify();
+}
+
+void Chip::on_ring_progress(int r) {
+  obs_->on_ring_progress(r);
+  orch_->progress().notify();
+}
+
+void Chip::on_error(const LatchedError& e) {
+  obs_->on_error(e);
+  ctx_.stop = true;  // emergency shutdown: every thread stops at its next check
+  wake_schedulers();
+  orch_->progress().notify();
+}
+
+}  // namespace npusim

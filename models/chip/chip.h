@@ -1,0 +1,59 @@
+// The device: builds the runtime, the AICores and the AICPU threads from the
+// platform and run configuration, and wires the runtime's events to the
+// threads' wake-ups and to the observers.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "models/aicore/aicore.h"
+#include "models/aicpu/orchestrator.h"
+#include "models/aicpu/scheduler.h"
+#include "models/common/platform.h"
+#include "models/common/run_config.h"
+#include "models/runtime/data_store.h"
+#include "models/runtime/observer.h"
+#include "models/runtime/runtime.h"
+
+namespace npusim {
+
+class Chip : public sc_core::sc_module, private SimObserver {
+ public:
+  Chip(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config,
+       OpSource& program, DataStore& data, SimObserver* observer);
+
+  Runtime& runtime() { return runtime_; }
+  const Runtime& runtime() const { return runtime_; }
+  AicoreComplex& cores() { return *cores_; }
+  const AicoreComplex& cores() const { return *cores_; }
+  OrchestratorThread& orchestrator() { return *orch_; }
+  const OrchestratorThread& orchestrator() const { return *orch_; }
+  const std::vector<std::unique_ptr<SchedulerThread>>& schedulers() const { return scheds_; }
+  const Platform& platform() const { return platform_; }
+  const RunConfig& config() const { return config_; }
+
+ private:
+  // Runtime events: forwarded to the observer, and waking the threads.
+  void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { obs_->on_submitted(t, e); }
+  void on_ready(Task& t) override;
+  void on_completed(Task& t) override;
+  void on_retired(Task& t) override { obs_->on_retired(t); }
+  void on_ring_progress(int r) override;
+  void on_scope_sample(const ScopeSample& s) override { obs_->on_scope_sample(s); }
+  void on_error(const LatchedError& e) override;
+  void wake_schedulers();
+
+  const Platform& platform_;
+  RunConfig config_;
+  SimObserver null_obs_;
+  SimObserver* obs_;
+  Runtime runtime_;
+  std::unique_ptr<AicoreComplex> cores_;
+  SchedContext ctx_;
+  std::vector<std::unique_ptr<SchedulerThread>> scheds_;
+  std::unique_ptr<OrchestratorThread> orch_;
+};
+
+}  // namespace npusim

@@ -1,0 +1,39 @@
+// Counter-based random numbers: a sample depends only on (seed, key...), never
+// on the order in which the simulation asks for it, so a model change that
+// reorders events does not reshuffle every sampled kernel duration.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace npusim {
+
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+inline std::uint64_t hash_key(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0,
+                              std::uint64_t c = 0, std::uint64_t d = 0) {
+  std::uint64_t h = splitmix64(seed ^ 0x6A09E667F3BCC909ull);
+  h = splitmix64(h ^ a);
+  h = splitmix64(h ^ b);
+  h = splitmix64(h ^ c);
+  return splitmix64(h ^ d);
+}
+
+// Uniform in (0, 1).
+inline double unit_uniform(std::uint64_t h) {
+  return (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+// Standard normal from a key (Box-Muller on two derived uniforms).
+inline double standard_normal(std::uint64_t key) {
+  double u1 = unit_uniform(splitmix64(key));
+  double u2 = unit_uniform(splitmix64(key ^ 0xD1B54A32D192ED03ull));
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace npusim

@@ -1,0 +1,84 @@
+// What the models report as they run: the runtime's graph events (through
+// RuntimeHooks) and the timing events of threads and cores. Output writers
+// (sim/record) implement this; a writer that is off is simply not attached.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "models/common/time.h"
+#include "models/runtime/runtime.h"
+#include "models/runtime/task.h"
+
+namespace npusim {
+
+// Scheduler phase kinds, as the runtime's chip-swimlane records name them.
+enum class SchedPhase : std::uint8_t {
+  Complete, AsyncPoll, Dispatch, Release, Dummy, EarlyDispatch, Drain, DummyTask, PredicatedSkip
+};
+
+inline const char* sched_phase_name(SchedPhase k) {
+  switch (k) {
+    case SchedPhase::Complete: return "complete";
+    case SchedPhase::AsyncPoll: return "async_poll";
+    case SchedPhase::Dispatch: return "dispatch";
+    case SchedPhase::Release: return "release";
+    case SchedPhase::Dummy: return "dummy";
+    case SchedPhase::EarlyDispatch: return "early_dispatch";
+    case SchedPhase::Drain: return "drain";
+    case SchedPhase::DummyTask: return "dummy_task";
+    case SchedPhase::PredicatedSkip: return "predicated_skip";
+  }
+  return "?";
+}
+
+struct SchedPhaseRecord {
+  int thread = 0;
+  SchedPhase kind = SchedPhase::Complete;
+  Time start = 0, end = 0;
+  std::uint64_t loop_iter = 0;
+  int tasks_processed = 0;
+  int pop_hit = -1, pop_miss = -1;  // dispatch only
+  TaskId task_id = kNoTask;         // dummy_task / predicated_skip only
+  std::array<int, 3> shared_at_start{};
+  std::array<int, 3> shared_at_end{};
+};
+
+struct OrchSubmitRecord {
+  std::uint64_t submit_idx = 0;
+  TaskId task_id = kNoTask;
+  TaskKind kind = TaskKind::Kernel;
+  Time start = 0, end = 0;
+};
+
+class SimObserver : public RuntimeHooks {
+ public:
+  // A block (one sub-task on one core) whose FIN the AICPU observed.
+  virtual void on_block_finished(const Task&, const BlockRecord&) {}
+  virtual void on_sched_phase(const SchedPhaseRecord&) {}
+  virtual void on_orch_submit(const OrchSubmitRecord&) {}
+};
+
+// Forwards every event to several observers, in order.
+class ObserverFanout : public SimObserver {
+ public:
+  void add(SimObserver* o) { if (o) sinks_.push_back(o); }
+  bool empty() const { return sinks_.empty(); }
+
+  void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { for (auto* s : sinks_) s->on_submitted(t, e); }
+  void on_ready(Task& t) override { for (auto* s : sinks_) s->on_ready(t); }
+  void on_completed(Task& t) override { for (auto* s : sinks_) s->on_completed(t); }
+  void on_retired(Task& t) override { for (auto* s : sinks_) s->on_retired(t); }
+  void on_ring_progress(int r) override { for (auto* s : sinks_) s->on_ring_progress(r); }
+  void on_scope_sample(const ScopeSample& x) override { for (auto* s : sinks_) s->on_scope_sample(x); }
+  void on_error(const LatchedError& e) override { for (auto* s : sinks_) s->on_error(e); }
+  void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
+  void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
+  void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
+
+ private:
+  std::vector<SimObserver*> sinks_;
+};
+
+}  // namespace npusim

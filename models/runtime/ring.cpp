@@ -1,0 +1,112 @@
+#include "models/runtime/ring.h"
+
+namespace npusim {
+
+Task& SlotStore::emplace(std::uint64_t local) {
+  std::uint64_t chunk = local >> kBits;
+  if (chunks_.empty()) first_chunk_ = chunk;
+  while (first_chunk_ + chunks_.size() <= chunk) {
+    if (!spare_.empty()) {
+      chunks_.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+    } else {
+      chunks_.push_back(std::unique_ptr<Task[]>(new Task[kChunk]));
+    }
+  }
+  return at(local);
+}
+
+void SlotStore::release_below(std::uint64_t tail) {
+  std::uint64_t keep_from = tail >> kBits;
+  while (!chunks_.empty() && first_chunk_ < keep_from) {
+    spare_.push_back(std::move(chunks_.front()));
+    chunks_.pop_front();
+    ++first_chunk_;
+  }
+  if (chunks_.empty()) first_chunk_ = keep_from;
+  // Keep at most a couple of spare chunks: memory follows the live window.
+  while (spare_.size() > 2) spare_.pop_back();
+}
+
+void Ring::init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::uint64_t dep_pool,
+                bool unbounded) {
+  index_ = index;
+  window_ = window;
+  heap_cap_ = heap_bytes;
+  dep_cap_ = dep_pool;
+  unbounded_ = unbounded;
+}
+
+Task& Ring::take_slot() {
+  Task& t = slots_.emplace(head_);
+  t.reset_for_reuse();
+  t.ring = index_;
+  t.id = make_task_id(index_, head_);
+  ++head_;
+  return t;
+}
+
+bool Ring::heap_plan(HeapState& s, std::uint64_t size, HeapBlock& out) const {
+  if (size == 0) {  // zero-output tasks record base == end == current top
+    out.begin = out.end = s.top;
+    out.end_unwrapped = s.wraps_top * heap_cap_ + s.top;
+    return true;
+  }
+  if (unbounded_) {  // no ring heap (host_build_graph): addresses need only be distinct
+    out.begin = s.top;
+    s.top += size;
+    out.end = s.top;
+    out.end_unwrapped = s.top;
+    return true;
+  }
+  if (s.top >= s.tail) {
+    if (s.top + size <= heap_cap_) {      // fits at the end: bump
+      out.begin = s.top;
+      s.top += size;
+    } else if (s.tail > size) {           // wrap to offset 0; the end gap is wasted
+      ++s.wraps_top;
+      out.begin = 0;
+      s.top = size;
+    } else if (s.top == s.tail && size <= heap_cap_) {  // empty: rebase to 0
+      ++s.wraps_top;
+      s.tail = 0;
+      s.tail_unwrapped = s.wraps_top * heap_cap_;
+      out.begin = 0;
+      s.top = size;
+    } else {
+      return false;
+    }
+  } else if (s.tail - s.top > size) {     // strict: top never reaches tail from below
+    out.begin = s.top;
+    s.top += size;
+  } else {
+    return false;
+  }
+  out.end = s.top;
+  out.end_unwrapped = s.wraps_top * heap_cap_ + s.top;
+  return true;
+}
+
+bool Ring::heap_try_alloc(std::uint64_t size, HeapBlock& out) {
+  HeapState s = heap_;
+  if (!heap_plan(s, size, out)) return false;
+  heap_ = s;
+  return true;
+}
+
+bool Ring::heap_refresh_tail() {
+  if (last_retired_heap_end_unwrapped_ <= heap_.tail_unwrapped) return false;
+  heap_.tail = last_retired_heap_end_;
+  heap_.tail_unwrapped = last_retired_heap_end_unwrapped_;
+  return true;
+}
+
+bool Ring::dep_reclaim(std::uint64_t interval) {
+  if (tail_ < dep_reclaim_watermark_ + interval) return false;
+  dep_reclaim_watermark_ = tail_;
+  if (last_retired_dep_mark_ <= dep_tail_) return false;
+  dep_tail_ = last_retired_dep_mark_;
+  return true;
+}
+
+}  // namespace npusim

@@ -1,0 +1,151 @@
+// One of the four rings (runtime-semantics.md §2.5-2.7, §3): its task slots
+// and FIFO watermark, its heap, its dependency pool and fanin spill pool.
+//
+// Every capacity rule of a ring lives here; the Runtime decides when to call
+// them. A ring with `unbounded` set (host_build_graph) never refuses space.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/runtime/task.h"
+
+namespace npusim {
+
+// Task slots indexed by local id, in chunks with stable addresses; chunks the
+// watermark has passed are recycled, so memory follows the live window.
+class SlotStore {
+ public:
+  Task& at(std::uint64_t local) {
+    return chunks_[(local >> kBits) - first_chunk_][local & (kChunk - 1)];
+  }
+  const Task& at(std::uint64_t local) const {
+    return chunks_[(local >> kBits) - first_chunk_][local & (kChunk - 1)];
+  }
+  // Makes the slot for `local` (the next head) exist.
+  Task& emplace(std::uint64_t local);
+  // Drops chunks wholly below `tail`.
+  void release_below(std::uint64_t tail);
+  std::size_t chunks_in_use() const { return chunks_.size(); }
+
+ private:
+  static constexpr int kBits = 9;
+  static constexpr std::uint64_t kChunk = 1ull << kBits;
+  std::deque<std::unique_ptr<Task[]>> chunks_;
+  std::vector<std::unique_ptr<Task[]>> spare_;
+  std::uint64_t first_chunk_ = 0;
+};
+
+struct HeapBlock {
+  std::uint64_t begin = 0, end = 0;  // offsets in the ring heap
+  std::uint64_t end_unwrapped = 0;
+};
+
+class Ring {
+ public:
+  void init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::uint64_t dep_pool,
+            bool unbounded);
+
+  int index() const { return index_; }
+  std::uint64_t window() const { return window_; }
+  std::uint64_t heap_capacity() const { return heap_cap_; }
+  std::uint64_t dep_pool_capacity() const { return dep_cap_; }
+
+  // ---- task slots and watermark (§2.5)
+  std::uint64_t head() const { return head_; }  // current_task_index
+  std::uint64_t tail() const { return tail_; }  // last_task_alive
+  std::uint64_t live() const { return head_ - tail_; }
+  bool window_has_room() const { return unbounded_ || head_ - tail_ + 1 < window_; }
+  Task& slot(std::uint64_t local) { return slots_.at(local); }
+  // The live task with this local id, or nullptr if it was retired / not yet made.
+  Task* find(std::uint64_t local) {
+    return (local >= tail_ && local < head_) ? &slots_.at(local) : nullptr;
+  }
+  bool retired(std::uint64_t local) const { return local < tail_; }
+  // Takes the next slot (caller checked window_has_room).
+  Task& take_slot();
+  // Walks the watermark over CONSUMED slots; calls `on_retire` for each slot
+  // passed (before it is reset). Returns the number of slots retired.
+  template <class F>
+  std::uint64_t advance(F&& on_retire) {
+    std::uint64_t n = 0;
+    while (tail_ < head_ && slots_.at(tail_).state == TaskState::Consumed) {
+      Task& t = slots_.at(tail_);
+      on_retire(t);
+      last_retired_heap_end_ = t.heap_end;
+      last_retired_heap_end_unwrapped_ = t.heap_end_unwrapped;
+      last_retired_dep_mark_ = t.dep_pool_mark;
+      spill_used_ -= t.fanin.size() > spill_inline_cap_ ? t.fanin.size() - spill_inline_cap_ : 0;
+      ++tail_;
+      ++n;
+    }
+    if (n) slots_.release_below(tail_);
+    return n;
+  }
+
+  // ---- heap (§2.6). Allocation uses the orchestrator's view of the tail,
+  // refreshed from the watermark only when an allocation does not fit.
+  bool heap_try_alloc(std::uint64_t size, HeapBlock& out);
+  // Would `size` fit now (with the current view of the tail)? No side effects.
+  bool heap_fits(std::uint64_t size) const {
+    HeapState s = heap_;
+    HeapBlock b;
+    return heap_plan(s, size, b);
+  }
+  // Refreshes the heap tail from the last retired task; true if it moved.
+  bool heap_refresh_tail();
+  std::uint64_t heap_top() const { return heap_.top; }
+  std::uint64_t heap_top_unwrapped() const { return heap_.wraps_top * heap_cap_ + heap_.top; }
+  std::uint64_t heap_tail_unwrapped() const { return heap_.tail_unwrapped; }
+  std::uint64_t heap_used() const { return heap_top_unwrapped() - heap_.tail_unwrapped; }
+
+  // ---- dependency pool (§2.7): linear counters starting at 1.
+  std::uint64_t dep_top() const { return dep_top_; }
+  std::uint64_t dep_tail() const { return dep_tail_; }
+  std::uint64_t dep_used() const { return dep_top_ - dep_tail_; }
+  bool dep_has_room(std::uint64_t n) const {
+    return unbounded_ || dep_top_ - dep_tail_ + n <= dep_cap_ - 1;
+  }
+  void dep_take(std::uint64_t n) { dep_top_ += n; }
+  // Reclaim when short: tail -> mark of task last_task_alive-1, if the
+  // watermark moved >= `interval` since the last reclaim. True if it moved.
+  bool dep_reclaim(std::uint64_t interval);
+
+  // ---- fanin spill pool (§2.7): fanin edges beyond the inline cap.
+  void set_spill_inline_cap(std::uint64_t cap) { spill_inline_cap_ = cap; }
+  bool spill_has_room(std::uint64_t n) const {
+    return unbounded_ || spill_used_ + n <= dep_cap_ - 1;
+  }
+  void spill_take(std::uint64_t n) { spill_used_ += n; }
+  std::uint64_t spill_used() const { return spill_used_; }
+
+  std::size_t slot_chunks() const { return slots_.chunks_in_use(); }
+
+ private:
+  int index_ = 0;
+  bool unbounded_ = false;
+  std::uint64_t window_ = 0, heap_cap_ = 0, dep_cap_ = 0;
+  SlotStore slots_;
+  std::uint64_t head_ = 0, tail_ = 0;
+
+  struct HeapState {
+    std::uint64_t top = 0, tail = 0;  // offsets; top == tail means empty
+    std::uint64_t wraps_top = 0;      // times the alloc pointer went back to 0
+    std::uint64_t tail_unwrapped = 0;
+  };
+  // The allocation rule of §2.6 applied to `s`; false if `size` does not fit.
+  bool heap_plan(HeapState& s, std::uint64_t size, HeapBlock& out) const;
+  HeapState heap_;
+  std::uint64_t last_retired_heap_end_ = 0, last_retired_heap_end_unwrapped_ = 0;
+
+  std::uint64_t dep_top_ = 1, dep_tail_ = 1;
+  std::uint64_t last_retired_dep_mark_ = 1;
+  std::uint64_t dep_reclaim_watermark_ = 0;
+
+  std::uint64_t spill_inline_cap_ = 64;
+  std::uint64_t spill_used_ = 0;
+};
+
+}  // namespace npusim

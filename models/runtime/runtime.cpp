@@ -1,0 +1,509 @@
+#include "models/runtime/runtime.h"
+
+#include <algorithm>
+
+namespace npusim {
+
+namespace {
+// GM address ranges of the four ring heaps (64 GiB apart).
+constexpr std::uint64_t kHeapBase = 0x2000000000ull;
+constexpr std::uint64_t kHeapStride = 0x1000000000ull;
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+
+bool compare(Cmp c, std::int64_t a, std::int64_t b) {
+  switch (c) {
+    case Cmp::EQ: return a == b;
+    case Cmp::NE: return a != b;
+    case Cmp::GT: return a > b;
+    case Cmp::LT: return a < b;
+    case Cmp::GE: return a >= b;
+    case Cmp::LE: return a <= b;
+  }
+  return false;
+}
+}  // namespace
+
+Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
+                 RuntimeHooks* hooks)
+    : platform_(platform), config_(config), data_(data), hooks_(hooks ? hooks : &null_hooks_),
+      unbounded_(config.runtime == RuntimeKind::HostBuildGraph) {
+  for (int r = 0; r < kNumRings; ++r) {
+    rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], unbounded_);
+    rings_[r].set_spill_inline_cap(static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap));
+  }
+  tensormap_.init(config_.tensormap_pool, unbounded_, [this](TaskId id) { return retired(id); });
+}
+
+// ----------------------------------------------------------------- scopes
+
+void Runtime::begin_orchestration() {
+  scopes_.push_back(ScopeInfo{ScopeMode::Auto, "(unknown):0", 0, 0, {}});
+  sample_scope(scopes_.back(), true);
+}
+
+bool Runtime::in_manual_scope() const {
+  return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual;
+}
+
+bool Runtime::scope_begin(ScopeMode mode, const std::string& site) {
+  int depth = static_cast<int>(scopes_.size());
+  if (depth >= platform_.limits.max_scope_depth) {
+    latch_error(ErrorCode::InvalidArgs,
+                "scope nesting exceeds " + std::to_string(platform_.limits.max_scope_depth) +
+                    " levels at scope '" + site + "'",
+                0);
+    return false;
+  }
+  if (mode == ScopeMode::Auto && in_manual_scope()) {
+    latch_error(ErrorCode::InvalidArgs, "auto scope nested inside manual scope is not supported", 0);
+    return false;
+  }
+  scopes_.push_back(ScopeInfo{mode, site, depth, ring_of_depth(depth), {}});
+  sample_scope(scopes_.back(), true);
+  return true;
+}
+
+std::size_t Runtime::scope_end() {
+  ScopeInfo& s = scopes_.back();
+  sample_scope(s, false);  // sampled before the scope's pins are released
+  std::vector<TaskId> tasks;
+  tasks.swap(s.tasks);
+  scopes_.pop_back();
+  for (TaskId id : tasks) {
+    Task* t = find(id);
+    if (!t) continue;
+    t->fanout_refcount += kFanoutScopeBit;
+    check_consumed(*t);
+  }
+  return tasks.size();
+}
+
+void Runtime::end_orchestration() {
+  while (!scopes_.empty()) scope_end();
+  completed_ += alloc_count_;  // alloc tasks join `completed` when orchestration ends
+  orch_done_ = true;
+}
+
+void Runtime::sample_scope(const ScopeInfo& s, bool begin) {
+  const Ring& r = rings_[s.ring];
+  ScopeSample x;
+  x.site = &s.site;
+  x.begin = begin;
+  x.depth = s.depth;
+  x.ring = s.ring;
+  x.task_window_start = r.tail();
+  x.task_window_end = r.head();
+  x.heap_start = r.heap_tail_unwrapped();
+  x.heap_end = r.heap_top_unwrapped();
+  x.dep_pool_start = r.dep_tail();
+  x.dep_pool_end = r.dep_top();
+  x.tensormap = tensormap_.in_use();
+  hooks_->on_scope_sample(x);
+}
+
+bool Runtime::head_pinned_by_open_scope(int ring) const {
+  const Ring& r = rings_[ring];
+  if (r.live() == 0) return false;
+  TaskId head = make_task_id(ring, r.tail());
+  for (const ScopeInfo& s : scopes_)
+    for (TaskId id : s.tasks)
+      if (id == head) return true;
+  return false;
+}
+
+// ----------------------------------------------------------------- submit
+
+std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
+  std::uint64_t total = 0;
+  for (const SubmitArg& a : args)
+    if (a.tag == ArgTag::Output)
+      total += round_up(a.tensor.buffer_bytes(), platform_.limits.packed_output_align);
+  return round_up(total, platform_.limits.heap_block_align);
+}
+
+SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc,
+                                     Time now) {
+  if (p.stage == SubmitProgress::Stage::Start) {
+    const int depth = scope_depth();
+    const int ring = ring_of_depth(depth);
+    p.ring = ring;
+    // Validation (§4.1 step 0).
+    if (alloc) {
+      if (req.args.empty()) {
+        latch_error(ErrorCode::InvalidArgs, "alloc_tensors needs at least one output tensor", now);
+        return SubmitStatus::fatal(ErrorCode::InvalidArgs, ring);
+      }
+    }
+    if (static_cast<int>(req.args.size()) > platform_.limits.max_tensor_args) {
+      latch_error(ErrorCode::InvalidArgs,
+                  "submit has " + std::to_string(req.args.size()) + " tensor args (max " +
+                      std::to_string(platform_.limits.max_tensor_args) + ")",
+                  now);
+      return SubmitStatus::fatal(ErrorCode::InvalidArgs, ring);
+    }
+    if (req.kernel && req.sync_start && req.block_num > 1) {
+      Shape s = req.kernel->shape();
+      int limit = s == Shape::AIV ? platform_.topo.aiv_cores() : platform_.topo.clusters;
+      if (req.block_num > limit) {
+        latch_error(ErrorCode::RequireSyncStartInvalid,
+                    "require_sync_start block_num=" + std::to_string(req.block_num) +
+                        " > limit=" + std::to_string(limit) + " (deadlock guaranteed)",
+                    now);
+        return SubmitStatus::fatal(ErrorCode::RequireSyncStartInvalid, ring);
+      }
+    }
+    // Scope check before alloc (§3.4 step 1).
+    if (!unbounded_ && scopes_.back().tasks.size() >= rings_[ring].window() - 1) {
+      latch_error(ErrorCode::ScopeDeadlock,
+                  "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now);
+      return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
+    }
+    p.heap_bytes = packed_output_bytes(req.args);
+    // Task slot + heap (§3.4 step 2): the heap is checked with the
+    // orchestrator's view of the tail, refreshed only when it does not fit.
+    Ring& r = rings_[ring];
+    if (!r.heap_fits(p.heap_bytes)) r.heap_refresh_tail();
+    if (!r.heap_fits(p.heap_bytes)) return SubmitStatus::block(Resource::Heap, ring);
+    if (!r.window_has_room()) return SubmitStatus::block(Resource::TaskWindow, ring);
+    HeapBlock block;
+    r.heap_try_alloc(p.heap_bytes, block);
+    Task& t = r.take_slot();
+    p.task = &t;
+    t.kind = alloc ? TaskKind::Alloc : (req.kernel ? TaskKind::Kernel : TaskKind::Dummy);
+    t.kernel = req.kernel;
+    t.active_mask = req.kernel ? req.kernel->active_mask() : 0;
+    t.shape = shape_of_mask(t.active_mask);
+    t.block_num = req.kernel ? req.block_num : 1;
+    t.early_resolve = req.early_resolve || alloc;
+    t.sync_start = req.sync_start;
+    t.manual_scope = in_manual_scope();
+    t.predicate = req.predicate;
+    t.writes = req.writes;
+    t.site = req.site;
+    t.submit_idx = submit_counter_++;
+    t.heap_begin = block.begin;
+    t.heap_end = block.end;
+    t.heap_end_unwrapped = block.end_unwrapped;
+    t.total_subtasks = static_cast<std::uint32_t>(t.block_num) *
+                       static_cast<std::uint32_t>(__builtin_popcount(t.active_mask));
+    // Place the OUTPUT buffers in the packed block.
+    std::uint64_t off = block.begin;
+    t.args.reserve(req.args.size());
+    for (const SubmitArg& a : req.args) {
+      Tensor v = a.tensor;
+      if (a.tag == ArgTag::Output) {
+        v.buf_shape = v.shape;
+        v.offset = {};
+        v.addr = kHeapBase + static_cast<std::uint64_t>(ring) * kHeapStride + off;
+        v.buffer = data_.new_buffer("");
+        v.owner = t.id;
+        v.version = 0;
+        off += round_up(v.buffer_bytes(), platform_.limits.packed_output_align);
+      }
+      t.args.push_back(v);
+      t.arg_tags.push_back(a.tag);
+    }
+    p.work.args = static_cast<int>(req.args.size());
+    p.stage = SubmitProgress::Stage::Allocated;
+  }
+
+  Task& t = *p.task;
+  Ring& r = rings_[p.ring];
+
+  if (p.stage == SubmitProgress::Stage::Allocated) {
+    // Periodic tensormap cleanup (§2.7): every `interval` retired tasks of a ring.
+    for (int k = 0; k < kNumRings; ++k) {
+      std::uint64_t tail = rings_[k].tail();
+      if (tail >= last_cleanup_tail_[k] +
+                      static_cast<std::uint64_t>(platform_.limits.tensormap_cleanup_interval)) {
+        tensormap_.cleanup_ring(k);
+        last_cleanup_tail_[k] = tail;
+      }
+    }
+    if (t.kind != TaskKind::Alloc) discover_fanin(req, p);
+    p.stage = SubmitProgress::Stage::LookedUp;
+  }
+
+  if (p.stage == SubmitProgress::Stage::LookedUp) {
+    // Dep pool (§3.4 step 3): room for every WAIT edge, then the spill pool.
+    if (p.wait_edges && !r.dep_has_room(p.wait_edges)) {
+      r.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
+      if (!r.dep_has_room(p.wait_edges)) return SubmitStatus::block(Resource::DepPool, p.ring);
+    }
+    if (p.spill && !r.spill_has_room(p.spill)) return SubmitStatus::block(Resource::FaninSpill, p.ring);
+    // TensorMap (§3.4 step 4).
+    if (p.inserts && !tensormap_.has_room(p.inserts)) {
+      tensormap_.reclaim_all();
+      if (!tensormap_.has_room(p.inserts)) return SubmitStatus::block(Resource::TensorMap, p.ring);
+    }
+  }
+  return SubmitStatus::done();
+}
+
+void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
+  commit(req, p, now);
+  p.stage = SubmitProgress::Stage::Done;
+}
+
+void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info) {
+  p.edges.push_back(info);
+  p.edges.back().pred = pred;
+  p.edges.back().flags = flags;
+  for (FaninRef& f : p.merged)
+    if (f.producer == pred) {
+      f.flags |= flags;
+      return;
+    }
+  p.merged.push_back(FaninRef{pred, flags});
+}
+
+void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
+  Task& t = *p.task;
+  // Explicit deps (§4.1 step 3): a retired dep is silently skipped.
+  for (TaskId d : req.deps) {
+    if (d == t.id || retired(d)) continue;
+    EdgeInfo e;
+    e.source = EdgeSource::Explicit;
+    add_edge(p, d, kDepWait | kDepRetain, e);
+  }
+  if (!t.manual_scope) {
+    for (std::size_t i = 0; i < req.args.size(); ++i) {
+      const SubmitArg& a = req.args[i];
+      if (a.tag == ArgTag::Output) continue;
+      const Tensor& v = a.tensor;
+      // Step A: creator retention.
+      if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
+        EdgeInfo e;
+        e.arg = static_cast<int>(i);
+        e.source = EdgeSource::Creator;
+        e.consumer_view = v;
+        add_edge(p, v.owner, kDepWait | kDepRetain, e);
+      }
+      // Step B: tensormap lookup for INPUT / INOUT.
+      if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
+        ++p.work.lookups;
+        scratch_matches_.clear();
+        tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
+        for (const TensorMap::Match& m : scratch_matches_) {
+          if (m.producer == t.id) continue;
+          EdgeInfo e;
+          e.arg = static_cast<int>(i);
+          e.source = EdgeSource::Tensormap;
+          e.overlap = m.overlap;
+          e.consumer_view = v;
+          e.producer_view = m.producer_view;
+          add_edge(p, m.producer, kDepWait, e);
+        }
+      }
+      if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) ++p.inserts;
+    }
+  }
+  for (const FaninRef& f : p.merged)
+    if (f.flags & kDepWait) ++p.wait_edges;
+  std::uint64_t cap = static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap);
+  p.spill = p.merged.size() > cap ? p.merged.size() - cap : 0;
+}
+
+void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
+  Task& t = *p.task;
+  Ring& r = rings_[p.ring];
+  // TensorMap inserts (§4.1 step 5).
+  if (!t.manual_scope) {
+    for (std::size_t i = 0; i < req.args.size(); ++i) {
+      const SubmitArg& a = req.args[i];
+      if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) {
+        tensormap_.insert(t.args[i], t.id);
+        ++p.work.inserts;
+      }
+    }
+  }
+  // Fanout pins: only on producers still live and not CONSUMED (§2.4).
+  std::uint32_t waits = 0, done = 0;
+  for (const FaninRef& f : p.merged) {
+    Task* prod = find(f.producer);
+    if (!prod || prod->state == TaskState::Consumed) continue;
+    prod->fanout_count++;
+    prod->all_consumers.push_back(t.id);
+    t.fanin.push_back(f);
+    if (f.flags & kDepWait) {
+      ++waits;
+      ++p.work.edges;
+      if (prod->state != TaskState::Pending) {
+        ++done;
+      } else {
+        prod->fanout.push_back(t.id);
+        r.dep_take(1);
+      }
+    }
+  }
+  r.spill_take(t.fanin.size() > static_cast<std::size_t>(platform_.limits.fanin_inline_cap)
+                   ? t.fanin.size() - platform_.limits.fanin_inline_cap
+                   : 0);
+  t.dep_pool_mark = r.dep_top();
+  // WAIT-only edges release their lifetime pin at wiring time.
+  for (const FaninRef& f : t.fanin)
+    if (!(f.flags & kDepRetain)) {
+      Task* prod = find(f.producer);
+      prod->fanout_refcount++;
+      check_consumed(*prod);
+    }
+  scopes_.back().tasks.push_back(t.id);
+  hooks_->on_submitted(t, p.edges);
+
+  if (t.kind == TaskKind::Alloc) {
+    // Completed inline by the orchestrator, never queued (§4.3).
+    t.fanin_count = t.fanin_refcount = 1;
+    t.state = TaskState::Completed;
+    t.complete_time = now;
+    t.self_released = true;
+    ++alloc_count_;
+    hooks_->on_completed(t);
+    return;
+  }
+  if (t.kind == TaskKind::Dummy) ++dummy_count_;
+  t.fanin_count = waits + 1;
+  t.fanin_refcount += done + 1;
+  if (t.is_ready()) route_ready(t, now, p.work);
+}
+
+void Runtime::outputs_of(const Task& t, std::vector<Tensor>& out) const {
+  out.clear();
+  for (std::size_t i = 0; i < t.args.size(); ++i)
+    if (t.arg_tags[i] == ArgTag::Output) out.push_back(t.args[i]);
+}
+
+bool Runtime::reclaim_for(Resource r, int ring) {
+  Ring& g = rings_[ring];
+  switch (r) {
+    case Resource::Heap: return g.heap_refresh_tail();
+    case Resource::DepPool:
+      return g.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
+    case Resource::TensorMap: return tensormap_.reclaim_all() > 0;
+    default: return false;
+  }
+}
+
+bool Runtime::read_ready(const Tensor& t) {
+  if (t.owner == kNoTask || retired(t.owner)) return true;
+  Task* p = find(t.owner);
+  return !p || p->state != TaskState::Pending;
+}
+
+// ------------------------------------------------------------------ ready
+
+void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
+  t.ready_claimed = true;
+  t.ready_time = now;
+  ++work.ready_pushes;
+  if (t.predicate) {
+    ++work.predicate_evals;
+    const PredicateSpec& pr = *t.predicate;
+    std::int64_t v = data_.get(pr.tensor.buffer, pr.element);
+    if (!compare(pr.cmp, v, pr.value)) {
+      t.predicate_false = true;
+      ++predicated_skip_count_;
+    }
+  }
+  if (t.shape == Shape::DUMMY || t.predicate_false)
+    dummy_queue_.push_back(&t);
+  else if (t.sync_start && t.block_num > 1)
+    sync_queues_[static_cast<int>(t.shape)].push_back(&t);
+  else
+    ready_queues_[static_cast<int>(t.shape)].push_back(&t);
+  hooks_->on_ready(t);
+}
+
+Task* Runtime::pop_ready(Shape s, bool sync_tier) {
+  auto& q = (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)];
+  if (q.empty()) return nullptr;
+  Task* t = q.front();
+  q.pop_front();
+  return t;
+}
+
+void Runtime::requeue(Task& t) {
+  auto& q = (t.sync_start && t.block_num > 1 ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)];
+  q.push_back(&t);
+}
+
+bool Runtime::any_ready() const {
+  for (int s = 0; s < 3; ++s)
+    if (!ready_queues_[s].empty() || !sync_queues_[s].empty()) return true;
+  return false;
+}
+
+Task* Runtime::pop_dummy() {
+  if (dummy_queue_.empty()) return nullptr;
+  Task* t = dummy_queue_.front();
+  dummy_queue_.pop_front();
+  return t;
+}
+
+// ------------------------------------------------------ complete / release
+
+int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
+  t.state = TaskState::Completed;
+  t.complete_time = now;
+  if (!t.predicate_false)
+    for (const WriteSpec& w : t.writes) data_.set(t.args[w.arg].buffer, w.element, w.value);
+  ++completed_;
+  hooks_->on_completed(t);
+  int visited = 0;
+  for (TaskId cid : t.fanout) {
+    ++visited;
+    Task* c = find(cid);
+    if (!c) continue;
+    c->fanin_refcount++;
+    if (c->is_ready() && !c->ready_claimed) route_ready(*c, now, work);
+  }
+  return visited;
+}
+
+void Runtime::release_task(Task& t) {
+  for (const FaninRef& f : t.fanin) {
+    if (!(f.flags & kDepRetain)) continue;
+    Task* prod = find(f.producer);
+    if (!prod) continue;
+    prod->fanout_refcount++;
+    check_consumed(*prod);
+  }
+  t.self_released = true;
+  check_consumed(t);
+}
+
+void Runtime::check_consumed(Task& t) {
+  if (t.state == TaskState::Completed && t.self_released && t.fanout_refcount == t.fanout_count)
+    consume(t);
+}
+
+void Runtime::consume(Task& t) {
+  t.state = TaskState::Consumed;
+  Ring& r = rings_[t.ring];
+  std::uint64_t n = r.advance([this](Task& x) { hooks_->on_retired(x); });
+  if (n) hooks_->on_ring_progress(t.ring);
+}
+
+// ------------------------------------------------------------- inspection
+
+Task* Runtime::find(TaskId id) {
+  if (id == kNoTask) return nullptr;
+  return rings_[task_ring(id)].find(task_local(id));
+}
+
+std::uint64_t Runtime::total_submitted() const {
+  std::uint64_t n = 0;
+  for (const Ring& r : rings_) n += r.head();
+  return n;
+}
+
+bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now) {
+  if (error_.code != ErrorCode::None) return false;
+  error_.code = code;
+  error_.message = message;
+  error_.time = now;
+  hooks_->on_error(error_);
+  return true;
+}
+
+}  // namespace npusim

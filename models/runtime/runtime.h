@@ -1,0 +1,275 @@
+// The tensormap-and-ringbuffer runtime's rules, in plain C++ (no SystemC):
+// scopes, submission with dependency discovery, the four rings and their
+// reclaim, fanin/fanout refcounts, ready queues, completion and release, the
+// error latch. SystemC modules own time: they call these functions at the
+// simulated moment the real thread would, and charge the platform's costs
+// using the counts returned.
+//
+// One rule, one place: capacity rules live in Ring, overlap and staleness in
+// TensorMap, and the task life cycle (runtime-semantics.md §2) here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "models/common/platform.h"
+#include "models/common/run_config.h"
+#include "models/runtime/data_store.h"
+#include "models/runtime/error_codes.h"
+#include "models/runtime/orch_ops.h"
+#include "models/runtime/ring.h"
+#include "models/runtime/task.h"
+#include "models/runtime/tensormap.h"
+
+namespace npusim {
+
+// One discovered dependency edge of a submit, before merging (deps.json lists
+// every one; "a pair may repeat").
+struct EdgeInfo {
+  TaskId pred = kNoTask;
+  int arg = -1;  // -1 for explicit deps
+  EdgeSource source = EdgeSource::Explicit;
+  std::uint8_t flags = kDepWait | kDepRetain;
+  Overlap overlap = Overlap::Other;  // tensormap edges
+  Tensor consumer_view;
+  Tensor producer_view;  // tensormap edges
+};
+
+struct ScopeSample {
+  const std::string* site = nullptr;
+  bool begin = true;
+  int depth = 0;
+  int ring = 0;
+  std::uint64_t task_window_start = 0, task_window_end = 0;
+  std::uint64_t heap_start = 0, heap_end = 0;
+  std::uint64_t dep_pool_start = 0, dep_pool_end = 0;
+  std::uint64_t tensormap = 0;
+};
+
+// Observers of the runtime's events (recording and wake-ups). All optional.
+class RuntimeHooks {
+ public:
+  virtual ~RuntimeHooks() = default;
+  virtual void on_submitted(const Task&, const std::vector<EdgeInfo>&) {}
+  virtual void on_ready(Task&) {}
+  virtual void on_completed(Task&) {}
+  virtual void on_retired(Task&) {}          // slot reclaimed (still intact)
+  virtual void on_ring_progress(int /*ring*/) {}
+  virtual void on_scope_sample(const ScopeSample&) {}
+  virtual void on_error(const struct LatchedError&) {}
+};
+
+enum class Resource : std::uint8_t { None, TaskWindow, Heap, DepPool, FaninSpill, TensorMap };
+
+inline const char* resource_name(Resource r) {
+  switch (r) {
+    case Resource::None: return "none";
+    case Resource::TaskWindow: return "task window";
+    case Resource::Heap: return "heap";
+    case Resource::DepPool: return "dep pool";
+    case Resource::FaninSpill: return "fanin spill pool";
+    case Resource::TensorMap: return "tensormap";
+  }
+  return "?";
+}
+
+// Counts of the work one submit did, for the orchestrator's cost model.
+struct SubmitWork {
+  int args = 0;
+  int lookups = 0;
+  int edges = 0;       // fanin edges wired
+  int inserts = 0;
+  int ready_pushes = 0;
+  int predicate_evals = 0;
+};
+
+// A submit in progress: submission can stall on a ring resource part-way
+// (slot and heap first, then the dep pool, then the tensormap) and resume.
+struct SubmitProgress {
+  enum class Stage : std::uint8_t { Start, Allocated, LookedUp, Done };
+  Stage stage = Stage::Start;
+  Task* task = nullptr;
+  int ring = 0;
+  std::uint64_t heap_bytes = 0;
+  std::uint64_t wait_edges = 0;
+  std::uint64_t spill = 0;
+  std::uint64_t inserts = 0;
+  std::vector<EdgeInfo> edges;
+  std::vector<FaninRef> merged;
+  SubmitWork work;
+  void reset() {
+    stage = Stage::Start;
+    task = nullptr;
+    ring = 0;
+    heap_bytes = wait_edges = spill = inserts = 0;
+    edges.clear();
+    merged.clear();
+    work = SubmitWork{};
+  }
+};
+
+struct SubmitStatus {
+  enum class Kind : std::uint8_t { Done, Blocked, Fatal };
+  Kind kind = Kind::Done;
+  Resource blocked = Resource::None;
+  int ring = 0;
+  ErrorCode code = ErrorCode::None;
+  static SubmitStatus done() { return {}; }
+  static SubmitStatus block(Resource r, int ring) { return {Kind::Blocked, r, ring, ErrorCode::None}; }
+  static SubmitStatus fatal(ErrorCode c, int ring) { return {Kind::Fatal, Resource::None, ring, c}; }
+};
+
+struct LatchedError {
+  ErrorCode code = ErrorCode::None;
+  std::string message;  // the device's FATAL line text
+  Time time = 0;
+};
+
+class Runtime {
+ public:
+  Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
+          RuntimeHooks* hooks = nullptr);
+
+  const Platform& platform() const { return platform_; }
+  const RunConfig& config() const { return config_; }
+  DataStore& data() { return data_; }
+
+  // ------------------------------------------------------------ orchestrator
+  // Opens the implicit root scope (depth 0, ring 0).
+  void begin_orchestration();
+  // Returns false (and latches INVALID_ARGS) when the nesting limit or the
+  // auto-in-manual rule is broken.
+  bool scope_begin(ScopeMode mode, const std::string& site);
+  // Closes the innermost scope: returns the number of tasks it released.
+  std::size_t scope_end();
+  // Closes the root scope and marks orchestration done.
+  void end_orchestration();
+
+  // Submits a kernel task (req.kernel set), a dummy task (req.kernel null) or,
+  // with `alloc`, an alloc_tensors task whose outputs are req.args. Two steps,
+  // as the real submit spends its time between them: `submit_prepare` takes
+  // the slot and heap, discovers the fanin and reserves dep-pool and tensormap
+  // space; it is resumable (call again with the same progress after a Blocked
+  // status). `submit_commit` then inserts, wires and publishes the task.
+  SubmitStatus submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc, Time now);
+  void submit_commit(const SubmitRequest& req, SubmitProgress& p, Time now);
+  // The OUTPUT tensors of a finished submit, in arg order.
+  void outputs_of(const Task& t, std::vector<Tensor>& out) const;
+
+  // A rescue for a blocked submit: tries the reclaim the allocator would do
+  // while spinning. True if anything was freed.
+  bool reclaim_for(Resource r, int ring);
+
+  // get_tensor_data: may the orchestrator read this tensor yet?
+  bool read_ready(const Tensor& t);
+  std::int64_t read(const Tensor& t, std::int64_t element) const { return data_.get(t.buffer, element); }
+
+  bool orchestration_done() const { return orch_done_; }
+  int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
+  bool in_manual_scope() const;
+
+  // --------------------------------------------------------------- scheduler
+  // Ready queues: shape AIC/AIV/MIX, normal or sync-start tier.
+  Task* pop_ready(Shape s, bool sync_tier);
+  Task* peek_ready(Shape s, bool sync_tier) const {
+    const auto& q = (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)];
+    return q.empty() ? nullptr : q.front();
+  }
+  void requeue(Task& t);  // re-push a task with blocks remaining (to the tail)
+  std::size_t queue_size(Shape s, bool sync_tier) const {
+    return (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)].size();
+  }
+  bool any_ready() const;
+  Task* pop_dummy();
+  std::size_t dummy_queue_size() const { return dummy_queue_.size(); }
+
+  // One FIN of one sub-task observed; true when it was the task's last.
+  bool subtask_finished(Task& t) { return ++t.completed_subtasks >= t.total_subtasks; }
+  // on_task_complete: COMPLETED, writes applied, fanout walked (consumers
+  // released, newly ready ones routed). Returns consumers visited; adds the
+  // tasks made ready to `work.ready_pushes` / `work.predicate_evals`.
+  int complete_task(Task& t, Time now, SubmitWork& work);
+  // on_task_release: releases RETAIN pins on producers, then checks the task
+  // itself for CONSUMED.
+  void release_task(Task& t);
+
+  // Termination (§5.5 step 1): orchestration done and every task completed.
+  bool finished() const { return orch_done_ && completed_ >= total_submitted(); }
+
+  // -------------------------------------------------------------- inspection
+  Ring& ring(int r) { return rings_[r]; }
+  const Ring& ring(int r) const { return rings_[r]; }
+  TensorMap& tensormap() { return tensormap_; }
+  Task* find(TaskId id);
+  bool retired(TaskId id) const { return rings_[task_ring(id)].retired(task_local(id)); }
+  std::uint64_t total_submitted() const;
+  std::uint64_t completed() const { return completed_; }
+  std::uint64_t alloc_tasks() const { return alloc_count_; }
+  std::uint64_t dummy_tasks() const { return dummy_count_; }
+  std::uint64_t predicated_skips() const { return predicated_skip_count_; }
+  // Tasks submitted in the innermost open scope.
+  std::size_t innermost_scope_tasks() const { return scopes_.back().tasks.size(); }
+
+  struct ScopeInfo {
+    ScopeMode mode;
+    std::string site;
+    int depth;
+    int ring;
+    std::vector<TaskId> tasks;
+  };
+  const std::vector<ScopeInfo>& open_scopes() const { return scopes_; }
+  // The oldest task of `ring` still pinned by an open scope, if it is the
+  // ring's reclaim head (a provable head-of-line deadlock, §3.4).
+  bool head_pinned_by_open_scope(int ring) const;
+
+  // ------------------------------------------------------------------ errors
+  // First writer wins. Returns true if this call latched it.
+  bool latch_error(ErrorCode code, const std::string& message, Time now);
+  const LatchedError& error() const { return error_; }
+  bool has_error() const { return error_.code != ErrorCode::None; }
+
+  static int ring_of_depth(int depth) { return depth < kNumRings - 1 ? depth : kNumRings - 1; }
+  // Heap bytes of a task's packed OUTPUT block (§2.6).
+  std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
+
+ private:
+  void route_ready(Task& t, Time now, SubmitWork& work);
+  void check_consumed(Task& t);
+  void consume(Task& t);
+  void sample_scope(const ScopeInfo& s, bool begin);
+  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info);
+  void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
+  void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
+
+  const Platform& platform_;
+  RunConfig config_;
+  DataStore& data_;
+  RuntimeHooks* hooks_;
+  RuntimeHooks null_hooks_;
+  bool unbounded_;
+
+  std::array<Ring, kNumRings> rings_;
+  TensorMap tensormap_;
+  std::array<std::uint64_t, kNumRings> last_cleanup_tail_{};
+  std::vector<ScopeInfo> scopes_;
+
+  std::array<std::deque<Task*>, 3> ready_queues_;
+  std::array<std::deque<Task*>, 3> sync_queues_;
+  std::deque<Task*> dummy_queue_;
+
+  bool orch_done_ = false;
+  std::uint64_t completed_ = 0;
+  std::uint64_t alloc_count_ = 0;
+  std::uint64_t dummy_count_ = 0;
+  std::uint64_t predicated_skip_count_ = 0;
+  std::uint64_t submit_counter_ = 0;
+  std::uint64_t next_buffer_addr_[kNumRings] = {};
+  LatchedError error_;
+  std::vector<Tensor> scratch_outputs_;
+  std::vector<TensorMap::Match> scratch_matches_;
+};
+
+}  // namespace npusim

@@ -1,0 +1,141 @@
+// One task slot of a ring (runtime-semantics.md §2): identity, state,
+// refcounts, edges, heap block, and what the scheduler needs to run it.
+//
+// Slots are recycled when the ring's watermark passes them; their vectors keep
+// their capacity, so a program in steady state allocates no memory per task.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/kernel.h"
+#include "models/common/time.h"
+#include "models/runtime/orch_ops.h"
+#include "models/runtime/tensor.h"
+
+namespace npusim {
+
+enum class TaskState : std::uint8_t { Pending = 0, Completed = 1, Consumed = 2 };
+
+constexpr std::uint32_t kFanoutScopeBit = 0x80000000u;  // PTO2_FANOUT_SCOPE_BIT
+
+enum DepFlags : std::uint8_t { kDepWait = 1, kDepRetain = 2 };
+
+enum class EdgeSource : std::uint8_t { Explicit, Creator, Tensormap };
+
+inline const char* edge_source_name(EdgeSource s) {
+  switch (s) {
+    case EdgeSource::Explicit: return "explicit";
+    case EdgeSource::Creator: return "creator";
+    case EdgeSource::Tensormap: return "tensormap";
+  }
+  return "?";
+}
+
+enum class TaskKind : std::uint8_t { Kernel, Alloc, Dummy };
+
+struct FaninRef {
+  TaskId producer;
+  std::uint8_t flags;  // DepFlags
+};
+
+// Where one block (sub-task) ran, for the output writers.
+struct BlockRecord {
+  int core = -1;
+  int block_idx = 0;
+  int lane = 0;
+  std::uint32_t token = 0;       // reg_task_id (dispatch token)
+  Time dispatch = 0;             // AICPU timestamp after wmb, before the DMB store
+  Time receive = 0;              // AICore read the token
+  Time start = 0;                // kernel start (after setup and ACK)
+  Time end = 0;                  // kernel return, FIN written
+  Time finish = 0;               // AICPU observed the FIN
+  int thread = -1;               // scheduler thread that dispatched it
+};
+
+struct Task {
+  TaskId id = kNoTask;
+  int ring = 0;
+  TaskState state = TaskState::Pending;
+  TaskKind kind = TaskKind::Kernel;
+  const KernelDef* kernel = nullptr;
+  Shape shape = Shape::DUMMY;
+  std::uint8_t active_mask = 0;
+  int block_num = 1;
+  bool early_resolve = false;
+  bool sync_start = false;
+  bool manual_scope = false;     // submitted inside a manual scope
+  std::optional<PredicateSpec> predicate;
+  bool predicate_false = false;  // evaluated false when it became ready
+  std::vector<WriteSpec> writes;
+  std::vector<Tensor> args;      // the views passed to the kernel, in order
+  std::vector<ArgTag> arg_tags;
+  std::string site;
+  std::uint64_t submit_idx = 0;  // order of submission (all kinds)
+
+  // Readiness (fanin) and lifetime (fanout) accounting, §2.3-2.4.
+  std::uint32_t fanin_count = 0;
+  std::uint32_t fanin_refcount = 0;
+  std::uint32_t fanout_count = 0;
+  std::uint32_t fanout_refcount = 0;
+  std::vector<FaninRef> fanin;       // producers, merged, with flags
+  std::vector<TaskId> fanout;        // consumers waiting on this task (dep-pool entries)
+  std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
+  bool ready_claimed = false;
+  bool self_released = false;  // its own on_task_release has run
+
+  // Heap block (offsets within the ring's heap, and unwrapped end for stats).
+  std::uint64_t heap_begin = 0;
+  std::uint64_t heap_end = 0;
+  std::uint64_t heap_end_unwrapped = 0;
+  std::uint64_t dep_pool_mark = 0;
+
+  // Scheduling progress.
+  int next_block = 0;                // blocks claimed so far
+  std::uint32_t total_subtasks = 0;  // block_num x popcount(active_mask)
+  std::uint32_t completed_subtasks = 0;
+  int dispatch_ops = 0;              // dispatch operations (pops) that placed blocks
+
+  // Timing, filled by the models for the output writers.
+  Time submit_start = 0, submit_end = 0;
+  Time ready_time = kNever;
+  Time complete_time = kNever;  // COMPLETED (last FIN observed / inline retire)
+  std::vector<BlockRecord> blocks;
+
+  void reset_for_reuse() {
+    state = TaskState::Pending;
+    kind = TaskKind::Kernel;
+    kernel = nullptr;
+    shape = Shape::DUMMY;
+    active_mask = 0;
+    block_num = 1;
+    early_resolve = sync_start = manual_scope = false;
+    predicate.reset();
+    predicate_false = false;
+    writes.clear();
+    args.clear();
+    arg_tags.clear();
+    site.clear();
+    fanin_count = fanin_refcount = 0;
+    fanout_count = kFanoutScopeBit;
+    fanout_refcount = 0;
+    fanin.clear();
+    fanout.clear();
+    all_consumers.clear();
+    ready_claimed = self_released = false;
+    heap_begin = heap_end = heap_end_unwrapped = dep_pool_mark = 0;
+    next_block = 0;
+    total_subtasks = completed_subtasks = 0;
+    dispatch_ops = 0;
+    submit_start = submit_end = 0;
+    ready_time = complete_time = kNever;
+    blocks.clear();
+  }
+
+  bool is_ready() const { return fanin_refcount >= fanin_count; }
+  int blocks_remaining() const { return block_num - next_block; }
+};
+
+}  // namespace npusim

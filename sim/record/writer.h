@@ -1,0 +1,63 @@
+// Output writers: sinks that observe a run (SimObserver) and stream the
+// runtime's own trace files to disk (cli-and-outputs.md, runtime-semantics.md
+// §8). A writer that is off is not attached, so it costs nothing.
+//
+// Streaming: a writer appends rows to scratch files in `staging_dir` as events
+// arrive and assembles its final file(s) in `finish`, so memory does not grow
+// with the number of tasks. The engine moves the staged files into the output
+// directory only when the run produced a result (ok, or a device failure);
+// on an input error it deletes them.
+//
+// Event contract: on_retired(task) is called exactly once per task that was
+// submitted, when its slot is reclaimed or, for tasks still live when the run
+// ends, by the engine before finish(); at that point the task's fanin,
+// all_consumers and blocks are final.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/common/kernel.h"
+#include "models/common/platform.h"
+#include "models/common/run_config.h"
+#include "models/runtime/observer.h"
+
+namespace npusim::record {
+
+struct RunInfo {
+  const Platform* platform = nullptr;
+  const RunConfig* config = nullptr;
+  std::string trace_name;
+  std::vector<const KernelDef*> kernels;
+  int sched_threads = 0;
+  int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
+  bool fatal = false;            // the run ended in a device failure
+  Time end_time = 0;             // simulated time at the end of the run
+};
+
+class OutputWriter : public SimObserver {
+ public:
+  // `staging_dir` exists and is empty of this writer's files.
+  explicit OutputWriter(std::string staging_dir) : dir_(std::move(staging_dir)) {}
+  virtual ~OutputWriter() = default;
+  // Called once after the run; writes the final file(s) into staging_dir.
+  virtual void finish(const RunInfo& info) = 0;
+  // Relative paths of the final files (e.g. "deps.json", "scope_stats/scope_stats.jsonl").
+  virtual std::vector<std::string> files() const = 0;
+
+ protected:
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+// Factories (each in its own .cpp). `level` is the chip-swimlane level 1..4.
+std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level);
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level);
+std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir);
+std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir);
+std::unique_ptr<OutputWriter> make_name_map_writer(const std::string& staging_dir);
+
+}  // namespace npusim::record
