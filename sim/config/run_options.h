@@ -29,6 +29,10 @@ RingValues parse_ring_json(const nlohmann::json& value, const std::string& field
 // has file kCommandLine and path "--ring-heap" (etc.).
 RingValues parse_ring_cli(const std::string& text, const std::string& field);
 
+// `--runtime NAME`: "tensormap_and_ringbuffer" or "host_build_graph"
+// (InputError with file kCommandLine and path "--runtime" otherwise).
+RuntimeKind parse_runtime_cli(const std::string& text);
+
 // The whole `run` block (unknown keys are errors, `x_` keys ignored).
 RunOptions parse_run_block(const nlohmann::json& run, const std::string& file,
                            const std::string& path);

@@ -1,0 +1,204 @@
+// Run configuration: validation in PyPTO RunConfig's message style
+// (runtime-semantics.md §3.3), merging, and resolution against a platform.
+#include "sim/config/run_options.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/json_util.h"
+
+namespace npusim::config {
+
+namespace {
+
+constexpr std::uint64_t kInt32Max = 2147483647;
+
+bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// The constraint on a non-zero value of one ring field.
+struct RingRule {
+  const char* requirement;
+  const char* unit;
+  bool (*ok)(std::uint64_t);
+};
+
+RingRule ring_rule(const std::string& field) {
+  if (field == "ring_task_window")
+    return {"a power of 2 >= 4", "task slots per ring", [](std::uint64_t v) { return is_pow2(v) && v >= 4; }};
+  if (field == "ring_heap")
+    return {"a power of 2 >= 1024", "bytes per ring", [](std::uint64_t v) { return is_pow2(v) && v >= 1024; }};
+  if (field == "ring_dep_pool")
+    return {"in [4, 2147483647]", "entries per ring", [](std::uint64_t v) { return v >= 4 && v <= kInt32Max; }};
+  throw std::logic_error("unknown ring field " + field);
+}
+
+std::string bad_ring_value(const std::string& field, const std::string& got) {
+  RingRule rule = ring_rule(field);
+  return field + " must be " + rule.requirement + " (" + rule.unit + "), got " + got;
+}
+
+std::string bad_ring_count(const std::string& field, std::size_t n) {
+  return field + " must have exactly 4 entries (one per scope-depth ring), got " + std::to_string(n);
+}
+
+// One ring entry: 0 (platform default) or a value satisfying the rule.
+bool ring_value_ok(const std::string& field, std::uint64_t v) { return v == 0 || ring_rule(field).ok(v); }
+
+std::uint64_t ring_entry_json(const nlohmann::json& v, const std::string& field, const std::string& file,
+                              const std::string& path) {
+  std::uint64_t u = 0;
+  if (!json_uint64(v, u) || !ring_value_ok(field, u))
+    throw InputError(file, path, bad_ring_value(field, describe_json(v)));
+  return u;
+}
+
+// A decimal token of the command line: digits only, fitting in 64 bits.
+bool parse_decimal(const std::string& s, std::uint64_t& out) {
+  if (s.empty()) return false;
+  out = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    if (__builtin_mul_overflow(out, 10u, &out) || __builtin_add_overflow(out, static_cast<unsigned>(c - '0'), &out))
+      return false;
+  }
+  return true;
+}
+
+std::string cli_option(const std::string& field) {
+  std::string s = "--" + field;
+  for (char& c : s)
+    if (c == '_') c = '-';
+  return s;
+}
+
+const char* kRuntimeExpected = "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got ";
+
+bool runtime_from_name(const std::string& s, RuntimeKind& out) {
+  for (RuntimeKind k : {RuntimeKind::TensormapRingbuffer, RuntimeKind::HostBuildGraph}) {
+    if (s == runtime_name(k)) {
+      out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class T>
+void take(std::optional<T>& into, const std::optional<T>& from) {
+  if (from) into = from;
+}
+
+}  // namespace
+
+RingValues parse_ring_json(const nlohmann::json& value, const std::string& field, const std::string& file,
+                           const std::string& path) {
+  RingValues r{};
+  if (value.is_array()) {
+    if (value.size() != r.size()) throw InputError(file, path, bad_ring_count(field, value.size()));
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = ring_entry_json(value[i], field, file, pointer_join(path, i));
+    return r;
+  }
+  r.fill(ring_entry_json(value, field, file, path));
+  return r;
+}
+
+RingValues parse_ring_cli(const std::string& text, const std::string& field) {
+  std::vector<std::string> tokens;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t comma = text.find(',', start);
+    tokens.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string option = cli_option(field);
+  RingValues r{};
+  if (tokens.size() != 1 && tokens.size() != r.size())
+    throw InputError(kCommandLine, option, bad_ring_count(field, tokens.size()));
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::string& tok = tokens[tokens.size() == 1 ? 0 : i];
+    std::uint64_t v = 0;
+    if (!parse_decimal(tok, v) || !ring_value_ok(field, v))
+      throw InputError(kCommandLine, option, bad_ring_value(field, tok.empty() ? "\"\"" : tok));
+    r[i] = v;
+  }
+  return r;
+}
+
+RuntimeKind parse_runtime_cli(const std::string& text) {
+  RuntimeKind k{};
+  if (!runtime_from_name(text, k)) throw InputError(kCommandLine, "--runtime", kRuntimeExpected + text);
+  return k;
+}
+
+RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, const std::string& path) {
+  if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
+  check_keys(run, file, path,
+             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "seed"});
+  RunOptions o;
+  for (auto it = run.begin(); it != run.end(); ++it) {
+    const std::string& key = it.key();
+    const nlohmann::json& v = it.value();
+    const std::string at = pointer_join(path, key);
+    if (key == "aicpu_thread_num") {
+      std::int64_t n = 0;
+      if (!json_int64(v, n) || n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max())
+        throw InputError(file, at, "aicpu_thread_num must be 0 (auto) or an integer >= 2, got " + describe_json(v));
+      o.aicpu_thread_num = static_cast<int>(n);
+    } else if (key == "ring_task_window") {
+      o.ring_task_window = parse_ring_json(v, key, file, at);
+    } else if (key == "ring_heap") {
+      o.ring_heap = parse_ring_json(v, key, file, at);
+    } else if (key == "ring_dep_pool") {
+      o.ring_dep_pool = parse_ring_json(v, key, file, at);
+    } else if (key == "runtime") {
+      RuntimeKind k{};
+      if (!v.is_string() || !runtime_from_name(v.get<std::string>(), k))
+        throw InputError(file, at, kRuntimeExpected + describe_json(v));
+      o.runtime = k;
+    } else if (key == "seed") {
+      std::uint64_t s = 0;
+      if (!json_uint64(v, s)) throw InputError(file, at, "seed must be a non-negative integer, got " + describe_json(v));
+      o.seed = s;
+    }
+  }
+  return o;
+}
+
+RunOptions merge(const RunOptions& base, const RunOptions& over) {
+  RunOptions m = base;
+  take(m.aicpu_thread_num, over.aicpu_thread_num);
+  take(m.ring_task_window, over.ring_task_window);
+  take(m.ring_heap, over.ring_heap);
+  take(m.ring_dep_pool, over.ring_dep_pool);
+  take(m.runtime, over.runtime);
+  take(m.seed, over.seed);
+  return m;
+}
+
+RunConfig resolve(const RunOptions& options, const Platform& platform, const std::string& file) {
+  RunConfig c;
+  const int max_threads = platform.topo.aicpu_threads_max;
+  const int n = options.aicpu_thread_num.value_or(0);
+  if (n != 0 && (n < 2 || n > max_threads))
+    throw InputError(file, file == kCommandLine ? "--aicpu-thread-num" : "/run/aicpu_thread_num",
+                     "aicpu_thread_num must be 0 (auto) or in range [2, " + std::to_string(max_threads) +
+                         "], got " + std::to_string(n));
+  c.aicpu_thread_num = n == 0 ? platform.topo.aicpu_threads_default : n;
+  c.runtime = options.runtime.value_or(RuntimeKind::TensormapRingbuffer);
+  c.sched_threads = c.runtime == RuntimeKind::TensormapRingbuffer ? c.aicpu_thread_num - 1 : c.aicpu_thread_num;
+  c.seed = options.seed.value_or(0);
+  auto effective = [](const std::optional<RingValues>& over, const RingValues& defaults) {
+    RingValues r = defaults;
+    if (over)
+      for (std::size_t i = 0; i < r.size(); ++i)
+        if ((*over)[i] != 0) r[i] = (*over)[i];
+    return r;
+  };
+  c.task_window = effective(options.ring_task_window, platform.limits.task_window);
+  c.heap = effective(options.ring_heap, platform.limits.heap);
+  c.dep_pool = effective(options.ring_dep_pool, platform.limits.dep_pool);
+  c.tensormap_pool = platform.limits.tensormap_pool;
+  return c;
+}
+
+}  // namespace npusim::config

@@ -1,0 +1,229 @@
+// Run configuration (sim/config/run_options.h): the `run` block, command-line
+// ring values, merging and resolution against a platform.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/run_options.h"
+
+using namespace npusim;
+using nlohmann::json;
+
+namespace {
+
+// Runs `f`, which must throw an InputError, and returns "file|path|message".
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.file() + "|" + e.path() + "|" + e.message();
+  }
+  return "no error";
+}
+
+std::string ring_json_error(const char* text, const std::string& field) {
+  return input_error([&] { config::parse_ring_json(json::parse(text), field, "t.json", "/run/" + field); });
+}
+
+std::string ring_cli_error(const std::string& text, const std::string& field) {
+  return input_error([&] { config::parse_ring_cli(text, field); });
+}
+
+std::string run_error(const char* text) {
+  return input_error([&] { config::parse_run_block(json::parse(text), "t.json", "/run"); });
+}
+
+Platform test_platform() {
+  Platform p;
+  p.topo.aicpu_threads_max = 4;
+  p.topo.aicpu_threads_default = 4;
+  p.limits.task_window = {16384, 16384, 16384, 16384};
+  p.limits.heap = {1ull << 28, 1ull << 28, 1ull << 28, 1ull << 28};
+  p.limits.dep_pool = {16384, 16384, 16384, 16384};
+  p.limits.tensormap_pool = 65536;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("run options: ring values from JSON, scalar and list") {
+  CHECK(config::parse_ring_json(json(1024), "ring_heap", "f", "/p") == RingValues{1024, 1024, 1024, 1024});
+  CHECK(config::parse_ring_json(json(0), "ring_heap", "f", "/p") == RingValues{0, 0, 0, 0});
+  CHECK(config::parse_ring_json(json::parse("[0, 0, 2147483648, 0]"), "ring_heap", "f", "/p") ==
+        RingValues{0, 0, 2147483648ull, 0});
+  CHECK(config::parse_ring_json(json::parse("[4, 8, 0, 65536]"), "ring_task_window", "f", "/p") ==
+        RingValues{4, 8, 0, 65536});
+  CHECK(config::parse_ring_json(json(2147483647), "ring_dep_pool", "f", "/p") ==
+        RingValues{2147483647, 2147483647, 2147483647, 2147483647});
+  CHECK(config::parse_ring_json(json(5), "ring_dep_pool", "f", "/p")[3] == 5);
+}
+
+TEST_CASE("run options: bad ring values in the runtime's message style") {
+  CHECK(ring_json_error("1000", "ring_heap") ==
+        "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000");
+  CHECK(ring_json_error("512", "ring_heap") ==
+        "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 512");
+  CHECK(ring_json_error("6", "ring_task_window") ==
+        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 6");
+  CHECK(ring_json_error("2", "ring_task_window") ==
+        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 2");
+  CHECK(ring_json_error("2", "ring_dep_pool") ==
+        "t.json|/run/ring_dep_pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 2");
+  CHECK(ring_json_error("2147483648", "ring_dep_pool") ==
+        "t.json|/run/ring_dep_pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 2147483648");
+  CHECK(ring_json_error("-4", "ring_task_window") ==
+        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got -4");
+}
+
+TEST_CASE("run options: non-integer ring values get the bad-value message") {
+  const std::string prefix = "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got ";
+  CHECK(ring_json_error("true", "ring_heap") == prefix + "true");
+  CHECK(ring_json_error("1024.0", "ring_heap") == prefix + "1024.0");
+  CHECK(ring_json_error("1.5", "ring_heap") == prefix + "1.5");
+  CHECK(ring_json_error("\"1024\"", "ring_heap") == prefix + "\"1024\"");
+  CHECK(ring_json_error("null", "ring_heap") == prefix + "null");
+  CHECK(ring_json_error("{}", "ring_heap") == prefix + "an object");
+}
+
+TEST_CASE("run options: ring lists need exactly 4 entries and point at the bad element") {
+  CHECK(ring_json_error("[1024, 1024, 1024]", "ring_heap") ==
+        "t.json|/run/ring_heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 3");
+  CHECK(ring_json_error("[]", "ring_heap") ==
+        "t.json|/run/ring_heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 0");
+  CHECK(ring_json_error("[0, 1024, 1000, 0]", "ring_heap") ==
+        "t.json|/run/ring_heap/2|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000");
+  CHECK(ring_json_error("[0, false, 0, 0]", "ring_task_window") ==
+        "t.json|/run/ring_task_window/1|ring_task_window must be a power of 2 >= 4 (task slots per ring), got false");
+}
+
+TEST_CASE("run options: ring values from the command line") {
+  CHECK(config::parse_ring_cli("2048", "ring_heap") == RingValues{2048, 2048, 2048, 2048});
+  CHECK(config::parse_ring_cli("0,0,2147483648,0", "ring_heap") == RingValues{0, 0, 2147483648ull, 0});
+  CHECK(config::parse_ring_cli("0", "ring_dep_pool") == RingValues{0, 0, 0, 0});
+  const std::string heap = "command line|--ring-heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got ";
+  CHECK(ring_cli_error("1000", "ring_heap") == heap + "1000");
+  CHECK(ring_cli_error("abc", "ring_heap") == heap + "abc");
+  CHECK(ring_cli_error("-4", "ring_heap") == heap + "-4");
+  CHECK(ring_cli_error("1.5", "ring_heap") == heap + "1.5");
+  CHECK(ring_cli_error("", "ring_heap") == heap + "\"\"");
+  CHECK(ring_cli_error("0,0,,0", "ring_heap") == heap + "\"\"");
+  CHECK(ring_cli_error("99999999999999999999", "ring_heap") == heap + "99999999999999999999");
+  CHECK(ring_cli_error("1,2", "ring_heap") ==
+        "command line|--ring-heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 2");
+  CHECK(ring_cli_error("4,4,4,4,4", "ring_task_window") ==
+        "command line|--ring-task-window|ring_task_window must have exactly 4 entries (one per scope-depth ring), "
+        "got 5");
+  CHECK(ring_cli_error("8,8,6,8", "ring_task_window") ==
+        "command line|--ring-task-window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 6");
+  CHECK(ring_cli_error("3", "ring_dep_pool") ==
+        "command line|--ring-dep-pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 3");
+}
+
+TEST_CASE("run options: the run block") {
+  RunOptions o = config::parse_run_block(
+      json::parse(R"({"aicpu_thread_num": 3, "ring_task_window": [0, 0, 256, 0], "ring_heap": 4096,
+                      "ring_dep_pool": 64, "runtime": "host_build_graph", "seed": 42, "x_note": [1]})"),
+      "t.json", "/run");
+  CHECK(o.aicpu_thread_num == 3);
+  CHECK(o.ring_task_window == RingValues{0, 0, 256, 0});
+  CHECK(o.ring_heap == RingValues{4096, 4096, 4096, 4096});
+  CHECK(o.ring_dep_pool == RingValues{64, 64, 64, 64});
+  CHECK(o.runtime == RuntimeKind::HostBuildGraph);
+  CHECK(o.seed == 42u);
+  RunOptions empty = config::parse_run_block(json::object(), "t.json", "/run");
+  CHECK_FALSE(empty.aicpu_thread_num);
+  CHECK_FALSE(empty.ring_heap);
+  CHECK_FALSE(empty.runtime);
+  CHECK_FALSE(empty.seed);
+  CHECK(config::parse_run_block(json::parse(R"({"seed": 18446744073709551615})"), "t", "/run").seed ==
+        18446744073709551615ull);
+}
+
+TEST_CASE("run options: run block errors") {
+  CHECK(run_error(R"({"ring_heapp": 1024})") ==
+        "t.json|/run/ring_heapp|unknown key \"ring_heapp\" (expected one of: aicpu_thread_num, ring_task_window, "
+        "ring_heap, ring_dep_pool, runtime, seed)");
+  CHECK(run_error("[]") == "t.json|/run|expected an object, got a list");
+  CHECK(run_error(R"({"ring_heap": [1024, 1024, 1024, 1023]})") ==
+        "t.json|/run/ring_heap/3|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1023");
+  CHECK(run_error(R"({"runtime": "tensormap"})") ==
+        "t.json|/run/runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got "
+        "\"tensormap\"");
+  CHECK(run_error(R"({"runtime": 1})") ==
+        "t.json|/run/runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got 1");
+  CHECK(run_error(R"({"seed": -1})") == "t.json|/run/seed|seed must be a non-negative integer, got -1");
+  CHECK(run_error(R"({"seed": 1.5})") == "t.json|/run/seed|seed must be a non-negative integer, got 1.5");
+  CHECK(run_error(R"({"aicpu_thread_num": true})") ==
+        "t.json|/run/aicpu_thread_num|aicpu_thread_num must be 0 (auto) or an integer >= 2, got true");
+  CHECK(run_error(R"({"aicpu_thread_num": 10000000000})") ==
+        "t.json|/run/aicpu_thread_num|aicpu_thread_num must be 0 (auto) or an integer >= 2, got 10000000000");
+  CHECK(input_error([] { config::parse_runtime_cli("hbg"); }) ==
+        "command line|--runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got hbg");
+  CHECK(config::parse_runtime_cli("host_build_graph") == RuntimeKind::HostBuildGraph);
+}
+
+TEST_CASE("run options: merge takes the fields set on the command line") {
+  RunOptions trace, cli;
+  trace.aicpu_thread_num = 3;
+  trace.ring_heap = RingValues{0, 0, 4096, 0};
+  trace.seed = 7;
+  cli.ring_heap = RingValues{2048, 2048, 2048, 2048};
+  cli.runtime = RuntimeKind::HostBuildGraph;
+  RunOptions m = config::merge(trace, cli);
+  CHECK(m.aicpu_thread_num == 3);
+  CHECK(m.ring_heap == RingValues{2048, 2048, 2048, 2048});
+  CHECK(m.runtime == RuntimeKind::HostBuildGraph);
+  CHECK(m.seed == 7u);
+  CHECK_FALSE(m.ring_task_window);
+}
+
+TEST_CASE("run options: resolve against the platform") {
+  Platform p = test_platform();
+  RunConfig d = config::resolve(RunOptions{}, p, "t.json");
+  CHECK(d.aicpu_thread_num == 4);
+  CHECK(d.sched_threads == 3);
+  CHECK(d.runtime == RuntimeKind::TensormapRingbuffer);
+  CHECK(d.seed == 0u);
+  CHECK(d.task_window == p.limits.task_window);
+  CHECK(d.heap == p.limits.heap);
+  CHECK(d.dep_pool == p.limits.dep_pool);
+  CHECK(d.tensormap_pool == 65536u);
+
+  RunOptions o;
+  o.aicpu_thread_num = 2;
+  o.ring_task_window = RingValues{0, 0, 256, 0};
+  o.ring_heap = RingValues{1024, 0, 0, 0};
+  o.ring_dep_pool = RingValues{4, 4, 4, 4};
+  o.seed = 9;
+  RunConfig c = config::resolve(o, p, "t.json");
+  CHECK(c.aicpu_thread_num == 2);
+  CHECK(c.sched_threads == 1);
+  CHECK(c.task_window == RingValues{16384, 16384, 256, 16384});
+  CHECK(c.heap == RingValues{1024, 1ull << 28, 1ull << 28, 1ull << 28});
+  CHECK(c.dep_pool == RingValues{4, 4, 4, 4});
+  CHECK(c.seed == 9u);
+
+  o.runtime = RuntimeKind::HostBuildGraph;
+  CHECK(config::resolve(o, p, "t.json").sched_threads == 2);
+  o.aicpu_thread_num = 0;
+  CHECK(config::resolve(o, p, "t.json").sched_threads == 4);
+}
+
+TEST_CASE("run options: aicpu_thread_num must be 0 or within the platform's range") {
+  Platform p = test_platform();
+  auto resolve_error = [&](int n, const char* file) {
+    RunOptions o;
+    o.aicpu_thread_num = n;
+    return input_error([&] { config::resolve(o, p, file); });
+  };
+  CHECK(resolve_error(1, "t.json") ==
+        "t.json|/run/aicpu_thread_num|aicpu_thread_num must be 0 (auto) or in range [2, 4], got 1");
+  CHECK(resolve_error(5, "t.json") ==
+        "t.json|/run/aicpu_thread_num|aicpu_thread_num must be 0 (auto) or in range [2, 4], got 5");
+  CHECK(resolve_error(-1, config::kCommandLine) ==
+        "command line|--aicpu-thread-num|aicpu_thread_num must be 0 (auto) or in range [2, 4], got -1");
+  CHECK(resolve_error(4, "t.json") == "no error");
+  p.topo.aicpu_threads_max = 8;
+  CHECK(resolve_error(7, "t.json") == "no error");
+}
