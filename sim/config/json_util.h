@@ -63,7 +63,8 @@ void check_keys(const Json& obj, const std::string& file, const std::string& pat
     for (const std::string& a : allowed) ok = ok || a == key;
     if (!ok)
       throw InputError(file, pointer_join(path, key),
-                       "unknown key \"" + key + "\" (expected one of: " + join_names(allowed) + ")");
+                       "unknown key \"" + key + "\" (" +
+                           (allowed.empty() ? "expected no keys" : "expected one of: " + join_names(allowed)) + ")");
   }
 }
 

@@ -1,0 +1,324 @@
+// The program interpreter: a program counter over the compiled code
+// (sim/trace/program.h) and a table of variable slots. Loops keep their
+// counters in one state per `for` op; nothing is allocated per operation once
+// the caller's OrchOp has grown to the program's largest op.
+#include <stdexcept>
+
+#include "sim/config/json_util.h"
+#include "sim/trace/program.h"
+#include "sim/trace/trace.h"
+
+namespace npusim::trace {
+
+namespace {
+
+struct Value {
+  enum class Kind : std::uint8_t { Unbound, Int, Tensor, Task };
+  Kind kind = Kind::Unbound;
+  std::int64_t i = 0;
+  TaskId task = kNoTask;
+  Tensor tensor;
+};
+
+const char* kind_name(Value::Kind k) {
+  switch (k) {
+    case Value::Kind::Int: return "an integer";
+    case Value::Kind::Tensor: return "a tensor";
+    case Value::Kind::Task: return "a task";
+    case Value::Kind::Unbound: break;
+  }
+  return "unbound";
+}
+
+class Interpreter final : public OpSource, private ExprEnv {
+ public:
+  Interpreter(const Trace& trace, DataStore& data)
+      : file_(trace.file), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()), loops_(prog_.fors.size()) {
+    for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
+      const ExternalTensor& e = trace.tensors[i];
+      Value& v = vars_[prog_.tensor_slots[i]];
+      v.kind = Value::Kind::Tensor;
+      v.tensor = data.add_external(e.name, e.dtype, e.shape, e.fill, e.data);
+    }
+  }
+
+  bool next(OrchOp& op) override {
+    if (pending_task_ || pending_read_)
+      throw std::logic_error("OpSource::next: the result of the previous operation was not delivered");
+    const std::vector<Instr>& code = prog_.code;
+    while (pc_ < code.size()) {
+      const Instr in = code[pc_++];
+      switch (in.code) {
+        case Code::Let: {
+          const LetOp& l = prog_.lets[in.index];
+          set_int(l.slot, eval(l.value));
+          break;
+        }
+        case Code::View: {
+          const ViewOp& w = prog_.views[in.index];
+          Tensor t = view_of(tensor_var(w.of), w.view);
+          set_tensor(w.bind, t);
+          break;
+        }
+        case Code::ForInit: {
+          const ForOp& f = prog_.fors[in.index];
+          Loop& l = loops_[in.index];
+          l.cur = eval(f.from);
+          l.to = eval(f.to);
+          l.step = eval(f.step);
+          if (l.step > 0 ? l.cur < l.to : l.cur > l.to)
+            set_int(f.var, l.cur);
+          else
+            pc_ = f.exit;
+          break;
+        }
+        case Code::ForNext: {
+          const ForOp& f = prog_.fors[in.index];
+          Loop& l = loops_[in.index];
+          std::int64_t n = 0;
+          if (!__builtin_add_overflow(l.cur, l.step, &n) && (l.step > 0 ? n < l.to : n > l.to)) {
+            l.cur = n;
+            set_int(f.var, n);
+            pc_ = f.body;
+          }
+          break;
+        }
+        case Code::ScopeBegin:
+        case Code::ScopeEnd: {
+          const ScopeOp& s = prog_.scopes[in.index];
+          op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
+          op.mode = s.mode;
+          op.site = s.site;
+          op.path = s.path;
+          return true;
+        }
+        case Code::Task: {
+          const TaskOp& t = prog_.tasks[in.index];
+          fill_task(t, op);
+          pending_task_ = &t;
+          return true;
+        }
+        case Code::Read: {
+          const ReadOp& r = prog_.reads[in.index];
+          op.kind = OrchOp::Kind::Read;
+          op.read_tensor = tensor_var(r.tensor);
+          op.read_element = element_of(op.read_tensor, r.index, r.path);
+          op.path = r.path;
+          pending_read_ = &r;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override {
+    if (!pending_task_) throw std::logic_error("OpSource::deliver_task: no alloc, submit or dummy is pending");
+    const TaskOp& t = *pending_task_;
+    pending_task_ = nullptr;
+    std::size_t k = 0;
+    for (const ArgSpec& a : t.args) k += a.tag == ArgTag::Output;
+    if (k != outputs.size())
+      throw std::logic_error("OpSource::deliver_task: " + std::to_string(outputs.size()) + " outputs for " +
+                             std::to_string(k) + " OUTPUT arguments at " + t.path);
+    k = 0;
+    for (const ArgSpec& a : t.args)
+      if (a.tag == ArgTag::Output) set_tensor(a.name.slot, outputs[k++]);
+    if (t.id_slot >= 0) {
+      Value& v = vars_[t.id_slot];
+      v.kind = Value::Kind::Task;
+      v.task = id;
+    }
+  }
+
+  void deliver_value(std::int64_t value) override {
+    if (!pending_read_) throw std::logic_error("OpSource::deliver_value: no read is pending");
+    if (pending_read_->bind >= 0) set_int(pending_read_->bind, value);
+    pending_read_ = nullptr;
+  }
+
+ private:
+  struct Loop {
+    std::int64_t cur = 0, to = 0, step = 1;
+  };
+
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw InputError(file_, path, message);
+  }
+
+  // ---- variables -------------------------------------------------------------
+  std::string kind_error(int slot, Value::Kind want) const {
+    const Value& v = vars_[slot];
+    std::string s = "variable '" + prog_.slot_names[slot] + "' ";
+    if (v.kind == Value::Kind::Unbound) return s + "is not bound";
+    return s + "is " + kind_name(v.kind) + ", not " + kind_name(want);
+  }
+  bool get(int slot, std::int64_t& value) const override {
+    const Value& v = vars_[slot];
+    value = v.i;
+    return v.kind == Value::Kind::Int;
+  }
+  std::string describe(int slot) const override { return kind_error(slot, Value::Kind::Int); }
+
+  void set_int(int slot, std::int64_t i) {
+    Value& v = vars_[slot];
+    v.kind = Value::Kind::Int;
+    v.i = i;
+  }
+  void set_tensor(int slot, const Tensor& t) {
+    Value& v = vars_[slot];
+    v.kind = Value::Kind::Tensor;
+    v.tensor = t;
+  }
+  const Tensor& tensor_var(const NameRef& r) const {
+    const Value& v = vars_[r.slot];
+    if (v.kind != Value::Kind::Tensor) fail(r.path, kind_error(r.slot, Value::Kind::Tensor));
+    return v.tensor;
+  }
+  TaskId task_var(const NameRef& r) const {
+    const Value& v = vars_[r.slot];
+    if (v.kind != Value::Kind::Task) fail(r.path, kind_error(r.slot, Value::Kind::Task));
+    return v.task;
+  }
+
+  std::int64_t eval(const IntField& f) const {
+    std::int64_t v = 0;
+    try {
+      v = f.expr.eval(*this);
+    } catch (const EvalError& e) {
+      fail(f.path, e.what());
+    }
+    if (!f.expr.is_const()) {  // constants were checked at load time
+      std::string err = int_field_error(f, v);
+      if (!err.empty()) fail(f.path, err);
+    }
+    return v;
+  }
+
+  // ---- views and elements ----------------------------------------------------
+  Tensor view_of(const Tensor& parent, const ViewSpec& s) const {
+    Tensor t = parent;
+    if (s.offset.empty() && s.shape.empty()) return t;
+    const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
+    if (given.size() != parent.ndims)
+      fail(s.path, std::string(s.offset.empty() ? "shape" : "offset") + " has " + std::to_string(given.size()) +
+                       " entries, expected " + std::to_string(parent.ndims) + " (the tensor's rank)");
+    for (std::size_t d = 0; d < given.size(); ++d) {
+      const std::int64_t extent = parent.shape[d];
+      const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);
+      std::int64_t shp = 0;
+      if (s.shape.empty()) {
+        if (off >= extent)
+          fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
+                           " >= " + std::to_string(extent));
+        shp = extent - off;
+      } else {
+        shp = eval(s.shape[d]);
+        if (off > extent - shp)
+          fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
+                           " + shape " + std::to_string(shp) + " > " + std::to_string(extent));
+      }
+      t.offset[d] = parent.offset[d] + off;
+      t.shape[d] = shp;
+    }
+    return t;
+  }
+
+  // Linear buffer element of `index` (per dim, within the view); `path` holds the "index" list.
+  std::int64_t element_of(const Tensor& view, const std::vector<IntField>& index, const std::string& path) const {
+    if (index.size() != view.ndims)
+      fail(config::pointer_join(path, "index"), "index has " + std::to_string(index.size()) + " entries, expected " +
+                                                    std::to_string(view.ndims) + " (the tensor's rank)");
+    std::int64_t e = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) {
+      std::int64_t i = eval(index[d]);
+      if (i >= view.shape[d])
+        fail(index[d].path, "index out of bounds in dim " + std::to_string(d) + ": " + std::to_string(i) +
+                                " >= " + std::to_string(view.shape[d]));
+      e += (view.offset[d] + i) * view.stride(static_cast<int>(d));
+    }
+    return e;
+  }
+
+  // ---- tasks ---------------------------------------------------------------
+  void fill_arg(const ArgSpec& a, SubmitArg& out) const {
+    out.tag = a.tag;
+    out.manual_dep = a.manual_dep;
+    if (a.tag != ArgTag::Output) {
+      out.tensor = view_of(tensor_var(a.name), a.view);
+      return;
+    }
+    Tensor& t = out.tensor;
+    t = Tensor{};
+    t.dtype = a.dtype;
+    t.ndims = static_cast<std::uint8_t>(a.out_shape.size());
+    for (std::size_t d = 0; d < a.out_shape.size(); ++d) t.buf_shape[d] = t.shape[d] = eval(a.out_shape[d]);
+    if (checked_numel(t.shape.data(), t.ndims) < 0) fail(a.path, too_many_elements());
+  }
+
+  void fill_task(const TaskOp& t, OrchOp& op) const {
+    op.kind = t.kind;
+    op.path = t.path;
+    if (t.kind == OrchOp::Kind::Alloc) {
+      op.alloc_outputs.clear();
+      for (const ArgSpec& a : t.args) fill_arg(a, op.alloc_outputs.emplace_back());
+      return;
+    }
+    SubmitRequest& s = op.submit;
+    s.kernel = t.kernel;
+    s.args.clear();
+    for (const ArgSpec& a : t.args) fill_arg(a, s.args.emplace_back());
+    s.block_num = static_cast<int>(eval(t.block_num));
+    s.deps.clear();
+    for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
+    s.early_resolve = t.early_resolve;
+    s.sync_start = t.sync_start;
+    s.predicate.reset();
+    if (t.predicate) {
+      const PredicateOp& p = *t.predicate;
+      PredicateSpec& ps = s.predicate.emplace();
+      ps.tensor = tensor_var(p.tensor);
+      if (!dtype_is_signed_int(ps.tensor.dtype))
+        fail(p.tensor.path, std::string("predicate operand must be a signed integer tensor (int8, int16, int32 or "
+                                        "int64), got ") + dtype_trace_name(ps.tensor.dtype));
+      ps.element = element_of(ps.tensor, p.index, p.path);
+      ps.cmp = p.cmp;
+      ps.value = eval(p.value);
+    }
+    s.writes.clear();
+    for (const WriteOp& w : t.writes) {
+      WriteSpec& ws = s.writes.emplace_back();
+      ws.arg = w.arg;
+      ws.element = element_of(s.args[w.arg].tensor, w.index, w.path);
+      ws.value = eval(w.value);
+    }
+    for (int w : t.workspace_args) {
+      const Tensor& ws = s.args[w].tensor;
+      if (ws.dtype != DType::INT32 || ws.view_numel() < 16)
+        fail(t.args[w].path, "syncall workspace argument " + std::to_string(w) +
+                                 " must be an int32 tensor of at least 16 elements, got " +
+                                 dtype_trace_name(ws.dtype) + " with " + std::to_string(ws.view_numel()) +
+                                 " elements");
+    }
+    s.site = t.site;
+    s.path = t.path;
+  }
+
+  std::string file_;
+  std::shared_ptr<const Program> keep_;
+  const Program& prog_;
+  std::vector<Value> vars_;
+  std::vector<Loop> loops_;
+  std::size_t pc_ = 0;
+  const TaskOp* pending_task_ = nullptr;
+  const ReadOp* pending_read_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data) {
+  if (!trace.program) throw std::logic_error("make_interpreter: the trace has no program");
+  return std::make_unique<Interpreter>(trace, data);
+}
+
+}  // namespace npusim::trace

@@ -1,0 +1,810 @@
+// Trace loading (trace-format.md): strict JSON reading, kernels, external
+// tensors, and the compilation of the program into sim/trace/program.h form.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/json_util.h"
+#include "sim/config/run_options.h"
+#include "sim/trace/program.h"
+#include "sim/trace/trace.h"
+
+namespace npusim::trace {
+
+namespace {
+
+using J = nlohmann::ordered_json;
+using config::check_keys;
+using config::describe_json;
+using config::is_annotation_key;
+using config::pointer_join;
+using Resolver = std::function<int(const std::string&)>;
+using Keys = std::vector<std::string>;
+
+// "expected one of "a", "b", got ..." for a closed set of strings.
+std::string quoted_list(const Keys& options) {
+  std::string s;
+  for (const std::string& o : options) s += (s.empty() ? "\"" : ", \"") + o + "\"";
+  return s;
+}
+
+// JSON text -> document (keys in document order). Duplicate keys are errors;
+// syntax errors give the line and column.
+J parse_json(const std::string& text, const std::string& file) {
+  struct Frame {
+    bool array = false;
+    std::size_t count = 0;  // elements begun so far (arrays)
+    std::string key;        // current key (objects)
+    Keys keys;
+  };
+  std::vector<Frame> frames;
+  auto element_begins = [&] {
+    if (!frames.empty() && frames.back().array) ++frames.back().count;
+  };
+  J::parser_callback_t cb = [&](int, J::parse_event_t ev, J& parsed) {
+    switch (ev) {
+      case J::parse_event_t::object_start:
+      case J::parse_event_t::array_start:
+        element_begins();
+        frames.emplace_back();
+        frames.back().array = ev == J::parse_event_t::array_start;
+        break;
+      case J::parse_event_t::key: {
+        std::string key = parsed.get<std::string>();
+        Frame& top = frames.back();
+        for (const std::string& k : top.keys) {
+          if (k != key) continue;
+          std::string path;
+          for (std::size_t i = 0; i + 1 < frames.size(); ++i)
+            path = frames[i].array ? pointer_join(path, frames[i].count - 1) : pointer_join(path, frames[i].key);
+          throw InputError(file, pointer_join(path, key), "duplicate key \"" + key + "\"");
+        }
+        top.keys.push_back(key);
+        top.key = key;
+        break;
+      }
+      case J::parse_event_t::value:
+        element_begins();
+        break;
+      case J::parse_event_t::object_end:
+      case J::parse_event_t::array_end:
+        frames.pop_back();
+        break;
+    }
+    return true;
+  };
+  try {
+    return J::parse(text, cb);
+  } catch (const J::parse_error& e) {
+    std::size_t idx = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < idx; ++i)
+      if (text[i] == '\n') ++line, line_start = i + 1;
+    std::string what = e.what();
+    std::size_t p = what.find("parse error");
+    p = p == std::string::npos ? std::string::npos : what.find(": ", p);
+    std::string detail = p == std::string::npos ? what : what.substr(p + 2);
+    throw InputError(file, "",
+                     "invalid JSON at line " + std::to_string(line) + ", column " +
+                         std::to_string(idx - line_start + 1) + ": " + detail);
+  }
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || s == "min" || s == "max") return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+class Loader {
+ public:
+  Loader(std::string file, Trace& trace) : file_(std::move(file)), t_(trace) {}
+
+  void load(const J& root, const std::string& default_name) {
+    object(root, "");
+    check_keys(root, file_, "", {"npusim_trace", "name", "run", "kernels", "tensors", "program"});
+    const J& version = need(root, "", "npusim_trace");
+    if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
+      fail("/npusim_trace", "expected 1 (the trace format version), got " + describe_json(version));
+    t_.file = file_;
+    t_.name = default_name;
+    if (const J* n = get(root, "name")) t_.name = nonempty_string(*n, "/name");
+    if (const J* run = get(root, "run")) t_.run = config::parse_run_block(nlohmann::json(*run), file_, "/run");
+    const J& kernels = need(root, "", "kernels");
+    const J& program = need(root, "", "program");
+    load_kernels(kernels, "/kernels");
+    if (const J* tensors = get(root, "tensors")) load_tensors(*tensors, "/tensors");
+    prog_ = std::make_shared<Program>();
+    for (const ExternalTensor& e : t_.tensors) {
+      int slot = slot_of(e.name);
+      prog_->tensor_slots.push_back(slot);
+      bound_[slot] = true;
+    }
+    compile_block(program, "/program", false);
+    t_.program = prog_;
+  }
+
+ private:
+  // ---- typed access ------------------------------------------------------
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw InputError(file_, path, message);
+  }
+  [[noreturn]] void expected(const std::string& what, const J& got, const std::string& path) const {
+    fail(path, "expected " + what + ", got " + describe_json(got));
+  }
+  const J& object(const J& v, const std::string& path) const {
+    if (!v.is_object()) expected("an object", v, path);
+    return v;
+  }
+  const J& list(const J& v, const std::string& path) const {
+    if (!v.is_array()) expected("a list", v, path);
+    return v;
+  }
+  std::string nonempty_string(const J& v, const std::string& path) const {
+    if (!v.is_string() || v.get_ref<const std::string&>().empty()) expected("a non-empty string", v, path);
+    return v.get<std::string>();
+  }
+  bool boolean(const J& v, const std::string& path) const {
+    if (!v.is_boolean()) expected("true or false", v, path);
+    return v.get<bool>();
+  }
+  std::int64_t integer(const J& v, const std::string& path, std::int64_t lo, std::int64_t hi) const {
+    std::int64_t i = 0;
+    if (!config::json_int64(v, i) || i < lo || i > hi) {
+      std::string range = hi != kMax ? " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
+                          : lo != kMin ? " >= " + std::to_string(lo)
+                                       : "";
+      expected("an integer" + range, v, path);
+    }
+    return i;
+  }
+  int index(const J& v, const std::string& path) const {
+    return static_cast<int>(integer(v, path, 0, std::numeric_limits<int>::max()));
+  }
+  double non_negative_number(const J& v, const std::string& path) const {
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      expected("a number >= 0", v, path);
+    return v.get<double>();
+  }
+  // Index of `v` in `options`.
+  int choice(const J& v, const std::string& path, const Keys& options) const {
+    if (v.is_string())
+      for (std::size_t i = 0; i < options.size(); ++i)
+        if (v.get_ref<const std::string&>() == options[i]) return static_cast<int>(i);
+    expected("one of " + quoted_list(options), v, path);
+  }
+  DType dtype(const J& v, const std::string& path) const {
+    std::optional<DType> d;
+    if (v.is_string()) d = dtype_from_trace_name(v.get<std::string>());
+    if (!d) expected(std::string("a dtype (one of: ") + dtype_names_list() + ")", v, path);
+    return *d;
+  }
+  static const J* get(const J& obj, const char* key) {
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+  const J& need(const J& obj, const std::string& path, const char* key) const {
+    const J* v = get(obj, key);
+    if (!v) fail(path, std::string("missing key \"") + key + "\"");
+    return *v;
+  }
+  // `count` keys of `keys` present in `obj`; `first`/`second` the first two.
+  static int present(const J& obj, const Keys& keys, std::string* first = nullptr, std::string* second = nullptr) {
+    int n = 0;
+    for (const std::string& k : keys) {
+      if (!obj.contains(k)) continue;
+      if (n == 0 && first) *first = k;
+      if (n == 1 && second) *second = k;
+      ++n;
+    }
+    return n;
+  }
+
+  // ---- expressions ---------------------------------------------------------
+  // An integer or an expression string, compiled with `resolve`; `hint` is
+  // added when the expression names something `resolve` does not know.
+  Expr expression(const J& v, const std::string& path, const Resolver& resolve, const char* hint) const {
+    std::int64_t i = 0;
+    if (config::json_int64(v, i)) return Expr::constant(i);
+    if (!v.is_string()) expected("an integer or an expression string", v, path);
+    bool unknown = false;
+    Resolver tracking = [&](const std::string& name) {
+      int slot = resolve(name);
+      unknown = unknown || slot < 0;
+      return slot;
+    };
+    try {
+      return Expr::parse(v.get<std::string>(), tracking);
+    } catch (const EvalError& e) {
+      fail(path, std::string(e.what()) + (unknown ? hint : ""));
+    }
+  }
+
+  // A constant field's value is checked now; others when they are evaluated.
+  void check_constant(const IntField& f) const {
+    if (!f.expr.is_const()) return;
+    std::string err = int_field_error(f, f.expr.const_value());
+    if (!err.empty()) fail(f.path, err);
+  }
+
+  IntField int_field(const J& v, const std::string& path, const std::string& name,
+                     std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                     std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+    IntField f;
+    f.path = path;
+    f.name = name;
+    f.lo = lo;
+    f.hi = hi;
+    f.expr = expression(v, path, [this](const std::string& n) { return slot_of(n); }, "");
+    for (int slot : f.expr.slots())
+      if (!bound_[slot]) fail(path, "name \"" + prog_->slot_names[slot] + "\" is used before it is bound");
+    check_constant(f);
+    return f;
+  }
+  // The field `key` of `obj`, or the constant `dflt` when absent.
+  IntField int_field_or(const J& obj, const std::string& path, const char* key, std::int64_t dflt,
+                        std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                        std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
+    if (const J* v = get(obj, key)) return int_field(*v, pointer_join(path, key), key, lo, hi);
+    IntField f;
+    f.expr = Expr::constant(dflt);
+    f.path = pointer_join(path, key);
+    f.name = key;
+    f.lo = lo;
+    f.hi = hi;
+    return f;
+  }
+  // A list of one integer field per dimension.
+  std::vector<IntField> dims(const J& v, const std::string& path, const std::string& name, std::int64_t lo) {
+    if (!v.is_array() || v.empty() || v.size() > static_cast<std::size_t>(kMaxDims))
+      expected("a list of 1 to " + std::to_string(kMaxDims) + " integers", v, path);
+    std::vector<IntField> out;
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(int_field(v[i], pointer_join(path, i), name, lo));
+    return out;
+  }
+
+  // ---- kernels -------------------------------------------------------------
+  Expr phase_expr(const J& v, const std::string& path, const std::string& name, std::int64_t lo) const {
+    IntField f;
+    f.path = path;
+    f.name = name;
+    f.lo = lo;
+    f.expr = expression(
+        v, path,
+        [](const std::string& n) { return n == "block_idx" ? 0 : n == "block_num" ? 1 : -1; },
+        " (kernel phases may only use block_idx and block_num)");
+    check_constant(f);
+    return f.expr;
+  }
+
+  Duration duration(const J& v, const std::string& path) const {
+    object(v, path);
+    check_keys(v, file_, path, {"ns", "cycles", "mean_ns", "sigma_ns"});
+    int forms = present(v, {"ns"}) + present(v, {"cycles"}) + (present(v, {"mean_ns", "sigma_ns"}) > 0);
+    if (forms != 1)
+      fail(path, R"(expected exactly one of {"ns": N}, {"cycles": N} or {"mean_ns": M, "sigma_ns": S})");
+    Duration d;
+    if (const J* ns = get(v, "ns")) {
+      d.kind = Duration::Kind::Ns;
+      d.a = non_negative_number(*ns, pointer_join(path, "ns"));
+    } else if (const J* cycles = get(v, "cycles")) {
+      d.kind = Duration::Kind::Cycles;
+      d.a = non_negative_number(*cycles, pointer_join(path, "cycles"));
+    } else {
+      d.kind = Duration::Kind::Normal;
+      d.a = non_negative_number(need(v, path, "mean_ns"), pointer_join(path, "mean_ns"));
+      d.b = non_negative_number(need(v, path, "sigma_ns"), pointer_join(path, "sigma_ns"));
+    }
+    return d;
+  }
+
+  // load / store: {"arg", "offset", "bytes"[, "cache"]}
+  void transfer(const J& v, const std::string& path, bool load, Phase& p) const {
+    object(v, path);
+    check_keys(v, file_, path, load ? Keys{"arg", "offset", "bytes", "cache"} : Keys{"arg", "offset", "bytes"});
+    p.arg = index(need(v, path, "arg"), pointer_join(path, "arg"));
+    const J* offset = get(v, "offset");
+    p.offset = offset ? phase_expr(*offset, pointer_join(path, "offset"), "offset", 0) : Expr::constant(0);
+    p.bytes = phase_expr(need(v, path, "bytes"), pointer_join(path, "bytes"), "bytes", 0);
+    if (const J* cache = get(v, "cache"))
+      p.cache = choice(*cache, pointer_join(path, "cache"), {"default", "bypass"}) ? CacheMode::Bypass
+                                                                                  : CacheMode::Default;
+  }
+
+  void syncall(const J& v, const std::string& path, Phase& p) const {
+    object(v, path);
+    check_keys(v, file_, path, {"mode", "core_type", "workspace_arg", "used_cores"});
+    if (const J* mode = get(v, "mode"))
+      p.sync_mode = choice(*mode, pointer_join(path, "mode"), {"hard", "soft"}) ? SyncMode::Soft : SyncMode::Hard;
+    if (const J* ct = get(v, "core_type"))
+      p.sync_core_type = static_cast<CoreType>(choice(*ct, pointer_join(path, "core_type"), {"aic", "aiv", "mix"}));
+    if (p.sync_mode == SyncMode::Hard) {
+      std::string key;
+      if (present(v, {"workspace_arg", "used_cores"}, &key))
+        fail(pointer_join(path, key), "\"" + key + "\" is only allowed with mode \"soft\"");
+      return;
+    }
+    p.workspace_arg = index(need(v, path, "workspace_arg"), pointer_join(path, "workspace_arg"));
+    p.used_cores = phase_expr(need(v, path, "used_cores"), pointer_join(path, "used_cores"), "used_cores", 1);
+  }
+
+  Phase phase(const J& v, const std::string& path) const {
+    static const Keys kinds = {"compute", "load", "store", "fence", "cacheinvalid", "syncall"};
+    object(v, path);
+    check_keys(v, file_, path, kinds);
+    std::string kind, other;
+    int n = present(v, kinds, &kind, &other);
+    if (n == 0) fail(path, "expected a phase: an object with one of the keys " + config::join_names(kinds));
+    if (n > 1) fail(path, "a phase has exactly one key, got \"" + kind + "\" and \"" + other + "\"");
+    const J& body = v.at(kind);
+    const std::string bp = pointer_join(path, kind);
+    Phase p;
+    p.path = path;
+    if (kind == "compute") {
+      p.kind = PhaseKind::Compute;
+      p.duration = duration(body, bp);
+    } else if (kind == "load" || kind == "store") {
+      p.kind = kind == "load" ? PhaseKind::Load : PhaseKind::Store;
+      transfer(body, bp, kind == "load", p);
+    } else if (kind == "fence") {
+      p.kind = PhaseKind::Fence;
+      check_keys(object(body, bp), file_, bp, {});
+    } else if (kind == "cacheinvalid") {
+      p.kind = PhaseKind::CacheInvalid;
+      if (body == "all") {
+        p.all = true;
+      } else {
+        if (!body.is_object()) expected(R"("all" or {"arg": i})", body, bp);
+        check_keys(body, file_, bp, {"arg"});
+        p.arg = index(need(body, bp, "arg"), pointer_join(bp, "arg"));
+      }
+    } else {
+      p.kind = PhaseKind::Syncall;
+      syncall(body, bp, p);
+    }
+    return p;
+  }
+
+  // A lane (or a single-lane kernel's definition): exactly one of duration/body.
+  LaneBody lane(const J& v, const std::string& path) const {
+    if (present(v, {"duration", "body"}) != 1) fail(path, "expected exactly one of \"duration\" or \"body\"");
+    LaneBody l;
+    l.active = true;
+    if (const J* d = get(v, "duration")) {
+      Phase p;
+      p.kind = PhaseKind::Compute;
+      p.path = pointer_join(path, "duration");
+      p.duration = duration(*d, p.path);
+      l.phases.push_back(std::move(p));
+      return l;
+    }
+    const std::string bp = pointer_join(path, "body");
+    const J& body = list(v.at("body"), bp);
+    for (std::size_t i = 0; i < body.size(); ++i) l.phases.push_back(phase(body[i], pointer_join(bp, i)));
+    return l;
+  }
+
+  void mix_lanes(const J& v, const std::string& path, KernelDef& k) const {
+    object(v, path);
+    check_keys(v, file_, path, {"aic", "aiv", "aiv0", "aiv1"});
+    std::string split;
+    if (v.contains("aiv") && present(v, {"aiv0", "aiv1"}, &split))
+      fail(pointer_join(path, split), "\"aiv\" (both AIV lanes) cannot be combined with \"" + split + "\"");
+    auto lane_at = [&](const char* key) {
+      const std::string lp = pointer_join(path, key);
+      const J& l = object(v.at(key), lp);
+      check_keys(l, file_, lp, {"duration", "body"});
+      return lane(l, lp);
+    };
+    if (v.contains("aic")) k.lanes[kLaneAic] = lane_at("aic");
+    if (v.contains("aiv")) k.lanes[kLaneAiv0] = k.lanes[kLaneAiv1] = lane_at("aiv");
+    if (v.contains("aiv0")) k.lanes[kLaneAiv0] = lane_at("aiv0");
+    if (v.contains("aiv1")) k.lanes[kLaneAiv1] = lane_at("aiv1");
+    if (k.active_mask() == 0) fail(path, "a mix kernel needs at least one lane (aic, aiv, aiv0 or aiv1)");
+    if (k.active_mask() == kMaskAiv1) std::swap(k.lanes[kLaneAiv0], k.lanes[kLaneAiv1]);  // runtime rule
+  }
+
+  void load_kernels(const J& v, const std::string& path) {
+    object(v, path);
+    std::unordered_map<int, std::string> by_id;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (is_annotation_key(it.key())) continue;
+      const std::string kp = pointer_join(path, it.key());
+      const J& kv = object(it.value(), kp);
+      auto k = std::make_unique<KernelDef>();
+      k->name = it.key();
+      k->path = kp;
+      k->core = static_cast<CoreType>(choice(need(kv, kp, "core"), pointer_join(kp, "core"), {"aic", "aiv", "mix"}));
+      bool mix = k->core == CoreType::MIX;
+      check_keys(kv, file_, kp, mix ? Keys{"func_id", "core", "lanes"} : Keys{"func_id", "core", "duration", "body"});
+      const std::string fp = pointer_join(kp, "func_id");
+      k->func_id = index(need(kv, kp, "func_id"), fp);
+      auto [prev, fresh] = by_id.emplace(k->func_id, k->name);
+      if (!fresh)
+        fail(fp, "func_id " + std::to_string(k->func_id) + " is already used by kernel \"" + prev->second + "\"");
+      if (mix)
+        mix_lanes(need(kv, kp, "lanes"), pointer_join(kp, "lanes"), *k);
+      else
+        k->lanes[k->core == CoreType::AIC ? kLaneAic : kLaneAiv0] = lane(kv, kp);
+      kernels_[k->name] = k.get();
+      t_.kernels.push_back(std::move(k));
+    }
+  }
+
+  // ---- external tensors ----------------------------------------------------
+  void load_tensors(const J& v, const std::string& path) {
+    object(v, path);
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (is_annotation_key(it.key())) continue;
+      const std::string tp = pointer_join(path, it.key());
+      const J& tv = object(it.value(), tp);
+      check_keys(tv, file_, tp, {"shape", "dtype", "data", "fill"});
+      ExternalTensor e;
+      e.name = it.key();
+      e.path = tp;
+      const std::string sp = pointer_join(tp, "shape");
+      const J& shape = need(tv, tp, "shape");
+      if (!shape.is_array() || shape.empty() || shape.size() > static_cast<std::size_t>(kMaxDims))
+        expected("a list of 1 to " + std::to_string(kMaxDims) + " integers", shape, sp);
+      for (std::size_t d = 0; d < shape.size(); ++d) e.shape.push_back(integer(shape[d], pointer_join(sp, d), 1, kMax));
+      const std::int64_t numel = checked_numel(e.shape.data(), e.shape.size());
+      if (numel < 0) fail(sp, too_many_elements());
+      e.dtype = dtype(need(tv, tp, "dtype"), pointer_join(tp, "dtype"));
+      if (tv.contains("data") && tv.contains("fill")) fail(tp, "\"data\" and \"fill\" are exclusive: give one");
+      if (const J* fill = get(tv, "fill")) e.fill = integer(*fill, pointer_join(tp, "fill"), kMin, kMax);
+      if (const J* data = get(tv, "data")) {
+        const std::string dp = pointer_join(tp, "data");
+        list(*data, dp);
+        if (static_cast<std::int64_t>(data->size()) != numel)
+          fail(dp, "expected " + std::to_string(numel) + " values (one per element), got " +
+                       std::to_string(data->size()));
+        e.data.reserve(data->size());
+        for (std::size_t i = 0; i < data->size(); ++i) e.data.push_back(integer((*data)[i], pointer_join(dp, i), kMin, kMax));
+      }
+      t_.tensors.push_back(std::move(e));
+    }
+  }
+
+  // ---- program ---------------------------------------------------------------
+  int slot_of(const std::string& name) {
+    auto [it, fresh] = slots_.emplace(name, static_cast<int>(prog_->slot_names.size()));
+    if (fresh) {
+      prog_->slot_names.push_back(name);
+      bound_.push_back(false);
+    }
+    return it->second;
+  }
+  // A name about to be bound (marked bound after the op's uses are checked).
+  int target(const J& v, const std::string& path) { return slot_of(nonempty_string(v, path)); }
+  // An integer variable: a name expressions can use.
+  int int_target(const J& v, const std::string& path) {
+    if (!v.is_string() || !is_identifier(v.get<std::string>()))
+      expected("a variable name (letters, digits and _, not starting with a digit, not min or max)", v, path);
+    return slot_of(v.get<std::string>());
+  }
+  NameRef use(const J& v, const std::string& path) {
+    NameRef r{slot_of(nonempty_string(v, path)), path};
+    if (!bound_[r.slot]) fail(path, "name \"" + v.get<std::string>() + "\" is used before it is bound");
+    return r;
+  }
+  void emit(Code code, std::size_t index) { prog_->code.push_back({code, static_cast<std::uint32_t>(index)}); }
+
+  void compile_block(const J& v, const std::string& path, bool manual) {
+    list(v, path);
+    for (std::size_t i = 0; i < v.size(); ++i) compile_op(v[i], pointer_join(path, i), manual);
+  }
+
+  void compile_op(const J& v, const std::string& path, bool manual) {
+    static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let"};
+    object(v, path);
+    const int op = choice(need(v, path, "op"), pointer_join(path, "op"), ops);
+    switch (op) {
+      case 0: return compile_scope(v, path, manual);
+      case 1: return compile_alloc(v, path);
+      case 2: return compile_view(v, path);
+      case 3: return compile_task(v, path, OrchOp::Kind::Submit);
+      case 4: return compile_task(v, path, OrchOp::Kind::Dummy);
+      case 5: return compile_read(v, path);
+      case 6: return compile_for(v, path, manual);
+      default: return compile_let(v, path);
+    }
+  }
+
+  void compile_scope(const J& v, const std::string& path, bool manual) {
+    check_keys(v, file_, path, {"op", "mode", "site", "body"});
+    ScopeOp s;
+    s.path = path;
+    if (const J* mode = get(v, "mode"))
+      s.mode = choice(*mode, pointer_join(path, "mode"), {"auto", "manual"}) ? ScopeMode::Manual : ScopeMode::Auto;
+    if (manual && s.mode == ScopeMode::Auto)
+      fail(path, "an auto scope may not be nested inside a manual scope (runtime: INVALID_ARGS)");
+    ++scope_ordinal_;
+    const J* site = get(v, "site");
+    s.site = site ? nonempty_string(*site, pointer_join(path, "site")) : t_.name + ":" + std::to_string(scope_ordinal_);
+    const J& body = need(v, path, "body");
+    std::size_t k = prog_->scopes.size();
+    prog_->scopes.push_back(std::move(s));
+    emit(Code::ScopeBegin, k);
+    compile_block(body, pointer_join(path, "body"), manual || prog_->scopes[k].mode == ScopeMode::Manual);
+    emit(Code::ScopeEnd, k);
+  }
+
+  void compile_for(const J& v, const std::string& path, bool manual) {
+    check_keys(v, file_, path, {"op", "var", "from", "to", "step", "body"});
+    ForOp f;
+    f.from = int_field_or(v, path, "from", 0);
+    f.to = int_field(need(v, path, "to"), pointer_join(path, "to"), "to");
+    f.step = int_field_or(v, path, "step", 1);
+    f.step.nonzero = true;
+    check_constant(f.step);
+    f.var = int_target(need(v, path, "var"), pointer_join(path, "var"));
+    const J& body = need(v, path, "body");
+    std::size_t k = prog_->fors.size();
+    prog_->fors.push_back(std::move(f));
+    emit(Code::ForInit, k);
+    bound_[prog_->fors[k].var] = true;
+    prog_->fors[k].body = prog_->code.size();
+    compile_block(body, pointer_join(path, "body"), manual);
+    emit(Code::ForNext, k);
+    prog_->fors[k].exit = prog_->code.size();
+  }
+
+  void compile_let(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "var", "value"});
+    LetOp l;
+    l.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
+    l.slot = int_target(need(v, path, "var"), pointer_join(path, "var"));
+    bound_[l.slot] = true;
+    prog_->lets.push_back(std::move(l));
+    emit(Code::Let, prog_->lets.size() - 1);
+  }
+
+  // offset/shape of `obj` (each optional) as a view of a tensor.
+  ViewSpec view_spec(const J& obj, const std::string& path) {
+    ViewSpec s;
+    s.path = path;
+    if (const J* o = get(obj, "offset")) s.offset = dims(*o, pointer_join(path, "offset"), "offset", 0);
+    if (const J* sh = get(obj, "shape")) s.shape = dims(*sh, pointer_join(path, "shape"), "shape", 1);
+    if (!s.offset.empty() && !s.shape.empty() && s.offset.size() != s.shape.size())
+      fail(pointer_join(path, "shape"), "expected " + std::to_string(s.offset.size()) +
+                                            " entries (as many as offset), got " + std::to_string(s.shape.size()));
+    return s;
+  }
+
+  void compile_view(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "bind", "of", "offset", "shape"});
+    ViewOp w;
+    w.of = use(need(v, path, "of"), pointer_join(path, "of"));
+    w.view = view_spec(v, path);
+    w.bind = target(need(v, path, "bind"), pointer_join(path, "bind"));
+    bound_[w.bind] = true;
+    prog_->views.push_back(std::move(w));
+    emit(Code::View, prog_->views.size() - 1);
+  }
+
+  void compile_read(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "tensor", "index", "bind"});
+    ReadOp r;
+    r.path = path;
+    r.tensor = use(need(v, path, "tensor"), pointer_join(path, "tensor"));
+    r.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    if (const J* b = get(v, "bind")) r.bind = int_target(*b, pointer_join(path, "bind"));
+    if (r.bind >= 0) bound_[r.bind] = true;
+    prog_->reads.push_back(std::move(r));
+    emit(Code::Read, prog_->reads.size() - 1);
+  }
+
+  // `{"out": NAME, "shape", "dtype"}` (and an alloc output `{"bind", "shape", "dtype"}`).
+  ArgSpec output(const J& v, const std::string& path, const char* name_key) {
+    ArgSpec a;
+    a.tag = ArgTag::Output;
+    a.path = path;
+    a.name.slot = target(need(v, path, name_key), pointer_join(path, name_key));
+    a.name.path = pointer_join(path, name_key);
+    a.out_shape = dims(need(v, path, "shape"), pointer_join(path, "shape"), "shape", 1);
+    a.dtype = dtype(need(v, path, "dtype"), pointer_join(path, "dtype"));
+    return a;
+  }
+
+  ArgSpec argument(const J& v, const std::string& path) {
+    static const Keys forms = {"in", "inout", "out", "out_existing", "no_dep"};
+    static const ArgTag tags[] = {ArgTag::Input, ArgTag::Inout, ArgTag::Output, ArgTag::OutputExisting,
+                                  ArgTag::NoDep};
+    object(v, path);
+    std::string form, other;
+    int n = present(v, forms, &form, &other);
+    bool out = form == "out";
+    if (!out && v.contains("dtype")) fail(pointer_join(path, "dtype"), "\"dtype\" is only allowed with \"out\"");
+    Keys allowed = forms;
+    allowed.insert(allowed.end(), {"offset", "shape", "manual_dep"});
+    if (out) allowed.push_back("dtype");
+    check_keys(v, file_, path, allowed);
+    if (n == 0) fail(path, "expected one of the keys " + config::join_names(forms));
+    if (n > 1)
+      fail(path, "an argument takes exactly one of " + config::join_names(forms) + ", got \"" + form + "\" and \"" +
+                     other + "\"");
+    ArgSpec a;
+    if (out) {
+      if (v.contains("offset"))
+        fail(pointer_join(path, "offset"), "\"offset\" is not allowed with \"out\" (a new buffer has no parent view)");
+      a = output(v, path, "out");
+    } else {
+      a.tag = tags[std::find(forms.begin(), forms.end(), form) - forms.begin()];
+      a.path = path;
+      a.name = use(v.at(form), pointer_join(path, form));
+      a.view = view_spec(v, path);
+    }
+    if (const J* md = get(v, "manual_dep")) a.manual_dep = boolean(*md, pointer_join(path, "manual_dep"));
+    return a;
+  }
+
+  // Every argument a kernel phase refers to must be passed.
+  void check_kernel_args(TaskOp& t) const {
+    const int nargs = static_cast<int>(t.args.size());
+    for (const LaneBody& l : t.kernel->lanes) {
+      for (const Phase& p : l.phases) {
+        for (int a : {p.arg, p.workspace_arg}) {
+          if (a >= nargs)
+            fail(t.path, "kernel \"" + t.kernel->name + "\" uses argument " + std::to_string(a) + " (at " + p.path +
+                             "), but the submit passes " + std::to_string(nargs));
+        }
+        if (p.workspace_arg >= 0 &&
+            std::find(t.workspace_args.begin(), t.workspace_args.end(), p.workspace_arg) == t.workspace_args.end())
+          t.workspace_args.push_back(p.workspace_arg);
+      }
+    }
+  }
+
+  PredicateOp predicate(const J& v, const std::string& path) {
+    object(v, path);
+    check_keys(v, file_, path, {"tensor", "index", "cmp", "value"});
+    PredicateOp p;
+    p.path = path;
+    p.tensor = use(need(v, path, "tensor"), pointer_join(path, "tensor"));
+    p.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    p.cmp = static_cast<Cmp>(choice(need(v, path, "cmp"), pointer_join(path, "cmp"), {"==", "!=", ">", "<", ">=", "<="}));
+    p.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
+    return p;
+  }
+
+  WriteOp write(const J& v, const std::string& path, std::size_t nargs) {
+    object(v, path);
+    check_keys(v, file_, path, {"arg", "index", "value"});
+    WriteOp w;
+    w.path = path;
+    w.arg = static_cast<int>(integer(need(v, path, "arg"), pointer_join(path, "arg"), 0, std::numeric_limits<int>::max()));
+    if (static_cast<std::size_t>(w.arg) >= nargs)
+      fail(pointer_join(path, "arg"),
+           "argument " + std::to_string(w.arg) + " does not exist (the submit has " + std::to_string(nargs) + ")");
+    w.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    w.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
+    return w;
+  }
+
+  // Marks the names an alloc/submit/dummy binds (outputs, id).
+  void bind_task_names(const TaskOp& t) {
+    for (const ArgSpec& a : t.args)
+      if (a.tag == ArgTag::Output) bound_[a.name.slot] = true;
+    if (t.id_slot >= 0) bound_[t.id_slot] = true;
+  }
+
+  void check_arg_count(std::size_t n, const std::string& path) const {
+    if (n > static_cast<std::size_t>(kMaxTensorArgs))
+      fail(path, "at most " + std::to_string(kMaxTensorArgs) + " tensor arguments are allowed, got " + std::to_string(n));
+  }
+
+  void compile_alloc(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "outputs", "id"});
+    TaskOp t;
+    t.kind = OrchOp::Kind::Alloc;
+    t.path = path;
+    const std::string op = pointer_join(path, "outputs");
+    const J& outs = need(v, path, "outputs");
+    if (!outs.is_array() || outs.empty()) expected("a non-empty list of outputs", outs, op);
+    check_arg_count(outs.size(), op);
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const std::string p = pointer_join(op, i);
+      check_keys(object(outs[i], p), file_, p, {"bind", "shape", "dtype"});
+      t.args.push_back(output(outs[i], p, "bind"));
+    }
+    if (const J* id = get(v, "id")) t.id_slot = target(*id, pointer_join(path, "id"));
+    finish_task(std::move(t));
+  }
+
+  void compile_task(const J& v, const std::string& path, OrchOp::Kind kind) {
+    const bool submit = kind == OrchOp::Kind::Submit;
+    check_keys(v, file_, path,
+               submit ? Keys{"op", "kernel", "args", "id", "block_num", "deps", "early_resolve", "sync_start",
+                             "predicate", "writes", "site"}
+                      : Keys{"op", "id", "args", "deps"});
+    TaskOp t;
+    t.kind = kind;
+    t.path = path;
+    if (submit) {
+      const J& kname = need(v, path, "kernel");
+      auto it = kernels_.find(nonempty_string(kname, pointer_join(path, "kernel")));
+      if (it == kernels_.end()) fail(pointer_join(path, "kernel"), "unknown kernel " + kname.dump());
+      t.kernel = it->second;
+    }
+    if (const J* args = get(v, "args")) {
+      const std::string ap = pointer_join(path, "args");
+      list(*args, ap);
+      check_arg_count(args->size(), ap);
+      for (std::size_t i = 0; i < args->size(); ++i) t.args.push_back(argument((*args)[i], pointer_join(ap, i)));
+    }
+    t.block_num = int_field_or(v, path, "block_num", 1, 1, kMaxBlockNum);
+    if (const J* deps = get(v, "deps")) {
+      const std::string dp = pointer_join(path, "deps");
+      list(*deps, dp);
+      for (std::size_t i = 0; i < deps->size(); ++i) t.deps.push_back(use((*deps)[i], pointer_join(dp, i)));
+    }
+    if (const J* b = get(v, "early_resolve")) t.early_resolve = boolean(*b, pointer_join(path, "early_resolve"));
+    if (const J* b = get(v, "sync_start")) t.sync_start = boolean(*b, pointer_join(path, "sync_start"));
+    if (const J* p = get(v, "predicate")) t.predicate = predicate(*p, pointer_join(path, "predicate"));
+    if (const J* w = get(v, "writes")) {
+      const std::string wp = pointer_join(path, "writes");
+      list(*w, wp);
+      for (std::size_t i = 0; i < w->size(); ++i) t.writes.push_back(write((*w)[i], pointer_join(wp, i), t.args.size()));
+    }
+    if (const J* s = get(v, "site")) t.site = nonempty_string(*s, pointer_join(path, "site"));
+    if (t.kernel) check_kernel_args(t);
+    if (const J* id = get(v, "id")) t.id_slot = target(*id, pointer_join(path, "id"));
+    finish_task(std::move(t));
+  }
+
+  void finish_task(TaskOp t) {
+    bind_task_names(t);
+    prog_->tasks.push_back(std::move(t));
+    emit(Code::Task, prog_->tasks.size() - 1);
+  }
+
+  static constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+  std::string file_;
+  Trace& t_;
+  std::shared_ptr<Program> prog_;
+  std::unordered_map<std::string, const KernelDef*> kernels_;
+  std::unordered_map<std::string, int> slots_;
+  std::vector<bool> bound_;
+  int scope_ordinal_ = 0;
+};
+
+}  // namespace
+
+const KernelDef* Trace::kernel_by_func_id(int func_id) const {
+  for (const auto& k : kernels)
+    if (k->func_id == func_id) return k.get();
+  return nullptr;
+}
+
+Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name) {
+  J root = parse_json(text, file);
+  Trace t;
+  Loader(file, t).load(root, default_name);
+  return t;
+}
+
+Trace load_trace(const std::string& path) {
+  if (path == "-") {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return parse_trace(text, "<stdin>", "stdin");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open the trace file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path, "", "cannot read the trace file");
+  return parse_trace(text.str(), path, std::filesystem::path(path).stem().string());
+}
+
+}  // namespace npusim::trace

@@ -1,0 +1,168 @@
+// The checked, compiled form of a trace's program (private to sim/trace).
+//
+// The loader flattens the program into a linear code of instructions with
+// jumps (a `for` becomes ForInit ... ForNext), resolves every variable name to
+// a slot and compiles every expression once. The interpreter walks the code
+// with a program counter and a slot table; nothing grows while it runs.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/expr.h"
+#include "models/common/kernel.h"
+#include "models/runtime/orch_ops.h"
+#include "sim/trace/trace.h"
+
+namespace npusim::trace {
+
+constexpr int kMaxTensorArgs = 32;  // MAX_TENSOR_ARGS of the runtime's payload
+constexpr std::int64_t kMaxBlockNum = 32767;
+constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // per tensor
+
+// Number of elements of a shape of `n` positive extents, or -1 when it is
+// above kMaxElements.
+inline std::int64_t checked_numel(const std::int64_t* dims, std::size_t n) {
+  std::int64_t numel = 1;
+  for (std::size_t d = 0; d < n; ++d)
+    if (__builtin_mul_overflow(numel, dims[d], &numel) || numel > kMaxElements) return -1;
+  return numel;
+}
+inline std::string too_many_elements() {
+  return "tensor too large (more than " + std::to_string(kMaxElements) + " elements)";
+}
+
+// An integer field: a constant or an expression, with its JSON pointer and the
+// range its values must lie in (checked at load time for constants, at run
+// time otherwise).
+struct IntField {
+  Expr expr;
+  std::string path;
+  std::string name;  // for messages: "block_num", "shape", ...
+  std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  bool nonzero = false;
+};
+
+// "" if `v` is an acceptable value of `f`, else what is wrong with it.
+inline std::string int_field_error(const IntField& f, std::int64_t v) {
+  const std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (f.nonzero && v == 0) return f.name + " must not be 0";
+  if (v >= f.lo && v <= f.hi) return "";
+  std::string range = f.hi == kMax ? ">= " + std::to_string(f.lo)
+                    : f.lo == kMin ? "<= " + std::to_string(f.hi)
+                                   : "in [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) + "]";
+  return f.name + " must be " + range + ", got " + std::to_string(v);
+}
+
+// A use of a variable.
+struct NameRef {
+  int slot = -1;
+  std::string path;  // pointer of the JSON string that names it
+};
+
+// A view relative to a tensor's current view (`offset`/`shape` lists; an
+// empty list takes its default: zeros / the parent's shape minus the offset).
+struct ViewSpec {
+  std::vector<IntField> offset;
+  std::vector<IntField> shape;
+  std::string path;  // the object holding offset/shape
+};
+
+struct ArgSpec {
+  ArgTag tag = ArgTag::Input;
+  NameRef name;                     // the tensor used; for Output the variable bound
+  ViewSpec view;                    // not Output
+  std::vector<IntField> out_shape;  // Output
+  DType dtype = DType::FP32;        // Output
+  bool manual_dep = false;
+  std::string path;
+};
+
+struct PredicateOp {
+  NameRef tensor;
+  std::vector<IntField> index;
+  Cmp cmp = Cmp::EQ;
+  IntField value;
+  std::string path;
+};
+
+struct WriteOp {
+  int arg = 0;
+  std::vector<IntField> index;
+  IntField value;
+  std::string path;
+};
+
+// submit, dummy and alloc (whose outputs are `args`, all Output).
+struct TaskOp {
+  OrchOp::Kind kind = OrchOp::Kind::Submit;
+  const KernelDef* kernel = nullptr;
+  std::vector<ArgSpec> args;
+  int id_slot = -1;
+  IntField block_num;
+  std::vector<NameRef> deps;
+  bool early_resolve = false;
+  bool sync_start = false;
+  std::optional<PredicateOp> predicate;
+  std::vector<WriteOp> writes;
+  std::vector<int> workspace_args;  // soft-syncall workspaces of the kernel
+  std::string site;
+  std::string path;
+};
+
+struct ScopeOp {
+  ScopeMode mode = ScopeMode::Auto;
+  std::string site;
+  std::string path;
+};
+
+struct LetOp {
+  int slot = -1;
+  IntField value;
+};
+
+struct ViewOp {
+  int bind = -1;
+  NameRef of;
+  ViewSpec view;
+};
+
+struct ReadOp {
+  NameRef tensor;
+  std::vector<IntField> index;
+  int bind = -1;
+  std::string path;
+};
+
+struct ForOp {
+  int var = -1;
+  IntField from, to, step;
+  std::size_t body = 0;  // pc of the first body instruction
+  std::size_t exit = 0;  // pc after the loop's ForNext
+};
+
+enum class Code : std::uint8_t { ScopeBegin, ScopeEnd, Task, Read, Let, View, ForInit, ForNext };
+
+struct Instr {
+  Code code;
+  std::uint32_t index;  // into the table of that code (ScopeEnd: scopes, ForNext: fors)
+};
+
+struct Program {
+  std::vector<Instr> code;
+  std::vector<ScopeOp> scopes;
+  std::vector<TaskOp> tasks;
+  std::vector<ReadOp> reads;
+  std::vector<LetOp> lets;
+  std::vector<ViewOp> views;
+  std::vector<ForOp> fors;
+  std::vector<std::string> slot_names;  // variable name of each slot
+  std::vector<int> tensor_slots;        // slot of each of Trace::tensors
+};
+
+}  // namespace npusim::trace
