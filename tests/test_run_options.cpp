@@ -2,6 +2,8 @@
 // ring values, merging and resolution against a platform.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/config/run_options.h"
@@ -60,41 +62,31 @@ TEST_CASE("run options: ring values from JSON, scalar and list") {
 }
 
 TEST_CASE("run options: bad ring values in the runtime's message style") {
-  CHECK(ring_json_error("1000", "ring_heap") ==
-        "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000");
-  CHECK(ring_json_error("512", "ring_heap") ==
-        "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 512");
-  CHECK(ring_json_error("6", "ring_task_window") ==
-        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 6");
-  CHECK(ring_json_error("2", "ring_task_window") ==
-        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 2");
-  CHECK(ring_json_error("2", "ring_dep_pool") ==
-        "t.json|/run/ring_dep_pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 2");
-  CHECK(ring_json_error("2147483648", "ring_dep_pool") ==
-        "t.json|/run/ring_dep_pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 2147483648");
-  CHECK(ring_json_error("-4", "ring_task_window") ==
-        "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got -4");
-}
+  const std::map<std::string, std::string> rule = {
+      {"ring_heap", "ring_heap must be a power of 2 >= 1024 (bytes per ring), got "},
+      {"ring_task_window", "ring_task_window must be a power of 2 >= 4 (task slots per ring), got "},
+      {"ring_dep_pool", "ring_dep_pool must be in [4, 2147483647] (entries per ring), got "}};
+  // Non-integers (booleans included) get the same message as a bad value.
+  const std::map<std::string, std::vector<std::string>> bad = {
+      {"ring_heap", {"1000", "512", "true", "1024.0", "1.5", "\"1024\"", "null"}},
+      {"ring_task_window", {"6", "2", "-4", "false"}},
+      {"ring_dep_pool", {"2", "2147483648"}}};
+  for (const auto& [field, values] : bad) {
+    for (const std::string& v : values) {
+      INFO(field << " = " << v);
+      CHECK(ring_json_error(v.c_str(), field) == "t.json|/run/" + field + "|" + rule.at(field) + v);
+    }
+  }
+  CHECK(ring_json_error("{}", "ring_heap") == "t.json|/run/ring_heap|" + rule.at("ring_heap") + "an object");
 
-TEST_CASE("run options: non-integer ring values get the bad-value message") {
-  const std::string prefix = "t.json|/run/ring_heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got ";
-  CHECK(ring_json_error("true", "ring_heap") == prefix + "true");
-  CHECK(ring_json_error("1024.0", "ring_heap") == prefix + "1024.0");
-  CHECK(ring_json_error("1.5", "ring_heap") == prefix + "1.5");
-  CHECK(ring_json_error("\"1024\"", "ring_heap") == prefix + "\"1024\"");
-  CHECK(ring_json_error("null", "ring_heap") == prefix + "null");
-  CHECK(ring_json_error("{}", "ring_heap") == prefix + "an object");
-}
-
-TEST_CASE("run options: ring lists need exactly 4 entries and point at the bad element") {
-  CHECK(ring_json_error("[1024, 1024, 1024]", "ring_heap") ==
-        "t.json|/run/ring_heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 3");
-  CHECK(ring_json_error("[]", "ring_heap") ==
-        "t.json|/run/ring_heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 0");
+  // Lists: exactly 4 entries; the path points at a bad element.
+  const std::string count = " must have exactly 4 entries (one per scope-depth ring), got ";
+  CHECK(ring_json_error("[1024, 1024, 1024]", "ring_heap") == "t.json|/run/ring_heap|ring_heap" + count + "3");
+  CHECK(ring_json_error("[]", "ring_dep_pool") == "t.json|/run/ring_dep_pool|ring_dep_pool" + count + "0");
   CHECK(ring_json_error("[0, 1024, 1000, 0]", "ring_heap") ==
-        "t.json|/run/ring_heap/2|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000");
+        "t.json|/run/ring_heap/2|" + rule.at("ring_heap") + "1000");
   CHECK(ring_json_error("[0, false, 0, 0]", "ring_task_window") ==
-        "t.json|/run/ring_task_window/1|ring_task_window must be a power of 2 >= 4 (task slots per ring), got false");
+        "t.json|/run/ring_task_window/1|" + rule.at("ring_task_window") + "false");
 }
 
 TEST_CASE("run options: ring values from the command line") {

@@ -2,6 +2,7 @@
 // load-time error, each with its exact file, JSON path and message.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <iostream>
 #include <sstream>
 
@@ -381,24 +382,23 @@ TEST_CASE("trace loader: submit fields that refer to arguments") {
 }
 
 TEST_CASE("trace loader: names must be bound before they are used") {
-  CHECK(program_error(R"([{"op": "let", "var": "y", "value": "x+1"}])") ==
-        "/program/0/value|name \"x\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "b"}]}])") ==
-        "/program/0/args/0/in|name \"b\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "submit", "kernel": "K", "deps": ["t0"]}])") ==
-        "/program/0/deps/0|name \"t0\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "let", "var": "x", "value": "x"}])") ==
-        "/program/0/value|name \"x\" is used before it is bound");
-  // a submit's own outputs and id are bound after it
-  CHECK(program_error(R"([{"op": "submit", "kernel": "K",
-                           "args": [{"out": "b", "shape": [4], "dtype": "fp32"}, {"in": "b"}]}])") ==
-        "/program/0/args/1/in|name \"b\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "for", "var": "i", "to": "i", "body": []}])") ==
-        "/program/0/to|name \"i\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "read", "tensor": "a", "index": ["j", 0]}])") ==
-        "/program/0/index/0|name \"j\" is used before it is bound");
-  CHECK(program_error(R"([{"op": "view", "bind": "v", "of": "w"}])") ==
-        "/program/0/of|name \"w\" is used before it is bound");
+  // program, path of the use, the name
+  const std::vector<std::array<std::string, 3>> cases = {
+      {R"([{"op": "let", "var": "y", "value": "x+1"}])", "/program/0/value", "x"},
+      {R"([{"op": "submit", "kernel": "K", "args": [{"in": "b"}]}])", "/program/0/args/0/in", "b"},
+      {R"([{"op": "submit", "kernel": "K", "deps": ["t0"]}])", "/program/0/deps/0", "t0"},
+      {R"([{"op": "let", "var": "x", "value": "x"}])", "/program/0/value", "x"},
+      // a submit's own outputs and id are bound after it
+      {R"([{"op": "submit", "kernel": "K", "args": [{"out": "b", "shape": [4], "dtype": "fp32"}, {"in": "b"}]}])",
+       "/program/0/args/1/in", "b"},
+      {R"([{"op": "for", "var": "i", "to": "i", "body": []}])", "/program/0/to", "i"},
+      {R"([{"op": "read", "tensor": "a", "index": ["j", 0]}])", "/program/0/index/0", "j"},
+      {R"([{"op": "view", "bind": "v", "of": "w"}])", "/program/0/of", "w"},
+  };
+  for (const auto& [program, path, name] : cases) {
+    INFO(program);
+    CHECK(program_error(program) == path + "|name \"" + name + "\" is used before it is bound");
+  }
   // bindings made inside a loop or scope body stay visible after it
   CHECK(program_error(R"([{"op": "for", "var": "i", "to": 2, "body": [
                              {"op": "scope", "body": [
