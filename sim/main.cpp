@@ -1,8 +1,109 @@
-// npusim command line (placeholder until the engine lands).
-#include <cstdio>
+// npusim: the command line (cli-and-outputs.md).
+//
+//   npusim run TRACE [options]        simulate; outputs in --out DIR
+//   npusim check TRACE [--platform]   static checks only, no simulation
+//   npusim compare BASELINE CURRENT   timing regression check of two summary.json
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
 #include <systemc>
 
-int sc_main(int, char*[]) {
-  std::fprintf(stderr, "npusim: not built yet\n");
-  return 2;
+#include "models/common/errors.h"
+#include "sim/config/run_options.h"
+#include "sim/engine/engine.h"
+#include "sim/record/compare.h"
+
+namespace {
+
+using npusim::engine::kExitInputError;
+
+void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
+                     std::string& rh, std::string& rdp, std::string& runtime, long long& seed,
+                     int& threads) {
+  cmd->add_option("TRACE", req.trace_path, "trace file (- = standard input)")->required();
+  cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
+  cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
+  cmd->add_option("--seed", seed, "seed for sampled kernel durations");
+  cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
+  cmd->add_option("--runtime", runtime, "tensormap_and_ringbuffer | host_build_graph");
+  cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
+      ->check(CLI::Range(0, 4));
+  cmd->add_flag("--no-scope-stats", [&req](std::int64_t) { req.scope_stats = false; }, "do not write scope_stats");
+  cmd->add_flag("--no-deps", [&req](std::int64_t) { req.deps = false; }, "do not write deps.json");
+  cmd->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
+}
+
+// Command-line values -> RunOptions, with the trace format's validation.
+void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
+                const std::string& rdp, const std::string& runtime, long long seed, int threads) {
+  namespace cfg = npusim::config;
+  if (!rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(rtw, "ring_task_window");
+  if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
+  if (!rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(rdp, "ring_dep_pool");
+  if (!runtime.empty()) {
+    if (runtime == "tensormap_and_ringbuffer")
+      req.cli.runtime = npusim::RuntimeKind::TensormapRingbuffer;
+    else if (runtime == "host_build_graph")
+      req.cli.runtime = npusim::RuntimeKind::HostBuildGraph;
+    else
+      throw npusim::InputError(cfg::kCommandLine, "--runtime",
+                               "expected tensormap_and_ringbuffer or host_build_graph, got \"" + runtime + "\"");
+  }
+  if (seed != -1) {
+    if (seed < 0) throw npusim::InputError(cfg::kCommandLine, "--seed", "expected a non-negative integer");
+    req.cli.seed = static_cast<std::uint64_t>(seed);
+  }
+  if (threads != -1) req.cli.aicpu_thread_num = threads;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
+  app.require_subcommand(1);
+  npusim::engine::RunRequest req;
+  std::string rtw, rh, rdp, runtime;
+  long long seed = -1;
+  int threads = -1;
+
+  CLI::App* run = app.add_subcommand("run", "simulate a trace");
+  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads);
+  CLI::App* check = app.add_subcommand("check", "check a trace without simulating");
+  check->add_option("TRACE", req.trace_path, "trace file (- = standard input)")->required();
+  check->add_option("--platform", req.platform, "platform name or path");
+  check->add_flag("-q,--quiet", req.quiet, "no output on success");
+
+  CLI::App* compare = app.add_subcommand("compare", "compare two summary.json files");
+  std::string base, cur;
+  double tolerance = 0;
+  compare->add_option("BASELINE", base, "baseline summary.json")->required();
+  compare->add_option("CURRENT", cur, "current summary.json")->required();
+  compare->add_option("--tolerance", tolerance, "allowed slowdown in percent (default 0)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitInputError;
+  }
+  try {
+    if (*run) {
+      to_options(req, rtw, rh, rdp, runtime, seed, threads);
+      return npusim::engine::run(req, std::cout, std::cerr);
+    }
+    if (*check) return npusim::engine::check(req, std::cout, std::cerr);
+    if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
+  } catch (const npusim::InputError& e) {
+    std::cerr << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
+  return kExitInputError;
 }

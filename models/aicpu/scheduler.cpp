@@ -270,6 +270,7 @@ bool SchedulerThread::core_free_pending(int core) const {
 void SchedulerThread::claim(Task& task, int n, Time& t) {
   task.next_block += n;
   ++task.dispatch_ops;
+  ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
   ++pop_hit_;
   t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
   // Blocks remain: re-push at once so other threads can place more (§5.6).

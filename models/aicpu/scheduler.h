@@ -33,6 +33,7 @@ struct SchedContext {
   const Platform* platform = nullptr;
   std::vector<SchedulerThread*> threads;
   bool stop = false;  // emergency shutdown (a fatal was latched)
+  std::uint64_t blocks_dispatched = 0;  // logical blocks placed, all threads
 };
 
 class SchedulerThread : public sc_core::sc_module {

@@ -32,6 +32,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const OrchestratorThread& orchestrator() const { return *orch_; }
   const std::vector<std::unique_ptr<SchedulerThread>>& schedulers() const { return scheds_; }
   const Platform& platform() const { return platform_; }
+  std::uint64_t blocks_dispatched() const { return ctx_.blocks_dispatched; }
   const RunConfig& config() const { return config_; }
 
  private:

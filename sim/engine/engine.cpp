@@ -1,0 +1,341 @@
+#include "sim/engine/engine.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "models/chip/chip.h"
+#include "sim/config/run_options.h"
+#include "sim/engine/diagnosis.h"
+#include "sim/platform/platform_loader.h"
+#include "sim/record/writer.h"
+#include "sim/trace/trace.h"
+
+namespace fs = std::filesystem;
+
+namespace npusim::engine {
+
+namespace {
+
+struct Loaded {
+  Platform platform;
+  trace::Trace trace;
+  RunConfig config;
+};
+
+Loaded load(const RunRequest& req) {
+  Loaded l{platform::load_platform(req.platform), trace::load_trace(req.trace_path), {}};
+  RunOptions opts = config::merge(l.trace.run, req.cli);
+  l.config = config::resolve(opts, l.platform, l.trace.file);
+  l.config.swimlane_level = req.swimlane_level;
+  l.config.scope_stats = req.scope_stats && l.config.runtime == RuntimeKind::TensormapRingbuffer;
+  l.config.deps = req.deps;
+  // Kernel phases the device model does not simulate yet are refused up front
+  // rather than silently timed wrong.
+  for (const auto& k : l.trace.kernels)
+    for (const LaneBody& lane : k->lanes)
+      for (const Phase& ph : lane.phases)
+        if (ph.kind == PhaseKind::Syncall)
+          throw InputError(l.trace.file, ph.path,
+                           "syncall phases are not simulated yet (the FFTS barrier and GM "
+                           "polling models are not built); remove the phase to time the rest");
+  return l;
+}
+
+std::string default_out_dir(const std::string& trace_name) { return "npusim_out/" + trace_name; }
+
+// Every file `run` may write, so stale ones from an earlier run are removed.
+bool is_output_file(const fs::path& rel) {
+  std::string s = rel.generic_string();
+  return s == "summary.json" || s == "chip_swimlane_records.json" || s == "merged_swimlane.json" ||
+         s == "deps.json" || s == "scope_stats/scope_stats.jsonl" ||
+         (s.rfind("name_map_", 0) == 0 && rel.extension() == ".json");
+}
+
+// Writes outputs into a staging directory and moves them into place only
+// when the run produced a result.
+class Staging {
+ public:
+  explicit Staging(const std::string& out_dir) : out_(out_dir) {
+    fs::create_directories(out_);
+    dir_ = out_ / (".npusim-staging-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~Staging() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string dir() const { return dir_.string(); }
+  void commit(const std::vector<std::string>& files) {
+    for (const auto& e : fs::recursive_directory_iterator(out_)) {
+      if (!e.is_regular_file()) continue;
+      fs::path rel = fs::relative(e.path(), out_);
+      if (rel.begin()->string().rfind(".npusim-staging-", 0) == 0) continue;
+      if (is_output_file(rel)) fs::remove(e.path());
+    }
+    for (const std::string& f : files) {
+      fs::path dst = out_ / f;
+      fs::create_directories(dst.parent_path());
+      fs::rename(dir_ / f, dst);
+    }
+  }
+
+ private:
+  fs::path out_;
+  fs::path dir_;
+};
+
+// Counts what the summary needs.
+class SummaryStats : public SimObserver {
+ public:
+  void on_block_finished(const Task&, const BlockRecord&) override { ++subtasks_finished; }
+  void on_completed(Task& t) override {
+    if (t.kind == TaskKind::Alloc) last_alloc = std::max(last_alloc, t.complete_time);
+  }
+  std::uint64_t subtasks_finished = 0;
+  Time last_alloc = 0;
+};
+
+void write_text(const fs::path& p, const std::string& s) {
+  std::ofstream o(p, std::ios::binary);
+  o << s;
+}
+
+std::string fmt_us(Time t) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
+  return b;
+}
+
+}  // namespace
+
+int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  Loaded l;
+  try {
+    l = load(req);
+  } catch (const InputError& e) {
+    err << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
+  const std::string out_dir = req.out_dir.empty() ? default_out_dir(l.trace.name) : req.out_dir;
+  std::unique_ptr<Staging> staging;
+  try {
+    staging = std::make_unique<Staging>(out_dir);
+  } catch (const fs::filesystem_error& e) {
+    err << "npusim: error: " << out_dir << ": cannot create the output directory: " << e.what() << "\n";
+    return kExitInputError;
+  }
+
+  // Writers.
+  std::vector<std::unique_ptr<record::OutputWriter>> writers;
+  if (l.config.swimlane_level > 0) {
+    writers.push_back(record::make_chip_swimlane_writer(staging->dir(), l.config.swimlane_level));
+    writers.push_back(record::make_perfetto_writer(staging->dir(), l.config.swimlane_level));
+  }
+  if (l.config.deps) writers.push_back(record::make_deps_writer(staging->dir()));
+  if (l.config.scope_stats) {
+    fs::create_directories(fs::path(staging->dir()) / "scope_stats");
+    writers.push_back(record::make_scope_stats_writer(staging->dir()));
+  }
+  writers.push_back(record::make_name_map_writer(staging->dir()));
+  SummaryStats stats;
+  ObserverFanout fanout;
+  fanout.add(&stats);
+  for (auto& w : writers) fanout.add(w.get());
+
+  // The device.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  DataStore data;
+  std::unique_ptr<OpSource> program;
+  try {
+    program = trace::make_interpreter(l.trace, data);
+  } catch (const InputError& e) {
+    err << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
+  Chip chip("chip", l.platform, l.config, *program, data, &fanout);
+  sc_core::sc_start();
+
+  if (std::exception_ptr ie = chip.orchestrator().input_error()) {
+    try {
+      std::rethrow_exception(ie);
+    } catch (const InputError& e) {
+      // The interpreter does not know the file name; the path is exact.
+      InputError full(e.file().empty() ? l.trace.file : e.file(), e.path(), e.message());
+      err << "npusim: error: " << full.what() << "\n";
+    }
+    return kExitInputError;
+  }
+
+  Runtime& rt = chip.runtime();
+  // Tasks still live at the end are handed to the writers once, in ring order.
+  for (int r = 0; r < kNumRings; ++r) {
+    Ring& g = rt.ring(r);
+    for (std::uint64_t local = g.tail(); local < g.head(); ++local) fanout.on_retired(g.slot(local));
+  }
+  const bool ok = rt.finished() && !rt.has_error();
+  std::unique_ptr<Failure> failure;
+  if (!ok) failure = std::make_unique<Failure>(diagnose(chip));
+
+  // Times.
+  const Time orch_start = chip.orchestrator().start_time();
+  Time last_completion = stats.last_alloc;
+  Time sched_window = 0;
+  for (const auto& s : chip.schedulers()) {
+    last_completion = std::max(last_completion, s->last_completion());
+    if (s->first_dispatch() != kNever && s->last_completion() > s->first_dispatch())
+      sched_window = std::max(sched_window, s->last_completion() - s->first_dispatch());
+  }
+  const Time end = ok ? last_completion : failure->stall_time;
+  const Time device_wall = end > orch_start ? end - orch_start : 0;
+  const AicoreComplex& cores = chip.cores();
+  const Time makespan = cores.first_start() == kNever ? 0 : cores.last_end() - cores.first_start();
+
+  record::RunInfo info;
+  info.platform = &l.platform;
+  info.config = &l.config;
+  info.trace_name = l.trace.name;
+  for (const auto& k : l.trace.kernels) info.kernels.push_back(k.get());
+  info.sched_threads = l.config.sched_threads;
+  info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
+  info.fatal = !ok;
+  info.end_time = sc_core::sc_time_stamp().value();
+  std::vector<std::string> files;
+  for (auto& w : writers) {
+    w->finish(info);
+    for (const std::string& f : w->files()) files.push_back(f);
+  }
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  nlohmann::ordered_json s;
+  s["npusim_summary"] = 1;
+  s["trace"] = l.trace.name;
+  s["platform"] = l.platform.name;
+  s["status"] = ok ? "ok" : "error";
+  s["device_wall_ns"] = to_ns(device_wall);
+  s["makespan_ns"] = to_ns(makespan);
+  s["scheduling_window_ns"] = to_ns(sched_window);
+  s["tasks"] = {{"submitted", rt.total_submitted()},
+                {"completed", rt.completed()},
+                {"blocks_dispatched", chip.blocks_dispatched()},
+                {"predicated_skip", rt.predicated_skips()},
+                {"dummy", rt.dummy_tasks()},
+                {"alloc", rt.alloc_tasks()}};
+  s["error"] = failure ? nlohmann::ordered_json(failure->to_json()) : nlohmann::ordered_json(nullptr);
+  s["run"] = {{"runtime", runtime_name(l.config.runtime)},
+              {"aicpu_thread_num", l.config.aicpu_thread_num},
+              {"sched_threads", l.config.sched_threads},
+              {"ring_task_window", l.config.task_window},
+              {"ring_heap", l.config.heap},
+              {"ring_dep_pool", l.config.dep_pool},
+              {"tensormap_pool", l.config.tensormap_pool},
+              {"seed", l.config.seed}};
+  s["sim"] = {{"wall_seconds", wall},
+              {"seed", l.config.seed},
+              {"tasks_per_second", wall > 0 ? static_cast<double>(rt.total_submitted()) / wall : 0.0}};
+  write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
+  files.push_back("summary.json");
+  try {
+    staging->commit(files);
+  } catch (const fs::filesystem_error& e) {
+    err << "npusim: error: " << out_dir << ": cannot write outputs: " << e.what() << "\n";
+    return kExitInputError;
+  }
+
+  if (failure) {
+    for (const auto& line : failure->device_lines) err << line << "\n";
+    err << "npusim diagnosis:\n";
+    for (const auto& line : failure->diagnosis_lines) err << "  " << line << "\n";
+  }
+  if (!req.quiet) {
+    out << "npusim: " << l.trace.name << " on " << l.platform.name << " ("
+        << runtime_name(l.config.runtime) << ", " << l.config.aicpu_thread_num << " AICPU threads)\n";
+    out << "status " << (ok ? "ok" : "error") << ": " << rt.completed() << "/" << rt.total_submitted()
+        << " tasks completed, device_wall " << fmt_us(device_wall) << ", makespan " << fmt_us(makespan)
+        << "\n";
+    if (failure) out << "error: " << failure->name << " (host code " << failure->host_code << ")\n";
+    out << "outputs in " << out_dir << "/\n";
+  }
+  return ok ? kExitOk : kExitDeviceFailure;
+}
+
+namespace {
+
+// Evaluates a program without a device: every submit is accepted at once.
+class DryRun {
+ public:
+  explicit DryRun(DataStore& data) : data_(data) {}
+  std::uint64_t drive(OpSource& src) {
+    OrchOp op;
+    std::vector<Tensor> outs;
+    std::uint64_t n = 0;
+    while (src.next(op)) {
+      switch (op.kind) {
+        case OrchOp::Kind::Alloc:
+        case OrchOp::Kind::Submit:
+        case OrchOp::Kind::Dummy: {
+          const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
+          TaskId id = make_task_id(0, n++);
+          outs.clear();
+          for (const SubmitArg& a : args)
+            if (a.tag == ArgTag::Output) {
+              Tensor t = a.tensor;
+              t.buf_shape = t.shape;
+              t.offset = {};
+              t.addr = next_addr_;
+              next_addr_ += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
+              t.buffer = data_.new_buffer("");
+              t.owner = id;
+              outs.push_back(t);
+            }
+          src.deliver_task(id, outs);
+          break;
+        }
+        case OrchOp::Kind::Read:
+          src.deliver_value(data_.get(op.read_tensor.buffer, op.read_element));
+          break;
+        default:
+          break;
+      }
+    }
+    return n;
+  }
+
+ private:
+  DataStore& data_;
+  std::uint64_t next_addr_ = 0x2000000000ull;
+};
+
+}  // namespace
+
+int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  Loaded l;
+  std::uint64_t tasks = 0;
+  try {
+    l = load(req);
+    DataStore data;
+    auto program = trace::make_interpreter(l.trace, data);
+    DryRun dry(data);
+    tasks = dry.drive(*program);
+  } catch (const InputError& e) {
+    err << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
+  if (!req.quiet)
+    out << "npusim check: " << l.trace.name << ": ok (" << tasks << " submits, "
+        << l.trace.kernels.size() << " kernels)\n";
+  return kExitOk;
+}
+
+}  // namespace npusim::engine

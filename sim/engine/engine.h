@@ -1,0 +1,41 @@
+// The engine behind `npusim run` and `npusim check`: loads the platform and
+// the trace, resolves the run configuration, builds the chip, runs the
+// simulation to its end (a completed program, a device failure, or a hang
+// that is diagnosed rather than waited for), and writes the outputs.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "models/common/run_config.h"
+
+namespace npusim::engine {
+
+struct RunRequest {
+  std::string trace_path;           // "-" = standard input
+  std::string platform = "a2a3";    // name or path
+  std::string out_dir;              // "" = npusim_out/<trace name>
+  RunOptions cli;                   // command-line run options (override the trace's)
+  int swimlane_level = 3;           // 0 = no swimlane files
+  bool scope_stats = true;
+  bool deps = true;
+  bool quiet = false;               // no human summary on stdout
+};
+
+// Exit statuses (cli-and-outputs.md).
+constexpr int kExitOk = 0;
+constexpr int kExitDeviceFailure = 1;
+constexpr int kExitInputError = 2;
+
+// Runs one simulation. Must be the only simulation of the process (SystemC
+// cannot be restarted) unless the caller swaps the simulation context.
+// Input errors are reported on `err` with file, JSON path and expectation.
+int run(const RunRequest& req, std::ostream& out, std::ostream& err);
+
+// `npusim check`: loads and validates the trace and evaluates the whole
+// program without simulating time (every loop, view and expression), then
+// applies the static checks. Returns an exit status.
+int check(const RunRequest& req, std::ostream& out, std::ostream& err);
+
+}  // namespace npusim::engine

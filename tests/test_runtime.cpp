@@ -1,0 +1,348 @@
+// The runtime's rules on their own (no SystemC): dependency discovery per
+// tag, fanin/fanout accounting, rings, heap packing and wrap, FIFO reclaim,
+// scopes and the capacity fatals that are detected at submit.
+#include <catch2/catch.hpp>
+
+#include "models/runtime/runtime.h"
+#include "tests/runtime_fixture.h"
+
+using namespace npusim;
+using namespace testing_support;
+
+namespace {
+
+// Records what the runtime reports.
+struct Recorder : RuntimeHooks {
+  std::vector<std::vector<EdgeInfo>> edges;
+  std::vector<TaskId> retired;
+  std::vector<ScopeSample> samples;
+  std::vector<std::string> sites;
+  void on_submitted(const Task&, const std::vector<EdgeInfo>& e) override { edges.push_back(e); }
+  void on_retired(Task& t) override { retired.push_back(t.id); }
+  void on_scope_sample(const ScopeSample& s) override {
+    samples.push_back(s);
+    sites.push_back(*s.site);
+  }
+};
+
+struct Harness {
+  Platform platform = tiny_platform();
+  RunConfig config;
+  DataStore data;
+  Recorder rec;
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<KernelDef> k = kernel("K", 0, CoreType::AIV, 1000);
+
+  explicit Harness(RunOptions o = {}) {
+    config = config_for(platform, o);
+    rt = std::make_unique<Runtime>(platform, config, data, &rec);
+    rt->begin_orchestration();
+  }
+  Tensor ext(std::int64_t n) { return data.add_external("x", DType::FP32, {n}, 0, {}); }
+  // Submits and commits; returns the task (or nullptr if blocked/fatal).
+  Task* sub(const SubmitRequest& r, bool alloc = false) {
+    SubmitProgress p;
+    SubmitStatus st = rt->submit_prepare(r, p, alloc, 0);
+    last = st;
+    if (st.kind != SubmitStatus::Kind::Done) return nullptr;
+    rt->submit_commit(r, p, 0);
+    return p.task;
+  }
+  // Runs a task to completion and release, as a scheduler would.
+  void finish(Task* t) {
+    SubmitWork w;
+    rt->complete_task(*t, 0, w);
+    rt->release_task(*t);
+  }
+  Tensor output(Task* t, int i = 0) {
+    std::vector<Tensor> outs;
+    rt->outputs_of(*t, outs);
+    return outs.at(i);
+  }
+  SubmitStatus last;
+};
+
+bool has_edge(const std::vector<EdgeInfo>& es, TaskId pred, EdgeSource src) {
+  for (const auto& e : es)
+    if (e.pred == pred && e.source == src) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a creator edge links a consumer to the task that made its input", "[runtime]") {
+  Harness h;
+  Task* a = h.sub(submit(h.k.get(), {out(256)}));
+  REQUIRE(a);
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Input, h.output(a))}));
+  REQUIRE(b);
+  REQUIRE(h.rec.edges[1].size() == 1);
+  CHECK(h.rec.edges[1][0].source == EdgeSource::Creator);
+  CHECK(h.rec.edges[1][0].flags == (kDepWait | kDepRetain));
+  CHECK(b->fanin_count == 2);  // one WAIT edge + the wiring guard
+  CHECK_FALSE(b->is_ready());
+  CHECK(h.rt->queue_size(Shape::AIV, false) == 1);  // only a
+  h.rt->pop_ready(Shape::AIV, false);
+  SubmitWork w;
+  CHECK(h.rt->complete_task(*a, 0, w) == 1);  // one consumer visited
+  CHECK(b->is_ready());
+  CHECK(w.ready_pushes == 1);
+  CHECK(h.rt->pop_ready(Shape::AIV, false) == b);
+}
+
+TEST_CASE("an INPUT reader creates no WAR edge and INOUT chains writers", "[runtime]") {
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* w1 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x)}));
+  Task* r = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
+  Task* w2 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x)}));
+  REQUIRE((w1 && r && w2));
+  CHECK(h.rec.edges[0].empty());
+  REQUIRE(h.rec.edges[1].size() == 1);
+  CHECK(h.rec.edges[1][0].pred == w1->id);
+  CHECK(h.rec.edges[1][0].source == EdgeSource::Tensormap);
+  CHECK(h.rec.edges[1][0].overlap == Overlap::Covered);
+  // The second writer depends on the first writer only, never on the reader.
+  REQUIRE(h.rec.edges[2].size() == 1);
+  CHECK(h.rec.edges[2][0].pred == w1->id);
+  CHECK_FALSE(has_edge(h.rec.edges[2], r->id, EdgeSource::Tensormap));
+}
+
+TEST_CASE("OUTPUT_EXISTING registers as a writer without looking up earlier ones", "[runtime]") {
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* w1 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x)}));
+  Task* w2 = h.sub(submit(h.k.get(), {arg(ArgTag::OutputExisting, x)}));
+  Task* r = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
+  REQUIRE((w1 && w2 && r));
+  CHECK(h.rec.edges[1].empty());  // no WAW edge on the earlier writer
+  CHECK(has_edge(h.rec.edges[2], w1->id, EdgeSource::Tensormap));
+  CHECK(has_edge(h.rec.edges[2], w2->id, EdgeSource::Tensormap));
+}
+
+TEST_CASE("views of one buffer: disjoint ones are independent, overlapping ones are ordered", "[runtime]") {
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* a = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 0, 512))}));
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 512, 512))}));
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 256, 512))}));
+  REQUIRE((a && b && c));
+  CHECK(h.rec.edges[1].empty());
+  REQUIRE(h.rec.edges[2].size() == 2);
+  CHECK(h.rec.edges[2][0].overlap == Overlap::Other);
+  CHECK(has_edge(h.rec.edges[2], a->id, EdgeSource::Tensormap));
+  CHECK(has_edge(h.rec.edges[2], b->id, EdgeSource::Tensormap));
+  // The whole buffer covers a and b.
+  Task* d = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
+  REQUIRE(d);
+  for (const auto& e : h.rec.edges[3]) CHECK(e.overlap == Overlap::Covered);
+}
+
+TEST_CASE("in a manual scope only explicit deps make edges", "[runtime]") {
+  Harness h;
+  Tensor x = h.ext(1024);
+  REQUIRE(h.rt->scope_begin(ScopeMode::Manual, "m:1"));
+  Task* a = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x), out(64)}));
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x), arg(ArgTag::Input, h.output(a, 0))}));
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}, {a->id}));
+  REQUIRE((a && b && c));
+  CHECK(h.rec.edges[1].empty());
+  REQUIRE(h.rec.edges[2].size() == 1);
+  CHECK(h.rec.edges[2][0].source == EdgeSource::Explicit);
+  CHECK(h.rec.edges[2][0].arg == -1);
+  // An auto scope may not nest in a manual one.
+  CHECK_FALSE(h.rt->scope_begin(ScopeMode::Auto, "a:2"));
+  CHECK(h.rt->error().code == ErrorCode::InvalidArgs);
+}
+
+TEST_CASE("scope depth selects the ring and depth 3 and deeper share ring 3", "[runtime]") {
+  Harness h;
+  std::vector<int> rings;
+  for (int d = 0; d < 6; ++d) {
+    Task* t = h.sub(submit(h.k.get(), {}));
+    REQUIRE(t);
+    rings.push_back(task_ring(t->id));
+    REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+  }
+  CHECK(rings == std::vector<int>{0, 1, 2, 3, 3, 3});
+}
+
+TEST_CASE("eight tasks in one scope with ring_task_window 4 is SCOPE_DEADLOCK at the fourth", "[runtime]") {
+  RunOptions o;
+  o.ring_task_window = RingValues{4, 4, 4, 4};
+  Harness h(o);
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s:1"));
+  int submitted = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (!h.sub(submit(h.k.get(), {}))) break;
+    ++submitted;
+  }
+  CHECK(submitted == 3);  // window-1 tasks fit; the fourth submit fails
+  CHECK(h.last.kind == SubmitStatus::Kind::Fatal);
+  CHECK(h.rt->error().code == ErrorCode::ScopeDeadlock);
+  CHECK(h.rt->error().message == "FATAL: Scope Deadlock Detected! (ring 1)");
+}
+
+TEST_CASE("outputs are packed into one heap block rounded to 1024 per output", "[runtime]") {
+  Harness h;
+  // 100 and 300 floats: 400 B -> 1024, 1200 B -> 2048; block 3072.
+  Task* a = h.sub(submit(h.k.get(), {out(100), out(300)}));
+  REQUIRE(a);
+  CHECK(a->heap_end - a->heap_begin == 3072);
+  Tensor o0 = h.output(a, 0), o1 = h.output(a, 1);
+  CHECK(o1.addr - o0.addr == 1024);
+  CHECK(o0.owner == a->id);
+  CHECK(h.rt->ring(0).heap_top() == 3072);
+}
+
+TEST_CASE("the task window admits at most window-1 live tasks and back-pressure clears by FIFO reclaim", "[runtime]") {
+  RunOptions o;
+  o.ring_task_window = RingValues{0, 4, 0, 0};
+  Harness h(o);
+  // One task per closed scope on ring 1: scope pins are released, so only
+  // the tasks' completion holds the slots.
+  std::vector<Task*> ts;
+  auto scoped = [&]() {
+    h.rt->scope_begin(ScopeMode::Auto, "s");
+    Task* t = h.sub(submit(h.k.get(), {}));
+    h.rt->scope_end();
+    return t;
+  };
+  for (int i = 0; i < 3; ++i) ts.push_back(scoped());
+  REQUIRE(ts[2]);
+  CHECK(h.rt->ring(1).live() == 3);
+  CHECK(scoped() == nullptr);  // a fourth live task would fill the window
+  CHECK(h.last.kind == SubmitStatus::Kind::Blocked);
+  CHECK(h.last.blocked == Resource::TaskWindow);
+  CHECK(h.last.ring == 1);
+  CHECK_FALSE(h.rt->has_error());
+  // Completing a younger task frees nothing (FIFO); completing the head does.
+  h.rt->pop_ready(Shape::AIV, false);
+  h.rt->pop_ready(Shape::AIV, false);
+  h.finish(ts[1]);
+  CHECK(h.rt->ring(1).tail() == 0);
+  h.finish(ts[0]);
+  CHECK(h.rt->ring(1).tail() == 2);
+  SubmitProgress p;
+  h.rt->scope_begin(ScopeMode::Auto, "s");
+  CHECK(h.rt->submit_prepare(submit(h.k.get(), {}), p, false, 0).kind == SubmitStatus::Kind::Done);
+}
+
+TEST_CASE("reclaim is FIFO per ring: a consumed younger task waits for the head", "[runtime]") {
+  Harness h;
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s:1"));
+  Task* a = h.sub(submit(h.k.get(), {out(256)}));
+  Task* b = h.sub(submit(h.k.get(), {out(256)}));
+  REQUIRE((a && b));
+  TaskId aid = a->id, bid = b->id;
+  h.rt->scope_end();  // scope pins released
+  h.rt->pop_ready(Shape::AIV, false);
+  h.rt->pop_ready(Shape::AIV, false);
+  h.finish(b);
+  CHECK(b->state == TaskState::Consumed);
+  CHECK(h.rt->ring(1).tail() == 0);  // head a still live: b cannot be reclaimed
+  CHECK(h.rec.retired.empty());
+  h.finish(a);
+  CHECK(h.rt->ring(1).tail() == 2);
+  CHECK(h.rec.retired == std::vector<TaskId>{aid, bid});
+  // The heap tail follows lazily: refreshed when an allocation needs it.
+  CHECK(h.rt->ring(1).heap_used() == 2048);
+  CHECK(h.rt->ring(1).heap_refresh_tail());
+  CHECK(h.rt->ring(1).heap_used() == 0);
+}
+
+TEST_CASE("a task is CONSUMED only after its scope ends and its retaining consumers release", "[runtime]") {
+  Harness h;
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s:1"));
+  Task* a = h.sub(submit(h.k.get(), {out(256)}));
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Input, h.output(a))}));
+  REQUIRE((a && b));
+  h.rt->pop_ready(Shape::AIV, false);
+  h.finish(a);
+  CHECK(a->state == TaskState::Completed);  // scope open, b retains it
+  h.rt->scope_end();
+  CHECK(a->state == TaskState::Completed);  // b still holds a RETAIN pin
+  h.rt->pop_ready(Shape::AIV, false);
+  h.finish(b);
+  CHECK(a->state == TaskState::Consumed);
+  CHECK(h.rt->ring(1).tail() == 2);
+}
+
+TEST_CASE("alloc_tensors completes inline and its consumers take a creator edge", "[runtime]") {
+  Harness h;
+  SubmitRequest r;
+  r.args = {out(64)};
+  Task* al = h.sub(r, /*alloc=*/true);
+  REQUIRE(al);
+  CHECK(al->kind == TaskKind::Alloc);
+  CHECK(al->state == TaskState::Completed);
+  CHECK(h.rt->queue_size(Shape::AIV, false) == 0);
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, h.output(al))}));
+  REQUIRE(c);
+  CHECK(has_edge(h.rec.edges[1], al->id, EdgeSource::Creator));
+  CHECK(c->is_ready());  // the producer is already complete: ready at submit
+  CHECK(h.rt->ring(0).dep_used() == 0);  // no dep-pool entry for a completed producer
+  // Alloc tasks join `completed` when orchestration ends.
+  CHECK(h.rt->completed() == 0);
+  h.rt->pop_ready(Shape::AIV, false);
+  h.finish(c);
+  h.rt->end_orchestration();
+  CHECK(h.rt->completed() == 2);
+  CHECK(h.rt->finished());
+}
+
+TEST_CASE("a producer that must be waited for takes one dep-pool entry per consumer edge", "[runtime]") {
+  RunOptions o;
+  o.ring_dep_pool = RingValues{4, 0, 0, 0};
+  Harness h(o);
+  Tensor x = h.ext(64);
+  std::vector<Task*> prods;
+  for (int i = 0; i < 4; ++i) prods.push_back(h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, i * 16, 16))})));
+  // One consumer of all four: 4 WAIT edges, but the pool holds 3 (entry 0 is a sentinel).
+  SubmitProgress p;
+  SubmitRequest r = submit(h.k.get(), {arg(ArgTag::Input, x)});
+  SubmitStatus st = h.rt->submit_prepare(r, p, false, 0);
+  CHECK(st.kind == SubmitStatus::Kind::Blocked);
+  CHECK(st.blocked == Resource::DepPool);
+}
+
+TEST_CASE("the heap wraps to offset 0 when the end does not fit and the front is free", "[runtime]") {
+  RunOptions o;
+  o.ring_heap = RingValues{4096, 0, 0, 0};
+  Harness h(o);
+  Ring& g = h.rt->ring(0);
+  HeapBlock b;
+  REQUIRE(g.heap_try_alloc(3072, b));
+  CHECK(b.begin == 0);
+  CHECK_FALSE(g.heap_fits(2048));  // 1024 left at the end, tail 0
+  // Nothing retired yet: refresh does not move the tail.
+  CHECK_FALSE(g.heap_refresh_tail());
+}
+
+TEST_CASE("scope samples carry ring, depth and head/tail counters", "[runtime]") {
+  Harness h;
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "site:7"));
+  h.sub(submit(h.k.get(), {out(256)}));
+  h.rt->scope_end();
+  REQUIRE(h.rec.samples.size() == 3);  // root begin, s begin, s end
+  CHECK(h.rec.sites[0] == "(unknown):0");
+  const ScopeSample& e = h.rec.samples[2];
+  CHECK(h.rec.sites[2] == "site:7");
+  CHECK_FALSE(e.begin);
+  CHECK(e.depth == 1);
+  CHECK(e.ring == 1);
+  CHECK(e.task_window_start == 0);
+  CHECK(e.task_window_end == 1);
+  CHECK(e.heap_end == 1024);
+  CHECK(e.dep_pool_start == 1);
+}
+
+TEST_CASE("require_sync_start with more blocks than cores fails at submit with code 7", "[runtime]") {
+  Harness h;
+  SubmitRequest r = submit(h.k.get(), {});
+  r.block_num = 1000;
+  r.sync_start = true;
+  CHECK(h.sub(r) == nullptr);
+  CHECK(h.rt->error().code == ErrorCode::RequireSyncStartInvalid);
+  CHECK(h.rt->error().message == "require_sync_start block_num=1000 > limit=4 (deadlock guaranteed)");
+}
