@@ -251,16 +251,16 @@ TEST_CASE("interpreter: run-time view and index errors") {
                       {"op": "view", "bind": "w", "of": "v", "offset": [0, 28]}])") ==
         "/program/1|view out of bounds in dim 1: offset 28 >= 28");
   CHECK(run_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "a", "offset": [0]}]}])") ==
-        "/program/0/args/0|offset has 1 entries, expected 2 (the tensor's rank)");
+        "/program/0/args/0|offset has 1 entry but the tensor has rank 2");
   CHECK(run_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "a", "shape": [1, 1, 1]}]}])") ==
-        "/program/0/args/0|shape has 3 entries, expected 2 (the tensor's rank)");
+        "/program/0/args/0|shape has 3 entries but the tensor has rank 2");
   CHECK(run_error(R"([{"op": "let", "var": "n", "value": -3},
                       {"op": "submit", "kernel": "K", "args": [{"in": "a", "offset": ["n", 0]}]}])") ==
         "/program/1/args/0/offset/0|offset must be >= 0, got -3");
   CHECK(run_error(R"([{"op": "read", "tensor": "gate", "index": [0, 3]}])") ==
         "/program/0/index/1|index out of bounds in dim 1: 3 >= 3");
   CHECK(run_error(R"([{"op": "read", "tensor": "gate", "index": [0]}])") ==
-        "/program/0/index|index has 1 entries, expected 2 (the tensor's rank)");
+        "/program/0/index|index has 1 entry but the tensor has rank 2");
   CHECK(run_error(R"([{"op": "submit", "kernel": "K", "args": [{"inout": "gate", "shape": [1, 1]}],
                       "writes": [{"arg": 0, "index": [0, 1], "value": 1}]}])") ==
         "/program/0/writes/0/index/1|index out of bounds in dim 1: 1 >= 1");

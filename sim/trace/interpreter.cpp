@@ -196,13 +196,17 @@ class Interpreter final : public OpSource, private ExprEnv {
   }
 
   // ---- views and elements ----------------------------------------------------
+  static std::string rank_mismatch(const char* list, std::size_t n, int rank) {
+    return std::string(list) + " has " + std::to_string(n) + (n == 1 ? " entry" : " entries") +
+           " but the tensor has rank " + std::to_string(rank);
+  }
+
   Tensor view_of(const Tensor& parent, const ViewSpec& s) const {
     Tensor t = parent;
     if (s.offset.empty() && s.shape.empty()) return t;
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
-      fail(s.path, std::string(s.offset.empty() ? "shape" : "offset") + " has " + std::to_string(given.size()) +
-                       " entries, expected " + std::to_string(parent.ndims) + " (the tensor's rank)");
+      fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
     for (std::size_t d = 0; d < given.size(); ++d) {
       const std::int64_t extent = parent.shape[d];
       const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);
@@ -227,8 +231,7 @@ class Interpreter final : public OpSource, private ExprEnv {
   // Linear buffer element of `index` (per dim, within the view); `path` holds the "index" list.
   std::int64_t element_of(const Tensor& view, const std::vector<IntField>& index, const std::string& path) const {
     if (index.size() != view.ndims)
-      fail(config::pointer_join(path, "index"), "index has " + std::to_string(index.size()) + " entries, expected " +
-                                                    std::to_string(view.ndims) + " (the tensor's rank)");
+      fail(config::pointer_join(path, "index"), rank_mismatch("index", index.size(), view.ndims));
     std::int64_t e = 0;
     for (std::size_t d = 0; d < index.size(); ++d) {
       std::int64_t i = eval(index[d]);
