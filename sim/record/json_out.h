@@ -1,0 +1,142 @@
+// Private helpers of the output writers: a small, fast JSON text formatter and
+// append-only files with their own buffer (scratch files and final files).
+//
+// The writers are on by default and sit on the simulator's hot path, so text
+// is built by hand: integers with std::to_chars, times as exact decimals of
+// the integer picosecond clock (no floating point, so output is identical on
+// every run and machine).
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "models/common/time.h"
+
+namespace npusim::record {
+
+// A text buffer with chainable JSON formatters. Appends are inline copies
+// into a growable block (string literals copy with a compile-time length).
+class JsonBuf {
+ public:
+  JsonBuf() = default;
+  ~JsonBuf() { std::free(b_); }
+  JsonBuf(const JsonBuf&) = delete;
+  JsonBuf& operator=(const JsonBuf&) = delete;
+
+  template <std::size_t N>
+  JsonBuf& raw(const char (&s)[N]) {
+    return put(s, N - 1);
+  }
+  JsonBuf& raw(std::string_view v) { return put(v.data(), v.size()); }
+  JsonBuf& ch(char c) {
+    if (len_ == cap_) grow(1);
+    b_[len_++] = c;
+    return *this;
+  }
+  JsonBuf& u(std::uint64_t v) { return num(v); }
+  JsonBuf& i(std::int64_t v) { return num(v); }
+  // A decimal number as a JSON string ("123"), as the runtime prints u64 ids.
+  JsonBuf& qu(std::uint64_t v) { return ch('"').u(v).ch('"'); }
+  JsonBuf& qi(std::int64_t v) { return ch('"').i(v).ch('"'); }
+  JsonBuf& boolean(bool b) { return b ? raw("true") : raw("false"); }
+  // A quoted, escaped JSON string.
+  JsonBuf& str(std::string_view v);
+  // Picoseconds as microseconds, exactly: "1.234567", "80.0", "0.0".
+  JsonBuf& us(Time t);
+
+  std::string_view text() const { return {b_, len_}; }
+  std::size_t size() const { return len_; }
+  void clear() { len_ = 0; }
+  // Takes back the last n characters still in the buffer (a trailing separator).
+  void unput(std::size_t n) { len_ -= std::min(n, len_); }
+
+ private:
+  JsonBuf& put(const char* p, std::size_t n) {
+    if (n > cap_ - len_) grow(n);
+    std::memcpy(b_ + len_, p, n);
+    len_ += n;
+    return *this;
+  }
+  template <class T>
+  JsonBuf& num(T v) {
+    if (cap_ - len_ < 24) grow(24);
+    len_ = static_cast<std::size_t>(std::to_chars(b_ + len_, b_ + len_ + 24, v).ptr - b_);
+    return *this;
+  }
+  void grow(std::size_t need);
+  char* b_ = nullptr;
+  std::size_t len_ = 0, cap_ = 0;
+};
+
+// An append-only file written through a JsonBuf: format into it, then call
+// `commit()` after each record; the buffer goes to disk in large chunks.
+class OutFile : public JsonBuf {
+ public:
+  OutFile() = default;
+  explicit OutFile(std::string path) { open(std::move(path)); }
+  ~OutFile();
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+
+  void open(std::string path);  // truncates; throws std::runtime_error on failure
+  const std::string& path() const { return path_; }
+
+  void commit() {
+    if (size() >= kChunk) flush();
+  }
+  // A fixed-size record, for binary scratch files.
+  template <class T>
+  void record(const T& rec) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    raw(std::string_view(reinterpret_cast<const char*>(&rec), sizeof rec));
+    commit();
+  }
+  // Copies another file's bytes (a closed scratch file) to the end of this
+  // one, in the kernel where it can.
+  void append_file(const std::string& path);
+  void flush();
+  void close();  // flush and close; throws on a write error
+  // Closes the file and gives it its final name (no copy); the object then
+  // refers to no file.
+  void close_as(const std::string& final_path);
+  void close_and_remove();  // for scratch files: close quietly and delete
+
+ private:
+  static constexpr std::size_t kChunk = 1u << 18;
+  [[noreturn]] void fail(const char* what) const;
+  void write_all(const char* p, std::size_t n);
+  int fd_ = -1;
+  std::string path_;
+};
+
+// A writer's scratch stream: deleted when the writer is done with it (or is
+// destroyed without finishing, e.g. on an input error).
+class ScratchFile : public OutFile {
+ public:
+  ScratchFile(const std::string& dir, const char* name);
+  ~ScratchFile() { close_and_remove(); }
+};
+
+// Reads a binary scratch file of fixed-size records, in chunks.
+template <class T, class F>
+void for_each_record(const std::string& path, F&& f) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::FILE* in = std::fopen(path.c_str(), "rb");
+  if (!in) return;
+  constexpr std::size_t kN = 4096;
+  std::vector<T> chunk(kN);
+  std::size_t n;
+  while ((n = std::fread(chunk.data(), sizeof(T), kN, in)) > 0)
+    for (std::size_t k = 0; k < n; ++k) f(chunk[k]);
+  std::fclose(in);
+}
+
+}  // namespace npusim::record

@@ -1,0 +1,51 @@
+// name_map_<trace name>.json (runtime-semantics.md §8.5): func_id -> kernel
+// name at level 2, for the swimlane converter's --func-names. Everything it
+// needs is known at the end of the run, so it observes no events.
+#include <algorithm>
+
+#include "sim/record/json_out.h"
+#include "sim/record/writer.h"
+
+namespace npusim::record {
+namespace {
+
+class NameMapWriter : public OutputWriter {
+ public:
+  using OutputWriter::OutputWriter;
+
+  void finish(const RunInfo& info) override {
+    std::string name = info.trace_name;
+    std::replace(name.begin(), name.end(), '/', '_');  // the file name must stay in the folder
+    file_ = "name_map_" + name + ".json";
+    std::vector<const KernelDef*> kernels;
+    for (const KernelDef* k : info.kernels)
+      if (k) kernels.push_back(k);
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [](const KernelDef* a, const KernelDef* b) { return a->func_id < b->func_id; });
+    OutFile out(dir() + "/" + file_);
+    out.raw("{\"level\": 2, \"orchestrator_name\": ").str(info.trace_name);
+    out.raw(", \"callable_id_to_name\": {");
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      if (k) out.raw(", ");
+      out.qi(kernels[k]->func_id).raw(": ").str(kernels[k]->name);
+    }
+    out.raw("}}\n");
+    out.close();
+  }
+
+  std::vector<std::string> files() const override {
+    if (file_.empty()) return {};
+    return {file_};
+  }
+
+ private:
+  std::string file_;  // known once the trace name is (finish)
+};
+
+}  // namespace
+
+std::unique_ptr<OutputWriter> make_name_map_writer(const std::string& staging_dir) {
+  return std::make_unique<NameMapWriter>(staging_dir);
+}
+
+}  // namespace npusim::record
