@@ -1,0 +1,384 @@
+// merged_swimlane.json: Chrome/Perfetto trace events, as the runtime's
+// swimlane converter draws the chip-swimlane records (runtime-semantics.md
+// §8.3), written directly from the simulation's events.
+//
+// Time base: the converter's base is the smallest non-zero cycle value of the
+// records; here ts/dur are simply simulated time in µs (exact decimals of the
+// ps clock), i.e. the base is simulated time 0, the moment the run starts.
+//
+// Streaming: events are appended to a scratch file as they happen; finish()
+// adds the orchestrator's alloc markers (their AICPU lane is the
+// orchestrator's thread index, known at the end) and the process/thread
+// metadata events (which lanes exist is known only at the end; trace viewers
+// take them anywhere in the array), closes the array and renames the file.
+// A task's Worker View bars, its dispatch flows and its incoming dependency
+// flows are drawn at on_retired, when fanin, consumers and blocks are final.
+// A small summary per task (label, where its last block ended) is kept while
+// the task is live or a consumer of it may still draw a flow from it.
+//
+// Level gating follows the records the converter would have: Worker View
+// always; Scheduler View at level >= 2; scheduler phases, dispatch flows and
+// AICPU markers at >= 3; the orchestrator at 4.
+#include <algorithm>
+#include <unordered_map>
+
+#include "sim/record/json_out.h"
+#include "sim/record/writer.h"
+
+namespace npusim::record {
+namespace {
+
+constexpr const char* kFile = "merged_swimlane.json";
+constexpr int kPidOrch = 1, kPidSched = 2, kPidSchedView = 3, kPidWorker = 4;
+constexpr int kTidOrch = 4000, kTidQueue = 3999;
+constexpr Time kMarkerMin = 20000;  // 0.02 µs: zero-width markers stay visible
+constexpr Time kFlowInset = 10000;  // 0.01 µs: a flow leaves from inside its bar
+
+int sched_tid(int thread) { return 30000 + 10 * thread; }
+int core_tid(int core) { return 10000 + 10 * core; }
+int aicpu_tid(int thread) { return 19000 + thread; }
+
+const char* phase_color(SchedPhase k) {
+  switch (k) {
+    case SchedPhase::Complete: return "good";
+    case SchedPhase::Dispatch: return "terrible";
+    case SchedPhase::AsyncPoll: return "yellow";
+    case SchedPhase::Release: return "olive";
+    case SchedPhase::Dummy: return "grey";
+    case SchedPhase::EarlyDispatch: return "rail_animation";
+    case SchedPhase::Drain: return "cq_build_running";
+    case SchedPhase::DummyTask:
+    case SchedPhase::PredicatedSkip: break;
+  }
+  return "grey";
+}
+
+// t<local> on ring 0, r<ring>t<local> otherwise (task_display).
+JsonBuf& put_disp(JsonBuf& b, TaskId id) {
+  if (int r = task_ring(id)) b.ch('r').i(r);
+  return b.ch('t').u(task_local(id));
+}
+
+// The converter's label: "<kernel>(<disp>)", "_spmd" added before "(" for
+// SPMD tasks unless the name says so already; "dummy(<disp>)" for dummies.
+void make_label(JsonBuf& b, const KernelDef* k, int block_num, TaskId id) {
+  b.clear();
+  if (!k) {
+    b.raw("dummy");
+  } else {
+    b.raw(k->name);
+    if (block_num > 1 && k->name.find("spmd") == std::string::npos) b.raw("_spmd");
+  }
+  put_disp(b.ch('('), id).ch(')');
+}
+
+// "<n>: [<disp>, ...]"
+template <class List, class Id>
+void put_hint(JsonBuf& b, const List& list, Id id_of) {
+  b.u(list.size()).raw(": [");
+  for (std::size_t k = 0; k < list.size(); ++k) put_disp(k ? b.raw(", ") : b, id_of(list[k]));
+  b.ch(']');
+}
+
+// Per-task state kept between events.
+struct Summary {
+  const KernelDef* kernel = nullptr;
+  int block_num = 1;
+  int last_core = -1;           // core of the block that ended last
+  Time last_begin = 0, last_end = 0;  // that block's bar
+  std::uint32_t consumers = 0;  // consumers that have yet to draw their flow from this task
+  bool retired = false;
+};
+
+struct AllocRow {
+  std::uint64_t submit_idx;
+  TaskId task_id;
+  Time start, end;
+};
+
+// Lanes that received events, for the metadata.
+struct Lanes {
+  std::vector<std::uint8_t> worker_cores, view_cores;  // view: bit 1 main, bit 2 overflow
+  std::vector<std::uint8_t> aicpu;
+  int sched_threads = 0;
+  static void mark(std::vector<std::uint8_t>& v, int index, std::uint8_t bits = 1) {
+    if (index < 0) return;
+    if (static_cast<std::size_t>(index) >= v.size()) v.resize(index + 1, 0);
+    v[index] |= bits;
+  }
+};
+
+class PerfettoWriter : public OutputWriter {
+ public:
+  PerfettoWriter(const std::string& dir, int level)
+      : OutputWriter(dir), level_(std::clamp(level, 1, 4)), events_(dir, "perfetto_events"),
+        allocs_(dir, "perfetto_allocs") {
+    live_.reserve(4096);
+    events_.raw("{\"traceEvents\": [\n");
+  }
+
+  void on_submitted(const Task& t, const std::vector<EdgeInfo>&) override {
+    for (const FaninRef& f : t.fanin) {
+      auto it = live_.find(f.producer);
+      if (it != live_.end()) ++it->second.consumers;
+    }
+    Summary& s = live_[t.id];
+    s.kernel = t.kernel;
+    s.block_num = t.block_num;
+  }
+
+  void on_block_finished(const Task& t, const BlockRecord& b) override {
+    Summary& s = live_[t.id];
+    if (s.last_core < 0 || b.end >= s.last_end) {
+      s.last_core = b.core;
+      s.last_begin = b.receive;
+      s.last_end = b.end;
+    }
+    if (level_ < 2) return;
+    // Scheduler View: dispatch -> finish; a block dispatched into the pending
+    // slot while the core still runs the previous one goes on the +1 lane.
+    if (b.core >= static_cast<int>(view_finish_.size())) view_finish_.resize(b.core + 1, 0);
+    const bool overflow = b.dispatch < view_finish_[b.core];
+    if (!overflow) view_finish_[b.core] = b.finish;
+    Lanes::mark(lanes_.view_cores, b.core, overflow ? 2 : 1);
+    make_label(label_, t.kernel, t.block_num, t.id);
+    const Time dur = b.finish > b.dispatch ? b.finish - b.dispatch : 0;
+    begin_event();
+    put_event_hint(t, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
+    events_.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
+    events_.raw(", \"taskId\": ").u(t.id).raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++);
+    events_.raw(", \"name\": ").str(label_.text());
+    end_x(kPidSchedView, core_tid(b.core) + (overflow ? 1 : 0), b.dispatch, dur);
+  }
+
+  void on_retired(Task& t) override {
+    if (!t.blocks.empty()) draw_task(t);
+    // The task's incoming dependency flows; then forget producers no
+    // consumer needs any more.
+    const BlockRecord* first = first_block(t);
+    for (const FaninRef& f : t.fanin) {
+      auto it = live_.find(f.producer);
+      if (it == live_.end()) continue;
+      Summary& p = it->second;
+      if (first && p.last_core >= 0) {
+        Time from = std::max(p.last_begin, p.last_end > kFlowInset ? p.last_end - kFlowInset : 0);
+        put_flow("dependency", kPidWorker, core_tid(p.last_core), from, kPidWorker, core_tid(first->core),
+                 first->receive);
+      }
+      if (p.consumers) --p.consumers;
+      if (p.retired && p.consumers == 0) live_.erase(it);
+    }
+    auto self = live_.find(t.id);
+    if (self != live_.end()) {
+      if (self->second.consumers == 0)
+        live_.erase(self);
+      else
+        self->second.retired = true;
+    }
+  }
+
+  void on_sched_phase(const SchedPhaseRecord& x) override {
+    if (level_ < 3) return;
+    lanes_.sched_threads = std::max(lanes_.sched_threads, x.thread + 1);
+    if (x.kind == SchedPhase::DummyTask || x.kind == SchedPhase::PredicatedSkip) {
+      put_marker(x);
+      return;
+    }
+    const char* phase = sched_phase_name(x.kind);
+    begin_event();
+    events_.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
+    events_.raw(", \"tasks_processed\": ").i(x.tasks_processed);
+    if (x.kind == SchedPhase::Dispatch)
+      events_.raw(", \"pop_hit\": ").i(std::max(x.pop_hit, 0)).raw(", \"pop_miss\": ").i(std::max(x.pop_miss, 0));
+    events_.raw(", \"shared_at_start (aic,aiv,mix)\": ");
+    put_depths(x.shared_at_start);
+    events_.raw(", \"shared_at_end (aic,aiv,mix)\": ");
+    put_depths(x.shared_at_end);
+    if (x.kind == SchedPhase::Complete) {
+      events_.raw(", \"finishes_processed\": ").i(x.tasks_processed);
+      events_.raw(", \"finish_rows_attributed\": ").i(x.tasks_processed);
+    }
+    events_.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(phase_color(x.kind));
+    events_.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
+    end_x(kPidSched, sched_tid(x.thread), x.start, x.end > x.start ? x.end - x.start : 0);
+    if (x.kind == SchedPhase::Complete || x.kind == SchedPhase::Dispatch) {
+      events_.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
+      events_.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
+      events_.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
+      events_.raw(", \"ts\": ").us(x.end).raw("},\n");
+      events_.commit();
+    }
+  }
+
+  void on_orch_submit(const OrchSubmitRecord& x) override {
+    if (level_ < 4) return;
+    begin_event();
+    put_submit_args(events_, x.submit_idx, x.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"submit(");
+    put_disp(events_, x.task_id).raw(")\"");
+    end_x(kPidOrch, kTidOrch, x.start, x.end > x.start ? x.end - x.start : 0);
+    if (x.kind == TaskKind::Alloc) allocs_.record(AllocRow{x.submit_idx, x.task_id, x.start, x.end});
+  }
+
+  void finish(const RunInfo& info) override {
+    const int clusters = info.platform ? info.platform->topo.clusters : Topology{}.clusters;
+    const int orch = info.orchestrator_thread >= 0 ? info.orchestrator_thread : info.sched_threads;
+    allocs_.close();
+    for_each_record<AllocRow>(allocs_.path(), [&](const AllocRow& r) {
+      Lanes::mark(lanes_.aicpu, orch);
+      events_.raw("{\"args\": ");
+      put_submit_args(events_, r.submit_idx, r.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"alloc(");
+      put_disp(events_, r.task_id).raw(")\"");
+      end_x(kPidWorker, aicpu_tid(orch), r.start, r.end > r.start ? r.end - r.start : 0);
+    });
+    allocs_.close_and_remove();
+
+    if (level_ >= 4) {
+      put_process(kPidOrch, "AICPU Orchestrator");
+      put_thread(kPidOrch, kTidOrch, "Orch_0", kTidOrch);
+    }
+    if (level_ >= 3) {
+      put_process(kPidSched, "AICPU Scheduler");
+      const int threads = std::max(info.sched_threads, lanes_.sched_threads);
+      for (int t = 0; t < threads; ++t) put_thread(kPidSched, sched_tid(t), "Sched_" + std::to_string(t), sched_tid(t));
+      put_thread(kPidSched, kTidQueue, "shared_ready_queue (global)", 100);
+    }
+    if (level_ >= 2) {
+      put_process(kPidSchedView, "Scheduler View");
+      for (int c = 0; c < static_cast<int>(lanes_.view_cores.size()); ++c)
+        for (int lane = 0; lane < 2; ++lane)
+          if (lanes_.view_cores[c] & (1 << lane))
+            put_thread(kPidSchedView, core_tid(c) + lane, core_name(c, clusters), core_tid(c) + lane);
+    }
+    put_process(kPidWorker, "Worker View");
+    for (int c = 0; c < static_cast<int>(lanes_.worker_cores.size()); ++c)
+      if (lanes_.worker_cores[c]) put_thread(kPidWorker, core_tid(c), core_name(c, clusters), core_tid(c));
+    for (int k = 0; k < static_cast<int>(lanes_.aicpu.size()); ++k)
+      if (lanes_.aicpu[k]) put_thread(kPidWorker, aicpu_tid(k), "AICPU_" + std::to_string(k), aicpu_tid(k));
+    events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
+    events_.raw("\n]}\n");
+    events_.close_as(dir() + "/" + kFile);
+  }
+
+  std::vector<std::string> files() const override { return {kFile}; }
+
+ private:
+  // Every event is followed by ",\n"; the metadata events, written last,
+  // take back the final one.
+  void begin_event() { events_.raw("{\"args\": "); }
+
+  // `"ph": "X", "pid": .., "tid": .., "ts": .., "dur": ..}` and commit.
+  void end_x(int pid, int tid, Time ts, Time dur) {
+    events_.raw(", \"ph\": \"X\", \"pid\": ").i(pid).raw(", \"tid\": ").i(tid);
+    events_.raw(", \"ts\": ").us(ts).raw(", \"dur\": ").us(dur).raw("},\n");
+    events_.commit();
+  }
+
+  JsonBuf& put_event_hint(const Task& t, int core) {
+    events_.raw("{\"event-hint\": \"Task:");
+    put_disp(events_, t.id).raw(", FuncId:").i(t.kernel ? t.kernel->func_id : -1);
+    return events_.raw(", CoreId:").i(core).ch('"');
+  }
+
+  static JsonBuf& put_submit_args(JsonBuf& b, std::uint64_t submit_idx, TaskId id) {
+    return b.raw("{\"phase\": \"orch_submit\", \"submit_idx\": ").u(submit_idx).raw(", \"task_id\": ").u(id).ch('}');
+  }
+
+  void put_depths(const std::array<int, 3>& d) {
+    events_.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
+  }
+
+  static const BlockRecord* first_block(const Task& t) {
+    const BlockRecord* first = nullptr;
+    for (const BlockRecord& b : t.blocks)
+      if (!first || b.receive < first->receive) first = &b;
+    return first;
+  }
+
+  // Worker View bars (receive -> end, one per block) and dispatch flows.
+  void draw_task(const Task& t) {
+    make_label(label_, t.kernel, t.block_num, t.id);
+    hints_.clear();
+    hints_.raw(", \"fanout-hint\": \"");
+    put_hint(hints_, t.all_consumers, [](TaskId id) { return id; });
+    hints_.raw("\", \"fanin-hint\": \"");
+    put_hint(hints_, t.fanin, [](const FaninRef& f) { return f.producer; });
+    hints_.ch('"');
+    for (const BlockRecord& b : t.blocks) {
+      Lanes::mark(lanes_.worker_cores, b.core);
+      const Time ts = std::min(b.receive, b.start);
+      const Time dur = b.end > ts ? b.end - ts : 0;
+      begin_event();
+      put_event_hint(t, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
+      events_.raw(", \"kernel-duration-us\": ").us(b.end > b.start ? b.end - b.start : 0);
+      events_.raw(", \"local_setup_us\": ").us(b.start - ts).raw(", \"taskId\": ").u(t.id);
+      events_.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ").str(label_.text());
+      end_x(kPidWorker, core_tid(b.core), ts, dur);
+      if (level_ >= 3 && b.thread >= 0)
+        put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core), b.start);
+    }
+  }
+
+  // A flow pair: "s" on the source lane, "f" (bound to the enclosing slice) on the target.
+  void put_flow(const char* name, int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
+    const std::uint64_t id = next_flow_++;
+    events_.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
+    events_.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
+    events_.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
+    events_.raw("\", \"ph\": \"f\", \"pid\": ").i(pid1).raw(", \"tid\": ").i(tid1).raw(", \"ts\": ").us(ts1);
+    events_.raw(", \"bp\": \"e\"},\n");
+    events_.commit();
+  }
+
+  // Zero-width markers of the scheduler's inline completions, on the
+  // thread's AICPU lane of the Worker View.
+  void put_marker(const SchedPhaseRecord& x) {
+    const bool dummy = x.kind == SchedPhase::DummyTask;
+    Lanes::mark(lanes_.aicpu, x.thread);
+    if (dummy) {
+      make_label(label_, nullptr, 1, x.task_id);
+    } else {
+      auto it = live_.find(x.task_id);
+      make_label(label_, it != live_.end() ? it->second.kernel : nullptr,
+                 it != live_.end() ? it->second.block_num : 1, x.task_id);
+    }
+    begin_event();
+    events_.raw(dummy ? "{\"phase\": \"dummy_task\"" : "{\"phase\": \"predicated_skip\", \"predicated_pass\": false");
+    events_.raw(", \"task_id\": ").u(x.task_id).raw("}, \"cat\": \"scheduler\", \"name\": ").str(label_.text());
+    end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(x.end > x.start ? x.end - x.start : 0, kMarkerMin));
+  }
+
+  static std::string core_name(int core, int clusters) {
+    return (core < clusters ? "AIC_" : "AIV_") + std::to_string(core);
+  }
+
+  // Metadata events (written at the end, after every lane is known).
+  void put_process(int pid, const char* name) {
+    events_.raw("{\"args\": {\"name\": ").str(name).raw("}, \"cat\": \"__metadata\", \"name\": \"process_name\"");
+    events_.raw(", \"ph\": \"M\", \"pid\": ").i(pid).raw("},\n{\"args\": {\"sort_index\": ").i(pid);
+    events_.raw("}, \"cat\": \"__metadata\", \"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": ").i(pid);
+    events_.raw("},\n");
+  }
+  void put_thread(int pid, int tid, const std::string& name, int sort) {
+    events_.raw("{\"args\": {\"name\": ").str(name).raw("}, \"cat\": \"__metadata\", \"name\": \"thread_name\"");
+    events_.raw(", \"ph\": \"M\", \"pid\": ").i(pid).raw(", \"tid\": ").i(tid);
+    events_.raw("},\n{\"args\": {\"sort_index\": ").i(sort);
+    events_.raw("}, \"cat\": \"__metadata\", \"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": ").i(pid);
+    events_.raw(", \"tid\": ").i(tid).raw("},\n");
+  }
+
+  int level_;
+  ScratchFile events_, allocs_;
+  std::unordered_map<TaskId, Summary> live_;  // looked up by id only, never iterated
+  std::vector<Time> view_finish_;             // per core: finish of the last main-lane block
+  Lanes lanes_;
+  JsonBuf label_, hints_;
+  std::uint64_t next_id_ = 0, next_flow_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level) {
+  return std::make_unique<PerfettoWriter>(staging_dir, level);
+}
+
+}  // namespace npusim::record
