@@ -7,6 +7,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <systemc>
 
 #include "models/common/errors.h"
@@ -35,6 +36,8 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
   cmd->add_flag("--no-scope-stats", [&req](std::int64_t) { req.scope_stats = false; }, "do not write scope_stats");
   cmd->add_flag("--no-deps", [&req](std::int64_t) { req.deps = false; }, "do not write deps.json");
   cmd->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
+  cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
+                "leave wall-clock figures out of summary.json (byte-identical outputs)");
 }
 
 // Command-line values -> RunOptions, with the trace format's validation.
@@ -44,15 +47,7 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
   if (!rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(rtw, "ring_task_window");
   if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
   if (!rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(rdp, "ring_dep_pool");
-  if (!runtime.empty()) {
-    if (runtime == "tensormap_and_ringbuffer")
-      req.cli.runtime = npusim::RuntimeKind::TensormapRingbuffer;
-    else if (runtime == "host_build_graph")
-      req.cli.runtime = npusim::RuntimeKind::HostBuildGraph;
-    else
-      throw npusim::InputError(cfg::kCommandLine, "--runtime",
-                               "expected tensormap_and_ringbuffer or host_build_graph, got \"" + runtime + "\"");
-  }
+  if (!runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(runtime);
   if (seed != -1) {
     if (seed < 0) throw npusim::InputError(cfg::kCommandLine, "--seed", "expected a non-negative integer");
     req.cli.seed = static_cast<std::uint64_t>(seed);
@@ -61,6 +56,13 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
 }
 
 }  // namespace
+
+// Our own main (it takes precedence over libsystemc's): SystemC's copyright
+// banner would otherwise go to stderr before sc_main runs.
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
 
 int sc_main(int argc, char* argv[]) {
   CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};

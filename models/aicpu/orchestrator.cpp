@@ -79,7 +79,11 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   sync(t);
   const Time t0 = now();
   const bool alloc = op.kind == OrchOp::Kind::Alloc;
-  const SubmitRequest& req = op.submit;
+  if (alloc) {  // alloc_tensors: a kernel-less task whose args are its outputs
+    alloc_req_.args = op.alloc_outputs;
+    alloc_req_.path = op.path;
+  }
+  const SubmitRequest& req = alloc ? alloc_req_ : op.submit;
   sp_.reset();
   SubmitStatus st = rt_.submit_prepare(req, sp_, alloc, now());
   if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(req, alloc, st, op.path)) return false;

@@ -67,6 +67,7 @@ class OrchestratorThread : public sc_core::sc_module {
   sc_core::sc_event progress_;
   std::function<void()> on_finish_;
   SubmitProgress sp_;
+  SubmitRequest alloc_req_;
   std::vector<Tensor> outputs_;
   OrchWait wait_;
   bool done_ = false;

@@ -34,6 +34,7 @@ struct Loaded {
 
 Loaded load(const RunRequest& req) {
   Loaded l{platform::load_platform(req.platform), trace::load_trace(req.trace_path), {}};
+  config::resolve(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
   RunOptions opts = config::merge(l.trace.run, req.cli);
   l.config = config::resolve(opts, l.platform, l.trace.file);
   l.config.swimlane_level = req.swimlane_level;
@@ -61,13 +62,16 @@ bool is_output_file(const fs::path& rel) {
          (s.rfind("name_map_", 0) == 0 && rel.extension() == ".json");
 }
 
-// Writes outputs into a staging directory and moves them into place only
-// when the run produced a result.
+// Writes outputs into a staging directory beside the output directory and
+// moves them into place only when the run produced a result, so an input
+// error found mid-run leaves no partial output behind.
 class Staging {
  public:
   explicit Staging(const std::string& out_dir) : out_(out_dir) {
-    fs::create_directories(out_);
-    dir_ = out_ / (".npusim-staging-" + std::to_string(::getpid()));
+    fs::path abs = fs::absolute(out_).lexically_normal();
+    if (abs.filename().empty()) abs = abs.parent_path();
+    fs::create_directories(abs.parent_path());
+    dir_ = abs.parent_path() / ("." + abs.filename().string() + ".npusim-staging-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -77,10 +81,10 @@ class Staging {
   }
   std::string dir() const { return dir_.string(); }
   void commit(const std::vector<std::string>& files) {
+    fs::create_directories(out_);
     for (const auto& e : fs::recursive_directory_iterator(out_)) {
       if (!e.is_regular_file()) continue;
       fs::path rel = fs::relative(e.path(), out_);
-      if (rel.begin()->string().rfind(".npusim-staging-", 0) == 0) continue;
       if (is_output_file(rel)) fs::remove(e.path());
     }
     for (const std::string& f : files) {
@@ -241,9 +245,11 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
               {"ring_dep_pool", l.config.dep_pool},
               {"tensormap_pool", l.config.tensormap_pool},
               {"seed", l.config.seed}};
-  s["sim"] = {{"wall_seconds", wall},
-              {"seed", l.config.seed},
-              {"tasks_per_second", wall > 0 ? static_cast<double>(rt.total_submitted()) / wall : 0.0}};
+  s["sim"] = {{"seed", l.config.seed}};
+  if (req.host_stats) {  // host measurements: the only part of the outputs that varies run to run
+    s["sim"]["wall_seconds"] = wall;
+    s["sim"]["tasks_per_second"] = wall > 0 ? static_cast<double>(rt.total_submitted()) / wall : 0.0;
+  }
   write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
   files.push_back("summary.json");
   try {

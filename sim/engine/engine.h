@@ -21,6 +21,7 @@ struct RunRequest {
   bool scope_stats = true;
   bool deps = true;
   bool quiet = false;               // no human summary on stdout
+  bool host_stats = true;           // wall-clock figures in summary.json's `sim`
 };
 
 // Exit statuses (cli-and-outputs.md).

@@ -1,0 +1,254 @@
+// The command line end to end: runs the npusim binary on the example traces
+// and on malformed inputs, and checks exit statuses, messages, output files,
+// golden timing baselines and the dependency edges in the outputs.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kSrc = NPUSIM_SOURCE_DIR;
+const std::string kBin = NPUSIM_BINARY;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("npusim_cli_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  return d;
+}
+
+Result npusim(const std::string& args) {
+  fs::path dir = scratch("io");
+  fs::create_directories(dir);
+  std::string cmd = "cd '" + kSrc + "' && '" + kBin + "' " + args + " >'" + (dir / "out").string() +
+                    "' 2>'" + (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+json load(const fs::path& p) { return json::parse(slurp(p)); }
+
+// Example traces small enough for the test suite.
+std::vector<std::string> examples() {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(kSrc + "/traces")) {
+    std::string n = e.path().stem().string();
+    if (e.path().extension() != ".json" || n.rfind("bench_", 0) == 0 || n == "paged_attention_case1") continue;
+    v.push_back(n);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Per task id: the latest AICPU-observed finish and the earliest kernel start (cycles).
+struct Times {
+  std::map<std::string, std::int64_t> finish, start;
+};
+
+Times task_times(const json& sw) {
+  Times t;
+  std::map<std::pair<int, std::int64_t>, std::string> task_of;  // (core, reg id) -> task
+  for (const auto& r : sw["aicore_tasks"]) {
+    std::string id = std::to_string(r[1].get<std::uint64_t>());
+    task_of[{r[0].get<int>(), r[2].get<std::int64_t>()}] = id;
+    std::int64_t s = r[3].get<std::int64_t>();
+    if (!t.start.count(id) || s < t.start[id]) t.start[id] = s;
+  }
+  for (const auto& r : sw["aicpu_tasks"]) {
+    const std::string& id = task_of.at({r[0].get<int>(), r[1].get<std::int64_t>()});
+    t.finish[id] = std::max(t.finish[id], r[3].get<std::int64_t>());
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("malformed traces exit 2 with the file, the JSON path and the expectation", "[cli]") {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kSrc + "/tests/data/bad")) {
+    if (e.path().extension() != ".json") continue;
+    ++n;
+    std::string rel = "tests/data/bad/" + e.path().filename().string();
+    fs::path out = scratch("bad");
+    Result r = npusim("run " + rel + " --out '" + out.string() + "'");
+    std::string expect = slurp(fs::path(e.path()).replace_extension(".expect"));
+    INFO(rel);
+    CHECK(r.status == 2);
+    CHECK(r.err == "npusim: error: " + rel + ": " + expect);
+    CHECK(r.out.empty());
+    CHECK_FALSE(fs::exists(out));  // no partial output
+  }
+  CHECK(n >= 16);
+}
+
+TEST_CASE("bad command-line options exit 2 and name the option", "[cli]") {
+  Result r = npusim("run traces/chain.json --ring-heap 1000 --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: command line: at --ring-heap: ring_heap must be a power of 2 >= 1024 "
+                 "(bytes per ring), got 1000\n");
+  r = npusim("run traces/chain.json --ring-task-window 4,4,4 --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("ring_task_window must have exactly 4 entries") != std::string::npos);
+  r = npusim("run traces/chain.json --platform nosuch");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("nosuch") != std::string::npos);
+  r = npusim("run traces/nosuch.json");
+  CHECK(r.status == 2);
+  r = npusim("frobnicate");
+  CHECK(r.status == 2);
+}
+
+TEST_CASE("every example runs with status ok, writes every output and matches its golden timing", "[cli]") {
+  for (const std::string& name : examples()) {
+    INFO(name);
+    fs::path out = scratch(name);
+    Result r = npusim("run traces/" + name + ".json --out '" + out.string() + "'");
+    REQUIRE(r.status == 0);
+    for (const char* f : {"summary.json", "chip_swimlane_records.json", "merged_swimlane.json",
+                          "deps.json", "scope_stats/scope_stats.jsonl"})
+      CHECK(fs::exists(out / f));
+    CHECK(fs::exists(out / ("name_map_" + name + ".json")));
+    json s = load(out / "summary.json");
+    json g = load(kSrc + "/traces/golden/" + name + ".summary.json");
+    CHECK(s["status"] == "ok");
+    for (const char* k : {"device_wall_ns", "makespan_ns", "scheduling_window_ns", "tasks", "run"})
+      CHECK(s[k] == g[k]);
+    // `npusim compare` agrees.
+    Result c = npusim("compare traces/golden/" + name + ".summary.json '" + (out / "summary.json").string() + "'");
+    CHECK(c.status == 0);
+  }
+}
+
+TEST_CASE("no task starts before its producers complete, on every example", "[cli]") {
+  std::vector<std::string> traces;
+  for (const std::string& n : examples()) traces.push_back("traces/" + n + ".json");
+  traces.push_back("tests/data/cli/war.json");
+  traces.push_back("tests/data/cli/explicit.json");
+  for (const std::string& t : traces) {
+    INFO(t);
+    fs::path out = scratch("edges");
+    REQUIRE(npusim("run " + t + " --out '" + out.string() + "'").status == 0);
+    json deps = load(out / "deps.json");
+    Times times = task_times(load(out / "chip_swimlane_records.json"));
+    std::set<std::string> kernel_tasks;  // deps.json lists every task but alloc_tensors
+    for (const auto& t : deps["tasks"]) kernel_tasks.insert(t["task_id"].get<std::string>());
+    int checked = 0, from_alloc = 0;
+    for (const auto& e : deps["edges"]) {
+      std::string pred = e["pred"], succ = e["succ"];
+      if (!kernel_tasks.count(pred)) {  // alloc_tensors: completed inline, never on a core
+        ++from_alloc;
+        continue;
+      }
+      REQUIRE(times.finish.count(pred));
+      REQUIRE(times.start.count(succ));
+      CHECK(times.start[succ] > times.finish[pred]);
+      ++checked;
+    }
+    CHECK(checked + from_alloc == static_cast<int>(deps["edges"].size()));
+    if (t.find("per_block") == std::string::npos && t.find("spmd_blocks") == std::string::npos)
+      CHECK(checked > 0);  // those two are independent tasks by design
+  }
+}
+
+TEST_CASE("deps.json names each edge's source: creator, tensormap, explicit", "[cli]") {
+  auto edges_of = [](const std::string& trace) {
+    fs::path out = scratch("deps");
+    REQUIRE(npusim("run " + trace + " --out '" + out.string() + "'").status == 0);
+    json d = load(out / "deps.json");
+    std::multiset<std::tuple<std::string, std::string, std::string>> es;
+    for (const auto& e : d["edges"])
+      es.insert({e["pred"].get<std::string>(), e["succ"].get<std::string>(), e["source"].get<std::string>()});
+    return std::make_pair(d, es);
+  };
+  SECTION("fan-out by creator edges, fan-in by tensormap edges") {
+    auto [d, es] = edges_of("traces/fanout_fanin.json");
+    int creator = 0, tensormap = 0;
+    for (const auto& [p, s, src] : es) {
+      if (src == "creator") ++creator;
+      if (src == "tensormap") ++tensormap;
+    }
+    CHECK(creator == 16);    // PRODUCE -> each WORK through `a`
+    CHECK(tensormap == 16);  // each WORK's write of `parts` -> REDUCE
+    CHECK(d["tasks"].size() == 18);
+  }
+  SECTION("an INPUT reader creates no WAR edge") {
+    auto [d, es] = edges_of("tests/data/cli/war.json");
+    const std::string w1 = d["tasks"][0]["task_id"], r = d["tasks"][1]["task_id"], w2 = d["tasks"][2]["task_id"];
+    CHECK(es.size() == 2);
+    CHECK(es.count({w1, r, "tensormap"}) == 1);
+    CHECK(es.count({w1, w2, "tensormap"}) == 1);
+    CHECK(es.count({r, w2, "tensormap"}) == 0);
+  }
+  SECTION("a manual scope keeps only explicit edges") {
+    auto [d, es] = edges_of("tests/data/cli/explicit.json");
+    const std::string a = d["tasks"][0]["task_id"], b = d["tasks"][1]["task_id"];
+    CHECK(es.size() == 1);
+    CHECK(es.count({a, b, "explicit"}) == 1);
+    CHECK(d["tasks"][0]["scope"] == "manual");
+  }
+}
+
+TEST_CASE("a 10,000-task trace finishes with status ok", "[cli]") {
+  fs::path out = scratch("pa10k");
+  Result r = npusim("run traces/pa_10k.json --out '" + out.string() + "' --quiet");
+  REQUIRE(r.status == 0);
+  json s = load(out / "summary.json");
+  CHECK(s["status"] == "ok");
+  CHECK(s["tasks"]["submitted"] == 10023);
+  CHECK(s["tasks"]["completed"] == 10023);
+  CHECK(s["tasks"]["alloc"] == 39);
+}
+
+TEST_CASE("host_build_graph: every AICPU thread schedules and orchestration costs nothing", "[cli]") {
+  fs::path a = scratch("hbg"), b = scratch("trb");
+  REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --out '" + a.string() + "'").status == 0);
+  REQUIRE(npusim("run traces/fanout_fanin.json --out '" + b.string() + "'").status == 0);
+  json sa = load(a / "summary.json"), sb = load(b / "summary.json");
+  CHECK(sa["run"]["sched_threads"] == 4);
+  CHECK(sb["run"]["sched_threads"] == 3);
+  CHECK(sa["device_wall_ns"].get<double>() < sb["device_wall_ns"].get<double>());
+  CHECK_FALSE(fs::exists(a / "scope_stats"));  // scope_stats is T&R only
+  json sw = load(a / "chip_swimlane_records.json");
+  CHECK(sw["aicpu_orchestrator_phases"].is_null());
+}
+
+TEST_CASE("the same run twice gives byte-identical outputs", "[cli]") {
+  fs::path a = scratch("det_a"), b = scratch("det_b");
+  for (const auto& d : {a, b})
+    REQUIRE(npusim("run traces/fanout_fanin.json --no-host-stats --swimlane-level 4 --out '" + d.string() + "'").status == 0);
+  for (const auto& e : fs::recursive_directory_iterator(a)) {
+    if (!e.is_regular_file()) continue;
+    fs::path rel = fs::relative(e.path(), a);
+    INFO(rel.string());
+    CHECK(slurp(e.path()) == slurp(b / rel));
+  }
+}
