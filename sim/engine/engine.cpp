@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -249,6 +250,9 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (req.host_stats) {  // host measurements: the only part of the outputs that varies run to run
     s["sim"]["wall_seconds"] = wall;
     s["sim"]["tasks_per_second"] = wall > 0 ? static_cast<double>(rt.total_submitted()) / wall : 0.0;
+    struct rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    s["sim"]["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
   }
   write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
   files.push_back("summary.json");
