@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
 using namespace npusim;
@@ -265,6 +266,39 @@ std::vector<json> events_where(const json& trace, const std::function<bool(const
 }
 
 }  // namespace
+
+// ------------------------------------------------------------- formatter
+
+TEST_CASE("the JSON formatter prints microseconds exactly and escapes strings", "[writers]") {
+  auto us_text = [](Time t) {
+    JsonBuf b;
+    b.us(t);
+    return std::string(b.text());
+  };
+  CHECK(us_text(0) == "0.0");
+  CHECK(us_text(1) == "0.000001");
+  CHECK(us_text(10) == "0.00001");
+  CHECK(us_text(1234567) == "1.234567");
+  CHECK(us_text(80000000) == "80.0");
+  CHECK(us_text(80240000) == "80.24");
+  CHECK(us_text(90000) == "0.09");
+  CHECK(us_text(18446744073709551615ull) == "18446744073709.551615");
+  JsonBuf b;
+  b.str("a\"b\\c\n\x01\xc3\xa9").ch(' ').i(-42).ch(' ').qu(18446744073709551615ull).ch(' ').boolean(false);
+  CHECK(std::string(b.text()) == "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\" -42 \"18446744073709551615\" false");
+  b.unput(6);
+  CHECK(std::string(b.text()).substr(b.size() - 3) == "15\"");
+}
+
+TEST_CASE("the flat id set reports first insertions only, across growth", "[writers]") {
+  FlatSet64 set;
+  int first = 0, again = 0;
+  for (std::uint64_t k = 0; k < 5000; ++k) first += set.insert(k * 0x10000000001ull);
+  for (std::uint64_t k = 0; k < 5000; ++k) again += set.insert(k * 0x10000000001ull);
+  CHECK(first == 5000);  // key 0 included
+  CHECK(again == 0);
+  CHECK(set.insert(7));
+}
 
 // ------------------------------------------------------------- scope stats
 

@@ -6,8 +6,6 @@
 // are deduplicated by tensor_id, which depends only on (address, version):
 // the set of ids seen is bounded by the distinct buffer addresses, not by the
 // number of tasks.
-#include <unordered_set>
-
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
@@ -96,7 +94,7 @@ class DepsWriter : public OutputWriter {
   // Lists the tensor on first sight; returns its id.
   std::uint64_t put_tensor(const Tensor& v) {
     std::uint64_t id = dep_gen_tensor_id(v.addr, v.version);
-    if (!seen_.insert(id).second) return id;
+    if (!seen_.insert(id)) return id;
     if (n_tensors_++) tensors_.ch(',');
     tensors_.raw("{\"tensor_id\":").qu(id).raw(",\"buffer_addr\":").qu(v.addr);
     tensors_.raw(",\"version\":").u(v.version).raw(",\"dtype\":\"").raw(dtype_runtime_name(v.dtype));
@@ -124,7 +122,7 @@ class DepsWriter : public OutputWriter {
 
   ScratchFile tasks_, tensors_, edges_;
   std::uint64_t n_tasks_ = 0, n_tensors_ = 0, n_edges_ = 0;
-  std::unordered_set<std::uint64_t> seen_;  // membership only, never iterated
+  FlatSet64 seen_;  // tensor ids already listed
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "models/common/time.h"
@@ -123,6 +124,38 @@ class ScratchFile : public OutFile {
  public:
   ScratchFile(const std::string& dir, const char* name);
   ~ScratchFile() { close_and_remove(); }
+};
+
+// A set of 64-bit keys with open addressing: one probe into a flat array in
+// the common case (std::unordered_set chases a pointer per lookup).
+class FlatSet64 {
+ public:
+  // True if `key` was not in the set (and is now).
+  bool insert(std::uint64_t key) {
+    if (key == 0) return !std::exchange(has_zero_, true);
+    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == key) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = key;
+        ++size_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  void rehash(std::size_t n) {
+    std::vector<std::uint64_t> old(n, 0);
+    old.swap(slots_);
+    size_ = 0;
+    for (std::uint64_t k : old)
+      if (k) insert(k);
+  }
+  std::vector<std::uint64_t> slots_;
+  std::size_t size_ = 0;
+  bool has_zero_ = false;
 };
 
 // Reads a binary scratch file of fixed-size records, in chunks.
