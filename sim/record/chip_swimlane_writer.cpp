@@ -1,12 +1,13 @@
 // chip_swimlane_records.json, levels 1-4 (runtime-semantics.md §8.2).
 //
 // Cycle values need the platform's system counter, which a writer only learns
-// in finish(); so events are appended as fixed-size binary rows (simulated
-// picoseconds) to scratch files, one per output array, and finish() formats
-// them in order, converting with Platform::sys_cnt. The per-event cost is one
-// small copy.
+// in finish(); so the event records are appended as they are (fixed-size
+// binary rows in simulated picoseconds) to scratch files, one per output
+// array, and finish() formats them in order, converting with
+// Platform::sys_cnt. The per-event cost is one small copy.
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
@@ -17,32 +18,17 @@ namespace {
 constexpr const char* kFile = "chip_swimlane_records.json";
 constexpr int kMinSchedArrays = 4;  // PLATFORM_MAX_AICPU_THREADS: always 4 inner arrays
 
+// The event records are plain data and are stored as they are.
 struct BlockRow {
-  std::int32_t core;
-  std::uint32_t token;
   TaskId task;
-  Time dispatch, receive, start, end, finish;
+  BlockRecord b;
 };
-
-struct PhaseRow {
-  Time start, end;
-  std::uint64_t loop_iter;
-  TaskId task_id;
-  std::int32_t tasks_processed, pop_hit, pop_miss;
-  std::uint8_t kind;
-  std::array<std::int32_t, 3> shared_at_start, shared_at_end;
-};
-
-struct OrchRow {
-  std::uint64_t submit_idx;
-  TaskId task_id;
-  Time start, end;
-};
+static_assert(std::is_trivially_copyable_v<SchedPhaseRecord> && std::is_trivially_copyable_v<OrchSubmitRecord>);
 
 // Ready-queue depths as the device stores them (int16).
 int clamp16(int v) { return std::clamp(v, -32768, 32767); }
 
-void put_depths(JsonBuf& b, const std::array<std::int32_t, 3>& d) {
+void put_depths(JsonBuf& b, const std::array<int, 3>& d) {
   b.ch('[').i(clamp16(d[0])).ch(',').i(clamp16(d[1])).ch(',').i(clamp16(d[2])).ch(']');
 }
 
@@ -52,41 +38,18 @@ class ChipSwimlaneWriter : public OutputWriter {
       : OutputWriter(dir), level_(std::clamp(level, 1, 4)), blocks_(dir, "swimlane_blocks"),
         orch_(dir, "swimlane_orch") {}
 
-  void on_block_finished(const Task& t, const BlockRecord& b) override {
-    BlockRow r{};
-    r.core = b.core;
-    r.token = b.token;
-    r.task = t.id;
-    r.dispatch = b.dispatch;
-    r.receive = b.receive;
-    r.start = b.start;
-    r.end = b.end;
-    r.finish = b.finish;
-    blocks_.record(r);
-  }
+  void on_block_finished(const Task& t, const BlockRecord& b) override { blocks_.record(BlockRow{t.id, b}); }
 
   void on_sched_phase(const SchedPhaseRecord& x) override {
     if (level_ < 3 || x.thread < 0) return;
     while (static_cast<int>(phases_.size()) <= x.thread)
       phases_.push_back(std::make_unique<ScratchFile>(
           dir(), ("swimlane_sched" + std::to_string(phases_.size())).c_str()));
-    PhaseRow r{};
-    r.start = x.start;
-    r.end = x.end;
-    r.loop_iter = x.loop_iter;
-    r.task_id = x.task_id;
-    r.tasks_processed = x.tasks_processed;
-    r.pop_hit = x.pop_hit;
-    r.pop_miss = x.pop_miss;
-    r.kind = static_cast<std::uint8_t>(x.kind);
-    std::copy(x.shared_at_start.begin(), x.shared_at_start.end(), r.shared_at_start.begin());
-    std::copy(x.shared_at_end.begin(), x.shared_at_end.end(), r.shared_at_end.begin());
-    phases_[x.thread]->record(r);
+    phases_[x.thread]->record(x);
   }
 
   void on_orch_submit(const OrchSubmitRecord& x) override {
-    if (level_ < 4) return;
-    orch_.record(OrchRow{x.submit_idx, x.task_id, x.start, x.end});
+    if (level_ >= 4) orch_.record(x);
   }
 
   void finish(const RunInfo& info) override {
@@ -98,15 +61,15 @@ class ChipSwimlaneWriter : public OutputWriter {
 
     out.raw("  \"aicore_tasks\": ");
     put_rows<BlockRow>(out, blocks_, [&](JsonBuf& b, const BlockRow& r) {
-      std::uint64_t start = p.sys_cnt(r.start), receive = p.sys_cnt(r.receive);
-      b.ch('[').i(r.core).raw(", ").u(r.task).raw(", ").u(r.token).raw(", ").u(start);
-      b.raw(", ").u(p.sys_cnt(r.end)).raw(", ").u(start > receive ? start - receive : 0).ch(']');
+      std::uint64_t start = p.sys_cnt(r.b.start), receive = p.sys_cnt(r.b.receive);
+      b.ch('[').i(r.b.core).raw(", ").u(r.task).raw(", ").u(r.b.token).raw(", ").u(start);
+      b.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(start > receive ? start - receive : 0).ch(']');
     });
     out.raw(",\n  \"aicpu_tasks\": ");
     if (level_ >= 2)
       put_rows<BlockRow>(out, blocks_, [&](JsonBuf& b, const BlockRow& r) {
-        b.ch('[').i(r.core).raw(", ").u(r.token).raw(", ").u(p.sys_cnt(r.dispatch));
-        b.raw(", ").u(p.sys_cnt(r.finish)).ch(']');
+        b.ch('[').i(r.b.core).raw(", ").u(r.b.token).raw(", ").u(p.sys_cnt(r.b.dispatch));
+        b.raw(", ").u(p.sys_cnt(r.b.finish)).ch(']');
       });
     else
       out.raw("[]");
@@ -119,7 +82,7 @@ class ChipSwimlaneWriter : public OutputWriter {
       for (int t = 0; t < arrays; ++t) {
         if (t) out.raw(", ");
         if (t < static_cast<int>(phases_.size()))
-          put_rows<PhaseRow>(out, *phases_[t], [&](JsonBuf& b, const PhaseRow& r) { put_phase(b, p, r); });
+          put_rows<SchedPhaseRecord>(out, *phases_[t], [&](JsonBuf& b, const SchedPhaseRecord& r) { put_phase(b, p, r); });
         else
           out.raw("[]");
       }
@@ -127,7 +90,7 @@ class ChipSwimlaneWriter : public OutputWriter {
     }
     if (level_ >= 4) {
       out.raw(",\n  \"aicpu_orchestrator_phases\": [");
-      put_rows<OrchRow>(out, orch_, [&](JsonBuf& b, const OrchRow& r) {
+      put_rows<OrchSubmitRecord>(out, orch_, [&](JsonBuf& b, const OrchSubmitRecord& r) {
         b.raw("{\"submit_idx\": ").u(r.submit_idx).raw(", \"task_id\": ").u(r.task_id);
         b.raw(", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end)).ch('}');
       });
@@ -163,8 +126,8 @@ class ChipSwimlaneWriter : public OutputWriter {
     out.raw("},\n");
   }
 
-  static void put_phase(JsonBuf& b, const Platform& p, const PhaseRow& r) {
-    const auto kind = static_cast<SchedPhase>(r.kind);
+  static void put_phase(JsonBuf& b, const Platform& p, const SchedPhaseRecord& r) {
+    const SchedPhase kind = r.kind;
     b.raw("{\"kind\": \"").raw(sched_phase_name(kind));
     b.raw("\", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end));
     b.raw(", \"loop_iter\": ").u(r.loop_iter).raw(", \"tasks_processed\": ").i(r.tasks_processed);

@@ -90,12 +90,6 @@ struct Summary {
   bool retired = false;
 };
 
-struct AllocRow {
-  std::uint64_t submit_idx;
-  TaskId task_id;
-  Time start, end;
-};
-
 // Lanes that received events, for the metadata.
 struct Lanes {
   std::vector<std::uint8_t> worker_cores, view_cores;  // view: bit 1 main, bit 2 overflow
@@ -216,14 +210,14 @@ class PerfettoWriter : public OutputWriter {
     put_submit_args(events_, x.submit_idx, x.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"submit(");
     put_disp(events_, x.task_id).raw(")\"");
     end_x(kPidOrch, kTidOrch, x.start, x.end > x.start ? x.end - x.start : 0);
-    if (x.kind == TaskKind::Alloc) allocs_.record(AllocRow{x.submit_idx, x.task_id, x.start, x.end});
+    if (x.kind == TaskKind::Alloc) allocs_.record(x);
   }
 
   void finish(const RunInfo& info) override {
     const int clusters = info.platform ? info.platform->topo.clusters : Topology{}.clusters;
     const int orch = info.orchestrator_thread >= 0 ? info.orchestrator_thread : info.sched_threads;
     allocs_.close();
-    for_each_record<AllocRow>(allocs_.path(), [&](const AllocRow& r) {
+    for_each_record<OrchSubmitRecord>(allocs_.path(), [&](const OrchSubmitRecord& r) {
       Lanes::mark(lanes_.aicpu, orch);
       events_.raw("{\"args\": ");
       put_submit_args(events_, r.submit_idx, r.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"alloc(");
