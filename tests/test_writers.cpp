@@ -747,6 +747,30 @@ TEST_CASE("perfetto scheduler view puts a block dispatched into the pending slot
   CHECK(events_where(trace, [](const json& e) { return e["cat"] == "flow"; }).empty());
 }
 
+TEST_CASE("perfetto draws a predicated skip as a marker with the task's label", "[writers]") {
+  TempDir dir;
+  auto w = make_perfetto_writer(dir.path, 3);
+  KernelDef k = kernel("SKIPPED", 9, CoreType::AIC);
+  Task t = task(make_task_id(3, 4), &k, 2);
+  t.predicate_false = true;
+  w->on_submitted(t, {});
+  auto m = phase(1, SchedPhase::PredicatedSkip, us(2), us(2), 1);
+  m.task_id = t.id;
+  w->on_sched_phase(m);
+  w->on_retired(t);
+  w->finish(Scenario().info());
+  json trace = json::parse(slurp(dir / "merged_swimlane.json"));
+  auto marks = events_where(trace, [](const json& e) { return e["ph"] == "X"; });
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0]["name"] == "SKIPPED_spmd(r3t4)");
+  CHECK(marks[0]["pid"] == 4);
+  CHECK(marks[0]["tid"] == 19001);
+  CHECK(marks[0]["ts"] == 2.0);
+  CHECK(marks[0]["dur"] == 0.02);
+  CHECK(marks[0]["args"]["phase"] == "predicated_skip");
+  CHECK(marks[0]["args"]["predicated_pass"] == false);
+}
+
 TEST_CASE("perfetto level 1 draws only the worker view", "[writers]") {
   TempDir dir;
   auto w = make_perfetto_writer(dir.path, 1);

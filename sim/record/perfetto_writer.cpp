@@ -15,6 +15,9 @@
 // flows are drawn at on_retired, when fanin, consumers and blocks are final.
 // A small summary per task (label, where its last block ended) is kept while
 // the task is live or a consumer of it may still draw a flow from it.
+// Flow starts sit 0.01 µs inside the end of the bar they leave (as the
+// converter's `complete` flow does), so viewers bind them to that bar and not
+// to whatever starts at the same instant.
 //
 // Level gating follows the records the converter would have: Worker View
 // always; Scheduler View at level >= 2; scheduler phases, dispatch flows and
