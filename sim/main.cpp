@@ -3,6 +3,7 @@
 //   npusim run TRACE [options]        simulate; outputs in --out DIR
 //   npusim check TRACE [--platform]   static checks only, no simulation
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
+//   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 #include <iostream>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "sim/config/run_options.h"
 #include "sim/engine/engine.h"
 #include "sim/record/compare.h"
+#include "sim/record/scope_stats_report.h"
 
 namespace {
 
@@ -36,6 +38,8 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
   cmd->add_flag("--no-scope-stats", [&req](std::int64_t) { req.scope_stats = false; }, "do not write scope_stats");
   cmd->add_flag("--no-deps", [&req](std::int64_t) { req.deps = false; }, "do not write deps.json");
   cmd->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
+  cmd->add_flag("--no-suggest", [&req](std::int64_t) { req.suggest = false; },
+                "after a capacity fatal, do not re-run to find the ring sizes that would have been enough");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
 }
@@ -86,6 +90,12 @@ int sc_main(int argc, char* argv[]) {
   compare->add_option("CURRENT", cur, "current summary.json")->required();
   compare->add_option("--tolerance", tolerance, "allowed slowdown in percent (default 0)");
 
+  CLI::App* stats = app.add_subcommand("scope-stats", "summarise a scope_stats.jsonl: peaks per ring, wedged scopes");
+  std::string stats_file, stats_html, stats_svg;
+  stats->add_option("FILE", stats_file, "scope_stats/scope_stats.jsonl of a run")->required();
+  stats->add_option("--html", stats_html, "also write a self-contained HTML page with the occupancy plot");
+  stats->add_option("--svg", stats_svg, "also write the occupancy plot as one SVG");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,6 +113,7 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
     if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
+    if (*stats) return npusim::record::scope_stats_command(stats_file, stats_html, stats_svg, std::cout);
   } catch (const npusim::InputError& e) {
     std::cerr << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
