@@ -19,8 +19,8 @@ void OrchestratorThread::sync(Time t) {
   if (t > n) wait(sc_core::sc_time::from_value(t - n));
 }
 
-void OrchestratorThread::fatal(ErrorCode code, const std::string& message) {
-  rt_.latch_error(code, message, now());
+void OrchestratorThread::fatal(ErrorCode code, const std::string& message, int ring) {
+  rt_.latch_error(code, message, now(), ring);
 }
 
 void OrchestratorThread::run() {
@@ -32,11 +32,12 @@ void OrchestratorThread::run() {
   bool ok = true;
   try {
     while (ok && !rt_.has_error() && source_.next(op)) {
+      op_path_ = op.path;
       switch (op.kind) {
         case OrchOp::Kind::ScopeBegin:
           t += costs_.scope_begin;
           sync(t);
-          ok = rt_.scope_begin(op.mode, op.site);
+          ok = rt_.scope_begin(op.mode, op.site, now());
           break;
         case OrchOp::Kind::ScopeEnd: {
           sync(t);
@@ -71,7 +72,7 @@ void OrchestratorThread::run() {
     done_ = true;
   }
   end_ = now();
-  wait_ = OrchWait{};
+  if (!rt_.has_error()) wait_ = OrchWait{};  // on a fatal, keep what it was waiting for
   if (on_finish_) on_finish_();
 }
 
@@ -141,7 +142,14 @@ std::string banner(Resource r, int ring) {
   }
   return "FATAL";
 }
+const char* const kStructural =
+    " Provable head-of-line deadlock: the ring's reclaim head is pinned by an open scope";
 }  // namespace
+
+std::string OrchestratorThread::backstop_text() const {
+  return " No reclaim progress for ~" +
+         std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) + " ms";
+}
 
 bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st,
                                         const std::string& path) {
@@ -158,6 +166,16 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
   wait_ = OrchWait{OrchWait::Kind::Space, st.blocked, st.ring, tb, path, kNoTask};
   while (st.kind == SubmitStatus::Kind::Blocked) {
     const Time deadline = last_progress + platform_.timeouts.alloc_no_progress;
+    // Nothing else is left to happen in the whole device: no reclaim can ever
+    // come, the deadlock is provable now. Skip to the moment the device's
+    // detector fires (the structural test, or else the backstop).
+    if (!sc_core::sc_pending_activity()) {
+      const bool structural = st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring);
+      sync(structural ? next_check : deadline);
+      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + (structural ? kStructural : backstop_text()),
+            st.ring);
+      return false;
+    }
     const Time until = std::min(next_check, deadline);
     if (until > now()) wait(sc_core::sc_time::from_value(until - now()), progress_);
     // The spin loop retries once per spin: progress is noticed on the next spin.
@@ -179,17 +197,13 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
     }
     if (now() >= next_check) {
       if (st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring)) {
-        fatal(code_of(st.blocked), banner(st.blocked, st.ring) +
-                                       " Provable head-of-line deadlock: the ring's reclaim head "
-                                       "is pinned by an open scope");
+        fatal(code_of(st.blocked), banner(st.blocked, st.ring) + kStructural, st.ring);
         return false;
       }
       next_check += check_period;
     }
     if (now() >= deadline) {
-      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + " No reclaim progress for ~" +
-                                     std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) +
-                                     " ms");
+      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + backstop_text(), st.ring);
       return false;
     }
   }

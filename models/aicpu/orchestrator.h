@@ -46,6 +46,10 @@ class OrchestratorThread : public sc_core::sc_module {
   // An input error raised while evaluating the program (rethrown by the engine).
   std::exception_ptr input_error() const { return input_error_; }
   std::uint64_t submits() const { return submits_; }
+  // JSON pointer of the op being executed (or last executed).
+  const std::string& op_path() const { return op_path_; }
+  // The submit in progress (what it needs, once prepared up to a stall).
+  const SubmitProgress& pending_submit() const { return sp_; }
 
  private:
   void run();
@@ -56,7 +60,8 @@ class OrchestratorThread : public sc_core::sc_module {
   bool do_read(const OrchOp& op, Time& t);
   // Spins until the blocked resource frees; false on a fatal error.
   bool wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st, const std::string& path);
-  void fatal(ErrorCode code, const std::string& message);
+  void fatal(ErrorCode code, const std::string& message, int ring = -1);
+  std::string backstop_text() const;
 
   Runtime& rt_;
   OpSource& source_;
@@ -70,6 +75,7 @@ class OrchestratorThread : public sc_core::sc_module {
   SubmitRequest alloc_req_;
   std::vector<Tensor> outputs_;
   OrchWait wait_;
+  std::string op_path_;
   bool done_ = false;
   Time start_ = 0, end_ = 0;
   std::uint64_t submits_ = 0;

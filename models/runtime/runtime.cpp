@@ -32,7 +32,7 @@ Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& d
     rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], unbounded_);
     rings_[r].set_spill_inline_cap(static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap));
   }
-  tensormap_.init(config_.tensormap_pool, unbounded_, [this](TaskId id) { return retired(id); });
+  tensormap_.init(config_.tensormap_pool, unbounded_, &rings_);
 }
 
 // ----------------------------------------------------------------- scopes
@@ -46,17 +46,17 @@ bool Runtime::in_manual_scope() const {
   return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual;
 }
 
-bool Runtime::scope_begin(ScopeMode mode, const std::string& site) {
+bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
   int depth = static_cast<int>(scopes_.size());
   if (depth >= platform_.limits.max_scope_depth) {
     latch_error(ErrorCode::InvalidArgs,
                 "scope nesting exceeds " + std::to_string(platform_.limits.max_scope_depth) +
                     " levels at scope '" + site + "'",
-                0);
+                now);
     return false;
   }
   if (mode == ScopeMode::Auto && in_manual_scope()) {
-    latch_error(ErrorCode::InvalidArgs, "auto scope nested inside manual scope is not supported", 0);
+    latch_error(ErrorCode::InvalidArgs, "auto scope nested inside manual scope is not supported", now);
     return false;
   }
   scopes_.push_back(ScopeInfo{mode, site, depth, ring_of_depth(depth), {}});
@@ -156,7 +156,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     // Scope check before alloc (§3.4 step 1).
     if (!unbounded_ && scopes_.back().tasks.size() >= rings_[ring].window() - 1) {
       latch_error(ErrorCode::ScopeDeadlock,
-                  "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now);
+                  "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now, ring);
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
     p.heap_bytes = packed_output_bytes(req.args);
@@ -497,9 +497,10 @@ std::uint64_t Runtime::total_submitted() const {
   return n;
 }
 
-bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now) {
+bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now, int ring) {
   if (error_.code != ErrorCode::None) return false;
   error_.code = code;
+  error_.ring = ring;
   error_.message = message;
   error_.time = now;
   hooks_->on_error(error_);

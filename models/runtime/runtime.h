@@ -126,6 +126,7 @@ struct LatchedError {
   ErrorCode code = ErrorCode::None;
   std::string message;  // the device's FATAL line text
   Time time = 0;
+  int ring = -1;        // the ring involved, if any
 };
 
 class Runtime {
@@ -142,7 +143,7 @@ class Runtime {
   void begin_orchestration();
   // Returns false (and latches INVALID_ARGS) when the nesting limit or the
   // auto-in-manual rule is broken.
-  bool scope_begin(ScopeMode mode, const std::string& site);
+  bool scope_begin(ScopeMode mode, const std::string& site, Time now = 0);
   // Closes the innermost scope: returns the number of tasks it released.
   std::size_t scope_end();
   // Closes the root scope and marks orchestration done.
@@ -227,7 +228,7 @@ class Runtime {
 
   // ------------------------------------------------------------------ errors
   // First writer wins. Returns true if this call latched it.
-  bool latch_error(ErrorCode code, const std::string& message, Time now);
+  bool latch_error(ErrorCode code, const std::string& message, Time now, int ring = -1);
   const LatchedError& error() const { return error_; }
   bool has_error() const { return error_.code != ErrorCode::None; }
 

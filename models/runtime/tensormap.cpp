@@ -2,26 +2,38 @@
 
 namespace npusim {
 
-void TensorMap::init(std::uint64_t capacity, bool unbounded, RetiredFn retired) {
+namespace {
+// Linear extent of a view within its buffer, in elements.
+void extent(const Tensor& v, std::int64_t& first, std::int64_t& last) {
+  first = v.start_offset();
+  last = first;
+  for (int d = 0; d < v.ndims; ++d) last += (v.shape[d] - 1) * v.stride(d);
+}
+}  // namespace
+
+void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings) {
   capacity_ = capacity;
   unbounded_ = unbounded;
-  retired_ = std::move(retired);
-  heads_.fill(-1);
+  rings_ = rings;
 }
 
 void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
-  std::int32_t e = heads_[bucket_of(view.addr)];
-  while (e >= 0) {
+  auto g = groups_.find(view.addr);
+  if (g == groups_.end()) return;
+  std::int64_t first, last;
+  extent(view, first, last);
+  auto& by_first = g->second.by_first;
+  // An entry reaching `first` starts no earlier than first - max_span.
+  auto it = by_first.lower_bound(first - g->second.max_span);
+  while (it != by_first.end() && it->first <= last) {
+    std::int32_t e = it->second;
+    ++it;
     Entry& en = entries_[e];
-    std::int32_t next = en.next;
-    if (en.view.addr == view.addr && !stale(en)) {
-      Overlap ov = view_overlap(view, en.view);
-      if (ov != Overlap::None) {
-        out.push_back(Match{en.producer, ov, en.view});
-        if (remove_covered && ov == Overlap::Covered) unlink_and_free(e);
-      }
-    }
-    e = next;
+    if (en.last < first || stale(en)) continue;
+    Overlap ov = view_overlap(view, en.view);
+    if (ov == Overlap::None) continue;
+    out.push_back(Match{en.producer, ov, en.view});
+    if (remove_covered && ov == Overlap::Covered) erase(e);
   }
 }
 
@@ -38,24 +50,25 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   en.view = view;
   en.producer = producer;
   en.used = true;
-  int b = bucket_of(view.addr);
-  en.prev = -1;
-  en.next = heads_[b];
-  if (en.next >= 0) entries_[en.next].prev = e;
-  heads_[b] = e;
+  extent(view, en.first, en.last);
+  Group& g = groups_[view.addr];
+  g.by_first.emplace(en.first, e);
+  if (en.last - en.first > g.max_span) g.max_span = en.last - en.first;
   order_[task_ring(producer)].push_back(Ref{e, en.generation});
   ++in_use_;
 }
 
-void TensorMap::unlink_and_free(std::int32_t e) {
+void TensorMap::erase(std::int32_t e) {
   Entry& en = entries_[e];
-  if (en.prev >= 0)
-    entries_[en.prev].next = en.next;
-  else
-    heads_[bucket_of(en.view.addr)] = en.next;
-  if (en.next >= 0) entries_[en.next].prev = en.prev;
+  auto g = groups_.find(en.view.addr);
+  auto range = g->second.by_first.equal_range(en.first);
+  for (auto it = range.first; it != range.second; ++it)
+    if (it->second == e) {
+      g->second.by_first.erase(it);
+      break;
+    }
+  if (g->second.by_first.empty()) groups_.erase(g);
   en.used = false;
-  en.next = en.prev = -1;
   ++en.generation;  // invalidates references in order_
   free_.push_back(e);
   --in_use_;
@@ -74,7 +87,7 @@ std::uint64_t TensorMap::cleanup_ring(int ring) {
     }
     if (!stale(en)) break;  // FIFO per ring: younger entries are live too
     q.pop_front();
-    unlink_and_free(r.index);
+    erase(r.index);
     ++freed;
   }
   return freed;

@@ -5,36 +5,39 @@
 // (local id below its ring's watermark) is stale: lookups skip it at once, and
 // it is physically freed by periodic cleanup (every `cleanup_interval` retired
 // tasks of a ring, at submit) or by a forced reclaim when the pool is short.
+//
+// Like the runtime, only entries with the consumer's base address are
+// compared. Entries of one address are kept ordered by the first element of
+// their view, so a lookup visits only entries whose linear extent can reach
+// the consumer's, even when thousands of views of one buffer are live.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
+#include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "models/common/platform.h"
+#include "models/runtime/ring.h"
 #include "models/runtime/tensor.h"
 
 namespace npusim {
 
 class TensorMap {
  public:
-  static constexpr int kBuckets = 4096;
-
   struct Match {
     TaskId producer;
     Overlap overlap;
     Tensor producer_view;
   };
 
-  // `retired(ring, local)`: has that task's slot been reclaimed?
-  using RetiredFn = std::function<bool(TaskId)>;
+  // `rings`: the runtime's rings, whose watermarks say which producers retired.
+  void init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings);
 
-  void init(std::uint64_t capacity, bool unbounded, RetiredFn retired);
-
-  // Valid entries of the same buffer overlapping `view`, oldest first. With
-  // `remove_covered`, entries the view covers are removed (INOUT).
+  // Valid entries of the same buffer overlapping `view`, in order of their
+  // first element. With `remove_covered`, entries the view covers are removed (INOUT).
   void lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out);
   // Registers `producer` as the writer of `view`. Caller ensured capacity.
   void insert(const Tensor& view, TaskId producer);
@@ -53,7 +56,8 @@ class TensorMap {
   struct Entry {
     Tensor view;
     TaskId producer = kNoTask;
-    std::int32_t next = -1, prev = -1;  // bucket chain
+    std::int64_t first = 0;  // linear extent of the view, in elements: [first, last]
+    std::int64_t last = 0;
     std::uint32_t generation = 0;
     bool used = false;
   };
@@ -61,19 +65,23 @@ class TensorMap {
     std::int32_t index;
     std::uint32_t generation;
   };
+  // The live entries of one buffer address.
+  struct Group {
+    std::multimap<std::int64_t, std::int32_t> by_first;
+    std::int64_t max_span = 0;  // max (last - first) ever inserted
+  };
 
-  static int bucket_of(std::uint64_t addr) {
-    return static_cast<int>((addr * 0x9E3779B97F4A7C15ull) >> 52) & (kBuckets - 1);
+  bool stale(const Entry& e) const {
+    return (*rings_)[task_ring(e.producer)].retired(task_local(e.producer));
   }
-  void unlink_and_free(std::int32_t e);
-  bool stale(const Entry& e) const { return retired_(e.producer); }
+  void erase(std::int32_t e);
 
   std::uint64_t capacity_ = 0;
   bool unbounded_ = false;
-  RetiredFn retired_;
+  const std::array<Ring, kNumRings>* rings_ = nullptr;
   std::vector<Entry> entries_;
   std::vector<std::int32_t> free_;
-  std::array<std::int32_t, kBuckets> heads_{};
+  std::unordered_map<std::uint64_t, Group> groups_;
   std::array<std::deque<Ref>, kNumRings> order_;  // insertion order per ring
   std::uint64_t in_use_ = 0;
   std::uint64_t freed_total_ = 0;

@@ -13,6 +13,17 @@ std::string fmt_us(Time t) {
   return b;
 }
 
+std::string bytes(std::uint64_t b) {
+  char s[64];
+  if (b >= (1ull << 30) && b % (1ull << 20) == 0)
+    std::snprintf(s, sizeof s, "%llu bytes (%.1f GiB)", static_cast<unsigned long long>(b), b / 1073741824.0);
+  else if (b >= (1ull << 20))
+    std::snprintf(s, sizeof s, "%llu bytes (%.1f MiB)", static_cast<unsigned long long>(b), b / 1048576.0);
+  else
+    std::snprintf(s, sizeof s, "%llu bytes", static_cast<unsigned long long>(b));
+  return s;
+}
+
 const char* state_name(TaskState s) {
   switch (s) {
     case TaskState::Pending: return "PENDING";
@@ -29,18 +40,25 @@ std::string task_label(const Task& t) {
   return s + " (" + (t.kernel ? t.kernel->name : std::string("?")) + ")";
 }
 
+const Runtime::ScopeInfo* scope_pinning(const Runtime& rt, TaskId id) {
+  for (const auto& s : rt.open_scopes())
+    for (TaskId t : s.tasks)
+      if (t == id) return &s;
+  return nullptr;
+}
+
 // Why the oldest live task of a ring cannot be reclaimed yet.
 std::string head_reason(Runtime& rt, const Task& h) {
   if (h.state == TaskState::Pending) {
-    if (!h.is_ready()) return "it is still waiting for " +
-                              std::to_string(h.fanin_count - h.fanin_refcount) + " producer(s)";
+    if (!h.is_ready())
+      return "it is still waiting for " + std::to_string(h.fanin_count - h.fanin_refcount) + " producer(s)";
     return "it has not completed yet";
   }
-  for (const auto& s : rt.open_scopes())
-    for (TaskId id : s.tasks)
-      if (id == h.id) return "it is pinned by the open scope '" + s.site + "' (depth " +
-                             std::to_string(s.depth) + "), which only closes after this submit";
-  std::uint32_t consumers = (h.fanout_count & ~kFanoutScopeBit) - (h.fanout_refcount & ~kFanoutScopeBit);
+  if (const auto* s = scope_pinning(rt, h.id))
+    return "it is pinned by the open scope '" + s->site + "' (depth " + std::to_string(s->depth) +
+           "), which can only close after the blocked submit";
+  std::uint32_t consumers =
+      (h.fanout_count & ~kFanoutScopeBit) - (h.fanout_refcount & ~kFanoutScopeBit);
   if (consumers) return "it is held by " + std::to_string(consumers) + " consumer(s) not yet released";
   return "its own release step has not run yet";
 }
@@ -64,8 +82,64 @@ void describe_ring(Runtime& rt, int r, std::vector<std::string>& lines, nlohmann
     std::string why = head_reason(rt, h);
     lines.push_back("  reclaim head " + task_label(h) + " is " + state_name(h.state) + ": " + why);
     rj["reclaim_head"] = {{"task", task_display(h.id)}, {"state", state_name(h.state)}, {"why", why}};
+    if (const auto* s = scope_pinning(rt, h.id)) rj["reclaim_head"]["pinned_by_scope"] = s->site;
   }
   j["rings"].push_back(rj);
+}
+
+// Open scopes holding live tasks on `ring`, innermost last.
+std::string scopes_on_ring(const Runtime& rt, int ring) {
+  std::string out;
+  for (const auto& s : rt.open_scopes()) {
+    std::size_t n = 0;
+    for (TaskId t : s.tasks)
+      if (task_ring(t) == ring) ++n;
+    if (!n) continue;
+    out += (out.empty() ? "" : ", ") + ("'" + s.site + "' (depth " + std::to_string(s.depth) + ", " +
+                                        std::to_string(n) + " tasks)");
+  }
+  return out.empty() ? "none" : out;
+}
+
+void device_lines(Failure& f, std::uint64_t completed, std::uint64_t total, int running,
+                  std::uint64_t ready, std::uint64_t waiting, bool orch_done) {
+  const int code = f.orch_error_code ? f.orch_error_code : f.sched_error_code;
+  const char* field = f.sched_error_code ? "sched_error_code" : "orch_error_code";
+  const ErrorInfo& info = error_info(static_cast<ErrorCode>(code));
+  f.device_lines.push_back("PTO2 runtime failed: orch_error_code=" + std::to_string(f.orch_error_code) +
+                           " sched_error_code=" + std::to_string(f.sched_error_code) +
+                           " runtime_status=-" + std::to_string(code));
+  f.device_lines.push_back(std::string("error detail: ") + field + "=" + std::to_string(code) + " " +
+                           info.name + " - " + info.description);
+  f.device_lines.push_back("error hint: " + f.hint + ". See docs/troubleshooting/device-error-codes.md");
+  if (!f.sub_class.empty()) {
+    std::string sub = f.sub_class.substr(0, f.sub_class.find(':'));
+    f.device_lines.push_back("PTO2 scheduler timeout sub_class=" + f.sub_class + " (detail=" +
+                             (sub.size() > 1 && sub[0] == 'S' ? sub.substr(1) : std::string("99")) +
+                             ") completed=" + std::to_string(completed) + "/" + std::to_string(total) +
+                             " running=" + std::to_string(running) + " ready=" + std::to_string(ready) +
+                             " waiting=" + std::to_string(waiting) + " orch_done=" + (orch_done ? "1" : "0"));
+  }
+  if (!f.message.empty())  // banners are printed as the device prints them
+    f.device_lines.push_back(f.message.rfind("FATAL", 0) == 0 ? f.message
+                                                               : "FATAL(code=" + std::to_string(code) + "): " + f.message);
+  f.device_lines.push_back("ACL error detail: " + std::to_string(f.host_code) + " ACL_ERROR_RT_AICPU_EXCEPTION");
+  f.device_lines.push_back(
+      "ACL error hint: do NOT read this as 'deadlock' or 'OOM' on its own -- it is a generic host-side code. "
+      "Grep the host log for 'orch_error_code=' / 'sched_error_code=' / 'sub_class=' to get the "
+      "device-classified reason, and read the device log for the detector that fired");
+}
+
+const char* size_field_of(Resource r) {
+  switch (r) {
+    case Resource::Heap: return "ring_heap";
+    case Resource::TaskWindow: return "ring_task_window";
+    case Resource::DepPool:
+    case Resource::FaninSpill: return "ring_dep_pool";
+    case Resource::TensorMap: return "tensormap_pool";
+    case Resource::None: break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -76,9 +150,12 @@ nlohmann::json Failure::to_json() const {
                       {"sched_error_code", sched_error_code},
                       {"host_code", host_code},
                       {"message", message},
+                      {"hint", hint},
+                      {"detector", detector},
                       {"stall_time_ns", to_ns(stall_time)},
                       {"device_time_ns", to_ns(device_time)}};
   if (!sub_class.empty()) j["sub_class"] = sub_class;
+  if (ring >= 0) j["ring"] = ring;
   j["diagnosis"] = diagnosis;
   j["diagnosis"]["explanation"] = diagnosis_lines;
   return j;
@@ -87,110 +164,224 @@ nlohmann::json Failure::to_json() const {
 Failure diagnose(Chip& chip) {
   Runtime& rt = chip.runtime();
   const Platform& p = chip.platform();
+  const OrchestratorThread& orch = chip.orchestrator();
+  const OrchWait& w = orch.waiting();
   Failure f;
   const Time now = sc_core::sc_time_stamp().value();
-  int code = 0;
   int running = 0;
   for (int c = 0; c < chip.cores().map().total(); ++c)
     if (!chip.cores().idle(c)) ++running;
-  std::uint64_t ready = 0;
-  for (int s = 0; s < 3; ++s)
-    ready += rt.queue_size(static_cast<Shape>(s), false) + rt.queue_size(static_cast<Shape>(s), true);
-  ready += rt.dummy_queue_size();
+  // Live tasks by state: ready (queued, not yet placed), waiting on producers;
+  // the rest are running or done.
+  std::uint64_t ready = 0, waiting = 0;
+  for (int r = 0; r < kNumRings; ++r) {
+    Ring& g = rt.ring(r);
+    for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
+      const Task& t = g.slot(l);
+      if (t.state != TaskState::Pending) continue;
+      if (!t.is_ready()) ++waiting;
+      else if (t.next_block == 0) ++ready;
+    }
+  }
   const std::uint64_t total = rt.total_submitted();
   const std::uint64_t completed = rt.completed();
-  std::uint64_t waiting = total > completed + ready ? total - completed - ready : 0;
+  f.host_code = kAclAicpuException;
+  std::vector<std::string>& why = f.diagnosis_lines;
+  nlohmann::json& d = f.diagnosis;
+  d["rings"] = nlohmann::json::array();
 
   if (rt.has_error()) {
     const LatchedError& e = rt.error();
     const ErrorInfo& info = error_info(e.code);
-    code = static_cast<int>(e.code);
     f.name = info.name;
-    (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = code;
+    f.hint = info.hint;
+    (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = static_cast<int>(e.code);
     f.message = e.message;
-    f.stall_time = e.time;
     f.device_time = e.time;
+    f.ring = e.ring;
+    f.stall_time = w.kind != OrchWait::Kind::None ? w.since : e.time;
+    const bool structural = e.message.find("Provable head-of-line") != std::string::npos;
+    switch (e.code) {
+      case ErrorCode::HeapRingDeadlock:
+      case ErrorCode::FlowControlDeadlock:
+      case ErrorCode::DepPoolOverflow:
+      case ErrorCode::TensormapOverflow:
+        f.detector = structural ? "structural test after 1024 spins without reclaim progress"
+                                : "no-progress backstop (" +
+                                      std::to_string(p.timeouts.alloc_no_progress / 1000000000ull) + " ms)";
+        f.size_field = size_field_of(w.resource);
+        break;
+      case ErrorCode::TensorWaitTimeout:
+        f.detector = "get_tensor_data timeout (" + std::to_string(p.timeouts.tensor_wait / 1000000000ull) + " ms)";
+        break;
+      case ErrorCode::ScopeDeadlock:
+        f.detector = "scope check at submit";
+        f.size_field = "ring_task_window";
+        break;
+      default:
+        f.detector = "argument check at submit";
+        break;
+    }
   } else {
     // Nothing left to happen and the program did not finish: the device's
-    // scheduler would time out (§5.9) after its no-progress window.
-    code = static_cast<int>(ErrorCode::SchedulerTimeout);
-    f.name = "SCHEDULER_TIMEOUT";
-    f.sched_error_code = code;
+    // scheduler times out (§5.9) after its no-progress window.
+    const ErrorInfo& info = error_info(ErrorCode::SchedulerTimeout);
+    f.name = info.name;
+    f.hint = info.hint;
+    f.sched_error_code = static_cast<int>(ErrorCode::SchedulerTimeout);
     f.stall_time = now;
     f.device_time = now + p.timeouts.scheduler_no_progress;
+    f.detector = "scheduler no-progress timeout (" +
+                 std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
     if (running) f.sub_class = "S1:running-stalled";
     else if (ready) f.sub_class = "S3:ready-but-all-idle";
     else if (waiting) f.sub_class = "S4:dependency-deadlock";
     else if (!rt.orchestration_done()) f.sub_class = "S5:orchestrator-starvation";
     else f.sub_class = "unknown:accounting/corruption";
-    f.message = "FATAL(code=100): scheduler made no progress for " +
+    f.message = "scheduler made no progress for " +
                 std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms";
   }
-  f.host_code = kAclAicpuException;
-  const ErrorInfo& info = error_info(static_cast<ErrorCode>(code));
+  device_lines(f, completed, total, running, ready, waiting, rt.orchestration_done());
 
-  // --- as the device says it
-  const char* field = f.sched_error_code ? "sched_error_code" : "orch_error_code";
-  f.device_lines.push_back("PTO2 runtime failed: orch_error_code=" + std::to_string(f.orch_error_code) +
-                           " sched_error_code=" + std::to_string(f.sched_error_code) +
-                           " runtime_status=-" + std::to_string(code));
-  f.device_lines.push_back(std::string("error detail: ") + field + "=" + std::to_string(code) + " " +
-                           info.name + " - " + info.description);
-  f.device_lines.push_back(std::string("error hint: ") + info.hint +
-                           ". See docs/troubleshooting/device-error-codes.md");
-  if (!f.sub_class.empty()) {
-    std::string sub = f.sub_class.substr(0, f.sub_class.find(':'));
-    f.device_lines.push_back("PTO2 scheduler timeout sub_class=" + f.sub_class + " (detail=" +
-                             (sub.size() > 1 && sub[0] == 'S' ? sub.substr(1) : std::string("99")) +
-                             ") completed=" + std::to_string(completed) + "/" + std::to_string(total) +
-                             " running=" + std::to_string(running) + " ready=" + std::to_string(ready) +
-                             " waiting=" + std::to_string(waiting) +
-                             " orch_done=" + (rt.orchestration_done() ? "1" : "0"));
+  // ---- what only a simulator knows
+  why.push_back("progress stopped at " + fmt_us(f.stall_time) + " of simulated time; the device reports it at " +
+                fmt_us(f.device_time) + " (" + f.detector + ")");
+  const SubmitProgress& sp = orch.pending_submit();
+  const std::string op = w.kind != OrchWait::Kind::None ? w.path : orch.op_path();
+  d["op"] = op;
+  d["detector"] = f.detector;
+  switch (rt.error().code) {
+    case ErrorCode::ScopeDeadlock: {
+      const auto& s = rt.open_scopes().back();
+      const std::uint64_t win = rt.ring(s.ring).window();
+      why.push_back("the submit at " + op + " is the " + std::to_string(s.tasks.size() + 1) +
+                    "th task of scope '" + s.site + "' (depth " + std::to_string(s.depth) + ", ring " +
+                    std::to_string(s.ring) + "); a ring with task window " + std::to_string(win) +
+                    " admits at most " + std::to_string(win - 1) +
+                    " live tasks, and a scope's tasks keep their slots until its scope_end, after this submit");
+      d["scope"] = {{"site", s.site}, {"depth", s.depth}, {"ring", s.ring}, {"tasks", s.tasks.size()}};
+      break;
+    }
+    case ErrorCode::HeapRingDeadlock: {
+      Ring& g = rt.ring(w.ring);
+      why.push_back("the submit at " + op + " needs " + bytes(sp.heap_bytes) + " of heap on ring " +
+                    std::to_string(w.ring) + " (its OUTPUT buffers, each rounded up to " +
+                    std::to_string(p.limits.packed_output_align) + " bytes); the ring's heap is " +
+                    bytes(g.heap_capacity()) + ", " + bytes(g.heap_used()) + " held by " + std::to_string(g.live()) +
+                    " live task(s)");
+      if (sp.heap_bytes > g.heap_capacity()) why.push_back("it is larger than the whole heap: no reclaim can ever admit it");
+      d["needs_bytes"] = sp.heap_bytes;
+      break;
+    }
+    case ErrorCode::FlowControlDeadlock: {
+      why.push_back("the submit at " + op + " needs a task slot on ring " + std::to_string(w.ring) +
+                    " whose window is full while its heap has room; the open scopes holding its live tasks: " +
+                    scopes_on_ring(rt, w.ring) +
+                    (w.ring == kNumRings - 1 ? " (every scope at depth >= 3 shares ring 3)" : ""));
+      break;
+    }
+    case ErrorCode::DepPoolOverflow: {
+      Ring& g = rt.ring(w.ring);
+      if (w.resource == Resource::FaninSpill)
+        why.push_back("the submit at " + op + " has " + std::to_string(sp.merged.size()) + " fanin edges, " +
+                      std::to_string(sp.spill) + " beyond the " + std::to_string(p.limits.fanin_inline_cap) +
+                      " kept inline; they spill into ring " + std::to_string(w.ring) +
+                      "'s fanin spill pool, sized like its dep pool (" + std::to_string(g.dep_pool_capacity()) + ")");
+      else
+        why.push_back("the submit at " + op + " waits on " + std::to_string(sp.wait_edges) +
+                      " unfinished producers, one dep-pool entry each; ring " + std::to_string(w.ring) +
+                      "'s dep pool holds " + std::to_string(g.dep_pool_capacity() - 1) +
+                      " (entry 0 is a sentinel), " + std::to_string(g.dep_used()) + " in use");
+      if (sp.wait_edges > g.dep_pool_capacity() - 1)
+        why.push_back("more than the whole pool: no reclaim can ever make room");
+      d["needs_entries"] = w.resource == Resource::FaninSpill ? sp.spill : sp.wait_edges;
+      break;
+    }
+    case ErrorCode::TensormapOverflow:
+      why.push_back("the submit at " + op + " registers " + std::to_string(sp.inserts) +
+                    " writer(s) in the global tensormap, which holds " + std::to_string(rt.tensormap().in_use()) +
+                    " of " + std::to_string(rt.tensormap().capacity()) +
+                    " entries; an entry is freed only when its writer retires, and every live writer is "
+                    "pinned (see the rings below)");
+      break;
+    case ErrorCode::TensorWaitTimeout: {
+      Task* t = rt.find(w.task);
+      if (t) {
+        std::string state = state_name(t->state);
+        if (!t->blocks.empty()) {
+          const BlockRecord& b = t->blocks.front();
+          state = "running on core " + std::to_string(b.core) + " since " + fmt_us(b.start) + ", ending at " +
+                  fmt_us(b.end);
+        } else if (!t->is_ready()) {
+          state = "waiting for " + std::to_string(t->fanin_count - t->fanin_refcount) + " producer(s)";
+        }
+        why.push_back("the read at " + op + " waits for " + task_label(*t) + " to complete; it is " + state);
+      }
+      break;
+    }
+    default:
+      break;
   }
-  if (!f.message.empty()) f.device_lines.push_back(f.message);
-  f.device_lines.push_back("ACL error detail: " + std::to_string(f.host_code) +
-                           " ACL_ERROR_RT_AICPU_EXCEPTION");
-  f.device_lines.push_back(
-      "ACL error hint: do NOT read this as 'deadlock' or 'OOM' on its own -- it is a generic "
-      "host-side code. Grep the host log for 'orch_error_code=' / 'sched_error_code=' / "
-      "'sub_class=' to get the device-classified reason, and read the device log for the "
-      "detector that fired");
-
-  // --- what only a simulator knows
-  nlohmann::json& d = f.diagnosis;
-  d["rings"] = nlohmann::json::array();
-  f.diagnosis_lines.push_back("stopped making progress at " + fmt_us(f.stall_time) +
-                              " of simulated time; the device would report it at " +
-                              fmt_us(f.device_time));
-  const OrchWait& w = chip.orchestrator().waiting();
   if (w.kind == OrchWait::Kind::Space) {
-    f.diagnosis_lines.push_back("the orchestrator is blocked in the submit at " + w.path + " on the " +
-                                std::string(resource_name(w.resource)) + " of ring " +
-                                std::to_string(w.ring) + " since " + fmt_us(w.since));
-    d["orchestrator"] = {{"waiting_for", resource_name(w.resource)}, {"ring", w.ring},
-                         {"op", w.path}, {"since_ns", to_ns(w.since)}};
-  } else if (w.kind == OrchWait::Kind::Read) {
-    f.diagnosis_lines.push_back("the orchestrator is blocked in the read at " + w.path +
-                                " waiting for task " + task_display(w.task) + " since " + fmt_us(w.since));
-    d["orchestrator"] = {{"waiting_for", "read"}, {"task", task_display(w.task)}, {"op", w.path}};
-  } else if (!rt.orchestration_done()) {
-    f.diagnosis_lines.push_back("the orchestrator had not finished the program");
+    why.push_back("the orchestrator is blocked on the " + std::string(resource_name(w.resource)) + " of ring " +
+                  std::to_string(w.ring) + " since " + fmt_us(w.since));
+    d["orchestrator"] = {{"waiting_for", resource_name(w.resource)}, {"ring", w.ring}, {"op", w.path},
+                         {"since_ns", to_ns(w.since)}};
+  } else if (!rt.orchestration_done() && !rt.has_error()) {
+    why.push_back("the orchestrator had not finished the program");
   }
   if (!rt.open_scopes().empty()) {
     std::string chain;
     for (const auto& s : rt.open_scopes())
       chain += (chain.empty() ? "" : " > ") + s.site + " (depth " + std::to_string(s.depth) + ", " +
                std::to_string(s.tasks.size()) + " tasks)";
-    f.diagnosis_lines.push_back("open scopes: " + chain);
+    why.push_back("open scopes: " + chain);
   }
   for (int r = 0; r < kNumRings; ++r)
-    if (rt.ring(r).live() || (w.kind == OrchWait::Kind::Space && w.ring == r)) describe_ring(rt, r, f.diagnosis_lines, d);
-  f.diagnosis_lines.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) +
-                              " completed; " + std::to_string(running) + " core(s) running, " +
-                              std::to_string(ready) + " task(s) ready, " + std::to_string(waiting) +
-                              " waiting on producers");
+    if (rt.ring(r).live() || r == f.ring) describe_ring(rt, r, why, d);
+  why.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) + " completed; " +
+                std::to_string(running) + " core(s) running, " + std::to_string(ready) + " task(s) ready, " +
+                std::to_string(waiting) + " waiting on producers");
   d["tasks"] = {{"completed", completed}, {"submitted", total}, {"running_cores", running},
                 {"ready", ready}, {"waiting", waiting}};
+  return f;
+}
+
+std::uint64_t arena_bytes(const Platform& p, const RunConfig& c) {
+  std::uint64_t total = 0;
+  for (int r = 0; r < kNumRings; ++r)
+    total += c.task_window[r] * p.limits.arena_bytes_per_slot + c.heap[r] +
+             2 * c.dep_pool[r] * p.limits.arena_bytes_per_dep_entry;  // dep pool + fanin spill pool
+  return total;
+}
+
+Failure arena_failure(const Platform& p, const RunConfig& c) {
+  Failure f;
+  const std::uint64_t need = arena_bytes(p, c);
+  f.name = "ACL_ERROR_RT_MEMORY_ALLOCATION";
+  f.host_code = kAclMemoryAllocation;
+  f.message = "rtMalloc of the runtime arena (" + std::to_string(need) +
+              " bytes) failed: device memory allocation failed (out of memory)";
+  f.hint = "the static arena scales with every ring's task window, heap and dep pool; shrink the ring sizes";
+  f.detector = "rtMalloc at runtime setup, before the first task";
+  f.device_lines.push_back(f.message);
+  f.device_lines.push_back("ACL error detail: 207001 ACL_ERROR_RT_MEMORY_ALLOCATION");
+  f.device_lines.push_back("ACL error hint: device memory allocation failed (out of memory)");
+  f.diagnosis_lines.push_back("the arena needs " + bytes(need) + ", the device has " +
+                              bytes(p.topo.device_memory_bytes) + " of usable GM:");
+  nlohmann::json rings = nlohmann::json::array();
+  for (int r = 0; r < kNumRings; ++r) {
+    std::uint64_t slots = c.task_window[r] * p.limits.arena_bytes_per_slot;
+    std::uint64_t deps = 2 * c.dep_pool[r] * p.limits.arena_bytes_per_dep_entry;
+    f.diagnosis_lines.push_back("  ring " + std::to_string(r) + ": task window " + std::to_string(c.task_window[r]) +
+                                " x " + std::to_string(p.limits.arena_bytes_per_slot) + " = " + bytes(slots) +
+                                ", heap " + bytes(c.heap[r]) + ", dep pool + fanin spill " + bytes(deps));
+    rings.push_back({{"ring", r}, {"slots_bytes", slots}, {"heap_bytes", c.heap[r]}, {"dep_bytes", deps}});
+  }
+  f.diagnosis_lines.push_back("a scalar ring size applies to each of the four rings: the arithmetic is per ring");
+  f.diagnosis["arena_bytes"] = need;
+  f.diagnosis["device_memory_bytes"] = p.topo.device_memory_bytes;
+  f.diagnosis["rings"] = rings;
   return f;
 }
 

@@ -17,6 +17,7 @@
 #include "models/chip/chip.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/diagnosis.h"
+#include "sim/engine/sizing.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/writer.h"
 #include "sim/trace/trace.h"
@@ -124,8 +125,53 @@ std::string fmt_us(Time t) {
 
 }  // namespace
 
+namespace {
+
+// summary.json (cli-and-outputs.md), in the spec's key order.
+nlohmann::ordered_json summary_json(const Loaded& l, bool ok, Time device_wall, Time makespan, Time sched_window,
+                                    const nlohmann::ordered_json& tasks, const Failure* failure) {
+  nlohmann::ordered_json s;
+  s["npusim_summary"] = 1;
+  s["trace"] = l.trace.name;
+  s["platform"] = l.platform.name;
+  s["status"] = ok ? "ok" : "error";
+  s["device_wall_ns"] = to_ns(device_wall);
+  s["makespan_ns"] = to_ns(makespan);
+  s["scheduling_window_ns"] = to_ns(sched_window);
+  s["tasks"] = tasks;
+  s["error"] = failure ? nlohmann::ordered_json(failure->to_json()) : nlohmann::ordered_json(nullptr);
+  s["run"] = {{"runtime", runtime_name(l.config.runtime)},
+              {"aicpu_thread_num", l.config.aicpu_thread_num},
+              {"sched_threads", l.config.sched_threads},
+              {"ring_task_window", l.config.task_window},
+              {"ring_heap", l.config.heap},
+              {"ring_dep_pool", l.config.dep_pool},
+              {"tensormap_pool", l.config.tensormap_pool},
+              {"seed", l.config.seed}};
+  s["sim"] = {{"seed", l.config.seed}};
+  return s;
+}
+
+// Host measurements: the only part of the outputs that varies run to run.
+void add_host_stats(nlohmann::ordered_json& s, double wall, std::uint64_t tasks) {
+  s["sim"]["wall_seconds"] = wall;
+  s["sim"]["tasks_per_second"] = wall > 0 ? static_cast<double>(tasks) / wall : 0.0;
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  s["sim"]["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+void print_failure(const Failure& f, std::ostream& err) {
+  for (const auto& line : f.device_lines) err << line << "\n";
+  err << "npusim diagnosis:\n";
+  for (const auto& line : f.diagnosis_lines) err << "  " << line << "\n";
+}
+
+}  // namespace
+
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto wall0 = std::chrono::steady_clock::now();
+  auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(); };
   Loaded l;
   try {
     l = load(req);
@@ -140,6 +186,40 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   } catch (const fs::filesystem_error& e) {
     err << "npusim: error: " << out_dir << ": cannot create the output directory: " << e.what() << "\n";
     return kExitInputError;
+  }
+  auto commit = [&](std::vector<std::string> files, nlohmann::ordered_json& s) {
+    if (req.host_stats) add_host_stats(s, wall(), s["tasks"]["submitted"].get<std::uint64_t>());
+    write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
+    files.push_back("summary.json");
+    try {
+      staging->commit(files);
+    } catch (const fs::filesystem_error& e) {
+      err << "npusim: error: " << out_dir << ": cannot write outputs: " << e.what() << "\n";
+      return false;
+    }
+    return true;
+  };
+  auto banner = [&](bool ok, std::uint64_t completed, std::uint64_t submitted, Time device_wall, Time makespan,
+                    const Failure* f) {
+    if (req.quiet) return;
+    out << "npusim: " << l.trace.name << " on " << l.platform.name << " (" << runtime_name(l.config.runtime)
+        << ", " << l.config.aicpu_thread_num << " AICPU threads)\n";
+    out << "status " << (ok ? "ok" : "error") << ": " << completed << "/" << submitted
+        << " tasks completed, device_wall " << fmt_us(device_wall) << ", makespan " << fmt_us(makespan) << "\n";
+    if (f) out << "error: " << f->name << " (host code " << f->host_code << ")\n";
+    out << "outputs in " << out_dir << "/\n";
+  };
+
+  // The runtime's arena is allocated before anything runs (rtMalloc).
+  if (arena_bytes(l.platform, l.config) > l.platform.topo.device_memory_bytes) {
+    Failure f = arena_failure(l.platform, l.config);
+    nlohmann::ordered_json tasks = {{"submitted", 0}, {"completed", 0}, {"blocks_dispatched", 0},
+                                    {"predicated_skip", 0}, {"dummy", 0}, {"alloc", 0}};
+    nlohmann::ordered_json s = summary_json(l, false, 0, 0, 0, tasks, &f);
+    if (!commit({}, s)) return kExitInputError;
+    print_failure(f, err);
+    banner(false, 0, 0, 0, 0, &f);
+    return kExitDeviceFailure;
   }
 
   // Writers.
@@ -191,7 +271,21 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   }
   const bool ok = rt.finished() && !rt.has_error();
   std::unique_ptr<Failure> failure;
-  if (!ok) failure = std::make_unique<Failure>(diagnose(chip));
+  if (!ok) {
+    failure = std::make_unique<Failure>(diagnose(chip));
+    if (req.suggest) {
+      SizingRequest sr{req.trace_path, l.platform.path, l.config};
+      if (std::optional<Suggestion> sug = search_sizes(sr, *failure)) {
+        failure->diagnosis["enough"] = sug->to_json();
+        failure->diagnosis_lines.push_back("sizes that would have been enough: " + sug->describe());
+      } else if (!failure->size_field.empty()) {
+        failure->diagnosis_lines.push_back("no " + failure->size_field +
+                                           " up to its limit gets this program past the failure: the program "
+                                           "itself must change (split the scope, move the submission to another "
+                                           "ring, shrink the intermediates)");
+      }
+    }
+  }
 
   // Times.
   const Time orch_start = chip.orchestrator().start_time();
@@ -222,61 +316,17 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     for (const std::string& f : w->files()) files.push_back(f);
   }
 
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  nlohmann::ordered_json s;
-  s["npusim_summary"] = 1;
-  s["trace"] = l.trace.name;
-  s["platform"] = l.platform.name;
-  s["status"] = ok ? "ok" : "error";
-  s["device_wall_ns"] = to_ns(device_wall);
-  s["makespan_ns"] = to_ns(makespan);
-  s["scheduling_window_ns"] = to_ns(sched_window);
-  s["tasks"] = {{"submitted", rt.total_submitted()},
-                {"completed", rt.completed()},
-                {"blocks_dispatched", chip.blocks_dispatched()},
-                {"predicated_skip", rt.predicated_skips()},
-                {"dummy", rt.dummy_tasks()},
-                {"alloc", rt.alloc_tasks()}};
-  s["error"] = failure ? nlohmann::ordered_json(failure->to_json()) : nlohmann::ordered_json(nullptr);
-  s["run"] = {{"runtime", runtime_name(l.config.runtime)},
-              {"aicpu_thread_num", l.config.aicpu_thread_num},
-              {"sched_threads", l.config.sched_threads},
-              {"ring_task_window", l.config.task_window},
-              {"ring_heap", l.config.heap},
-              {"ring_dep_pool", l.config.dep_pool},
-              {"tensormap_pool", l.config.tensormap_pool},
-              {"seed", l.config.seed}};
-  s["sim"] = {{"seed", l.config.seed}};
-  if (req.host_stats) {  // host measurements: the only part of the outputs that varies run to run
-    s["sim"]["wall_seconds"] = wall;
-    s["sim"]["tasks_per_second"] = wall > 0 ? static_cast<double>(rt.total_submitted()) / wall : 0.0;
-    struct rusage ru {};
-    ::getrusage(RUSAGE_SELF, &ru);
-    s["sim"]["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
-  }
-  write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
-  files.push_back("summary.json");
-  try {
-    staging->commit(files);
-  } catch (const fs::filesystem_error& e) {
-    err << "npusim: error: " << out_dir << ": cannot write outputs: " << e.what() << "\n";
-    return kExitInputError;
-  }
-
-  if (failure) {
-    for (const auto& line : failure->device_lines) err << line << "\n";
-    err << "npusim diagnosis:\n";
-    for (const auto& line : failure->diagnosis_lines) err << "  " << line << "\n";
-  }
-  if (!req.quiet) {
-    out << "npusim: " << l.trace.name << " on " << l.platform.name << " ("
-        << runtime_name(l.config.runtime) << ", " << l.config.aicpu_thread_num << " AICPU threads)\n";
-    out << "status " << (ok ? "ok" : "error") << ": " << rt.completed() << "/" << rt.total_submitted()
-        << " tasks completed, device_wall " << fmt_us(device_wall) << ", makespan " << fmt_us(makespan)
-        << "\n";
-    if (failure) out << "error: " << failure->name << " (host code " << failure->host_code << ")\n";
-    out << "outputs in " << out_dir << "/\n";
-  }
+  nlohmann::ordered_json tasks = {{"submitted", rt.total_submitted()},
+                                  {"completed", rt.completed()},
+                                  {"blocks_dispatched", chip.blocks_dispatched()},
+                                  {"predicated_skip", rt.predicated_skips()},
+                                  {"dummy", rt.dummy_tasks()},
+                                  {"alloc", rt.alloc_tasks()}};
+  nlohmann::ordered_json s = summary_json(l, ok, device_wall, makespan,
+                                          sched_window, tasks, failure.get());
+  if (!commit(files, s)) return kExitInputError;
+  if (failure) print_failure(*failure, err);
+  banner(ok, rt.completed(), rt.total_submitted(), device_wall, makespan, failure.get());
   return ok ? kExitOk : kExitDeviceFailure;
 }
 

@@ -22,6 +22,7 @@ struct RunRequest {
   bool deps = true;
   bool quiet = false;               // no human summary on stdout
   bool host_stats = true;           // wall-clock figures in summary.json's `sim`
+  bool suggest = true;              // after a capacity fatal, search the sizes that would have been enough
 };
 
 // Exit statuses (cli-and-outputs.md).

@@ -1,0 +1,179 @@
+// Every capacity and argument fatal of the runtime, each from its minimal
+// trace in traces/fatal/: the runtime's code, name and hint on stderr and in
+// summary.json, the host code, when the device would report it, npusim's
+// diagnosis, and the sizes that would have been enough. Simulated time only:
+// a 500 ms backstop or a 15 s wait costs no wall-clock time.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string err;
+  json summary;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Run npusim_run(const std::string& trace, const std::string& extra = "") {
+  fs::path dir = fs::temp_directory_path() / ("npusim_fatal_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' run " + trace +
+                    " --quiet --no-host-stats --out '" + (dir / "out").string() + "' " + extra + " 2>'" +
+                    (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  Run r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.err = slurp(dir / "err");
+  if (fs::exists(dir / "out/summary.json")) r.summary = json::parse(slurp(dir / "out/summary.json"));
+  return r;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What every device-reported fatal shares.
+void check_common(const Run& r, const std::string& name, int orch_code, const std::string& hint_start) {
+  CHECK(r.status == 1);
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["status"] == "error");
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == name);
+  CHECK(e["orch_error_code"] == orch_code);
+  CHECK(e["sched_error_code"] == 0);
+  CHECK(e["host_code"] == 507018);
+  CHECK(has(e["hint"].get<std::string>(), hint_start));
+  const std::string code = std::to_string(orch_code);
+  CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=" + code + " sched_error_code=0 runtime_status=-" + code + "\n"));
+  CHECK(has(r.err, "error detail: orch_error_code=" + code + " " + name + " - "));
+  CHECK(has(r.err, "error hint: " + hint_start));
+  CHECK(has(r.err, "ACL error detail: 507018 ACL_ERROR_RT_AICPU_EXCEPTION\n"));
+  CHECK(has(r.err, "npusim diagnosis:\n"));
+}
+
+void check_enough(const Run& r, const std::string& field, int ring, std::uint64_t from, std::uint64_t to) {
+  const json& en = r.summary["error"]["diagnosis"]["enough"];
+  REQUIRE(en.is_object());
+  CHECK(en["field"] == field);
+  if (ring >= 0) CHECK(en["ring"] == ring);
+  CHECK(en["from"] == from);
+  CHECK(en["to"] == to);
+  CHECK(en["outcome"] == "ok");
+  CHECK(has(r.err, "sizes that would have been enough: " + field));
+}
+
+}  // namespace
+
+TEST_CASE("SCOPE_DEADLOCK: 8 tasks in one scope with ring_task_window=4", "[fatal]") {
+  Run r = npusim_run("traces/fatal/scope_deadlock.json");
+  check_common(r, "SCOPE_DEADLOCK", 1, "raise ring_task_window");
+  CHECK(has(r.err, "FATAL: Scope Deadlock Detected! (ring 1)\n"));
+  CHECK(has(r.err, "is the 4th task of scope 'scope_deadlock:1' (depth 1, ring 1)"));
+  CHECK(r.summary["error"]["ring"] == 1);
+  CHECK(r.summary["error"]["detector"] == "scope check at submit");
+  check_enough(r, "ring_task_window", 1, 4, 16);  // 8 tasks need a window of at least 9
+}
+
+TEST_CASE("HEAP_RING_DEADLOCK: one 32 KiB output with ring_heap=1024, reported after the 500 ms backstop", "[fatal]") {
+  Run r = npusim_run("traces/fatal/heap_ring_deadlock.json");
+  check_common(r, "HEAP_RING_DEADLOCK", 2, "raise ring_heap");
+  CHECK(has(r.err, "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0 No reclaim progress for ~500 ms\n"));
+  CHECK(has(r.err, "needs 32768 bytes of heap on ring 0"));
+  CHECK(has(r.err, "larger than the whole heap"));
+  // Blocked at once; the device's backstop fires 500 ms later.
+  CHECK(r.summary["error"]["stall_time_ns"] == 0.0);
+  CHECK(r.summary["error"]["device_time_ns"] == 500000000.0);
+  check_enough(r, "ring_heap", 0, 1024, 32768);
+}
+
+TEST_CASE("FLOW_CONTROL_DEADLOCK: 8 nested scopes of 3 tasks share ring 3", "[fatal]") {
+  Run r = npusim_run("traces/fatal/flow_control_deadlock.json");
+  check_common(r, "FLOW_CONTROL_DEADLOCK", 3, "raise ring_task_window");
+  CHECK(has(r.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3 Provable head-of-line deadlock"));
+  CHECK(has(r.err, "'nest:3' (depth 3, 3 tasks), 'nest:4' (depth 4, 3 tasks)"));
+  CHECK(has(r.err, "every scope at depth >= 3 shares ring 3"));
+  CHECK(r.summary["error"]["ring"] == 3);
+  CHECK(r.summary["error"]["diagnosis"]["rings"][2]["reclaim_head"]["pinned_by_scope"] == "nest:3");
+  // The structural test runs every 1024 spins of 100 ns.
+  const double stall = r.summary["error"]["stall_time_ns"], dev = r.summary["error"]["device_time_ns"];
+  CHECK(dev - stall == Approx(102400.0));
+  check_enough(r, "ring_task_window", 3, 16, 32);
+}
+
+TEST_CASE("DEP_POOL_OVERFLOW: 128 producers into one consumer with ring_dep_pool=4", "[fatal]") {
+  Run r = npusim_run("traces/fatal/dep_pool_overflow.json");
+  check_common(r, "DEP_POOL_OVERFLOW", 4, "follow the preceding resource diagnostic");
+  CHECK(has(r.err, "FATAL: Dependency Pool Deadlock Detected!"));
+  CHECK(has(r.err, "waits on 128 unfinished producers"));
+  check_enough(r, "ring_dep_pool", 0, 4, 256);
+}
+
+TEST_CASE("TENSORMAP_OVERFLOW: live writers fill the global tensormap", "[fatal]") {
+  Run r = npusim_run("traces/fatal/tensormap_overflow.json");
+  check_common(r, "TENSORMAP_OVERFLOW", 11, "follow the preceding resource diagnostic");
+  CHECK(has(r.err, "FATAL: TensorMap Entry Pool Deadlock Detected! No reclaim progress for ~500 ms"));
+  CHECK(has(r.err, "which holds 65536 of 65536 entries"));
+  check_enough(r, "tensormap_pool", -1, 65536, 131072);
+}
+
+TEST_CASE("REQUIRE_SYNC_START_INVALID: 1000 AIV blocks with sync_start", "[fatal]") {
+  Run r = npusim_run("traces/fatal/require_sync_start_invalid.json");
+  check_common(r, "REQUIRE_SYNC_START_INVALID", 7, "lower the task's block_num");
+  CHECK(has(r.err, "FATAL(code=7): require_sync_start block_num=1000 > limit=48 (deadlock guaranteed)\n"));
+  CHECK(r.summary["tasks"]["submitted"] == 0);
+}
+
+TEST_CASE("TENSOR_WAIT_TIMEOUT: a read of a kernel that never ends times out after 15 s", "[fatal]") {
+  Run r = npusim_run("traces/fatal/tensor_wait_timeout.json");
+  check_common(r, "TENSOR_WAIT_TIMEOUT", 8, "find the producing kernel");
+  CHECK(has(r.err, "FATAL(code=8): get_tensor_data timed out after 15000 ms waiting for task t0"));
+  CHECK(has(r.err, "waits for t0 (HANG) to complete; it is running on core"));
+  const double stall = r.summary["error"]["stall_time_ns"], dev = r.summary["error"]["device_time_ns"];
+  CHECK(dev - stall == Approx(15e9));
+}
+
+TEST_CASE("INVALID_ARGS: scopes nested deeper than the runtime's 64 levels", "[fatal]") {
+  Run r = npusim_run("traces/fatal/invalid_args.json");
+  check_common(r, "INVALID_ARGS", 5, "an orchestration bug, not a capacity problem");
+  CHECK(has(r.err, "scope nesting exceeds 64 levels"));
+}
+
+TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails before the first task", "[fatal]") {
+  // 1 GiB heaps, 2^27-slot windows: 4 x (2^27 x 4968 B) alone is 2.4 TiB.
+  Run r = npusim_run("traces/chain.json", "--ring-task-window 134217728 --ring-heap 1073741824");
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "ACL_ERROR_RT_MEMORY_ALLOCATION");
+  CHECK(e["host_code"] == 207001);
+  CHECK(e["orch_error_code"] == 0);
+  CHECK(r.summary["tasks"]["submitted"] == 0);
+  CHECK(has(r.err, "ACL error detail: 207001 ACL_ERROR_RT_MEMORY_ALLOCATION\n"));
+  CHECK(has(r.err, "a scalar ring size applies to each of the four rings"));
+  CHECK(e["diagnosis"]["arena_bytes"].get<std::uint64_t>() > e["diagnosis"]["device_memory_bytes"].get<std::uint64_t>());
+}
+
+TEST_CASE("--no-suggest skips the re-runs that search for sufficient sizes", "[fatal]") {
+  Run r = npusim_run("traces/fatal/scope_deadlock.json", "--no-suggest");
+  CHECK(r.status == 1);
+  CHECK_FALSE(r.summary["error"]["diagnosis"].contains("enough"));
+  CHECK_FALSE(has(r.err, "would have been enough"));
+}
