@@ -161,3 +161,83 @@ TEST_CASE("an SPMD task fans out over free cores and completes when its last blo
   (void)t;
   CHECK(s.chip->blocks_dispatched() == 6);
 }
+
+namespace {
+
+// A mix kernel whose AIC produces `tiles` tiles (compute `cube_ns`, push to
+// AIV0) and whose AIV0 consumes them (pop, compute `vec_ns`).
+std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, double vec_ns) {
+  auto k = std::make_unique<KernelDef>();
+  k->name = "MIXPIPE";
+  k->func_id = 7;
+  k->core = CoreType::MIX;
+  k->cross_core_slots = slots;
+  auto compute = [](double ns) {
+    Phase p;
+    p.kind = PhaseKind::Compute;
+    p.duration.a = ns;
+    return p;
+  };
+  Phase push;
+  push.kind = PhaseKind::Push;
+  push.push_to = kMaskAiv0;
+  Phase pop;
+  pop.kind = PhaseKind::Pop;
+  k->lanes[kLaneAic].active = k->lanes[kLaneAiv0].active = true;
+  for (int i = 0; i < tiles; ++i) {
+    k->lanes[kLaneAic].phases.push_back(compute(cube_ns));
+    k->lanes[kLaneAic].phases.push_back(push);
+    k->lanes[kLaneAiv0].phases.push_back(pop);
+    k->lanes[kLaneAiv0].phases.push_back(compute(vec_ns));
+  }
+  return k;
+}
+
+struct Waits : Blocks {
+  std::vector<std::tuple<int, PhaseKind, Time, Time>> waits;
+  void on_core_wait(int core, const Task&, int, PhaseKind k, Time s, Time e) override {
+    waits.emplace_back(core, k, s, e);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a full ring stalls the cube", "[timing]") {
+  for (int slots : {1, 8}) {
+    INFO("slots " << slots);
+    ScKernelFixture kernel_ctx;
+    Platform platform = tiny_platform();
+    RunConfig config = config_for(platform, one_scheduler());
+    DataStore data;
+    ScriptSource src;
+    Waits obs;
+    auto k = pipelined_mix(slots, 3, 500, 2000);
+    src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {})); });
+    Chip chip("chip", platform, config, src, data, &obs);
+    sc_core::sc_start();
+    REQUIRE(chip.runtime().finished());
+    REQUIRE(obs.done.size() == 2);  // one block, two lanes
+    const BlockRecord* aic = nullptr;
+    const BlockRecord* aiv = nullptr;
+    for (const auto& d : obs.done) (d.second.core == 0 ? aic : aiv) = &d.second;
+    REQUIRE((aic && aiv));
+    // Both lanes are published in one batch at 320 and start together at 1320.
+    CHECK(aic->start == ns(1320));
+    CHECK(aiv->start == ns(1320));
+    // Vector side: pop at 1320 waits for the first tile (ready at 1320+550),
+    // pop 50, compute 2000, and so on: 600, 2600, 2650, 4650, 4700, 6700.
+    CHECK(aiv->end == ns(1320 + 6700));
+    if (slots == 8) {
+      // Cube side never waits: 500 + 50 per tile.
+      CHECK(aic->end == ns(1320 + 1650));
+    } else {
+      // One slot: the third push finds the slot still holding tile 2 (popped
+      // at 2600..2650) and stalls from 1600 to 2650.
+      CHECK(aic->end == ns(1320 + 2700));
+      bool stalled = false;
+      for (const auto& [core, kind, s, e] : obs.waits)
+        if (core == 0 && kind == PhaseKind::Push && s == ns(1320 + 1600) && e == ns(1320 + 2700)) stalled = true;
+      CHECK(stalled);
+    }
+  }
+}

@@ -7,31 +7,15 @@
 
 namespace npusim {
 
-namespace {
-// block_idx / block_num for the expressions inside a kernel's phases.
-class BlockEnv : public ExprEnv {
- public:
-  BlockEnv(std::int64_t idx, std::int64_t num) : v_{idx, num} {}
-  bool get(int slot, std::int64_t& value) const override {
-    if (slot < 0 || slot > 1) return false;
-    value = v_[slot];
-    return true;
-  }
-  std::string describe(int slot) const override {
-    return slot == 0 ? "block_idx" : slot == 1 ? "block_num" : "unknown name";
-  }
-
- private:
-  std::int64_t v_[2];
-};
-}  // namespace
-
 AicoreComplex::AicoreComplex(sc_core::sc_module_name name, const Platform& platform,
-                             const RunConfig& config)
-    : sc_core::sc_module(name), platform_(platform), config_(config),
+                             const RunConfig& config, SimObserver* observer)
+    : sc_core::sc_module(name), platform_(platform), config_(config), obs_(observer),
       fin_notice_(platform.core.fin_notice) {
   map_.clusters = platform.topo.clusters;
   cores_.resize(static_cast<std::size_t>(map_.total()));
+  SC_METHOD(process);
+  sensitive << queue_ev_;
+  dont_initialize();
 }
 
 int AicoreComplex::free_slot(const Core& c) const {
@@ -40,8 +24,15 @@ int AicoreComplex::free_slot(const Core& c) const {
   return -1;
 }
 
+bool AicoreComplex::parked(int core) const {
+  const Core& c = cores_[core];
+  if (c.running < 0) return false;
+  const Slot& s = c.slots[c.running];
+  return s.gated && s.start == kNever;
+}
+
 std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane, int record,
-                                      Time t_write) {
+                                      Time t_write, bool gated) {
   Core& c = cores_[core];
   int idx = free_slot(c);
   Slot& s = c.slots[idx];
@@ -51,6 +42,7 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   s.block = block;
   s.lane = lane;
   s.record = record;
+  s.gated = gated;
   s.token = c.next_token;
   // Tokens are 31-bit and skip the reserved range >= 0x7FFFFFF0.
   c.next_token = c.next_token + 1 >= 0x7FFFFFF0u ? 1 : c.next_token + 1;
@@ -60,34 +52,142 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   else
     c.pending = idx;
   c.pending_occupied = true;
-  if (c.exec_next < 0) c.exec_next = idx;
+  if (c.exec < 0) c.exec = idx;
   task->blocks[record].token = s.token;
-  advance(core);
+  advance(core, false);
   return s.token;
 }
 
-void AicoreComplex::advance(int core) {
+void AicoreComplex::ring_doorbell(int core, Task* task, int record, Time t_write) {
   Core& c = cores_[core];
-  while (c.exec_next >= 0) {
-    Slot& s = c.slots[c.exec_next];
-    // A spinning core notices the store after its poll-loop offset; a busy
-    // core reads it as soon as it is back in the loop.
-    s.receive = s.arrival >= c.free_at ? s.arrival + platform_.core.entry_poll : c.free_at;
-    s.start = s.receive + platform_.core.receive_to_start +
-              (c.warm ? 0 : platform_.core.first_task_extra);
-    c.warm = true;
-    s.end = run_phases(s, s.start);
-    c.free_at = s.end + platform_.core.loop;
+  for (Slot& s : c.slots)
+    if (s.used && s.task == task && s.record == record && s.gated && s.doorbell == kNever) {
+      // The core spins on DATA_MAIN_BASE: it sees the store when it arrives.
+      s.doorbell = t_write + platform_.core.dmb_arrival;
+      advance(core, true);
+      return;
+    }
+}
+
+void AicoreComplex::advance(int core, bool notify) {
+  Core& c = cores_[core];
+  bool changed = false;
+  while (c.exec >= 0) {
+    Slot& s = c.slots[c.exec];
     BlockRecord& r = s.task->blocks[s.record];
-    r.receive = s.receive;
-    r.start = s.start;
+    if (s.receive == kNever) {
+      // A spinning core notices the store after its poll-loop offset; a busy
+      // core reads it as soon as it is back in the loop.
+      s.receive = s.arrival >= c.free_at ? s.arrival + platform_.core.entry_poll : c.free_at;
+      s.ready = s.receive + platform_.core.receive_to_start + (c.warm ? 0 : platform_.core.first_task_extra);
+      c.warm = true;
+      r.receive = s.receive;
+    }
+    if (s.start == kNever) {
+      if (s.gated && s.doorbell == kNever) break;  // parked: args ready, spinning on the doorbell
+      s.start = s.gated ? std::max(s.ready, s.doorbell) : s.ready;
+      if (s.gated && s.doorbell > s.ready && obs_)
+        obs_->on_core_wait(core, *s.task, s.block, PhaseKind::Compute, s.ready, s.doorbell);
+      s.t = s.start;
+      s.phase = 0;
+      r.start = s.start;
+      first_start_ = std::min(first_start_, s.start);
+      changed = true;
+    }
+    if (s.waiting || !run_local(core, s)) break;
+    s.end = s.t;
     r.end = s.end;
-    ++blocks_started_;
-    first_start_ = std::min(first_start_, s.start);
     last_end_ = std::max(last_end_, s.end);
-    int other = 1 - c.exec_next;
-    c.exec_next = (c.slots[other].used && c.slots[other].start == kNever) ? other : -1;
+    c.free_at = s.end + platform_.core.loop;
+    changed = true;
+    int other = 1 - c.exec;
+    c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
+  if (notify && changed && c.wake) c.wake->notify();
+}
+
+PhaseHandler* AicoreComplex::handler_for(PhaseKind k) const {
+  for (PhaseHandler* h : handlers_)
+    if (h->handles(k)) return h;
+  return nullptr;
+}
+
+bool AicoreComplex::run_local(int core, Slot& s) {
+  const std::vector<Phase>& body = s.task->kernel->lanes[s.lane].phases;
+  while (s.phase < static_cast<int>(body.size())) {
+    const Phase& ph = body[s.phase];
+    if (handler_for(ph.kind)) {
+      // Depends on other cores: executed at its simulated time.
+      s.waiting = true;
+      s.wait_since = s.t;
+      schedule(core, s.t);
+      return false;
+    }
+    s.t += local_duration(ph, s, s.phase);
+    ++s.phase;
+  }
+  return true;
+}
+
+void AicoreComplex::schedule(int core, Time t) {
+  queue_.push(Event{t, seq_++, core});
+  Time now = sc_core::sc_time_stamp().value();
+  queue_ev_.notify(sc_core::sc_time::from_value(t > now ? t - now : 0));
+}
+
+PhaseCtx AicoreComplex::ctx_of(int core, const Slot& s) const {
+  PhaseCtx x;
+  x.core = core;
+  x.cluster = map_.cluster_of(core);
+  x.task = s.task;
+  x.block = s.block;
+  x.block_num = s.task->block_num;
+  x.lane = s.lane;
+  x.phase_index = s.phase;
+  x.phase = &s.task->kernel->lanes[s.lane].phases[s.phase];
+  return x;
+}
+
+void AicoreComplex::process() {
+  const Time now = sc_core::sc_time_stamp().value();
+  while (!queue_.empty() && queue_.top().t <= now) {
+    Event ev = queue_.top();
+    queue_.pop();
+    Core& c = cores_[ev.core];
+    if (c.exec < 0) continue;
+    Slot& s = c.slots[c.exec];
+    if (!s.waiting || s.t != ev.t) continue;
+    PhaseCtx x = ctx_of(ev.core, s);
+    Time done = handler_for(x.phase->kind)->execute(x, now);
+    if (done == kNever) continue;  // the handler resumes it later
+    resume(ev.core, done);
+  }
+  if (!queue_.empty()) queue_ev_.notify(sc_core::sc_time::from_value(queue_.top().t - now));
+}
+
+void AicoreComplex::resume(int core, Time t_done) {
+  Core& c = cores_[core];
+  Slot& s = c.slots[c.exec];
+  const Phase& ph = s.task->kernel->lanes[s.lane].phases[s.phase];
+  if (obs_ && t_done > s.wait_since) obs_->on_core_wait(core, *s.task, s.block, ph.kind, s.wait_since, t_done);
+  s.waiting = false;
+  ++s.phase;
+  s.t = t_done;
+  advance(core, true);
+}
+
+std::vector<AicoreComplex::Waiting> AicoreComplex::waiting_cores() const {
+  std::vector<Waiting> w;
+  for (int k = 0; k < map_.total(); ++k) {
+    const Core& c = cores_[k];
+    if (c.exec < 0) continue;
+    const Slot& s = c.slots[c.exec];
+    if (s.waiting)
+      w.push_back(Waiting{k, s.task, s.block, s.lane, &s.task->kernel->lanes[s.lane].phases[s.phase], s.wait_since});
+    else if (s.gated && s.start == kNever && s.receive != kNever)
+      w.push_back(Waiting{k, s.task, s.block, s.lane, nullptr, s.ready});
+  }
+  return w;
 }
 
 Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
@@ -96,8 +196,7 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
     case Duration::Kind::Cycles: return platform_.aicore_cycles(d.a);
     case Duration::Kind::Normal: {
       std::uint64_t key = hash_key(config_.seed, s.task->id, static_cast<std::uint64_t>(s.block),
-                                   static_cast<std::uint64_t>(s.lane),
-                                   static_cast<std::uint64_t>(phase));
+                                   static_cast<std::uint64_t>(s.lane), static_cast<std::uint64_t>(phase));
       double v = d.a + d.b * standard_normal(key);
       return from_ns(v < 0 ? 0 : v);  // truncated at zero
     }
@@ -105,27 +204,24 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
   return 0;
 }
 
-Time AicoreComplex::run_phases(const Slot& s, Time t) const {
-  const LaneBody& body = s.task->kernel->lanes[s.lane];
-  BlockEnv env(s.block, s.task->block_num);
+Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) const {
   const GmCosts& gm = platform_.gm;
-  for (std::size_t i = 0; i < body.phases.size(); ++i) {
-    const Phase& ph = body.phases[i];
-    switch (ph.kind) {
-      case PhaseKind::Compute: t += sample(ph.duration, s, static_cast<int>(i)); break;
-      case PhaseKind::Load:
-      case PhaseKind::Store: {
-        std::int64_t bytes = ph.bytes.empty() ? 0 : ph.bytes.eval(env);
-        double stream_ns = gm.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm.bytes_per_ns : 0;
-        t += gm.line_latency + from_ns(stream_ns);
-        break;
-      }
-      case PhaseKind::Fence: t += gm.fence; break;
-      case PhaseKind::CacheInvalid: t += ph.all ? gm.cacheinvalid_all : gm.cacheinvalid_line; break;
-      case PhaseKind::Syncall: break;  // rejected before the run until the barrier model lands
+  switch (ph.kind) {
+    case PhaseKind::Compute: return sample(ph.duration, s, index);
+    case PhaseKind::Load:
+    case PhaseKind::Store: {
+      BlockEnv env(s.block, s.task->block_num);
+      std::int64_t bytes = ph.bytes.empty() ? 0 : ph.bytes.eval(env);
+      double stream_ns = gm.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm.bytes_per_ns : 0;
+      return gm.line_latency + from_ns(stream_ns);
     }
+    case PhaseKind::Fence: return gm.fence;
+    case PhaseKind::CacheInvalid: return ph.all ? gm.cacheinvalid_all : gm.cacheinvalid_line;
+    case PhaseKind::Syncall:
+    case PhaseKind::Push:
+    case PhaseKind::Pop: break;  // always executed by a handler
   }
-  return t;
+  return 0;
 }
 
 void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done) {
@@ -153,6 +249,13 @@ void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done) {
       } else {
         c.running = pend_idx;  // ACK: pending promoted to running
       }
+    } else if (p.gated && p.start == kNever && visible(r.end, t)) {
+      // Running FIN with a gated pending block: complete the running task and
+      // promote the gated block, which ACKs only after its doorbell.
+      int pend_idx = c.pending;
+      finish_slot(c, c.running, done);
+      c.running = pend_idx;
+      c.pending = -1;
     }
     // A running FIN while a (non-gated) pending exists is ignored: wait for
     // the pending's ACK.
@@ -172,7 +275,11 @@ Time AicoreComplex::next_observable(int core) const {
   if (c.running < 0) return kNever;
   const Slot& r = c.slots[c.running];
   auto vis = [&](Time x) { return x == kNever ? kNever : x + fin_notice_; };
-  if (c.pending >= 0) return vis(c.slots[c.pending].start);
+  if (c.pending >= 0) {
+    const Slot& p = c.slots[c.pending];
+    if (p.gated && p.start == kNever) return vis(r.end);
+    return vis(p.start);
+  }
   Time next = vis(r.end);
   if (c.pending_occupied) next = std::min(next, vis(r.start));
   return next;

@@ -1,4 +1,4 @@
-// The AICores: 24 clusters of one AIC and two AIVs (runtime-semantics.md
+// The AICores: `clusters` x (one AIC + two AIVs) (runtime-semantics.md
 // §5.2-5.3), and the AICPU-side view of each core's registers.
 //
 // Each core is a 2-deep pipeline: a running slot and a pending slot. The
@@ -7,10 +7,14 @@
 // COND, runs the kernel's phases, and writes FIN. The AICPU learns all this
 // only by reading COND, which `poll` decodes exactly as the runtime does.
 //
-// Time is durations, not clocks: when a block is dispatched, the phases whose
-// length is known locally (compute, and the simple memory costs) are laid out
-// at once, so a core costs no simulation events unless a phase must wait for
-// something outside it. One SC_METHOD with a private queue serves every core.
+// Time is durations, not clocks. When a block is dispatched its phases are
+// laid out at once as far as they can be timed locally (compute, and memory
+// phases when no GM model is attached). A phase that depends on other cores
+// (a cross-core slot push or pop, a barrier, a GM access with contention) or
+// a gated start (early dispatch) is executed at its simulated time by one
+// SC_METHOD with a private time-ordered queue, through a PhaseHandler; when
+// it completes, the rest of the block is laid out again. A core therefore
+// costs simulation events only for the phases that need them.
 #pragma once
 
 #include <array>
@@ -53,11 +57,38 @@ struct FinishedBlock {
   int record;  // index into task->blocks
 };
 
+// Where a core is in a block, for a PhaseHandler.
+struct PhaseCtx {
+  int core;
+  int cluster;
+  Task* task;
+  int block;
+  int block_num;
+  int lane;           // the kernel lane whose body runs (kLaneAic / kLaneAiv0 / kLaneAiv1)
+  int phase_index;
+  const Phase* phase;
+};
+
+// Executes the phases that depend on other cores, at their simulated time.
+class PhaseHandler {
+ public:
+  virtual ~PhaseHandler() = default;
+  // Core `ctx.core` reaches `ctx.phase` at time `t` (the current simulated
+  // time). Return the time the phase completes (>= t), or kNever if the core
+  // must wait; the handler then calls AicoreComplex::resume later.
+  virtual Time execute(const PhaseCtx& ctx, Time t) = 0;
+  // Does this handler take phases of this kind?
+  virtual bool handles(PhaseKind k) const = 0;
+};
+
 class AicoreComplex : public sc_core::sc_module {
  public:
-  AicoreComplex(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config);
+  SC_HAS_PROCESS(AicoreComplex);
+  AicoreComplex(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config,
+                SimObserver* observer);
 
   const CoreMap& map() const { return map_; }
+  void add_handler(PhaseHandler* h) { handlers_.push_back(h); }
 
   // ------------------------------------------------ AICPU view (scheduler side)
   bool idle(int core) const { return cores_[core].running < 0; }
@@ -68,28 +99,48 @@ class AicoreComplex : public sc_core::sc_module {
   }
   bool pending_occupied(int core) const { return cores_[core].pending_occupied; }
   bool has_pending(int core) const { return cores_[core].pending >= 0; }
+  // The running slot is a gated (early-dispatched) block still waiting for its
+  // doorbell: the scheduler does not poll such a core.
+  bool parked(int core) const;
 
   // Publishes block `block` (lane `lane`) of `task` to `core` with a
   // DATA_MAIN_BASE store at `t_write`; `record` indexes task->blocks, whose
-  // dispatch/thread fields the caller filled. Returns the token.
-  std::uint32_t dispatch(int core, Task* task, int block, int lane, int record, Time t_write);
+  // dispatch/thread fields the caller filled. A `gated` block prepares its
+  // arguments and then spins on the doorbell before it ACKs and starts.
+  std::uint32_t dispatch(int core, Task* task, int block, int lane, int record, Time t_write,
+                         bool gated = false);
+  // Early dispatch: the doorbell store of a gated block at `t_write`.
+  void ring_doorbell(int core, Task* task, int record, Time t_write);
 
   // One COND read of `core` returning at time `t`: decodes the value as
   // runtime-semantics.md §5.3 and appends the blocks now known finished.
   void poll(int core, Time t, std::vector<FinishedBlock>& done);
 
   // The earliest time a COND read of this core would decode something new,
-  // or kNever if nothing is pending or the time is not yet known.
+  // or kNever if nothing is pending or the time is not known yet.
   Time next_observable(int core) const;
 
-  // The event to notify when a core's timeline becomes known later than its
-  // dispatch (e.g. a barrier released): the owning scheduler thread's wake-up.
+  // The event notified when a core's timeline becomes known later than its
+  // dispatch (a barrier released, a slot freed, a doorbell rung): the owning
+  // scheduler thread's wake-up.
   void set_wake(int core, sc_core::sc_event* ev) { cores_[core].wake = ev; }
 
+  // A PhaseHandler finishing a phase it had made wait (see execute).
+  void resume(int core, Time t_done);
+
   // Diagnostics.
-  std::uint64_t blocks_started() const { return blocks_started_; }
   Time first_start() const { return first_start_; }
   Time last_end() const { return last_end_; }
+  // Cores stopped inside a phase that waits on others (a hang's diagnosis).
+  struct Waiting {
+    int core;
+    Task* task;
+    int block;
+    int lane;
+    const Phase* phase;
+    Time since;
+  };
+  std::vector<Waiting> waiting_cores() const;
 
  private:
   struct Slot {
@@ -99,37 +150,60 @@ class AicoreComplex : public sc_core::sc_module {
     int record = -1;
     std::uint32_t token = 0;
     Time arrival = 0;
-    Time receive = kNever, start = kNever, end = kNever;
+    Time receive = kNever, ready = kNever, start = kNever, end = kNever;
     bool used = false;
+    bool gated = false;
+    Time doorbell = kNever;  // doorbell store seen by the core (gated only)
+    // Progress through the phases once started.
+    int phase = 0;
+    Time t = 0;
+    bool waiting = false;    // inside a phase that waits on others
+    Time wait_since = 0;
   };
   struct Core {
     std::array<Slot, 2> slots;
     int running = -1;    // AICPU view: slot index of the running task
     int pending = -1;    // AICPU view: slot index of the pending task
     bool pending_occupied = false;  // latest token written, ACK not yet seen
-    int exec_next = -1;  // AICore side: slot whose timeline is still unknown
+    int exec = -1;       // AICore side: slot whose timeline is being laid out
     Time free_at = 0;    // AICore back in its DMB poll loop
     bool warm = false;
     std::uint32_t next_token = 1;
     sc_core::sc_event* wake = nullptr;
   };
+  struct Event {
+    Time t;
+    std::uint64_t seq;
+    int core;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+  };
 
   int free_slot(const Core& c) const;
   // Lays out as much of the core's timeline as is known (AICore side).
-  void advance(int core);
-  // Runs the block's phases from `t`; returns the end time.
-  Time run_phases(const Slot& s, Time t) const;
+  void advance(int core, bool notify);
+  // Runs the slot's phases from its current position; false if it stopped
+  // at a phase that must be executed at its time.
+  bool run_local(int core, Slot& s);
+  PhaseHandler* handler_for(PhaseKind k) const;
+  Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);
   bool visible(Time x, Time t) const { return x != kNever && x + fin_notice_ <= t; }
+  void schedule(int core, Time t);
+  void process();
+  PhaseCtx ctx_of(int core, const Slot& s) const;
 
   const Platform& platform_;
   const RunConfig& config_;
+  SimObserver* obs_;
   CoreMap map_;
   std::vector<Core> cores_;
+  std::vector<PhaseHandler*> handlers_;
   Time fin_notice_;
-  std::uint64_t blocks_started_ = 0;
   Time first_start_ = kNever, last_end_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  std::uint64_t seq_ = 0;
+  sc_core::sc_event queue_ev_;
 };
 
 }  // namespace npusim

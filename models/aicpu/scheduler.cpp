@@ -108,7 +108,7 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
   Time best = kNever;
   int j = 0;
   for (int c : cores_) {
-    if (ctx_.cores->idle(c)) continue;
+    if (ctx_.cores->idle(c) || ctx_.cores->parked(c)) continue;
     Time x = ctx_.cores->next_observable(c);
     Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
     ++j;
@@ -132,7 +132,8 @@ int SchedulerThread::complete_phase(Time& t) {
   bool sampled = false;
   int fins = 0;
   for (int c : cores_) {
-    if (ctx_.cores->idle(c)) continue;
+    // Cores parked on a gated (early-dispatched) block are not polled (§5.8).
+    if (ctx_.cores->idle(c) || ctx_.cores->parked(c)) continue;
     t += costs_.poll_cond;
     // A core whose timeline is not known yet may finish before this read.
     if (ctx_.cores->next_observable(c) == kNever) sync(t);

@@ -7,7 +7,9 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
     : sc_core::sc_module(name), platform_(platform), config_(config),
       obs_(observer ? observer : &null_obs_),
       runtime_(platform_, config_, data, this) {
-  cores_ = std::make_unique<AicoreComplex>("aicore", platform_, config_);
+  cores_ = std::make_unique<AicoreComplex>("aicore", platform_, config_, obs_);
+  pipes_ = std::make_unique<CrossCorePipes>(*cores_, platform_);
+  cores_->add_handler(pipes_.get());
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;

@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "models/aicore/aicore.h"
+#include "models/aicore/cross_core.h"
 #include "models/aicpu/orchestrator.h"
 #include "models/aicpu/scheduler.h"
 #include "models/common/platform.h"
@@ -52,6 +53,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   SimObserver* obs_;
   Runtime runtime_;
   std::unique_ptr<AicoreComplex> cores_;
+  std::unique_ptr<CrossCorePipes> pipes_;
   SchedContext ctx_;
   std::vector<std::unique_ptr<SchedulerThread>> scheds_;
   std::unique_ptr<OrchestratorThread> orch_;

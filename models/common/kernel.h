@@ -49,7 +49,9 @@ struct Duration {
   double b = 0;  // sigma_ns (Normal only)
 };
 
-enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall };
+// Push/Pop: the AIC-to-AIV hand-off of a mix kernel through the cluster's
+// cross-core slot ring (TPUSH/TPOP, pl.cross_core_slot); a trace extension.
+enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop };
 enum class SyncMode : std::uint8_t { Hard, Soft };
 enum class CacheMode : std::uint8_t { Default, Bypass };
 
@@ -65,6 +67,7 @@ struct Phase {
   CoreType sync_core_type = CoreType::AIV;
   int workspace_arg = -1;     // Syncall soft
   Expr used_cores;            // Syncall soft
+  std::uint8_t push_to = 0;   // Push: lane mask of the receiving AIVs (kMaskAiv0 | kMaskAiv1)
   std::string path;           // JSON pointer of the phase, for messages
 };
 
@@ -78,6 +81,7 @@ struct KernelDef {
   int func_id = 0;
   CoreType core = CoreType::AIV;
   std::array<LaneBody, kNumLanes> lanes;  // AIC, AIV0, AIV1
+  int cross_core_slots = 0;  // slot_num of the AIC->AIV ring (0 = the platform's default)
   std::string path;  // JSON pointer of the definition
 
   std::uint8_t active_mask() const {
@@ -87,6 +91,24 @@ struct KernelDef {
     return m;
   }
   Shape shape() const { return shape_of_mask(active_mask()); }
+};
+
+// The names a kernel's phase expressions may use: slot 0 = block_idx,
+// slot 1 = block_num (trace-format.md).
+class BlockEnv : public ExprEnv {
+ public:
+  BlockEnv(std::int64_t idx, std::int64_t num) : v_{idx, num} {}
+  bool get(int slot, std::int64_t& value) const override {
+    if (slot < 0 || slot > 1) return false;
+    value = v_[slot];
+    return true;
+  }
+  std::string describe(int slot) const override {
+    return slot == 0 ? "block_idx" : slot == 1 ? "block_num" : "unknown name";
+  }
+
+ private:
+  std::int64_t v_[2];
 };
 
 }  // namespace npusim

@@ -117,6 +117,14 @@ struct GmCosts {
   Time line_serialize = 0;      // extra time per queued update of one hot line
 };
 
+// The AIC->AIV cross-core slot ring of a mix kernel (TPUSH/TPOP).
+struct CrossCoreCosts {
+  std::uint64_t default_slots = 8;  // pl.cross_core_slot slot_num default
+  Time push = 0;                     // fixed cost of one push (slot handshake)
+  Time pop = 0;                      // fixed cost of one pop
+  double bytes_per_ns = 0;           // copy bandwidth into / out of a slot
+};
+
 struct FftsCosts {
   Time barrier_release = 0;  // last arrival until every waiter resumes
 };
@@ -132,6 +140,7 @@ struct Platform {
   OrchCosts orch;
   CoreCosts core;
   GmCosts gm;
+  CrossCoreCosts cross_core;
   FftsCosts ffts;
   // JSON pointer of every value -> its "source" or "assumption" text.
   std::map<std::string, std::string> provenance;

@@ -58,6 +58,9 @@ class SimObserver : public RuntimeHooks {
   virtual void on_block_finished(const Task&, const BlockRecord&) {}
   virtual void on_sched_phase(const SchedPhaseRecord&) {}
   virtual void on_orch_submit(const OrchSubmitRecord&) {}
+  // A core spent [start, end) inside a phase that waited on something outside
+  // it (a cross-core slot, a barrier, a contended GM line, a doorbell).
+  virtual void on_core_wait(int /*core*/, const Task&, int /*block*/, PhaseKind, Time /*start*/, Time /*end*/) {}
 };
 
 // Forwards every event to several observers, in order.
@@ -76,6 +79,9 @@ class ObserverFanout : public SimObserver {
   void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
   void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
+  void on_core_wait(int c, const Task& t, int b, PhaseKind k, Time s0, Time s1) override {
+    for (auto* s : sinks_) s->on_core_wait(c, t, b, k, s0, s1);
+  }
 
  private:
   std::vector<SimObserver*> sinks_;

@@ -254,6 +254,17 @@ const std::vector<Field<GmCosts>>& gm_fields() {
   return f;
 }
 
+const std::vector<Field<CrossCoreCosts>>& cross_core_fields() {
+  using X = CrossCoreCosts;
+  static const std::vector<Field<X>> f = {
+      count("default_slots", &X::default_slots, in(1, 1024)),
+      time_ns("push", &X::push),
+      time_ns("pop", &X::pop),
+      real("bytes_per_ns", &X::bytes_per_ns, real_in(0.001, 1e6, "bandwidth in B/ns")),
+  };
+  return f;
+}
+
 const std::vector<Field<FftsCosts>>& ffts_fields() {
   using F = FftsCosts;
   static const std::vector<Field<F>> f = {
@@ -272,6 +283,7 @@ void for_each_section(Platform& p, Fn&& fn) {
   fn("orch", p.orch, orch_fields());
   fn("core", p.core, core_fields());
   fn("gm", p.gm, gm_fields());
+  fn("cross_core", p.cross_core, cross_core_fields());
   fn("ffts", p.ffts, ffts_fields());
 }
 
