@@ -29,7 +29,6 @@ constexpr const char* kUnits[kScopeStatsResources] = {"slots", "bytes", "entries
 
 constexpr double kNearCapacityPct = 80.0;  // imbalance: one ring at least this full...
 constexpr double kFarBelowPct = 20.0;      // ...while every other ring stays below this
-constexpr double kStreamsPct = 50.0;       // a constraint whose live-at-exit peak stays below this streams
 
 // ---------------------------------------------------------------- reading
 
@@ -92,8 +91,11 @@ json parse_line(const std::string& text, const std::string& file, std::size_t li
   json v;
   try {
     v = json_input::parse(text, file);
-  } catch (const InputError& e) {  // the parser's path is within the line
-    throw InputError(file, line_path(line) + e.path(), e.message());
+  } catch (const InputError& e) {  // the parser's path and position are within the line
+    std::string message = e.message();
+    const std::string within = " at line 1, column ";
+    if (auto at = message.find(within); at != std::string::npos) message.replace(at, within.size(), " at column ");
+    throw InputError(file, line_path(line) + e.path(), message);
   }
   if (!v.is_object())
     throw InputError(file, line_path(line), std::string("expected ") + what + ", found " + json_input::describe(v));
@@ -381,9 +383,9 @@ void print_scope_stats_summary(const ScopeStatsReport& rep, std::ostream& out) {
                       ": the peak high_water " + std::to_string(ring.high_water[k].value) + " (" +
                       pct_text(ring.high_water[k].value, m.capacity[k][r]) + ") reaches the capacity " +
                       std::to_string(m.capacity[k][r]) + " at " + site_text(ring.high_water[k]);
-      if (100.0 * static_cast<double>(ring.live[k].value) < kStreamsPct * static_cast<double>(m.capacity[k][r]))
-        f += "; live_at_exit peaks at " + pct_text(ring.live[k].value, m.capacity[k][r]) +
-             ": the scope streams (reclaim keeps up)";
+      if (ring.high_water[k].value > m.capacity[k][r])
+        f += "; more than the ring holds, so it filled and reclaimed inside that scope: the scope streams "
+             "(live_at_exit peaks at " + pct_text(ring.live[k].value, m.capacity[k][r]) + ")";
       findings.push_back(f);
     }
   for (int k = 0; k < kScopeStatsResources; ++k) {
@@ -429,7 +431,7 @@ void print_scope_stats_summary(const ScopeStatsReport& rep, std::ostream& out) {
 
 namespace {
 
-constexpr double kWidth = 960, kLeft = 64, kRight = 24, kTop = 56, kPanel = 150, kPanelGap = 64;
+constexpr double kWidth = 960, kLeft = 64, kRight = 24, kTop = 72, kPanel = 150, kPanelGap = 64;
 constexpr const char* kTaskColor = "#1f77b4";
 constexpr const char* kHeapColor = "#d62728";
 
@@ -532,6 +534,7 @@ void panel(std::ostringstream& o, const ScopeStatsReport& rep, int r, double top
   text(o, s.x1 - 4, s.y(100) - 4, "capacity", " font-size=\"10\" text-anchor=\"end\"");
   text(o, s.x0, s.y1 + 14, "0", " font-size=\"10\" text-anchor=\"middle\"");
   text(o, s.x1, s.y1 + 14, std::to_string(rep.records ? rep.records - 1 : 0), " font-size=\"10\" text-anchor=\"middle\"");
+  text(o, (s.x0 + s.x1) / 2, s.y1 + 14, "record index", " font-size=\"10\" text-anchor=\"middle\" fill=\"#555\"");
   if (rep.points[r].empty()) {
     text(o, (s.x0 + s.x1) / 2, (s.y0 + s.y1) / 2, "no scope on this ring", " font-size=\"12\" text-anchor=\"middle\" fill=\"#777\"");
     return;
@@ -563,10 +566,12 @@ std::string scope_stats_svg(const ScopeStatsReport& rep) {
        "x = record index in file order (the runtime's records carry no timestamps); "
        "columns thinned to their maxima when dense",
        " font-size=\"11\" fill=\"#555\"");
-  o << "<rect x=\"" << kWidth - 250 << "\" y=\"28\" width=\"12\" height=\"3\" fill=\"" << kTaskColor << "\"/>\n";
-  text(o, kWidth - 234, 34, "task slots", " font-size=\"11\"");
-  o << "<rect x=\"" << kWidth - 160 << "\" y=\"28\" width=\"12\" height=\"3\" fill=\"" << kHeapColor << "\"/>\n";
-  text(o, kWidth - 144, 34, "heap bytes", " font-size=\"11\"");
+  o << "<rect x=\"" << kLeft << "\" y=\"51\" width=\"12\" height=\"3\" fill=\"" << kTaskColor << "\"/>\n";
+  text(o, kLeft + 16, 56, "task slots", " font-size=\"11\"");
+  o << "<rect x=\"" << kLeft + 90 << "\" y=\"51\" width=\"12\" height=\"3\" fill=\"" << kHeapColor << "\"/>\n";
+  text(o, kLeft + 106, 56, "heap bytes", " font-size=\"11\"");
+  text(o, kLeft + 180, 56, "circle: the record where the ring's peak high_water was reached (its scope's end)",
+       " font-size=\"11\" fill=\"#555\"");
   for (int r = 0; r < kScopeStatsRings; ++r) panel(o, rep, r, kTop + 24 + r * (kPanel + kPanelGap));
   o << "</svg>\n";
   return o.str();
