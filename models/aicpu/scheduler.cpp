@@ -4,6 +4,10 @@
 
 namespace npusim {
 
+void SchedContext::wake_all() {
+  for (SchedulerThread* t : threads) t->wake().notify();
+}
+
 SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int num_threads,
                                  SchedContext& ctx)
     : sc_core::sc_module(name), index_(index), num_threads_(num_threads), ctx_(ctx),
@@ -26,6 +30,13 @@ void SchedulerThread::sync(Time t) {
   if (t > n) wait(sc_core::sc_time::from_value(t - n));
 }
 
+int SchedulerThread::running_cores() const {
+  int n = 0;
+  for (int c : cores_)
+    if (!ctx_.cores->idle(c)) ++n;
+  return n;
+}
+
 std::array<int, 3> SchedulerThread::queue_depths() const {
   std::array<int, 3> d{};
   for (int s = 0; s < 3; ++s) {
@@ -34,6 +45,25 @@ std::array<int, 3> SchedulerThread::queue_depths() const {
     d[s] = static_cast<int>(std::min<std::size_t>(n, 32767));  // int16-clamped
   }
   return d;
+}
+
+void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed,
+                             const std::array<int, 3>& q0, TaskId task) {
+  SchedPhaseRecord r;
+  r.thread = index_;
+  r.kind = kind;
+  r.start = start;
+  r.end = end;
+  r.loop_iter = loop_iter_;
+  r.tasks_processed = processed;
+  r.task_id = task;
+  r.shared_at_start = q0;
+  r.shared_at_end = kind == SchedPhase::DummyTask || kind == SchedPhase::PredicatedSkip ? q0 : queue_depths();
+  if (kind == SchedPhase::Dispatch || kind == SchedPhase::EarlyDispatch || kind == SchedPhase::Drain) {
+    r.pop_hit = pop_hit_;
+    r.pop_miss = pop_miss_;
+  }
+  ctx_.obs->on_sched_phase(r);
 }
 
 bool SchedulerThread::has_idle_core(CoreKind k) const {
@@ -59,14 +89,20 @@ void SchedulerThread::run() {
     const Time T = t;  // this iteration's start
     ++loop_iter_;
     t += costs_.loop;
-    if (running_ == 0) {
+    if (running_cores() == 0) {
       sync(t);
       if (ctx_.stop || ctx_.rt->has_error() || ctx_.rt->finished()) break;
     }
     int progress = complete_phase(t);
     if (ctx_.stop) break;
-    if (index_ < ctx_.platform->topo.dummy_threads) progress += dummy_phase(t);
-    progress += dispatch_phase(t);
+    if (ctx_.drain.active) {
+      // A sync-start drain skips the rest of the iteration (§5.5 step 4).
+      progress += drain_phase(t);
+    } else {
+      if (index_ < ctx_.platform->topo.dummy_threads) progress += dummy_phase(t);
+      progress += dispatch_phase(t);
+      progress += early_dispatch_phase(t);
+    }
     if (progress) continue;
     // No progress: release deferred tasks (their producer pins), then idle.
     if (!deferred_.empty()) {
@@ -126,7 +162,6 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
 // --------------------------------------------------------------- complete
 
 int SchedulerThread::complete_phase(Time& t) {
-  if (running_ == 0) return 0;
   const Time start = t;
   std::array<int, 3> q0{};
   bool sampled = false;
@@ -139,7 +174,8 @@ int SchedulerThread::complete_phase(Time& t) {
     if (ctx_.cores->next_observable(c) == kNever) sync(t);
     done_.clear();
     ctx_.cores->poll(c, t, done_);
-    if (ctx_.cores->idle(c)) --running_;
+    // A drain waits for idle cores: tell its leader.
+    if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.threads[0]->wake().notify();
     for (const FinishedBlock& f : done_) {
       if (!sampled) {
         q0 = queue_depths();
@@ -155,18 +191,7 @@ int SchedulerThread::complete_phase(Time& t) {
         t += costs_.complete_subtask;
     }
   }
-  if (fins) {
-    SchedPhaseRecord r;
-    r.thread = index_;
-    r.kind = SchedPhase::Complete;
-    r.start = start;
-    r.end = t;
-    r.loop_iter = loop_iter_;
-    r.tasks_processed = fins;
-    r.shared_at_start = q0;
-    r.shared_at_end = queue_depths();
-    ctx_.obs->on_sched_phase(r);
-  }
+  if (fins) record(SchedPhase::Complete, start, t, fins, q0);
   return fins;
 }
 
@@ -177,8 +202,22 @@ void SchedulerThread::finish_task(Task& task, Time& t) {
   t += costs_.complete_task + static_cast<Time>(visited) * costs_.fanout_edge +
        static_cast<Time>(w.ready_pushes) * costs_.ready_push +
        static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
+  release_staged(w.released, t);
   last_completion_ = std::max(last_completion_, t);
   defer_release(&task, t);
+}
+
+void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t) {
+  for (Task* task : released) {
+    for (std::size_t i = 0; i < task->blocks.size(); ++i) {
+      BlockRecord& rec = task->blocks[i];
+      if (!rec.gated || rec.doorbell) continue;
+      t += costs_.mmio_write;
+      rec.doorbell = true;
+      ctx_.cores->ring_doorbell(rec.core, task, static_cast<int>(i), t);
+    }
+    if (task->blocks_remaining() == 0) ctx_.rt->task_published(*task, t);
+  }
 }
 
 void SchedulerThread::defer_release(Task* task, Time& t) {
@@ -198,16 +237,7 @@ int SchedulerThread::release_phase(Time& t) {
   }
   int n = static_cast<int>(deferred_.size());
   deferred_.clear();
-  SchedPhaseRecord r;
-  r.thread = index_;
-  r.kind = SchedPhase::Release;
-  r.start = start;
-  r.end = t;
-  r.loop_iter = loop_iter_;
-  r.tasks_processed = n;
-  r.shared_at_start = q0;
-  r.shared_at_end = queue_depths();
-  ctx_.obs->on_sched_phase(r);
+  record(SchedPhase::Release, start, t, n, q0);
   return n;
 }
 
@@ -223,36 +253,19 @@ int SchedulerThread::dummy_phase(Time& t) {
     Task* task = ctx_.rt->pop_dummy();
     if (!task) break;
     ++n;
-    SchedPhaseRecord m;
-    m.thread = index_;
-    m.kind = task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask;
-    m.start = m.end = t;
-    m.loop_iter = loop_iter_;
-    m.tasks_processed = 1;
-    m.task_id = task->id;
-    ctx_.obs->on_sched_phase(m);
+    record(task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask, t, t, 1, q0, task->id);
     t += costs_.dummy_task;
     SubmitWork w;
     sync(t);
     int visited = ctx_.rt->complete_task(*task, t, w);
-    t += static_cast<Time>(visited) * costs_.fanout_edge +
-         static_cast<Time>(w.ready_pushes) * costs_.ready_push +
+    t += static_cast<Time>(visited) * costs_.fanout_edge + static_cast<Time>(w.ready_pushes) * costs_.ready_push +
          static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
+    release_staged(w.released, t);
     last_completion_ = std::max(last_completion_, t);
     deferred_.push_back(task);
   }
-  SchedPhaseRecord r;
-  r.thread = index_;
-  r.kind = SchedPhase::Dummy;
-  r.start = start;
-  r.end = t;
-  r.loop_iter = loop_iter_;
-  r.tasks_processed = n;
-  r.shared_at_start = q0;
-  r.shared_at_end = queue_depths();
-  ctx_.obs->on_sched_phase(r);
-  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap)
-    release_phase(t);
+  record(SchedPhase::Dummy, start, t, n, q0);
+  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t);
   return n;
 }
 
@@ -268,17 +281,34 @@ bool SchedulerThread::core_free_pending(int core) const {
   return !core_taken(core) && ctx_.cores->pending_free(core);
 }
 
-void SchedulerThread::claim(Task& task, int n, Time& t) {
+Task* SchedulerThread::peek(Shape s, bool sync_tier, bool early) {
+  return early ? ctx_.rt->peek_early(s) : ctx_.rt->peek_ready(s, sync_tier);
+}
+
+void SchedulerThread::pop(Shape s, bool sync_tier, bool early) {
+  if (early)
+    ctx_.rt->pop_early(s);
+  else
+    ctx_.rt->pop_ready(s, sync_tier);
+}
+
+void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   task.next_block += n;
   ++task.dispatch_ops;
+  if (early) task.staged_blocks += n;
   ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
   ++pop_hit_;
   t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
   // Blocks remain: re-push at once so other threads can place more (§5.6).
-  if (task.blocks_remaining() > 0) ctx_.rt->requeue(task);
+  if (task.blocks_remaining() > 0) {
+    if (early)
+      ctx_.rt->requeue_early(task);
+    else
+      ctx_.rt->requeue(task);
+  }
 }
 
-void SchedulerThread::place_idle(Shape s, bool sync_tier, Time& t) {
+void SchedulerThread::place_idle(Shape s, bool sync_tier, bool early, Time& t) {
   const CoreMap& m = ctx_.cores->map();
   const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
   for (;;) {
@@ -286,20 +316,25 @@ void SchedulerThread::place_idle(Shape s, bool sync_tier, Time& t) {
     for (int c : cores_)
       if (m.kind(c) == want && core_free_idle(c)) ++free;
     if (free == 0) return;
-    if (ctx_.rt->queue_size(s, sync_tier) == 0) {
+    Task* task = peek(s, sync_tier, early);
+    if (!task) {
       ++pop_miss_;
       return;
     }
-    // A sync-start cohort needs all its blocks at once on this thread's idle
-    // cores (the global drain of §5.7 is not modelled yet).
-    if (sync_tier && ctx_.rt->peek_ready(s, true)->blocks_remaining() > free) {
+    // A sync-start cohort is placed all at once: on this thread's idle cores
+    // if it has enough, else by a global drain (§5.7).
+    if (sync_tier && task->blocks_remaining() > free) {
+      if (!ctx_.drain.active) {
+        ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
+        ctx_.wake_all();
+      }
       ++pop_miss_;
       return;
     }
-    Task* task = ctx_.rt->pop_ready(s, sync_tier);
+    pop(s, sync_tier, early);
     int n = std::min(task->blocks_remaining(), free);
     int first = task->next_block;
-    claim(*task, n, t);
+    claim(*task, n, early, t);
     for (int b = 0; b < n; ++b) {
       for (int c : cores_) {
         if (m.kind(c) != want || !core_free_idle(c)) continue;
@@ -313,11 +348,11 @@ void SchedulerThread::place_idle(Shape s, bool sync_tier, Time& t) {
   }
 }
 
-void SchedulerThread::place_mix_idle(bool sync_tier, Time& t) {
+void SchedulerThread::place_mix_idle(bool sync_tier, bool early, Time& t) {
   const CoreMap& m = ctx_.cores->map();
   for (;;) {
-    if (ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) return;
-    Task* task = ctx_.rt->peek_ready(Shape::MIX, sync_tier);
+    Task* task = peek(Shape::MIX, sync_tier, early);
+    if (!task) return;
     const std::uint8_t mask = task->active_mask;
     auto fits = [&](int ci) {
       for (int l = 0; l < kNumLanes; ++l)
@@ -327,14 +362,22 @@ void SchedulerThread::place_mix_idle(bool sync_tier, Time& t) {
     int free = 0;
     for (int ci : clusters_)
       if (fits(ci)) ++free;
-    if (free == 0 || (sync_tier && task->blocks_remaining() > free)) {
+    if (sync_tier && task->blocks_remaining() > free) {
+      if (!ctx_.drain.active) {
+        ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
+        ctx_.wake_all();
+      }
       ++pop_miss_;
       return;
     }
-    ctx_.rt->pop_ready(Shape::MIX, sync_tier);
+    if (free == 0) {
+      ++pop_miss_;
+      return;
+    }
+    pop(Shape::MIX, sync_tier, early);
     int n = std::min(task->blocks_remaining(), free);
     int first = task->next_block;
-    claim(*task, n, t);
+    claim(*task, n, early, t);
     int b = 0;
     for (int ci : clusters_) {
       if (b == n) break;
@@ -349,8 +392,7 @@ void SchedulerThread::place_mix_idle(bool sync_tier, Time& t) {
   }
 }
 
-void SchedulerThread::place_pending(Shape s, bool sync_tier, Time& t) {
-  if (sync_tier) return;  // cohorts are placed in the IDLE phase only (§5.7)
+void SchedulerThread::place_pending(Shape s, bool early, Time& t) {
   const CoreMap& m = ctx_.cores->map();
   const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
   // Skip a shape if a peer thread has an idle core of it.
@@ -361,11 +403,12 @@ void SchedulerThread::place_pending(Shape s, bool sync_tier, Time& t) {
     for (int c : cores_)
       if (m.kind(c) == want && core_free_pending(c)) ++free;
     if (free == 0) return;
-    if (ctx_.rt->queue_size(s, false) == 0) return;
-    Task* task = ctx_.rt->pop_ready(s, false);
+    Task* task = peek(s, false, early);
+    if (!task) return;
+    pop(s, false, early);
     int n = std::min(task->blocks_remaining(), free);
     int first = task->next_block;
-    claim(*task, n, t);
+    claim(*task, n, early, t);
     for (int b = 0; b < n; ++b)
       for (int c : cores_) {
         if (m.kind(c) != want || !core_free_pending(c)) continue;
@@ -376,14 +419,13 @@ void SchedulerThread::place_pending(Shape s, bool sync_tier, Time& t) {
   }
 }
 
-void SchedulerThread::place_mix_pending(bool sync_tier, Time& t) {
-  if (sync_tier) return;
+void SchedulerThread::place_mix_pending(bool early, Time& t) {
   for (SchedulerThread* p : ctx_.threads)
     if (p != this && p->has_idle_mix_cluster()) return;
   const CoreMap& m = ctx_.cores->map();
   for (;;) {
-    if (ctx_.rt->queue_size(Shape::MIX, false) == 0) return;
-    Task* task = ctx_.rt->peek_ready(Shape::MIX, false);
+    Task* task = peek(Shape::MIX, false, early);
+    if (!task) return;
     const std::uint8_t mask = task->active_mask;
     // A cluster qualifies when every used core is idle or has a free
     // pending slot, and none has an unacknowledged token.
@@ -402,10 +444,10 @@ void SchedulerThread::place_mix_pending(bool sync_tier, Time& t) {
       ++pop_miss_;
       return;
     }
-    ctx_.rt->pop_ready(Shape::MIX, false);
+    pop(Shape::MIX, false, early);
     int n = std::min(task->blocks_remaining(), free);
     int first = task->next_block;
-    claim(*task, n, t);
+    claim(*task, n, early, t);
     int b = 0;
     for (int ci : clusters_) {
       if (b == n) break;
@@ -418,6 +460,31 @@ void SchedulerThread::place_mix_pending(bool sync_tier, Time& t) {
       ++b;
     }
   }
+}
+
+void SchedulerThread::publish(bool gated, Time& t) {
+  t += costs_.wmb;
+  const Time dispatch_ts = t;
+  const CoreMap& m = ctx_.cores->map();
+  for (const Placement& p : plan_) {
+    t += costs_.mmio_write;
+    BlockRecord rec;
+    rec.core = p.core;
+    rec.block_idx = p.block;
+    rec.lane = p.lane;
+    rec.dispatch = dispatch_ts;
+    rec.thread = m.cluster_of(p.core) % num_threads_;
+    rec.gated = gated;
+    p.task->blocks.push_back(rec);
+    ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, static_cast<int>(p.task->blocks.size()) - 1, t, gated);
+    taken_[p.core] = 0;
+  }
+  first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
+  if (gated) return;
+  // Tasks whose every block is now launch-visible tell their consumers (§5.8).
+  for (const Placement& p : plan_)
+    if (p.task->blocks_remaining() == 0 && p.task->early != Task::Early::Staging)
+      ctx_.rt->task_published(*p.task, t);
 }
 
 int SchedulerThread::dispatch_phase(Time& t) {
@@ -440,49 +507,115 @@ int SchedulerThread::dispatch_phase(Time& t) {
   const Shape* aic_aiv = order[index_ % 2];
   for (int tier = 0; tier < 2; ++tier) {
     const bool sync_tier = tier == 0;
-    place_mix_idle(sync_tier, t);
+    place_mix_idle(sync_tier, false, t);
     bool residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
     if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], sync_tier, t);
-    place_mix_pending(sync_tier, t);
-    residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
+      for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], sync_tier, false, t);
+    if (sync_tier || ctx_.drain.active) continue;  // cohorts are placed in the IDLE phase only (§5.7)
+    place_mix_pending(false, t);
+    residual_mix = ctx_.rt->queue_size(Shape::MIX, false) > 0;
     if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], sync_tier, t);
+      for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], false, t);
   }
-  for (const Placement& p : plan_) taken_[p.core] = 0;
-  if (plan_.empty()) return 0;
-
-  // Publish: one write barrier, then one DATA_MAIN_BASE store per block.
-  t += costs_.wmb;
-  const Time dispatch_ts = t;
-  for (const Placement& p : plan_) {
-    t += costs_.mmio_write;
-    BlockRecord rec;
-    rec.core = p.core;
-    rec.block_idx = p.block;
-    rec.lane = p.lane;
-    rec.dispatch = dispatch_ts;
-    rec.thread = index_;
-    p.task->blocks.push_back(rec);
-    bool was_idle = ctx_.cores->idle(p.core);
-    ctx_.cores->dispatch(p.core, p.task, p.block, p.lane,
-                         static_cast<int>(p.task->blocks.size()) - 1, t);
-    if (was_idle) ++running_;
+  if (plan_.empty()) {
+    for (int c : cores_) taken_[c] = 0;
+    return 0;
   }
-  first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
+  publish(false, t);
+  record(SchedPhase::Dispatch, start, t, static_cast<int>(plan_.size()), q0);
+  return static_cast<int>(plan_.size());
+}
 
-  SchedPhaseRecord r;
-  r.thread = index_;
-  r.kind = SchedPhase::Dispatch;
-  r.start = start;
-  r.end = t;
-  r.loop_iter = loop_iter_;
-  r.tasks_processed = static_cast<int>(plan_.size());
-  r.pop_hit = pop_hit_;
-  r.pop_miss = pop_miss_;
-  r.shared_at_start = q0;
-  r.shared_at_end = queue_depths();
-  ctx_.obs->on_sched_phase(r);
+int SchedulerThread::early_dispatch_phase(Time& t) {
+  // Only when every normal ready queue is empty and this thread has a free
+  // slot (§5.5 step 7).
+  sync(t);
+  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early()) return 0;
+  bool capacity = false;
+  for (int c : cores_)
+    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) {
+      capacity = true;
+      break;
+    }
+  if (!capacity) return 0;
+  const Time start = t;
+  const std::array<int, 3> q0 = queue_depths();
+  plan_.clear();
+  pop_hit_ = pop_miss_ = 0;
+  const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
+  const Shape* aic_aiv = order[index_ % 2];
+  place_mix_idle(false, true, t);
+  for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], false, true, t);
+  place_mix_pending(true, t);
+  for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], true, t);
+  if (plan_.empty()) {
+    for (int c : cores_) taken_[c] = 0;
+    return 0;
+  }
+  publish(true, t);
+  record(SchedPhase::EarlyDispatch, start, t, static_cast<int>(plan_.size()), q0);
+  return static_cast<int>(plan_.size());
+}
+
+// ------------------------------------------------------------------ drain
+
+int SchedulerThread::drain_phase(Time& t) {
+  Drain& d = ctx_.drain;
+  if (!d.acked[index_]) {
+    d.acked[index_] = 1;  // this thread stops placing work
+    if (index_ != 0) ctx_.threads[0]->wake().notify();
+  }
+  if (index_ != 0) return 0;
+  for (char a : d.acked)
+    if (!a) return 0;
+  sync(t);
+  return launch_drain(t);
+}
+
+int SchedulerThread::launch_drain(Time& t) {
+  Drain& d = ctx_.drain;
+  Task* task = d.task;
+  const CoreMap& m = ctx_.cores->map();
+  const std::uint8_t mask = task->active_mask;
+  auto cluster_idle = [&](int ci) {
+    for (int l = 0; l < kNumLanes; ++l)
+      if ((mask >> l & 1) && !ctx_.cores->idle(m.of_lane(ci, l))) return false;
+    return true;
+  };
+  // Global idle capacity for the cohort's shape, in thread then bit order.
+  std::vector<Placement> units;
+  for (SchedulerThread* th : ctx_.threads) {
+    if (task->shape == Shape::MIX) {
+      for (int ci : th->clusters())
+        if (cluster_idle(ci))
+          for (int l = 0; l < kNumLanes; ++l)
+            if (mask >> l & 1) units.push_back(Placement{task, m.of_lane(ci, l), 0, l});
+    } else {
+      const CoreKind want = task->shape == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+      for (int c : th->cores())
+        if (m.kind(c) == want && ctx_.cores->idle(c))
+          units.push_back(Placement{task, c, 0, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
+    }
+  }
+  const int lanes = task->shape == Shape::MIX ? __builtin_popcount(mask) : 1;
+  const int blocks = task->blocks_remaining();
+  if (static_cast<int>(units.size()) < blocks * lanes) return 0;  // keep draining
+  const Time start = t;
+  const std::array<int, 3> q0 = queue_depths();
+  plan_.clear();
+  pop_hit_ = pop_miss_ = 0;
+  ctx_.rt->pop_ready(task->shape, true);
+  const int first = task->next_block;
+  claim(*task, blocks, false, t);
+  for (int i = 0; i < blocks * lanes; ++i) {
+    Placement p = units[static_cast<std::size_t>(i)];
+    p.block = first + i / lanes;
+    plan_.push_back(p);
+  }
+  publish(false, t);
+  record(SchedPhase::Drain, start, t, static_cast<int>(plan_.size()), q0);
+  d = Drain{};
+  ctx_.wake_all();  // the gate reopens
   return static_cast<int>(plan_.size());
 }
 

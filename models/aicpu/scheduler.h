@@ -1,14 +1,15 @@
-// One AICPU scheduler thread (runtime-semantics.md §5.5-5.6).
+// One AICPU scheduler thread (runtime-semantics.md §5.5-5.8).
 //
 // The loop is modelled iteration by iteration with its real order (complete:
-// serial COND polls of the running cores; dummy; dispatch from the ready
-// queues with the placement order of §5.6; release on idle iterations), each
-// step charged from the platform's costs. The thread keeps local time and
-// synchronises with the simulation only before it reads or changes shared
-// state. Idle iterations are not simulated one by one: the thread computes
-// the first iteration in which a poll would see something new, or waits for
-// a wake-up (a task made ready, orchestration done, an error), and resumes
-// on its iteration grid as if it had spun all along.
+// serial COND polls of the running cores; drain; dummy; dispatch from the
+// ready queues with the placement order of §5.6; early dispatch of gated
+// blocks; release on idle iterations), each step charged from the platform's
+// costs. The thread keeps local time and synchronises with the simulation
+// only before it reads or changes shared state. Idle iterations are not
+// simulated one by one: the thread computes the first iteration in which a
+// poll would see something new, or waits for a wake-up (a task made ready,
+// an early candidate, a drain, orchestration done, an error), and resumes on
+// its iteration grid as if it had spun all along.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,16 @@ namespace npusim {
 
 class SchedulerThread;
 
+// A global sync-start drain in progress (§5.7): every thread stops placing
+// work; once all have acknowledged and the machine has enough idle cores of
+// the cohort's shape, the leader (thread 0) launches every block at once.
+struct Drain {
+  bool active = false;
+  Task* task = nullptr;
+  std::vector<char> acked;  // per thread
+  Time since = 0;
+};
+
 // What the scheduler threads share.
 struct SchedContext {
   Runtime* rt = nullptr;
@@ -34,6 +45,8 @@ struct SchedContext {
   std::vector<SchedulerThread*> threads;
   bool stop = false;  // emergency shutdown (a fatal was latched)
   std::uint64_t blocks_dispatched = 0;  // logical blocks placed, all threads
+  Drain drain;
+  void wake_all();
 };
 
 class SchedulerThread : public sc_core::sc_module {
@@ -43,6 +56,7 @@ class SchedulerThread : public sc_core::sc_module {
 
   int index() const { return index_; }
   const std::vector<int>& cores() const { return cores_; }
+  const std::vector<int>& clusters() const { return clusters_; }
   sc_core::sc_event& wake() { return wake_; }
 
   // For peers' placement decisions (§5.6 steps 3-4).
@@ -54,7 +68,7 @@ class SchedulerThread : public sc_core::sc_module {
   Time last_completion() const { return last_completion_; }
   std::uint64_t loops() const { return loop_iter_; }
   bool exited() const { return exited_; }
-  int running_cores() const { return running_; }
+  int running_cores() const;
 
  private:
   struct Placement {
@@ -68,24 +82,37 @@ class SchedulerThread : public sc_core::sc_module {
   void sync(Time t);
   Time now() const { return sc_core::sc_time_stamp().value(); }
   std::array<int, 3> queue_depths() const;
+  void record(SchedPhase kind, Time start, Time end, int processed, const std::array<int, 3>& q0,
+              TaskId task = kNoTask);
 
   // Loop phases; each advances `t` and returns the number of items processed.
   int complete_phase(Time& t);
+  int drain_phase(Time& t);
   int dummy_phase(Time& t);
   int dispatch_phase(Time& t);
+  int early_dispatch_phase(Time& t);
   int release_phase(Time& t);
   void defer_release(Task* task, Time& t);
   void finish_task(Task& task, Time& t);
+  // Rings the doorbells of early-staged consumers made ready by a completion.
+  void release_staged(const std::vector<Task*>& released, Time& t);
 
-  // Placement helpers (§5.6).
-  void place_idle(Shape s, bool sync_tier, Time& t);
-  void place_mix_idle(bool sync_tier, Time& t);
-  void place_pending(Shape s, bool sync_tier, Time& t);
-  void place_mix_pending(bool sync_tier, Time& t);
+  // Placement helpers (§5.6). `early` places gated blocks from the
+  // early-dispatch queues instead of the ready queues.
+  void place_idle(Shape s, bool sync_tier, bool early, Time& t);
+  void place_mix_idle(bool sync_tier, bool early, Time& t);
+  void place_pending(Shape s, bool early, Time& t);
+  void place_mix_pending(bool early, Time& t);
+  Task* peek(Shape s, bool sync_tier, bool early);
+  void pop(Shape s, bool sync_tier, bool early);
   bool core_taken(int core) const;
   bool core_free_idle(int core) const;
   bool core_free_pending(int core) const;
-  void claim(Task& task, int n, Time& t);
+  void claim(Task& task, int n, bool early, Time& t);
+  // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
+  void publish(bool gated, Time& t);
+  // Places the drained cohort on every thread's idle cores (leader only).
+  int launch_drain(Time& t);
 
   // Idle skipping: the start of the first iteration after `T` (period `P`)
   // in which a poll could decode something new.
@@ -104,7 +131,6 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<FinishedBlock> done_;
   std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
   int pop_hit_ = 0, pop_miss_ = 0;
-  int running_ = 0;            // cores with a running slot
   std::uint64_t loop_iter_ = 0;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;

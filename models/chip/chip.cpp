@@ -34,6 +34,11 @@ void Chip::on_ready(Task& t) {
   wake_schedulers();
 }
 
+void Chip::on_early_candidate(Task& t) {
+  obs_->on_early_candidate(t);
+  wake_schedulers();
+}
+
 void Chip::on_completed(Task& t) {
   obs_->on_completed(t);
   orch_->progress().notify();

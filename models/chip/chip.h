@@ -40,6 +40,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   // Runtime events: forwarded to the observer, and waking the threads.
   void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { obs_->on_submitted(t, e); }
   void on_ready(Task& t) override;
+  void on_early_candidate(Task& t) override;
   void on_completed(Task& t) override;
   void on_retired(Task& t) override { obs_->on_retired(t); }
   void on_ring_progress(int r) override;

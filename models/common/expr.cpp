@@ -10,8 +10,6 @@ namespace npusim {
 
 namespace {
 
-constexpr int kMaxNesting = 200;  // parentheses, min/max and unary minus
-
 bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
@@ -23,6 +21,9 @@ class Parser {
       : text_(text), resolve_(resolve), out_(out) {}
 
   void parse() {
+    if (text_.size() > kExprMaxLength)
+      throw EvalError("bad expression '" + text_.substr(0, 40) + "...': longer than " +
+                      std::to_string(kExprMaxLength) + " characters");
     expr();
     skip_ws();
     if (pos_ != text_.size()) expected("an operator or the end");
@@ -51,7 +52,7 @@ class Parser {
   void emit(Op op, std::int64_t value = 0) { out_.push_back({op, value}); }
 
   void nest() {
-    if (++depth_ > kMaxNesting) fail("expression nested too deeply", pos_);
+    if (++depth_ > kExprMaxNesting) fail("expression nested too deeply", pos_);
   }
 
   void expr() {

@@ -21,6 +21,12 @@
 
 namespace npusim {
 
+// Limits, checked by Expr::parse (a "bad expression" EvalError beyond them):
+// the length of the text, and the nesting of parentheses, min/max and unary
+// minus together.
+constexpr std::size_t kExprMaxLength = 4096;  // characters
+constexpr int kExprMaxNesting = 200;
+
 // Read access to integer variables by slot during evaluation. `get` returns
 // false when the slot holds no integer; `describe` explains why, for messages
 // (e.g. "variable 'x' is not bound" or "variable 'q' is a tensor, not an integer").

@@ -71,6 +71,7 @@ class ObserverFanout : public SimObserver {
 
   void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { for (auto* s : sinks_) s->on_submitted(t, e); }
   void on_ready(Task& t) override { for (auto* s : sinks_) s->on_ready(t); }
+  void on_early_candidate(Task& t) override { for (auto* s : sinks_) s->on_early_candidate(t); }
   void on_completed(Task& t) override { for (auto* s : sinks_) s->on_completed(t); }
   void on_retired(Task& t) override { for (auto* s : sinks_) s->on_retired(t); }
   void on_ring_progress(int r) override { for (auto* s : sinks_) s->on_ring_progress(r); }

@@ -320,6 +320,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   }
   // Fanout pins: only on producers still live and not CONSUMED (§2.4).
   std::uint32_t waits = 0, done = 0;
+  t.all_flagged = true;
   for (const FaninRef& f : p.merged) {
     Task* prod = find(f.producer);
     if (!prod || prod->state == TaskState::Consumed) continue;
@@ -329,6 +330,10 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     if (f.flags & kDepWait) {
       ++waits;
       ++p.work.edges;
+      // Early dispatch (§5.8): an unflagged producer disqualifies the consumer
+      // even if it already completed; alloc tasks always carry the flag.
+      if (!prod->early_resolve) t.all_flagged = false;
+      if (prod->state != TaskState::Pending || prod->published) ++t.dispatch_fanin;
       if (prod->state != TaskState::Pending) {
         ++done;
       } else {
@@ -362,9 +367,13 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     return;
   }
   if (t.kind == TaskKind::Dummy) ++dummy_count_;
+  t.wait_edges = waits;
   t.fanin_count = waits + 1;
   t.fanin_refcount += done + 1;
-  if (t.is_ready()) route_ready(t, now, p.work);
+  if (t.is_ready())
+    route_ready(t, now, p.work);
+  else
+    maybe_candidate(t);
 }
 
 void Runtime::outputs_of(const Task& t, std::vector<Tensor>& out) const {
@@ -395,6 +404,21 @@ bool Runtime::read_ready(const Tensor& t) {
 void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
   t.ready_claimed = true;
   t.ready_time = now;
+  if (t.early == Task::Early::Staging) {
+    if (t.staged_blocks > 0) {
+      // Pre-staged: release by doorbell instead of queueing (§5.8); blocks
+      // not staged yet go through the normal ready queue.
+      t.early = Task::Early::Released;
+      work.released.push_back(&t);
+      if (t.blocks_remaining() > 0) {
+        ready_queues_[static_cast<int>(t.shape)].push_back(&t);
+        ++work.ready_pushes;
+      }
+      hooks_->on_ready(t);
+      return;
+    }
+    t.early = Task::Early::None;  // still queued as a candidate: dropped when popped
+  }
   ++work.ready_pushes;
   if (t.predicate) {
     ++work.predicate_evals;
@@ -430,6 +454,47 @@ void Runtime::requeue(Task& t) {
 bool Runtime::any_ready() const {
   for (int s = 0; s < 3; ++s)
     if (!ready_queues_[s].empty() || !sync_queues_[s].empty()) return true;
+  return false;
+}
+
+void Runtime::maybe_candidate(Task& c) {
+  if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || c.predicate ||
+      c.shape == Shape::DUMMY || c.sync_start || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
+    return;
+  auto& q = early_queues_[static_cast<int>(c.shape)];
+  if (q.size() >= platform_.limits.early_dispatch_queue_capacity) return;  // queue full: stays NONE
+  c.early = Task::Early::Staging;
+  q.push_back(&c);
+  hooks_->on_early_candidate(c);
+}
+
+void Runtime::task_published(Task& t, Time /*now*/) {
+  if (t.published) return;
+  t.published = true;
+  if (!t.early_resolve) return;
+  for (TaskId cid : t.fanout) {
+    Task* c = find(cid);
+    if (!c || c->ready_claimed) continue;
+    ++c->dispatch_fanin;
+    maybe_candidate(*c);
+  }
+}
+
+Task* Runtime::peek_early(Shape s) {
+  auto& q = early_queues_[static_cast<int>(s)];
+  while (!q.empty() && (q.front()->early != Task::Early::Staging || q.front()->ready_claimed)) q.pop_front();
+  return q.empty() ? nullptr : q.front();
+}
+
+Task* Runtime::pop_early(Shape s) {
+  Task* t = peek_early(s);
+  if (t) early_queues_[static_cast<int>(s)].pop_front();
+  return t;
+}
+
+bool Runtime::any_early() {
+  for (int s = 0; s < 3; ++s)
+    if (peek_early(static_cast<Shape>(s))) return true;
   return false;
 }
 

@@ -55,6 +55,7 @@ class RuntimeHooks {
   virtual ~RuntimeHooks() = default;
   virtual void on_submitted(const Task&, const std::vector<EdgeInfo>&) {}
   virtual void on_ready(Task&) {}
+  virtual void on_early_candidate(Task&) {}
   virtual void on_completed(Task&) {}
   virtual void on_retired(Task&) {}          // slot reclaimed (still intact)
   virtual void on_ring_progress(int /*ring*/) {}
@@ -84,6 +85,8 @@ struct SubmitWork {
   int inserts = 0;
   int ready_pushes = 0;
   int predicate_evals = 0;
+  // Early-staged consumers made ready: their doorbells are to be rung.
+  std::vector<Task*> released;
 };
 
 // A submit in progress: submission can stall on a ring resource part-way
@@ -187,6 +190,15 @@ class Runtime {
   Task* pop_dummy();
   std::size_t dummy_queue_size() const { return dummy_queue_.size(); }
 
+  // Early dispatch (§5.8): candidates waiting to be staged, per shape.
+  Task* pop_early(Shape s);
+  Task* peek_early(Shape s);  // skips entries that are no longer candidates
+  void requeue_early(Task& t) { early_queues_[static_cast<int>(t.shape)].push_back(&t); }
+  bool any_early();
+  // Every block of `t` is placed and launch-visible: flagged producers tell
+  // their consumers, which may become early candidates (§5.8 chaining).
+  void task_published(Task& t, Time now);
+
   // One FIN of one sub-task observed; true when it was the task's last.
   bool subtask_finished(Task& t) { return ++t.completed_subtasks >= t.total_subtasks; }
   // on_task_complete: COMPLETED, writes applied, fanout walked (consumers
@@ -238,6 +250,7 @@ class Runtime {
 
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
+  void maybe_candidate(Task& c);
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);
@@ -260,6 +273,7 @@ class Runtime {
   std::array<std::deque<Task*>, 3> ready_queues_;
   std::array<std::deque<Task*>, 3> sync_queues_;
   std::deque<Task*> dummy_queue_;
+  std::array<std::deque<Task*>, 3> early_queues_;
 
   bool orch_done_ = false;
   std::uint64_t completed_ = 0;

@@ -53,6 +53,8 @@ struct BlockRecord {
   Time end = 0;                  // kernel return, FIN written
   Time finish = 0;               // AICPU observed the FIN
   int thread = -1;               // scheduler thread that dispatched it
+  bool gated = false;            // early-dispatched: waits for the doorbell
+  bool doorbell = false;         // its doorbell has been rung
 };
 
 struct Task {
@@ -97,6 +99,15 @@ struct Task {
   std::uint32_t total_subtasks = 0;  // block_num x popcount(active_mask)
   std::uint32_t completed_subtasks = 0;
   int dispatch_ops = 0;              // dispatch operations (pops) that placed blocks
+  bool published = false;            // every block placed and launch-visible
+
+  // Early dispatch (§5.8).
+  enum class Early : std::uint8_t { None, Staging, Released };
+  Early early = Early::None;
+  bool all_flagged = false;          // every WAIT producer carries allow_early_resolve
+  std::uint32_t wait_edges = 0;      // WAIT fanin edges kept at wiring
+  std::uint32_t dispatch_fanin = 0;  // WAIT producers completed or fully published
+  int staged_blocks = 0;             // blocks placed gated, waiting for the doorbell
 
   // Timing, filled by the models for the output writers.
   Time submit_start = 0, submit_end = 0;
@@ -129,6 +140,11 @@ struct Task {
     next_block = 0;
     total_subtasks = completed_subtasks = 0;
     dispatch_ops = 0;
+    published = false;
+    early = Early::None;
+    all_flagged = false;
+    wait_edges = dispatch_fanin = 0;
+    staged_blocks = 0;
     submit_start = submit_end = 0;
     ready_time = complete_time = kNever;
     blocks.clear();
