@@ -489,9 +489,11 @@ void line(std::ostringstream& o, double x1, double y1, double x2, double y2, con
     << fixed1(y2) << "\" " << style << "/>\n";
 }
 
-// Marks the record where the peak high-water of `resource` was reached.
+// Marks the record where the peak high-water of `resource` was reached; the
+// label goes `dy` below the mark, kept within [lo, hi] of the plot area (the
+// task label above the heap label when both marks sit on the same record).
 void annotate_peak(std::ostringstream& o, const ScopeStatsReport& rep, int r, int resource, const Scale& s,
-                   double dy, const char* color) {
+                   double dy, double lo, double hi, const char* color) {
   const ScopeStatsPeak& p = rep.rings[r].high_water[resource];
   if (p.value == 0) return;
   const std::uint64_t index = p.line - 2;  // records start on line 2
@@ -507,7 +509,7 @@ void annotate_peak(std::ostringstream& o, const ScopeStatsReport& rep, int r, in
                       " at " + p.site + " (line " + std::to_string(p.line) + ")";
   std::string anchor = std::string(" font-size=\"11\" fill=\"") + color + "\" text-anchor=\"" +
                        (right_half ? "end" : "start") + "\"";
-  text(o, cx + (right_half ? -8 : 8), std::clamp(cy + dy, s.y0 + 10, s.y1 - 4), label, anchor.c_str());
+  text(o, cx + (right_half ? -8 : 8), std::clamp(cy + dy, s.y0 + lo, s.y1 - hi), label, anchor.c_str());
 }
 
 void panel(std::ostringstream& o, const ScopeStatsReport& rep, int r, double top) {
@@ -542,8 +544,8 @@ void panel(std::ostringstream& o, const ScopeStatsReport& rep, int r, double top
   std::vector<ScopeStatsPoint> pts = thin(rep.points[r], s);
   polyline(o, pts, s, false, m.capacity[kResTaskWindow][r], kTaskColor);
   polyline(o, pts, s, true, m.capacity[kResHeap][r], kHeapColor);
-  annotate_peak(o, rep, r, kResTaskWindow, s, -8, kTaskColor);
-  annotate_peak(o, rep, r, kResHeap, s, 14, kHeapColor);
+  annotate_peak(o, rep, r, kResTaskWindow, s, -8, 10, 18, kTaskColor);
+  annotate_peak(o, rep, r, kResHeap, s, 14, 24, 4, kHeapColor);
   for (const ScopeStatsOpenScope& w : rep.wedged) {
     if (w.ring != r) continue;
     double x = s.x(static_cast<double>(w.line - 2));
