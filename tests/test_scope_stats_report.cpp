@@ -136,6 +136,12 @@ TEST_CASE("scope-stats: an end closes the begin of its depth, as the seed's scri
   CHECK(rep.rings[3].scopes == 2);
   check_peak(rep.rings[3].high_water[kResTaskWindow], 12, "outer.cpp:1", 5);  // 12 - 0, not 12 - 5
   check_peak(rep.rings[3].live[kResTaskWindow], 4, "outer.cpp:1", 5);         // 9 - 6 = 3, then 12 - 8
+  // Per site, the scopes are told apart by the site their end names.
+  REQUIRE(rep.sites.size() == 2);
+  CHECK(rep.sites[0].site == "inner.cpp:9");
+  check_peak(rep.sites[0].peaks.high_water[kResTaskWindow], 4, "inner.cpp:9", 4);  // 9 - 5
+  CHECK(rep.sites[1].site == "outer.cpp:1");
+  check_peak(rep.sites[1].peaks.high_water[kResTaskWindow], 12, "outer.cpp:1", 5);
   CHECK(rep.unmatched_ends == 1);          // the depth-2 end had no begin
   CHECK(rep.rings[2].scopes == 0);
   REQUIRE(rep.wedged.size() == 1);         // the last begin never ended
@@ -242,6 +248,18 @@ TEST_CASE("scope-stats: placing the scopes by hand moves the peak from one ring 
   CHECK(ra.rings[2].high_water[kResTaskWindow].value == 8);
   CHECK(rm.rings[1].high_water[kResTaskWindow].value == 4);
   CHECK(rm.rings[2].high_water[kResTaskWindow].value == 4);
+  // On a window of 8 (at most 7 live), the auto version's ring 2 is the
+  // constraint and the imbalance; the manual one fits.
+  fs::path autos8 = simulate("traces/rings_auto_scopes.json", "auto8", "--ring-task-window 8");
+  fs::path manual8 = simulate("traces/manual_placement.json", "manual8", "--ring-task-window 8");
+  ScopeStatsReport ra8 = read_scope_stats(autos8.string()), rm8 = read_scope_stats(manual8.string());
+  CHECK(ra8.is_constraint(kResTaskWindow, 2));
+  CHECK(ra8.imbalanced_ring(kResTaskWindow) == 2);
+  for (int r = 0; r < 4; ++r) CHECK_FALSE(rm8.is_constraint(kResTaskWindow, r));
+  CHECK(rm8.imbalanced_ring(kResTaskWindow) == -1);
+  Cli a8 = cli("scope-stats '" + autos8.string() + "'");
+  CHECK(a8.out.find("  - the constraint: ring 2 task_window: the peak high_water 8 (100.0%) reaches the capacity 8") !=
+        std::string::npos);
 }
 
 // Seed 004 §5: "on an oversized ring nothing is ever reclaimed and a scoped
@@ -295,6 +313,18 @@ TEST_CASE("scope-stats: a long-lived allocation at the head of ring 3 wedges a r
   CHECK(h.meta.capacity[kResHeap][3] == 33554432);
   CHECK(h.rings[3].high_water[kResHeap].value > 3 * 33554432ull);  // 4 heads x 100 MiB streamed through 32 MiB
   CHECK(h.rings[3].live[kResHeap].value <= 33554432);
+  // At the trace's own 128 MiB it completes, but each head scope exits still
+  // holding all 16 KV blocks' tiles (16 x 6.25 MiB) and the accumulator: the
+  // reclaim could not pass the accumulator at the head of the FIFO.
+  ScopeStatsReport own = read_scope_stats(simulate("traces/rings_long_lived.json", "ll128", "").string());
+  auto site = [](const ScopeStatsReport& rep, const std::string& name) {
+    for (const ScopeStatsSitePeaks& s : rep.sites)
+      if (s.site == name) return s.peaks;
+    FAIL("no site " << name);
+    return ScopeStatsRingPeaks{};
+  };
+  CHECK(site(own, "rings_long_lived:head").live[kResHeap].value >= 16 * 6553600ull + 262144);
+  CHECK(site(h, "long_lived_hoisted:head").live[kResHeap].value <= 33554432);
 }
 
 // Seed 000 "how to confirm: the new scope_stats.jsonl's metadata line shows

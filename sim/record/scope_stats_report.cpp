@@ -161,22 +161,30 @@ void raise(ScopeStatsPeak& peak, std::uint64_t value, const Record& at) {
   peak.line = at.line;
 }
 
-// Pairs `end` with the `begin` of its depth and folds the scope into the peaks.
-void close_scope(ScopeStatsReport& rep, const Record& b, const Record& e) {
+// Pairs `end` with the `begin` of its depth and folds the scope into the
+// peaks of its ring and of its site (`site_index`: (ring, site) -> sites[i]).
+void close_scope(ScopeStatsReport& rep, std::map<std::pair<int, std::string>, std::size_t>& site_index,
+                 const Record& b, const Record& e) {
   if (e.ring != b.ring)
     throw InputError(rep.file, line_path(e.line),
                      "ring " + std::to_string(e.ring) + " differs from ring " + std::to_string(b.ring) +
                          " of its begin at line " + std::to_string(b.line) + " (expected the same ring)");
+  auto [at, added] = site_index.try_emplace({e.ring, e.site}, rep.sites.size());
+  if (added) rep.sites.push_back(ScopeStatsSitePeaks{e.ring, e.site, {}});
   ScopeStatsRingPeaks& ring = rep.rings[e.ring];
+  ScopeStatsRingPeaks& site = rep.sites[at->second].peaks;
   ++ring.scopes;
+  ++site.scopes;
   for (int k = 0; k < kScopeStatsResources; ++k) {
     if (e.end[k] < b.start[k])
       throw InputError(rep.file, line_path(e.line),
                        std::string(kEndKeys[k]) + " " + std::to_string(e.end[k]) + " is below " + kStartKeys[k] +
                            " " + std::to_string(b.start[k]) + " of its begin at line " + std::to_string(b.line) +
                            " (expected counters that never go back)");
-    raise(ring.high_water[k], e.end[k] - b.start[k], e);
-    raise(ring.live[k], e.end[k] - e.start[k], e);
+    for (ScopeStatsRingPeaks* peaks : {&ring, &site}) {
+      raise(peaks->high_water[k], e.end[k] - b.start[k], e);
+      raise(peaks->live[k], e.end[k] - e.start[k], e);
+    }
   }
 }
 
@@ -245,6 +253,26 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw InputError(path, "", std::string("cannot write the file: ") + std::strerror(errno));
 }
 
+// One line per (ring, site): its closed scopes and, per resource, the peak
+// high_water / live_at_exit over them.
+void print_sites(const ScopeStatsReport& rep, std::ostream& out) {
+  if (rep.sites.empty()) return;
+  std::size_t width = 4;
+  for (const ScopeStatsSitePeaks& s : rep.sites) width = std::max(width, s.site.size());
+  auto pair = [](int k, const ScopeStatsRingPeaks& p) {
+    if (k == kResHeap) return bytes_text(p.high_water[k].value) + " / " + bytes_text(p.live[k].value);
+    return std::to_string(p.high_water[k].value) + " / " + std::to_string(p.live[k].value);
+  };
+  out << "\nper site: closed scopes; peak high_water / live_at_exit\n";
+  out << "  " << std::left << std::setw(6) << "ring" << std::setw(static_cast<int>(width) + 2) << "site"
+      << std::setw(8) << "scopes" << std::setw(14) << "task_window" << std::setw(26) << "heap" << "dep_pool\n";
+  for (const ScopeStatsSitePeaks& s : rep.sites)
+    out << "  " << std::setw(6) << s.ring << std::setw(static_cast<int>(width) + 2) << s.site << std::setw(8)
+        << s.peaks.scopes << std::setw(14) << pair(kResTaskWindow, s.peaks) << std::setw(26)
+        << pair(kResHeap, s.peaks) << pair(kResDepPool, s.peaks) << "\n";
+  out << std::right;
+}
+
 }  // namespace
 
 const char* scope_stats_resource_name(int resource) { return kResourceNames[resource]; }
@@ -277,6 +305,7 @@ ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& f
   ScopeStatsReport rep;
   rep.file = file;
   std::map<int, Record> open;  // depth -> its begin
+  std::map<std::pair<int, std::string>, std::size_t> site_index;
   std::size_t line = 0, pos = 0;
   while (pos < text.size()) {
     std::size_t nl = text.find('\n', pos);
@@ -302,11 +331,13 @@ ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& f
       ++rep.unmatched_ends;
       continue;
     }
-    close_scope(rep, it->second, r);
+    close_scope(rep, site_index, it->second, r);
     open.erase(it);
   }
   if (line == 0) throw InputError(file, line_path(1), std::string("expected ") + kMetaWhat + ", found an empty file");
   for (const auto& [depth, b] : open) rep.wedged.push_back(ScopeStatsOpenScope{b.site, depth, b.ring, b.line});
+  std::stable_sort(rep.sites.begin(), rep.sites.end(),
+                   [](const ScopeStatsSitePeaks& a, const ScopeStatsSitePeaks& b) { return a.ring < b.ring; });
   return rep;
 }
 
@@ -357,6 +388,8 @@ void print_scope_stats_summary(const ScopeStatsReport& rep, std::ostream& out) {
     }
     out << std::right;
   }
+
+  print_sites(rep, out);
 
   out << "\npeak high_water by ring (0 / 1 / 2 / 3):\n";
   for (int k = 0; k < kScopeStatsResources; ++k) {

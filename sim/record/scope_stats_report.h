@@ -9,12 +9,15 @@
 //                                                   scope can exceed the ring)
 //   real_occupancy   = end.R_end - end.R_start     (what is held at exit)
 // The summary gives per ring and resource the peak of each and its site, as a
-// percentage of the ring's capacity from the metadata line; the peak of the
+// percentage of the ring's capacity from the metadata line; the same peaks per
+// site (so a peak can be attributed to a scope site); the peak of the
 // global tensormap over every record; the metadata (version, fatal, dropped,
 // capacities); and these findings:
 //   - the constraint: a ring whose peak high-water reaches the most the
 //     resource can hold (task window: window-1 live slots; heap: its bytes;
-//     dep pool: pool-1 entries, entry 0 being the null sentinel);
+//     dep pool: pool-1 entries, entry 0 being the null sentinel); a peak
+//     above the capacity means the ring filled and reclaimed inside the
+//     scope: the scope streams;
 //   - imbalance: one ring at >= 80% of its capacity in a resource while every
 //     other ring stays below 20% (seed 000's "one ring near capacity, the
 //     rest far below": rebalance scopes before growing any ring);
@@ -61,6 +64,13 @@ struct ScopeStatsRingPeaks {
   std::array<ScopeStatsPeak, kScopeStatsResources> high_water, live;
 };
 
+// The same peaks over the scopes of one site on one ring.
+struct ScopeStatsSitePeaks {
+  int ring = 0;
+  std::string site;  // as its `end` records name it
+  ScopeStatsRingPeaks peaks;
+};
+
 // One record as the plot needs it: its index among the records (0-based, file
 // order) and what its ring held at that boundary (head - tail).
 struct ScopeStatsPoint {
@@ -80,6 +90,7 @@ struct ScopeStatsReport {
   std::size_t records = 0;         // record lines read (the metadata line excluded)
   std::size_t unmatched_ends = 0;  // `end` records without a `begin` at their depth
   std::array<ScopeStatsRingPeaks, kScopeStatsRings> rings;
+  std::vector<ScopeStatsSitePeaks> sites;  // by ring, then in the order they first closed
   ScopeStatsPeak tensormap;        // over every record
   std::vector<ScopeStatsOpenScope> wedged;  // open at the end of the file, outermost first
   std::array<std::vector<ScopeStatsPoint>, kScopeStatsRings> points;  // per ring, file order
