@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -301,17 +302,16 @@ int ScopeStatsReport::imbalanced_ring(int resource) const {
   return full;
 }
 
-ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& file) {
+namespace {
+
+// Reads the lines of `in` (a scope_stats.jsonl); `file` labels errors.
+ScopeStatsReport parse_lines(std::istream& in, const std::string& file) {
   ScopeStatsReport rep;
   rep.file = file;
   std::map<int, Record> open;  // depth -> its begin
   std::map<std::pair<int, std::string>, std::size_t> site_index;
-  std::size_t line = 0, pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    std::string one = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  std::size_t line = 0;
+  for (std::string one; std::getline(in, one);) {
     ++line;
     if (line == 1) {
       rep.meta = read_meta(parse_line(one, file, line, kMetaWhat), file);
@@ -334,6 +334,7 @@ ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& f
     close_scope(rep, site_index, it->second, r);
     open.erase(it);
   }
+  if (in.bad()) throw InputError(file, "", std::string("cannot read the file: ") + std::strerror(errno));
   if (line == 0) throw InputError(file, line_path(1), std::string("expected ") + kMetaWhat + ", found an empty file");
   for (const auto& [depth, b] : open) rep.wedged.push_back(ScopeStatsOpenScope{b.site, depth, b.ring, b.line});
   std::stable_sort(rep.sites.begin(), rep.sites.end(),
@@ -341,13 +342,20 @@ ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& f
   return rep;
 }
 
+}  // namespace
+
+ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  return parse_lines(in, file);
+}
+
 ScopeStatsReport read_scope_stats(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "", "is a directory, expected a scope_stats.jsonl");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", std::string("cannot read file: ") + std::strerror(errno));
-  return parse_scope_stats(text.str(), path);
+  return parse_lines(in, path);
 }
 
 // ---------------------------------------------------------------- summary
