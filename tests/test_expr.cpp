@@ -119,6 +119,26 @@ TEST_CASE("expr: syntax errors quote the text and say what was expected where") 
         std::string::npos);
 }
 
+TEST_CASE("expr: limits on length and nesting") {
+  // kExprMaxLength characters are accepted, one more is not (the message quotes only the start).
+  std::string longest = "1";
+  while (longest.size() + 2 <= npusim::kExprMaxLength) longest += "+1";
+  if (longest.size() < npusim::kExprMaxLength) longest += " ";
+  REQUIRE(longest.size() == npusim::kExprMaxLength);
+  CHECK(parse_error(longest) == "no error");
+  CHECK(parse_error(longest + "+") ==
+        "bad expression '" + longest.substr(0, 40) + "...': longer than 4096 characters");
+  // Parentheses, min/max and unary minus together nest at most kExprMaxNesting deep.
+  const int n = npusim::kExprMaxNesting;
+  CHECK(parse_error(std::string(n, '(') + "1" + std::string(n, ')')) == "no error");
+  CHECK(parse_error(std::string(n + 1, '(') + "1" + std::string(n + 1, ')')) ==
+        "bad expression '" + std::string(n + 1, '(') + "1" + std::string(n + 1, ')') +
+            "': expression nested too deeply at character 202");
+  CHECK(parse_error(std::string(n, '-') + "1") == "no error");
+  CHECK(parse_error(std::string(n / 2, '-') + std::string(n / 2, '(') + "min(1,2" + std::string(n / 2, ')') + ")")
+            .find("nested too deeply at character") != std::string::npos);
+}
+
 TEST_CASE("expr: division by zero and overflow name the expression") {
   CHECK(eval_error("i/n", {{"i", 1}, {"n", 0}}) == "division by zero in 'i/n'");
   CHECK(eval_error("i%n", {{"i", 1}, {"n", 0}}) == "remainder by zero in 'i%n'");
