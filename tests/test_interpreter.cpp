@@ -308,6 +308,36 @@ TEST_CASE("interpreter: run-time value errors") {
         "/program/1/args/0|tensor too large (more than 1099511627776 elements)");
 }
 
+TEST_CASE("interpreter: loop iterations are limited per run") {
+  // A loop's whole trip count is charged when it starts.
+  CHECK(run_error(R"([{"op": "for", "var": "i", "to": 9223372036854775807, "body": []}])") ==
+        "/program/0|this loop runs 9223372036854775807 iterations, more than the limit of 4294967296 loop iterations "
+        "per run (all loops together)");
+  CHECK(run_error(R"([{"op": "for", "var": "i", "from": -9223372036854775808, "to": 9223372036854775807, "step": 3,
+                      "body": []}])") ==
+        "/program/0|this loop runs 6148914691236517205 iterations, more than the limit of 4294967296 loop "
+        "iterations per run (all loops together)");
+  CHECK(run_error(R"([{"op": "for", "var": "i", "from": 10, "to": -10, "step": -7, "body": []}])") == "no error");
+  // Nested loops with empty bodies: the budget is for all loops together.
+  Trace t = load(R"([{"op": "for", "var": "i", "to": 10, "body": [
+                       {"op": "for", "var": "j", "to": 9, "body": [{"op": "let", "var": "x", "value": "i*j"}]}]}])");
+  DataStore data;
+  OrchOp op;
+  CHECK_FALSE(trace::make_interpreter(t, data, 100)->next(op));  // 10 + 10*9 = 100
+  try {
+    trace::make_interpreter(t, data, 99)->next(op);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.path() == "/program/0/body/0");
+    CHECK(e.message() ==
+          "this loop runs 9 iterations, more than the 8 left of the limit of 99 loop iterations per run (all loops "
+          "together)");
+  }
+  // Zero-trip loops cost nothing.
+  Trace z = load(R"([{"op": "for", "var": "i", "to": 0, "body": []}, {"op": "for", "var": "i", "from": 5, "to": 5, "body": []}])");
+  CHECK_FALSE(trace::make_interpreter(z, data, 0)->next(op));
+}
+
 TEST_CASE("interpreter: results must be delivered before the next op") {
   Trace t = load(R"([{"op": "submit", "kernel": "K"}, {"op": "read", "tensor": "gate", "index": [0, 0]},
                      {"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [1], "dtype": "fp32"}]}])");

@@ -458,3 +458,62 @@ TEST_CASE("trace loader: scopes") {
   CHECK(program_error(R"([{"op": "scope", "body": [], "deps": []}])") ==
         "/program/0/deps|unknown key \"deps\" (expected one of: op, mode, site, body)");
 }
+
+// docs/trace-format.md, "Limits": each limit accepted at its value, refused just beyond it.
+TEST_CASE("trace loader: limits") {
+  SECTION("JSON nesting") {
+    // The document is level 1, "program" level 2; x_ annotations are parsed too.
+    auto nested = [](int levels) {  // an x_ annotation making the document `levels` deep
+      return R"({"npusim_trace": 1, "kernels": {}, "program": [], "x_deep": )" + std::string(levels - 1, '[') +
+             std::string(levels - 1, ']') + "}";
+    };
+    CHECK(error(nested(trace::kMaxJsonDepth)) == "no error");
+    CHECK(error(nested(trace::kMaxJsonDepth + 1)) ==
+          "/x_deep" + [] {
+            std::string p;
+            for (int i = 0; i < trace::kMaxJsonDepth - 1; ++i) p += "/0";
+            return p;
+          }() + "|JSON nested too deeply (more than 256 levels of objects and lists)");
+  }
+  SECTION("program nesting: the JSON depth bounds it at 127 nested bodies") {
+    // Scope nesting beyond the runtime's 64 levels is the device's INVALID_ARGS at run
+    // time (tests/test_fatal.cpp), not a load error; the loader only needs a bound.
+    auto scopes = [](int n) {
+      std::string p;
+      for (int i = 0; i < n; ++i) p += R"([{"op": "scope", "body": )";
+      p += "[]";
+      for (int i = 0; i < n; ++i) p += "}]";
+      return p;
+    };
+    CHECK(program_error(scopes(127)) == "no error");
+    std::string at = "/program/0";
+    for (int i = 1; i < 128; ++i) at += "/body/0";  // the 128th scope's object is level 257
+    CHECK(program_error(scopes(128)) == at + "|JSON nested too deeply (more than 256 levels of objects and lists)");
+  }
+  SECTION("tensor rank, elements, arguments, block_num") {
+    CHECK(tensor_error(R"({"shape": [1, 1, 1, 1, 1], "dtype": "fp32"})") == "no error");
+    CHECK(tensor_error(R"({"shape": [1048576, 1048576], "dtype": "fp32"})") == "no error");  // 2^40
+    CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [1, 1, 1, 1, 1, 1], "dtype": "fp32"}]}])") ==
+          "/program/0/args/0/shape|expected a list of 1 to 5 integers, got a list");
+    CHECK(program_error(R"([{"op": "view", "bind": "v", "of": "a", "offset": [0, 0, 0, 0, 0, 0]}])") ==
+          "/program/0/offset|expected a list of 1 to 5 integers, got a list");
+    CHECK(program_error(R"([{"op": "read", "tensor": "a", "index": [0, 0, 0, 0, 0, 0]}])") ==
+          "/program/0/index|expected a list of 1 to 5 integers, got a list");
+    std::string args = R"([{"op": "dummy", "args": [)";
+    for (int i = 0; i < trace::kMaxTensorArgs; ++i) args += std::string(i ? ", " : "") + R"({"in": "a"})";
+    CHECK(program_error(args + "]}]") == "no error");
+    CHECK(program_error(args + R"(, {"in": "a"}]}])") ==
+          "/program/0/args|at most 32 tensor arguments are allowed, got 33");
+    CHECK(program_error(R"([{"op": "submit", "kernel": "K", "block_num": 32767}])") == "no error");
+    CHECK(program_error(R"([{"op": "alloc", "outputs": [)" + [] {
+            std::string o;
+            for (int i = 0; i <= trace::kMaxTensorArgs; ++i)
+              o += std::string(i ? ", " : "") + R"({"bind": "o)" + std::to_string(i) + R"(", "shape": [1], "dtype": "fp32"})";
+            return o;
+          }() + "]}]") == "/program/0/outputs|at most 32 tensor arguments are allowed, got 33");
+  }
+  SECTION("expressions") {
+    CHECK(program_error(R"([{"op": "let", "var": "x", "value": ")" + std::string(4097, '1') + R"("}])") ==
+          "/program/0/value|bad expression '" + std::string(40, '1') + "...': longer than 4096 characters");
+  }
+}

@@ -32,8 +32,9 @@ const char* kind_name(Value::Kind k) {
 
 class Interpreter final : public OpSource, private ExprEnv {
  public:
-  Interpreter(const Trace& trace, DataStore& data)
-      : file_(trace.file), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()), loops_(prog_.fors.size()) {
+  Interpreter(const Trace& trace, DataStore& data, std::uint64_t max_loop_iterations)
+      : file_(trace.file), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()),
+        loops_(prog_.fors.size()), iterations_max_(max_loop_iterations), iterations_left_(max_loop_iterations) {
     for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
       const ExternalTensor& e = trace.tensors[i];
       Value& v = vars_[prog_.tensor_slots[i]];
@@ -66,10 +67,12 @@ class Interpreter final : public OpSource, private ExprEnv {
           l.cur = eval(f.from);
           l.to = eval(f.to);
           l.step = eval(f.step);
-          if (l.step > 0 ? l.cur < l.to : l.cur > l.to)
+          if (l.step > 0 ? l.cur < l.to : l.cur > l.to) {
+            charge_iterations(f, l);
             set_int(f.var, l.cur);
-          else
+          } else {
             pc_ = f.exit;
+          }
           break;
         }
         case Code::ForNext: {
@@ -141,6 +144,25 @@ class Interpreter final : public OpSource, private ExprEnv {
   struct Loop {
     std::int64_t cur = 0, to = 0, step = 1;
   };
+
+  // A loop's whole trip count is charged when it starts (a loop always runs
+  // to its end), so a loop too long for the budget fails before its first
+  // iteration, and a loop with an empty body cannot spin for ever.
+  void charge_iterations(const ForOp& f, const Loop& l) {
+    const __int128 span = l.step > 0 ? __int128(l.to) - l.cur : __int128(l.cur) - l.to;  // > 0
+    const __int128 step = l.step > 0 ? __int128(l.step) : -__int128(l.step);
+    const __int128 trips = (span + step - 1) / step;
+    if (trips <= __int128(iterations_left_)) {
+      iterations_left_ -= static_cast<std::uint64_t>(trips);
+      return;
+    }
+    const std::string n = std::to_string(static_cast<std::uint64_t>(trips));  // < 2^64
+    const std::string limit = "the limit of " + std::to_string(iterations_max_) +
+                              " loop iterations per run (all loops together)";
+    if (trips > __int128(iterations_max_)) fail(f.path, "this loop runs " + n + " iterations, more than " + limit);
+    fail(f.path, "this loop runs " + n + " iterations, more than the " + std::to_string(iterations_left_) +
+                     " left of " + limit);
+  }
 
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
     throw InputError(file_, path, message);
@@ -313,15 +335,16 @@ class Interpreter final : public OpSource, private ExprEnv {
   std::vector<Value> vars_;
   std::vector<Loop> loops_;
   std::size_t pc_ = 0;
+  std::uint64_t iterations_max_, iterations_left_;
   const TaskOp* pending_task_ = nullptr;
   const ReadOp* pending_read_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data) {
+std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data, std::uint64_t max_loop_iterations) {
   if (!trace.program) throw std::logic_error("make_interpreter: the trace has no program");
-  return std::make_unique<Interpreter>(trace, data);
+  return std::make_unique<Interpreter>(trace, data, max_loop_iterations);
 }
 
 }  // namespace npusim::trace

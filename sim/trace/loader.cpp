@@ -1,5 +1,8 @@
 // Trace loading (trace-format.md): strict JSON reading, kernels, external
 // tensors, and the compilation of the program into sim/trace/program.h form.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,6 +36,33 @@ std::string quoted_list(const Keys& options) {
   return s;
 }
 
+// The number token starting at `i` of JSON text.
+std::string number_token(const std::string& text, std::size_t i) {
+  std::size_t j = i;
+  while (j < text.size() && std::strchr("+-.0123456789eE", text[j]) && text[j] != '\0') ++j;
+  return text.substr(i, j - i);
+}
+
+// Offset of the first number (outside strings) whose value is beyond a
+// double's range, or text.size().
+std::size_t first_overflowing_number(const std::string& text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::string token = number_token(text, i);
+      if (std::isinf(std::strtod(token.c_str(), nullptr))) return i;
+      i += token.size() - 1;
+    }
+  }
+  return text.size();
+}
+
 // JSON text -> document (keys in document order). Duplicate keys are errors;
 // syntax errors give the line and column.
 J parse_json(const std::string& text, const std::string& file) {
@@ -46,6 +76,13 @@ J parse_json(const std::string& text, const std::string& file) {
   auto element_begins = [&] {
     if (!frames.empty() && frames.back().array) ++frames.back().count;
   };
+  // Pointer of the innermost container.
+  auto container_path = [&] {
+    std::string path;
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i)
+      path = frames[i].array ? pointer_join(path, frames[i].count - 1) : pointer_join(path, frames[i].key);
+    return path;
+  };
   J::parser_callback_t cb = [&](int, J::parse_event_t ev, J& parsed) {
     switch (ev) {
       case J::parse_event_t::object_start:
@@ -53,16 +90,19 @@ J parse_json(const std::string& text, const std::string& file) {
         element_begins();
         frames.emplace_back();
         frames.back().array = ev == J::parse_event_t::array_start;
+        // Deeper documents are refused before the loader (which recurses over
+        // the program's nesting) ever sees them.
+        if (frames.size() > static_cast<std::size_t>(kMaxJsonDepth))
+          throw InputError(file, container_path(),
+                           "JSON nested too deeply (more than " + std::to_string(kMaxJsonDepth) +
+                               " levels of objects and lists)");
         break;
       case J::parse_event_t::key: {
         std::string key = parsed.get<std::string>();
         Frame& top = frames.back();
         for (const std::string& k : top.keys) {
           if (k != key) continue;
-          std::string path;
-          for (std::size_t i = 0; i + 1 < frames.size(); ++i)
-            path = frames[i].array ? pointer_join(path, frames[i].count - 1) : pointer_join(path, frames[i].key);
-          throw InputError(file, pointer_join(path, key), "duplicate key \"" + key + "\"");
+          throw InputError(file, pointer_join(container_path(), key), "duplicate key \"" + key + "\"");
         }
         top.keys.push_back(key);
         top.key = key;
@@ -78,20 +118,28 @@ J parse_json(const std::string& text, const std::string& file) {
     }
     return true;
   };
+  auto at = [&](std::size_t idx) {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < idx; ++i)
+      if (text[i] == '\n') ++line, line_start = i + 1;
+    return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
+  };
   try {
     return J::parse(text, cb);
   } catch (const J::parse_error& e) {
     std::size_t idx = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    std::size_t line = 1, line_start = 0;
-    for (std::size_t i = 0; i < idx; ++i)
-      if (text[i] == '\n') ++line, line_start = i + 1;
     std::string what = e.what();
     std::size_t p = what.find("parse error");
     p = p == std::string::npos ? std::string::npos : what.find(": ", p);
     std::string detail = p == std::string::npos ? what : what.substr(p + 2);
-    throw InputError(file, "",
-                     "invalid JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(idx - line_start + 1) + ": " + detail);
+    throw InputError(file, "", at(idx) + ": " + detail);
+  } catch (const J::out_of_range& e) {
+    // A number beyond a double's range ("1e400"): nlohmann says which text but
+    // not where; it is the first such number outside strings.
+    std::size_t idx = first_overflowing_number(text);
+    std::string number = idx < text.size() ? number_token(text, idx) : std::string();
+    throw InputError(file, "", (idx < text.size() ? at(idx) : std::string("invalid JSON")) +
+                                   ": number " + number + " is out of range (beyond a double's range)");
   }
 }
 
@@ -541,6 +589,7 @@ class Loader {
   void compile_for(const J& v, const std::string& path, bool manual) {
     check_keys(v, file_, path, {"op", "var", "from", "to", "step", "body"});
     ForOp f;
+    f.path = path;
     f.from = int_field_or(v, path, "from", 0);
     f.to = int_field(need(v, path, "to"), pointer_join(path, "to"), "to");
     f.step = int_field_or(v, path, "step", 1);

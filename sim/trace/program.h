@@ -19,10 +19,6 @@
 
 namespace npusim::trace {
 
-constexpr int kMaxTensorArgs = 32;  // MAX_TENSOR_ARGS of the runtime's payload
-constexpr std::int64_t kMaxBlockNum = 32767;
-constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // per tensor
-
 // Number of elements of a shape of `n` positive extents, or -1 when it is
 // above kMaxElements.
 inline std::int64_t checked_numel(const std::int64_t* dims, std::size_t n) {
@@ -140,6 +136,7 @@ struct ReadOp {
 };
 
 struct ForOp {
+  std::string path;
   int var = -1;
   IntField from, to, step;
   std::size_t body = 0;  // pc of the first body instruction

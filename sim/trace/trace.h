@@ -24,6 +24,19 @@
 
 namespace npusim::trace {
 
+// ---- Limits (docs/trace-format.md, "Limits") ----------------------------------
+// Each is checked with an InputError naming the JSON path (at load time for
+// constants, when evaluated for expressions). Tensor rank: 1..kMaxDims (5,
+// models/runtime/tensor.h); expressions: kExprMaxLength, kExprMaxNesting
+// (models/common/expr.h). Scope nesting beyond the runtime's 64 levels is not
+// an input error: the run fails as the device does (INVALID_ARGS), and the
+// JSON depth bounds the program's nesting (at most 127 nested scope/for bodies).
+constexpr int kMaxJsonDepth = 256;            // nesting of JSON objects and lists
+constexpr int kMaxTensorArgs = 32;            // MAX_TENSOR_ARGS of the runtime's payload
+constexpr std::int64_t kMaxBlockNum = 32767;  // int16 on the device
+constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;            // per tensor
+constexpr std::uint64_t kMaxLoopIterations = std::uint64_t(1) << 32;    // all `for` loops of one run together
+
 struct ExternalTensor {
   std::string name;
   DType dtype = DType::FP32;
@@ -54,6 +67,10 @@ Trace parse_trace(const std::string& text, const std::string& file, const std::s
 
 // The program's operations, evaluated lazily. External tensors are
 // registered in `data` (addresses, data/fill) when the interpreter is made.
-std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data);
+// `max_loop_iterations` bounds the iterations of all `for` loops together
+// (an InputError when a loop would go beyond it); tests and the fuzzers set
+// it lower.
+std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data,
+                                           std::uint64_t max_loop_iterations = kMaxLoopIterations);
 
 }  // namespace npusim::trace
