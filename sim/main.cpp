@@ -37,6 +37,7 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
       ->check(CLI::Range(0, 4));
   cmd->add_flag("--no-scope-stats", [&req](std::int64_t) { req.scope_stats = false; }, "do not write scope_stats");
   cmd->add_flag("--no-deps", [&req](std::int64_t) { req.deps = false; }, "do not write deps.json");
+  cmd->add_flag("--no-task-stats", [&req](std::int64_t) { req.task_stats = false; }, "do not write task_stats.csv");
   cmd->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
   cmd->add_flag("--no-suggest", [&req](std::int64_t) { req.suggest = false; },
                 "after a capacity fatal, do not re-run to find the ring sizes that would have been enough");

@@ -171,7 +171,7 @@ TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails befor
   CHECK(e["diagnosis"]["arena_bytes"].get<std::uint64_t>() > e["diagnosis"]["device_memory_bytes"].get<std::uint64_t>());
 }
 
-TEST_CASE("--no-suggest skips the re-runs that search for sufficient sizes", "[fatal]") {
+TEST_CASE("no-suggest option skips the re-runs that search for sufficient sizes", "[fatal]") {
   Run r = npusim_run("traces/fatal/scope_deadlock.json", "--no-suggest");
   CHECK(r.status == 1);
   CHECK_FALSE(r.summary["error"]["diagnosis"].contains("enough"));

@@ -102,7 +102,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 68);
+  CHECK(pointers.size() == 73);
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);
@@ -213,12 +213,12 @@ TEST_CASE("platform: every field is required", "[platform]") {
 TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platform]") {
   expect_rejected(tiny_with("/sched/loop_nss", {{"value", 1}, {"assumption", "typo"}}), "/sched/loop_nss",
                   "unknown key \"loop_nss\"; expected one of: loop_ns, poll_cond_ns, complete_task_ns, "
-                  "complete_subtask_ns, fanout_edge_ns, ready_push_ns, dispatch_pop_ns, dispatch_block_ns, "
+                  "complete_subtask_ns, fanout_edge_ns, ready_push_ns, dispatch_pop_ns, dispatch_task_ns, dispatch_block_ns, "
                   "wmb_ns, mmio_write_ns, dummy_task_ns, release_task_ns, predicate_eval_ns "
                   "(keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/cores", json::object()), "/cores",
                   "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
-                  "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
+                  "limits, timeouts, sched, orch, core, gm, cross_core, ffts (keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/gm/fence_ns/sorce", "typo"), "/gm/fence_ns/sorce",
                   "unknown key \"sorce\"; expected one of: value, source, assumption, note "
                   "(keys starting with x_ are ignored)");

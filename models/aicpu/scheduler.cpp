@@ -298,7 +298,7 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   if (early) task.staged_blocks += n;
   ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
   ++pop_hit_;
-  t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
+  t += costs_.dispatch_pop + costs_.dispatch_task + static_cast<Time>(n) * costs_.dispatch_block;
   // Blocks remain: re-push at once so other threads can place more (§5.6).
   if (task.blocks_remaining() > 0) {
     if (early)

@@ -73,6 +73,7 @@ struct SchedCosts {
   Time fanout_edge = 0;       // visiting one consumer in the fanout walk
   Time ready_push = 0;        // pushing one task onto a ready queue
   Time dispatch_pop = 0;      // one ready-queue pop (hit or miss)
+  Time dispatch_task = 0;     // one dispatch operation: a popped task's block claim and shared payload work
   Time dispatch_block = 0;    // building one block's payload
   Time wmb = 0;               // the write barrier before publishing a batch
   Time mmio_write = 0;        // one DATA_MAIN_BASE store

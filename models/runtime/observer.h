@@ -77,6 +77,7 @@ class ObserverFanout : public SimObserver {
   void on_ring_progress(int r) override { for (auto* s : sinks_) s->on_ring_progress(r); }
   void on_scope_sample(const ScopeSample& x) override { for (auto* s : sinks_) s->on_scope_sample(x); }
   void on_error(const LatchedError& e) override { for (auto* s : sinks_) s->on_error(e); }
+  void on_warning(const std::string& k, const std::string& m) override { for (auto* s : sinks_) s->on_warning(k, m); }
   void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
   void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }

@@ -354,6 +354,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       check_consumed(*prod);
     }
   scopes_.back().tasks.push_back(t.id);
+  if (t.predicate) check_predicate_producers(t, req.path);
   hooks_->on_submitted(t, p.edges);
 
   if (t.kind == TaskKind::Alloc) {
@@ -374,6 +375,40 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     route_ready(t, now, p.work);
   else
     maybe_candidate(t);
+}
+
+// pl.spmd(..., predicate=) requires the operand's producer among the task's
+// deps; the compiler can prove it only in simple cases. A producer that has
+// not completed and is not a dependency may write the operand after the
+// scheduler read it: the decision is taken on a stale value.
+void Runtime::check_predicate_producers(const Task& t, const std::string& path) {
+  const PredicateSpec& pr = *t.predicate;
+  Tensor cell = pr.tensor;  // the one element the predicate reads
+  std::int64_t rest = pr.element;
+  for (int d = cell.ndims - 1; d >= 0; --d) {
+    cell.offset[d] = rest % cell.buf_shape[d];
+    cell.shape[d] = 1;
+    rest /= cell.buf_shape[d];
+  }
+  std::vector<TaskId> writers;
+  if (cell.owner != kNoTask) writers.push_back(cell.owner);
+  scratch_matches_.clear();
+  tensormap_.lookup(cell, false, scratch_matches_);
+  for (const TensorMap::Match& m : scratch_matches_) writers.push_back(m.producer);
+  for (TaskId w : writers) {
+    Task* prod = find(w);
+    if (!prod || prod->state != TaskState::Pending || w == t.id) continue;
+    bool dep = false;
+    for (const FaninRef& f : t.fanin)
+      if (f.producer == w && (f.flags & kDepWait)) dep = true;
+    if (dep) continue;
+    hooks_->on_warning("stale_predicate",
+                       "the predicate of " + task_display(t.id) + (path.empty() ? "" : " (" + path + ")") +
+                           " reads an element written by " + task_display(w) +
+                           (prod->kernel ? " (" + prod->kernel->name + ")" : std::string()) +
+                           ", which is not among its dependencies: the scheduler may read it before " +
+                           task_display(w) + " writes it and decide on a stale value (add it to deps)");
+  }
 }
 
 void Runtime::outputs_of(const Task& t, std::vector<Tensor>& out) const {

@@ -61,6 +61,9 @@ class RuntimeHooks {
   virtual void on_ring_progress(int /*ring*/) {}
   virtual void on_scope_sample(const ScopeSample&) {}
   virtual void on_error(const struct LatchedError&) {}
+  // A hazard the device would not report: `kind` names the check
+  // (e.g. "stale_predicate"), `message` says what and where.
+  virtual void on_warning(const std::string& /*kind*/, const std::string& /*message*/) {}
 };
 
 enum class Resource : std::uint8_t { None, TaskWindow, Heap, DepPool, FaninSpill, TensorMap };
@@ -251,6 +254,7 @@ class Runtime {
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
   void maybe_candidate(Task& c);
+  void check_predicate_producers(const Task& t, const std::string& path);
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);

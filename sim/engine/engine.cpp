@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -60,7 +61,7 @@ std::string default_out_dir(const std::string& trace_name) { return "npusim_out/
 bool is_output_file(const fs::path& rel) {
   std::string s = rel.generic_string();
   return s == "summary.json" || s == "chip_swimlane_records.json" || s == "merged_swimlane.json" ||
-         s == "deps.json" || s == "scope_stats/scope_stats.jsonl" ||
+         s == "deps.json" || s == "scope_stats/scope_stats.jsonl" || s == "task_stats.csv" ||
          (s.rfind("name_map_", 0) == 0 && rel.extension() == ".json");
 }
 
@@ -101,9 +102,40 @@ class Staging {
   fs::path dir_;
 };
 
-// Counts what the summary needs.
+// Counts what the summary needs, and the hazards npusim found.
 class SummaryStats : public SimObserver {
  public:
+  static constexpr std::size_t kKeep = 100;  // warnings kept verbatim
+  void on_warning(const std::string& kind, const std::string& message) override {
+    ++warnings_by_kind[kind];
+    ++warning_count;
+    if (warnings.size() < kKeep) warnings.push_back(kind + ": " + message);
+  }
+  std::map<std::string, std::uint64_t> warnings_by_kind;
+  std::vector<std::string> warnings;
+  std::uint64_t warning_count = 0;
+
+  // Per kernel: what its tasks cost the runtime and the cores.
+  struct KernelStats {
+    int func_id = 0;
+    std::uint64_t tasks = 0, blocks = 0, dispatch_ops = 0, staged_blocks = 0, predicated_skip = 0;
+    Time core_busy = 0;
+  };
+  std::map<std::string, KernelStats> kernels;
+  std::uint64_t dispatch_ops = 0;
+  void on_retired(Task& t) override {
+    dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
+    if (!t.kernel) return;
+    KernelStats& k = kernels[t.kernel->name];
+    k.func_id = t.kernel->func_id;
+    ++k.tasks;
+    k.blocks += static_cast<std::uint64_t>(t.block_num);
+    k.dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
+    k.staged_blocks += static_cast<std::uint64_t>(t.staged_blocks);
+    if (t.predicate_false) ++k.predicated_skip;
+    for (const BlockRecord& b : t.blocks)
+      if (b.end > b.start && b.end != kNever) k.core_busy += b.end - b.start;
+  }
   void on_block_finished(const Task&, const BlockRecord&) override { ++subtasks_finished; }
   void on_completed(Task& t) override {
     if (t.kind == TaskKind::Alloc) last_alloc = std::max(last_alloc, t.complete_time);
@@ -234,6 +266,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     writers.push_back(record::make_scope_stats_writer(staging->dir()));
   }
   writers.push_back(record::make_name_map_writer(staging->dir()));
+  if (req.task_stats) writers.push_back(record::make_task_stats_writer(staging->dir()));
   SummaryStats stats;
   ObserverFanout fanout;
   fanout.add(&stats);
@@ -321,10 +354,24 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
                                   {"blocks_dispatched", chip.blocks_dispatched()},
                                   {"predicated_skip", rt.predicated_skips()},
                                   {"dummy", rt.dummy_tasks()},
-                                  {"alloc", rt.alloc_tasks()}};
+                                  {"alloc", rt.alloc_tasks()},
+                                  {"dispatch_ops", stats.dispatch_ops}};
   nlohmann::ordered_json s = summary_json(l, ok, device_wall, makespan,
                                           sched_window, tasks, failure.get());
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
+  for (const auto& [name, k] : stats.kernels)
+    kernels[name] = {{"func_id", k.func_id},         {"tasks", k.tasks},
+                     {"blocks", k.blocks},           {"dispatch_ops", k.dispatch_ops},
+                     {"staged_blocks", k.staged_blocks}, {"predicated_skip", k.predicated_skip},
+                     {"core_busy_ns", to_ns(k.core_busy)}};
+  s["kernels"] = kernels;
+  s["warnings"] = {{"count", stats.warning_count}, {"by_kind", stats.warnings_by_kind}, {"first", stats.warnings}};
   if (!commit(files, s)) return kExitInputError;
+  constexpr std::size_t kPrinted = 20;
+  for (std::size_t i = 0; i < stats.warnings.size() && i < kPrinted; ++i)
+    err << "npusim: warning: " << stats.warnings[i] << "\n";
+  if (stats.warning_count > kPrinted)
+    err << "npusim: " << (stats.warning_count - kPrinted) << " more warning(s) in summary.json\n";
   if (failure) print_failure(*failure, err);
   banner(ok, rt.completed(), rt.total_submitted(), device_wall, makespan, failure.get());
   return ok ? kExitOk : kExitDeviceFailure;

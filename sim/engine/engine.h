@@ -20,6 +20,7 @@ struct RunRequest {
   int swimlane_level = 3;           // 0 = no swimlane files
   bool scope_stats = true;
   bool deps = true;
+  bool task_stats = true;           // task_stats.csv
   bool quiet = false;               // no human summary on stdout
   bool host_stats = true;           // wall-clock figures in summary.json's `sim`
   bool suggest = true;              // after a capacity fatal, search the sizes that would have been enough

@@ -199,6 +199,7 @@ const std::vector<Field<SchedCosts>>& sched_fields() {
       time_ns("fanout_edge", &S::fanout_edge),
       time_ns("ready_push", &S::ready_push),
       time_ns("dispatch_pop", &S::dispatch_pop),
+      time_ns("dispatch_task", &S::dispatch_task),
       time_ns("dispatch_block", &S::dispatch_block),
       time_ns("wmb", &S::wmb),
       time_ns("mmio_write", &S::mmio_write),

@@ -59,5 +59,6 @@ std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_di
 std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir);
 std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir);
 std::unique_ptr<OutputWriter> make_name_map_writer(const std::string& staging_dir);
+std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir);
 
 }  // namespace npusim::record

@@ -1,0 +1,73 @@
+// task_stats.csv (npusim's own file): one line per task with what it cost the
+// runtime: how many blocks, how many dispatch operations (pops that placed
+// blocks: one for a whole SPMD grid that fits, more when it runs in waves or
+// several threads place it), how many blocks were early-staged, and its
+// milestones. Streamed at retirement, when the task is final.
+#include <algorithm>
+
+#include "sim/record/json_out.h"
+#include "sim/record/writer.h"
+
+namespace npusim::record {
+namespace {
+
+const char* kind_name(const Task& t) {
+  if (t.kind == TaskKind::Alloc) return "alloc";
+  if (t.kind == TaskKind::Dummy) return "dummy";
+  if (t.predicate_false) return "predicated_skip";
+  return "kernel";
+}
+
+class TaskStatsWriter : public OutputWriter {
+ public:
+  explicit TaskStatsWriter(const std::string& dir) : OutputWriter(dir), out_(dir + "/task_stats.csv") {
+    out_.raw("task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,"
+             "submit_ns,ready_ns,first_dispatch_ns,first_start_ns,last_end_ns,complete_ns\n");
+  }
+
+  void on_retired(Task& t) override {
+    Time first_dispatch = kNever, first_start = kNever, last_end = 0;
+    for (const BlockRecord& b : t.blocks) {
+      first_dispatch = std::min(first_dispatch, b.dispatch);
+      first_start = std::min(first_start, b.start);
+      last_end = std::max(last_end, b.end);
+    }
+    out_.u(t.id).ch(',').raw(task_display(t.id)).ch(',').raw(kind_name(t)).ch(',');
+    if (t.kernel) out_.raw(t.kernel->name).ch(',').i(t.kernel->func_id);
+    else out_.ch(',');
+    out_.ch(',').i(t.ring).ch(',').i(t.block_num).ch(',').i(t.dispatch_ops).ch(',').i(t.staged_blocks).ch(',');
+    ns(t.submit_end).ch(',');
+    ns(t.ready_time).ch(',');
+    ns(first_dispatch).ch(',');
+    ns(first_start).ch(',');
+    ns(t.blocks.empty() ? kNever : last_end).ch(',');
+    ns(t.complete_time).ch('\n');
+    out_.commit();
+  }
+
+  void finish(const RunInfo&) override { out_.close(); }
+  std::vector<std::string> files() const override { return {"task_stats.csv"}; }
+
+ private:
+  // Nanoseconds with three decimals; empty for a moment that never came.
+  OutFile& ns(Time t) {
+    if (t == kNever) return out_;
+    out_.u(t / 1000);
+    if (t % 1000) {
+      char frac[4] = {static_cast<char>('0' + t % 1000 / 100), static_cast<char>('0' + t % 100 / 10),
+                      static_cast<char>('0' + t % 10), 0};
+      out_.ch('.').raw(std::string_view(frac, 3));
+    }
+    return out_;
+  }
+
+  OutFile out_;
+};
+
+}  // namespace
+
+std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir) {
+  return std::make_unique<TaskStatsWriter>(staging_dir);
+}
+
+}  // namespace npusim::record
