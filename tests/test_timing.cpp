@@ -194,8 +194,8 @@ std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, d
 }
 
 struct Waits : Blocks {
-  std::vector<std::tuple<int, PhaseKind, Time, Time>> waits;
-  void on_core_wait(int core, const Task&, int, PhaseKind k, Time s, Time e) override {
+  std::vector<std::tuple<int, WaitKind, Time, Time>> waits;
+  void on_core_wait(int core, const Task&, int, WaitKind k, Time s, Time e) override {
     waits.emplace_back(core, k, s, e);
   }
 };
@@ -236,7 +236,7 @@ TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a 
       CHECK(aic->end == ns(1320 + 2700));
       bool stalled = false;
       for (const auto& [core, kind, s, e] : obs.waits)
-        if (core == 0 && kind == PhaseKind::Push && s == ns(1320 + 1600) && e == ns(1320 + 2700)) stalled = true;
+        if (core == 0 && kind == WaitKind::Push && s == ns(1320 + 1600) && e == ns(1320 + 2700)) stalled = true;
       CHECK(stalled);
     }
   }

@@ -87,7 +87,7 @@ void AicoreComplex::advance(int core, bool notify) {
       if (s.gated && s.doorbell == kNever) break;  // parked: args ready, spinning on the doorbell
       s.start = s.gated ? std::max(s.ready, s.doorbell) : s.ready;
       if (s.gated && s.doorbell > s.ready && obs_)
-        obs_->on_core_wait(core, *s.task, s.block, PhaseKind::Compute, s.ready, s.doorbell);
+        obs_->on_core_wait(core, *s.task, s.block, WaitKind::Doorbell, s.ready, s.doorbell);
       s.t = s.start;
       s.phase = 0;
       r.start = s.start;
@@ -169,7 +169,7 @@ void AicoreComplex::resume(int core, Time t_done) {
   Core& c = cores_[core];
   Slot& s = c.slots[c.exec];
   const Phase& ph = s.task->kernel->lanes[s.lane].phases[s.phase];
-  if (obs_ && t_done > s.wait_since) obs_->on_core_wait(core, *s.task, s.block, ph.kind, s.wait_since, t_done);
+  if (obs_ && t_done > s.wait_since) obs_->on_core_wait(core, *s.task, s.block, wait_kind_of(ph.kind), s.wait_since, t_done);
   s.waiting = false;
   ++s.phase;
   s.t = t_done;

@@ -214,6 +214,8 @@ void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t
       if (!rec.gated || rec.doorbell) continue;
       t += costs_.mmio_write;
       rec.doorbell = true;
+      rec.release = t;
+      rec.release_thread = index_;
       ctx_.cores->ring_doorbell(rec.core, task, static_cast<int>(i), t);
     }
     if (task->blocks_remaining() == 0) ctx_.rt->task_published(*task, t);

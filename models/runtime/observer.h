@@ -33,6 +33,29 @@ inline const char* sched_phase_name(SchedPhase k) {
   return "?";
 }
 
+// What a core waited for inside a block.
+enum class WaitKind : std::uint8_t { Doorbell, Push, Pop, Syncall, Memory };
+
+inline const char* wait_kind_name(WaitKind k) {
+  switch (k) {
+    case WaitKind::Doorbell: return "doorbell";
+    case WaitKind::Push: return "push";
+    case WaitKind::Pop: return "pop";
+    case WaitKind::Syncall: return "syncall";
+    case WaitKind::Memory: return "memory";
+  }
+  return "?";
+}
+
+inline WaitKind wait_kind_of(PhaseKind k) {
+  switch (k) {
+    case PhaseKind::Push: return WaitKind::Push;
+    case PhaseKind::Pop: return WaitKind::Pop;
+    case PhaseKind::Syncall: return WaitKind::Syncall;
+    default: return WaitKind::Memory;
+  }
+}
+
 struct SchedPhaseRecord {
   int thread = 0;
   SchedPhase kind = SchedPhase::Complete;
@@ -58,9 +81,9 @@ class SimObserver : public RuntimeHooks {
   virtual void on_block_finished(const Task&, const BlockRecord&) {}
   virtual void on_sched_phase(const SchedPhaseRecord&) {}
   virtual void on_orch_submit(const OrchSubmitRecord&) {}
-  // A core spent [start, end) inside a phase that waited on something outside
-  // it (a cross-core slot, a barrier, a contended GM line, a doorbell).
-  virtual void on_core_wait(int /*core*/, const Task&, int /*block*/, PhaseKind, Time /*start*/, Time /*end*/) {}
+  // A core spent [start, end) waiting on something outside it inside a block
+  // (a doorbell, a cross-core slot, a barrier, a contended GM line).
+  virtual void on_core_wait(int /*core*/, const Task&, int /*block*/, WaitKind, Time /*start*/, Time /*end*/) {}
 };
 
 // Forwards every event to several observers, in order.
@@ -81,7 +104,7 @@ class ObserverFanout : public SimObserver {
   void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
   void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
-  void on_core_wait(int c, const Task& t, int b, PhaseKind k, Time s0, Time s1) override {
+  void on_core_wait(int c, const Task& t, int b, WaitKind k, Time s0, Time s1) override {
     for (auto* s : sinks_) s->on_core_wait(c, t, b, k, s0, s1);
   }
 

@@ -55,6 +55,8 @@ struct BlockRecord {
   int thread = -1;               // scheduler thread that dispatched it
   bool gated = false;            // early-dispatched: waits for the doorbell
   bool doorbell = false;         // its doorbell has been rung
+  Time release = kNever;         // gated: the doorbell store (the dispatch that matters)
+  int release_thread = -1;       // gated: the thread that rang it
 };
 
 struct Task {

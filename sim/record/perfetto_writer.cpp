@@ -185,7 +185,7 @@ class PerfettoWriter : public OutputWriter {
     begin_event();
     events_.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
     events_.raw(", \"tasks_processed\": ").i(x.tasks_processed);
-    if (x.kind == SchedPhase::Dispatch)
+    if (x.kind == SchedPhase::Dispatch || x.kind == SchedPhase::EarlyDispatch || x.kind == SchedPhase::Drain)
       events_.raw(", \"pop_hit\": ").i(std::max(x.pop_hit, 0)).raw(", \"pop_miss\": ").i(std::max(x.pop_miss, 0));
     events_.raw(", \"shared_at_start (aic,aiv,mix)\": ");
     put_depths(x.shared_at_start);
@@ -205,6 +205,16 @@ class PerfettoWriter : public OutputWriter {
       events_.raw(", \"ts\": ").us(x.end).raw("},\n");
       events_.commit();
     }
+  }
+
+  // A core waiting inside a block (doorbell, cross-core slot, barrier, GM):
+  // a slice nested in the task's bar on its Worker View lane.
+  void on_core_wait(int core, const Task& t, int block, WaitKind kind, Time start, Time end) override {
+    begin_event();
+    events_.raw("{\"wait\": \"").raw(wait_kind_name(kind)).raw("\", \"block\": ").i(block);
+    events_.raw(", \"taskId\": ").u(t.id).raw("}, \"cat\": \"stall\", \"cname\": \"bad\", \"name\": \"wait ");
+    events_.raw(wait_kind_name(kind)).ch('"');
+    end_x(kPidWorker, core_tid(core), start, end > start ? end - start : 0);
   }
 
   void on_orch_submit(const OrchSubmitRecord& x) override {
@@ -312,6 +322,9 @@ class PerfettoWriter : public OutputWriter {
       end_x(kPidWorker, core_tid(b.core), ts, dur);
       if (level_ >= 3 && b.thread >= 0)
         put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core), b.start);
+      // An early-staged block starts on its doorbell, rung when its producer completed.
+      if (level_ >= 3 && b.gated && b.release_thread >= 0)
+        put_flow("doorbell", kPidSched, sched_tid(b.release_thread), b.release, kPidWorker, core_tid(b.core), b.start);
     }
   }
 

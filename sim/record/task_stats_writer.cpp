@@ -2,7 +2,8 @@
 // runtime: how many blocks, how many dispatch operations (pops that placed
 // blocks: one for a whole SPMD grid that fits, more when it runs in waves or
 // several threads place it), how many blocks were early-staged, and its
-// milestones. Streamed at retirement, when the task is final.
+// milestones (first_release is the dispatch that let it start: the doorbell of
+// an early-staged block). Streamed at retirement, when the task is final.
 #include <algorithm>
 
 #include "sim/record/json_out.h"
@@ -22,13 +23,16 @@ class TaskStatsWriter : public OutputWriter {
  public:
   explicit TaskStatsWriter(const std::string& dir) : OutputWriter(dir), out_(dir + "/task_stats.csv") {
     out_.raw("task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,"
-             "submit_ns,ready_ns,first_dispatch_ns,first_start_ns,last_end_ns,complete_ns\n");
+             "submit_ns,ready_ns,first_dispatch_ns,first_release_ns,first_start_ns,last_end_ns,complete_ns\n");
   }
 
   void on_retired(Task& t) override {
-    Time first_dispatch = kNever, first_start = kNever, last_end = 0;
+    // first_release: when the first block could start: its dispatch, or for
+    // an early-staged block its doorbell.
+    Time first_dispatch = kNever, first_release = kNever, first_start = kNever, last_end = 0;
     for (const BlockRecord& b : t.blocks) {
       first_dispatch = std::min(first_dispatch, b.dispatch);
+      first_release = std::min(first_release, b.gated ? b.release : b.dispatch);
       first_start = std::min(first_start, b.start);
       last_end = std::max(last_end, b.end);
     }
@@ -39,6 +43,7 @@ class TaskStatsWriter : public OutputWriter {
     ns(t.submit_end).ch(',');
     ns(t.ready_time).ch(',');
     ns(first_dispatch).ch(',');
+    ns(first_release).ch(',');
     ns(first_start).ch(',');
     ns(t.blocks.empty() ? kNever : last_end).ch(',');
     ns(t.complete_time).ch('\n');
