@@ -385,8 +385,9 @@ class Loader {
     p.used_cores = phase_expr(need(v, path, "used_cores"), pointer_join(path, "used_cores"), "used_cores", 1);
   }
 
-  Phase phase(const J& v, const std::string& path) const {
-    static const Keys kinds = {"compute", "load", "store", "fence", "cacheinvalid", "syncall"};
+  // One phase, or a `repeat` of a body of phases (expanded here), appended to `out`.
+  void phases(const J& v, const std::string& path, std::vector<Phase>& out, int depth) const {
+    static const Keys kinds = {"compute", "load", "store", "fence", "cacheinvalid", "syncall", "push", "pop", "repeat"};
     object(v, path);
     check_keys(v, file_, path, kinds);
     std::string kind, other;
@@ -395,6 +396,24 @@ class Loader {
     if (n > 1) fail(path, "a phase has exactly one key, got \"" + kind + "\" and \"" + other + "\"");
     const J& body = v.at(kind);
     const std::string bp = pointer_join(path, kind);
+    if (kind == "repeat") {  // npusim extension: {"repeat": {"count": N, "body": [phases]}}
+      object(body, bp);
+      check_keys(body, file_, bp, {"count", "body"});
+      if (depth >= kMaxRepeatNesting) fail(bp, "repeats nested deeper than " + std::to_string(kMaxRepeatNesting));
+      const std::int64_t count = integer(need(body, bp, "count"), pointer_join(bp, "count"), 1, kMaxRepeatCount);
+      const std::string lp = pointer_join(bp, "body");
+      const J& inner = list(need(body, bp, "body"), lp);
+      const std::size_t first = out.size();
+      for (std::size_t i = 0; i < inner.size(); ++i) phases(inner[i], pointer_join(lp, i), out, depth + 1);
+      const std::size_t len = out.size() - first;
+      if (len * static_cast<std::size_t>(count) + first > kMaxLanePhases)
+        fail(bp, "a lane may have at most " + std::to_string(kMaxLanePhases) + " phases once repeats are expanded");
+      for (std::int64_t r = 1; r < count; ++r)
+        for (std::size_t i = 0; i < len; ++i) out.push_back(out[first + i]);
+      return;
+    }
+    if (out.size() >= kMaxLanePhases)
+      fail(path, "a lane may have at most " + std::to_string(kMaxLanePhases) + " phases once repeats are expanded");
     Phase p;
     p.path = path;
     if (kind == "compute") {
@@ -415,11 +434,52 @@ class Loader {
         check_keys(body, file_, bp, {"arg"});
         p.arg = index(need(body, bp, "arg"), pointer_join(bp, "arg"));
       }
+    } else if (kind == "push" || kind == "pop") {  // npusim extension: the mix kernel's slot ring
+      object(body, bp);
+      check_keys(body, file_, bp, kind == "push" ? Keys{"to", "bytes"} : Keys{"bytes"});
+      p.kind = kind == "push" ? PhaseKind::Push : PhaseKind::Pop;
+      const J* bytes = get(body, "bytes");
+      p.bytes = bytes ? phase_expr(*bytes, pointer_join(bp, "bytes"), "bytes", 0) : Expr::constant(0);
+      if (kind == "push") {
+        p.push_to = kMaskAiv0;
+        if (const J* to = get(body, "to")) {
+          const int c = choice(*to, pointer_join(bp, "to"), {"aiv0", "aiv1", "both"});
+          p.push_to = c == 0 ? kMaskAiv0 : c == 1 ? kMaskAiv1 : static_cast<std::uint8_t>(kMaskAiv0 | kMaskAiv1);
+        }
+      }
     } else {
       p.kind = PhaseKind::Syncall;
       syncall(body, bp, p);
     }
-    return p;
+    out.push_back(std::move(p));
+  }
+
+  // Pushes and pops pair up: the AIC lane pushes to each AIV lane exactly as
+  // many tiles as that lane pops (a mismatch would leave a lane waiting for
+  // ever), and nothing else pushes or pops.
+  void check_pipes(const KernelDef& k, const std::string& path) const {
+    int pushed[kNumLanes] = {0, 0, 0};
+    for (int l = 0; l < kNumLanes; ++l)
+      for (const Phase& p : k.lanes[l].phases) {
+        if (p.kind == PhaseKind::Push && (k.core != CoreType::MIX || l != kLaneAic))
+          fail(p.path, "push is only allowed in the aic lane of a mix kernel (the AIC -> AIV slot ring)");
+        if (p.kind == PhaseKind::Pop && (k.core != CoreType::MIX || l == kLaneAic))
+          fail(p.path, "pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV slot ring)");
+        if (p.kind == PhaseKind::Push)
+          for (int t = kLaneAiv0; t <= kLaneAiv1; ++t)
+            if (p.push_to & (1u << t)) ++pushed[t];
+      }
+    for (int t = kLaneAiv0; t <= kLaneAiv1; ++t) {
+      int popped = 0;
+      for (const Phase& p : k.lanes[t].phases) popped += p.kind == PhaseKind::Pop;
+      if (pushed[t] == popped) continue;
+      const char* lane = t == kLaneAiv0 ? "aiv0" : "aiv1";
+      if (!k.lanes[t].active)
+        fail(path, std::string("the aic lane pushes ") + std::to_string(pushed[t]) + " tile(s) to " + lane +
+                       ", which is not a lane of this kernel");
+      fail(path, std::string("lane ") + lane + " pops " + std::to_string(popped) + " tile(s) but the aic lane pushes " +
+                     std::to_string(pushed[t]) + " to it");
+    }
   }
 
   // A lane (or a single-lane kernel's definition): exactly one of duration/body.
@@ -437,7 +497,7 @@ class Loader {
     }
     const std::string bp = pointer_join(path, "body");
     const J& body = list(v.at("body"), bp);
-    for (std::size_t i = 0; i < body.size(); ++i) l.phases.push_back(phase(body[i], pointer_join(bp, i)));
+    for (std::size_t i = 0; i < body.size(); ++i) phases(body[i], pointer_join(bp, i), l.phases, 0);
     return l;
   }
 
@@ -473,7 +533,8 @@ class Loader {
       k->path = kp;
       k->core = static_cast<CoreType>(choice(need(kv, kp, "core"), pointer_join(kp, "core"), {"aic", "aiv", "mix"}));
       bool mix = k->core == CoreType::MIX;
-      check_keys(kv, file_, kp, mix ? Keys{"func_id", "core", "lanes"} : Keys{"func_id", "core", "duration", "body"});
+      check_keys(kv, file_, kp,
+                 mix ? Keys{"func_id", "core", "lanes", "cross_core_slots"} : Keys{"func_id", "core", "duration", "body"});
       const std::string fp = pointer_join(kp, "func_id");
       k->func_id = index(need(kv, kp, "func_id"), fp);
       auto [prev, fresh] = by_id.emplace(k->func_id, k->name);
@@ -483,6 +544,9 @@ class Loader {
         mix_lanes(need(kv, kp, "lanes"), pointer_join(kp, "lanes"), *k);
       else
         k->lanes[k->core == CoreType::AIC ? kLaneAic : kLaneAiv0] = lane(kv, kp);
+      if (const J* slots = get(kv, "cross_core_slots"))
+        k->cross_core_slots = static_cast<int>(integer(*slots, pointer_join(kp, "cross_core_slots"), 1, 1024));
+      check_pipes(*k, kp);
       kernels_[k->name] = k.get();
       t_.kernels.push_back(std::move(k));
     }

@@ -36,6 +36,9 @@ constexpr int kMaxTensorArgs = 32;            // MAX_TENSOR_ARGS of the runtime'
 constexpr std::int64_t kMaxBlockNum = 32767;  // int16 on the device
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;            // per tensor
 constexpr std::uint64_t kMaxLoopIterations = std::uint64_t(1) << 32;    // all `for` loops of one run together
+constexpr std::int64_t kMaxRepeatCount = 65536;    // `repeat` count of a kernel phase body
+constexpr int kMaxRepeatNesting = 8;               // `repeat` inside `repeat`
+constexpr std::size_t kMaxLanePhases = 65536;      // phases of one lane once repeats are expanded
 
 struct ExternalTensor {
   std::string name;
