@@ -200,7 +200,7 @@ TEST_CASE("trace loader: kernel definition errors") {
   CHECK(kernel_error(R"({"func_id": 0, "core": "aic", "lanes": {}})") ==
         "/kernels/K/lanes|unknown key \"lanes\" (expected one of: func_id, core, duration, body)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "duration": {"ns": 1}})") ==
-        "/kernels/K/duration|unknown key \"duration\" (expected one of: func_id, core, lanes)");
+        "/kernels/K/duration|unknown key \"duration\" (expected one of: func_id, core, lanes, cross_core_slots)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {}})") ==
         "/kernels/K/lanes|a mix kernel needs at least one lane (aic, aiv, aiv0 or aiv1)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix"})") == "/kernels/K|missing key \"lanes\"");
@@ -240,9 +240,9 @@ TEST_CASE("trace loader: phase errors") {
   };
   const std::string at = "/kernels/K/body/1";
   CHECK(phase(R"({"wait": {}})") ==
-        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall)");
+        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall, push, pop, repeat)");
   CHECK(phase(R"({"x_note": 1})") ==
-        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall");
+        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall, push, pop, repeat");
   CHECK(phase(R"({"fence": {}, "compute": {"ns": 1}})") ==
         at + "|a phase has exactly one key, got \"compute\" and \"fence\"");
   CHECK(phase(R"({"load": {"arg": 0}})") == at + "/load|missing key \"bytes\"");
@@ -516,4 +516,32 @@ TEST_CASE("trace loader: limits") {
     CHECK(program_error(R"([{"op": "let", "var": "x", "value": ")" + std::string(4097, '1') + R"("}])") ==
           "/program/0/value|bad expression '" + std::string(40, '1') + "...': longer than 4096 characters");
   }
+}
+
+TEST_CASE("trace loader: mix pipelines (push, pop, repeat, cross_core_slots)", "[trace]") {
+  const std::string ok = R"({"func_id": 0, "core": "mix", "cross_core_slots": 2, "lanes": {
+      "aic": {"body": [{"repeat": {"count": 3, "body": [{"compute": {"ns": 10}}, {"push": {"to": "both", "bytes": 64}}]}}]},
+      "aiv": {"body": [{"repeat": {"count": 3, "body": [{"pop": {"bytes": 32}}, {"compute": {"ns": 5}}]}}]}}})";
+  Trace t = npusim::trace::parse_trace(doc("[]", R"({"K": )" + ok + "}"), "t.json", "t");
+  const KernelDef& k = kernel(t, "K");
+  CHECK(k.cross_core_slots == 2);
+  REQUIRE(k.lanes[kLaneAic].phases.size() == 6);  // the repeat is expanded
+  CHECK(k.lanes[kLaneAic].phases[1].kind == PhaseKind::Push);
+  CHECK(k.lanes[kLaneAic].phases[1].push_to == (kMaskAiv0 | kMaskAiv1));
+  CHECK(k.lanes[kLaneAiv1].phases[4].kind == PhaseKind::Pop);
+
+  CHECK(kernel_error(R"({"func_id": 0, "core": "aiv", "body": [{"push": {}}]})") ==
+        "/kernels/K/body/0|push is only allowed in the aic lane of a mix kernel (the AIC -> AIV slot ring)");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"pop": {}}]}, "aiv0": {"body": [{"push": {}}]}}})") ==
+        "/kernels/K/lanes/aic/body/0|pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV slot ring)");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {}}, {"push": {}}]}, "aiv0": {"body": [{"pop": {}}]}}})") ==
+        "/kernels/K|lane aiv0 pops 1 tile(s) but the aic lane pushes 2 to it");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {"to": "aiv1"}}]}, "aiv0": {"duration": {"ns": 1}}}})") ==
+        "/kernels/K|the aic lane pushes 1 tile(s) to aiv1, which is not a lane of this kernel");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"repeat": {"count": 0, "body": []}}]}}})") ==
+        "/kernels/K/lanes/aic/body/0/repeat/count|expected an integer in [1, 65536], got 0");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "cross_core_slots": 0, "lanes": {"aic": {"duration": {"ns": 1}}}})") ==
+        "/kernels/K/cross_core_slots|expected an integer in [1, 1024], got 0");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {"to": "aiv2"}}]}}})").rfind(
+            "/kernels/K/lanes/aic/body/0/push/to|", 0) == 0);
 }
