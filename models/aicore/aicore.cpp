@@ -106,9 +106,9 @@ void AicoreComplex::advance(int core, bool notify) {
   if (notify && changed && c.wake) c.wake->notify();
 }
 
-PhaseHandler* AicoreComplex::handler_for(PhaseKind k) const {
+PhaseHandler* AicoreComplex::handler_for(const Phase& ph) const {
   for (PhaseHandler* h : handlers_)
-    if (h->handles(k)) return h;
+    if (h->handles(ph)) return h;
   return nullptr;
 }
 
@@ -116,7 +116,7 @@ bool AicoreComplex::run_local(int core, Slot& s) {
   const std::vector<Phase>& body = s.task->kernel->lanes[s.lane].phases;
   while (s.phase < static_cast<int>(body.size())) {
     const Phase& ph = body[s.phase];
-    if (handler_for(ph.kind)) {
+    if (handler_for(ph)) {
       // Depends on other cores: executed at its simulated time.
       s.waiting = true;
       s.wait_since = s.t;
@@ -158,7 +158,7 @@ void AicoreComplex::process() {
     Slot& s = c.slots[c.exec];
     if (!s.waiting || s.t != ev.t) continue;
     PhaseCtx x = ctx_of(ev.core, s);
-    Time done = handler_for(x.phase->kind)->execute(x, now);
+    Time done = handler_for(*x.phase)->execute(x, now);
     if (done == kNever) continue;  // the handler resumes it later
     resume(ev.core, done);
   }

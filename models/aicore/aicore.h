@@ -77,8 +77,9 @@ class PhaseHandler {
   // time). Return the time the phase completes (>= t), or kNever if the core
   // must wait; the handler then calls AicoreComplex::resume later.
   virtual Time execute(const PhaseCtx& ctx, Time t) = 0;
-  // Does this handler take phases of this kind?
-  virtual bool handles(PhaseKind k) const = 0;
+  // Does this handler take this phase? (HARD and SOFT syncall go to
+  // different handlers.)
+  virtual bool handles(const Phase& ph) const = 0;
 };
 
 class AicoreComplex : public sc_core::sc_module {
@@ -184,7 +185,7 @@ class AicoreComplex : public sc_core::sc_module {
   // Runs the slot's phases from its current position; false if it stopped
   // at a phase that must be executed at its time.
   bool run_local(int core, Slot& s);
-  PhaseHandler* handler_for(PhaseKind k) const;
+  PhaseHandler* handler_for(const Phase& ph) const;
   Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);

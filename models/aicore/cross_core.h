@@ -21,7 +21,7 @@ class CrossCorePipes : public PhaseHandler {
  public:
   CrossCorePipes(AicoreComplex& cores, const Platform& platform);
 
-  bool handles(PhaseKind k) const override { return k == PhaseKind::Push || k == PhaseKind::Pop; }
+  bool handles(const Phase& ph) const override { return ph.kind == PhaseKind::Push || ph.kind == PhaseKind::Pop; }
   Time execute(const PhaseCtx& ctx, Time t) override;
 
  private:
