@@ -329,7 +329,8 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     if (s->first_dispatch() != kNever && s->last_completion() > s->first_dispatch())
       sched_window = std::max(sched_window, s->last_completion() - s->first_dispatch());
   }
-  const Time end = ok ? last_completion : failure->stall_time;
+  // A failed run ends when progress stopped, or at its last observed completion if later.
+  const Time end = ok ? last_completion : std::max(last_completion, failure->stall_time);
   const Time device_wall = end > orch_start ? end - orch_start : 0;
   const AicoreComplex& cores = chip.cores();
   const Time makespan = cores.first_start() == kNever ? 0 : cores.last_end() - cores.first_start();
