@@ -10,6 +10,8 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   cores_ = std::make_unique<AicoreComplex>("aicore", platform_, config_, obs_);
   pipes_ = std::make_unique<CrossCorePipes>(*cores_, platform_);
   cores_->add_handler(pipes_.get());
+  ffts_ = std::make_unique<FftsBarrier>(*cores_, platform_);
+  cores_->add_handler(ffts_.get());
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;

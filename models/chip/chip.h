@@ -10,6 +10,7 @@
 
 #include "models/aicore/aicore.h"
 #include "models/aicore/cross_core.h"
+#include "models/ffts/ffts.h"
 #include "models/aicpu/orchestrator.h"
 #include "models/aicpu/scheduler.h"
 #include "models/common/platform.h"
@@ -34,6 +35,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const std::vector<std::unique_ptr<SchedulerThread>>& schedulers() const { return scheds_; }
   const Platform& platform() const { return platform_; }
   std::uint64_t blocks_dispatched() const { return ctx_.blocks_dispatched; }
+  const FftsBarrier& ffts() const { return *ffts_; }
   const RunConfig& config() const { return config_; }
 
  private:
@@ -56,6 +58,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   Runtime runtime_;
   std::unique_ptr<AicoreComplex> cores_;
   std::unique_ptr<CrossCorePipes> pipes_;
+  std::unique_ptr<FftsBarrier> ffts_;
   SchedContext ctx_;
   std::vector<std::unique_ptr<SchedulerThread>> scheds_;
   std::unique_ptr<OrchestratorThread> orch_;
