@@ -48,10 +48,10 @@ Loaded load(const RunRequest& req) {
   for (const auto& k : l.trace.kernels)
     for (const LaneBody& lane : k->lanes)
       for (const Phase& ph : lane.phases)
-        if (ph.kind == PhaseKind::Syncall)
+        if (ph.kind == PhaseKind::Syncall && ph.sync_mode == SyncMode::Soft)
           throw InputError(l.trace.file, ph.path,
-                           "syncall phases are not simulated yet (the FFTS barrier and GM "
-                           "polling models are not built); remove the phase to time the rest");
+                           "soft syncall phases are not simulated yet (the GM polling model is not "
+                           "built); remove the phase to time the rest");
   return l;
 }
 
