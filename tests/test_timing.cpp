@@ -390,3 +390,34 @@ TEST_CASE("a true predicate dispatches the task as usual", "[timing]") {
   CHECK(gated.start == ns(2730 + 300 + 200 + 500));
   CHECK(s.obs.done[2].second.start > gated.finish);
 }
+
+TEST_CASE("a HARD syncall releases every core ffts.barrier_release after the last arrival", "[timing]") {
+  Sim s(one_scheduler());  // thread 0 owns all four AIVs of tiny
+  auto k = kernel("BAR", 0, CoreType::AIV, 1000);
+  Phase bar;
+  bar.kind = PhaseKind::Syncall;
+  bar.sync_mode = SyncMode::Hard;
+  bar.sync_core_type = CoreType::AIV;
+  Phase tail;
+  tail.kind = PhaseKind::Compute;
+  tail.duration.a = 500;
+  k->lanes[kLaneAiv0].phases.push_back(bar);
+  k->lanes[kLaneAiv0].phases.push_back(tail);
+  s.src.steps.push_back([&](ScriptSource&) {
+    SubmitRequest r = submit(k.get(), {});
+    r.block_num = 4;
+    r.sync_start = true;
+    return submit_op(r);
+  });
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 4);
+  // Ready at 200; one pop of the sync tier places all four: 20 + 4 x 100,
+  // published at 620; all start at 620 + 300 + 200 + 500 = 1620, arrive at
+  // 2620, are released at 2620 + 100 and end 500 later.
+  for (const auto& d : s.obs.done) {
+    CHECK(d.second.dispatch == ns(620));
+    CHECK(d.second.start == ns(1620));
+    CHECK(d.second.end == ns(3220));
+  }
+}

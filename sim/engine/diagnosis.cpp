@@ -1,6 +1,8 @@
 #include "sim/engine/diagnosis.h"
 
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace npusim::engine {
@@ -128,6 +130,64 @@ void device_lines(Failure& f, std::uint64_t completed, std::uint64_t total, int 
       "ACL error hint: do NOT read this as 'deadlock' or 'OOM' on its own -- it is a generic host-side code. "
       "Grep the host log for 'orch_error_code=' / 'sched_error_code=' / 'sub_class=' to get the "
       "device-classified reason, and read the device log for the detector that fired");
+}
+
+const char* core_type_name(CoreType t) {
+  return t == CoreType::AIC ? "AIC" : t == CoreType::AIV ? "AIV" : "MIX (AIC+AIV)";
+}
+
+// A HARD syncall that can never complete: which cores wait, which never
+// arrive and why, and the fix.
+void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json& d) {
+  const AicoreComplex& cores = chip.cores();
+  const CoreMap& m = cores.map();
+  for (const FftsBarrier::Episode& e : chip.ffts().open_episodes()) {
+    std::set<int> arrived(e.arrived.begin(), e.arrived.end());
+    std::map<TaskId, const Task*> tasks;
+    for (const auto& w : cores.waiting_cores())
+      if (arrived.count(w.core)) tasks[w.task->id] = w.task;
+    std::string list;
+    for (int c : e.arrived) list += (list.empty() ? "" : ",") + std::to_string(c);
+    why.push_back(std::to_string(e.arrived.size()) + " core(s) [" + list + "] wait at a HARD syncall (FFTS, core_type " +
+                  core_type_name(e.type) + ") since " + fmt_us(e.first_arrival) +
+                  "; the FFTS barrier releases only when all " + std::to_string(e.participants) + " physical " +
+                  core_type_name(e.type) + " cores arrive, and " + std::to_string(e.participants - e.arrived.size()) +
+                  " never will:");
+    nlohmann::json ej = {{"core_type", core_type_name(e.type)}, {"participants", e.participants},
+                         {"arrived", e.arrived}, {"tasks", nlohmann::json::array()}};
+    for (const auto& [id, t] : tasks) {
+      const int placed = t->next_block;
+      std::string kname = t->kernel ? t->kernel->name : "?";
+      why.push_back("  task " + task_display(id) + " (" + kname + ") has block_num " + std::to_string(t->block_num) +
+                    (t->sync_start ? " with" : " without") + " sync_start; " + std::to_string(placed) +
+                    " block(s) placed, " + std::to_string(t->blocks_remaining()) + " still queued");
+      if (t->block_num < e.participants)
+        why.push_back("  the launch is narrower than the barrier: " + std::to_string(e.participants - t->block_num) +
+                      " physical " + core_type_name(e.type) + " cores run no block of it");
+      if (t->blocks_remaining() > 0)
+        why.push_back("  its remaining blocks wait for cores held by blocks stuck at the barrier (the grid runs in waves)");
+      ej["tasks"].push_back({{"task", task_display(id)}, {"kernel", kname}, {"block_num", t->block_num},
+                             {"sync_start", t->sync_start}, {"placed", placed}});
+    }
+    // The physical cores that did not arrive.
+    int idle = 0, busy = 0;
+    std::string others;
+    for (int c = 0; c < m.total(); ++c) {
+      const bool of_type = e.type == CoreType::MIX || (e.type == CoreType::AIC) == (m.kind(c) == CoreKind::AIC);
+      if (!of_type || arrived.count(c)) continue;
+      if (cores.idle(c)) ++idle;
+      else ++busy;
+    }
+    why.push_back("  of the cores that did not arrive, " + std::to_string(idle) + " are idle and " +
+                  std::to_string(busy) + " run other work");
+    const std::string width = e.type == CoreType::AIV ? "pl.system.available_aiv_count()" : "pl.system.available_cluster_count()";
+    why.push_back("  fix: launch one block per physical core (block_num " + std::to_string(
+                      e.type == CoreType::MIX ? e.participants / 3 : e.participants) + ", " + width +
+                  ") with sync_start=True so all blocks are co-resident, or use mode=\"soft\" (GM polling, "
+                  "works at partial occupancy) with used_cores set to the blocks that take part; "
+                  "`npusim check` flags such a launch without running it");
+    d["barriers"].push_back(ej);
+  }
 }
 
 const char* size_field_of(Resource r) {
@@ -337,6 +397,8 @@ Failure diagnose(Chip& chip) {
                std::to_string(s.tasks.size()) + " tasks)";
     why.push_back("open scopes: " + chain);
   }
+  d["barriers"] = nlohmann::json::array();
+  explain_barriers(chip, why, d);
   for (int r = 0; r < kNumRings; ++r)
     if (rt.ring(r).live() || r == f.ring) describe_ring(rt, r, why, d);
   why.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) + " completed; " +

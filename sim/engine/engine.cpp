@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "models/chip/chip.h"
 #include "sim/config/run_options.h"
+#include "sim/engine/checks.h"
 #include "sim/engine/diagnosis.h"
 #include "sim/engine/sizing.h"
 #include "sim/platform/platform_loader.h"
@@ -333,7 +335,9 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Time end = ok ? last_completion : std::max(last_completion, failure->stall_time);
   const Time device_wall = end > orch_start ? end - orch_start : 0;
   const AicoreComplex& cores = chip.cores();
-  const Time makespan = cores.first_start() == kNever ? 0 : cores.last_end() - cores.first_start();
+  const Time makespan = cores.first_start() == kNever || cores.last_end() < cores.first_start()
+                            ? 0
+                            : cores.last_end() - cores.first_start();
 
   record::RunInfo info;
   info.platform = &l.platform;
@@ -380,19 +384,24 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
 
 namespace {
 
-// Evaluates a program without a device: every submit is accepted at once.
+// Evaluates a program without a device: every submit is accepted at once and
+// checked (checks.h).
 class DryRun {
  public:
-  explicit DryRun(DataStore& data) : data_(data) {}
-  std::uint64_t drive(OpSource& src) {
+  DryRun(DataStore& data, const Platform& p) : data_(data), platform_(p) {}
+  std::uint64_t drive(OpSource& src, std::vector<Finding>& findings) {
     OrchOp op;
     std::vector<Tensor> outs;
+    std::set<std::string> seen;  // a launch in a loop is reported once per finding
     std::uint64_t n = 0;
     while (src.next(op)) {
       switch (op.kind) {
         case OrchOp::Kind::Alloc:
         case OrchOp::Kind::Submit:
         case OrchOp::Kind::Dummy: {
+          if (op.kind == OrchOp::Kind::Submit)
+            for (Finding& f : check_launch(platform_, op.submit, op.path))
+              if (seen.insert(f.path + f.message).second) findings.push_back(std::move(f));
           const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
           TaskId id = make_task_id(0, n++);
           outs.clear();
@@ -422,6 +431,7 @@ class DryRun {
 
  private:
   DataStore& data_;
+  const Platform& platform_;
   std::uint64_t next_addr_ = 0x2000000000ull;
 };
 
@@ -430,20 +440,30 @@ class DryRun {
 int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
   Loaded l;
   std::uint64_t tasks = 0;
+  std::vector<Finding> findings;
   try {
     l = load(req);
+    for (const auto& k : l.trace.kernels)
+      for (Finding& f : check_kernel(*k)) findings.push_back(std::move(f));
     DataStore data;
     auto program = trace::make_interpreter(l.trace, data);
-    DryRun dry(data);
-    tasks = dry.drive(*program);
+    DryRun dry(data, l.platform);
+    tasks = dry.drive(*program, findings);
   } catch (const InputError& e) {
     err << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
   }
+  int errors = 0;
+  for (const Finding& f : findings) {
+    errors += f.error;
+    err << "npusim check: " << l.trace.file << ": at " << f.path << ": " << (f.error ? "error" : "warning") << " ["
+        << f.rule << "]: " << f.message << "\n";
+  }
   if (!req.quiet)
-    out << "npusim check: " << l.trace.name << ": ok (" << tasks << " submits, "
-        << l.trace.kernels.size() << " kernels)\n";
-  return kExitOk;
+    out << "npusim check: " << l.trace.name << ": " << (errors ? "failed" : "ok") << " (" << tasks << " submits, "
+        << l.trace.kernels.size() << " kernels, " << errors << " error(s), " << findings.size() - errors
+        << " warning(s))\n";
+  return errors ? kExitDeviceFailure : kExitOk;
 }
 
 }  // namespace npusim::engine
