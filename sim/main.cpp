@@ -5,6 +5,7 @@
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,7 @@
 
 #include "models/common/errors.h"
 #include "sim/config/run_options.h"
+#include "sim/engine/barrier_cost.h"
 #include "sim/engine/engine.h"
 #include "sim/record/compare.h"
 #include "sim/record/scope_stats_report.h"
@@ -97,6 +99,16 @@ int sc_main(int argc, char* argv[]) {
   stats->add_option("--html", stats_html, "also write a self-contained HTML page with the occupancy plot");
   stats->add_option("--svg", stats_svg, "also write the occupancy plot as one SVG");
 
+  CLI::App* bcost = app.add_subcommand("barrier-cost", "SOFT vs HARD syncall cost by participant count");
+  npusim::engine::BarrierCostRequest bc;
+  std::string bc_types = "aiv,aic,mix", bc_parts;
+  bcost->add_option("--platform", bc.platform, "platform name or path (default a2a3)");
+  bcost->add_option("--core-type", bc_types, "comma-separated core types: aiv, aic, mix (default all)");
+  bcost->add_option("--participants", bc_parts, "comma-separated participant counts (default powers of two and full)");
+  bcost->add_option("--csv", bc.csv, "also write the table as CSV");
+  bcost->add_option("--svg", bc.svg, "also write the plot as SVG");
+  bcost->add_option("--html", bc.html, "also write an HTML page with the plot and the table");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -114,6 +126,27 @@ int sc_main(int argc, char* argv[]) {
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
     if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
+    if (*bcost) {
+      auto split = [](const std::string& s) {
+        std::vector<std::string> v;
+        std::stringstream ss(s);
+        for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
+        return v;
+      };
+      bc.core_types = split(bc_types);
+      for (const std::string& n : split(bc_parts)) {
+        std::size_t used = 0;
+        int v = -1;
+        try {
+          v = std::stoi(n, &used);
+        } catch (const std::exception&) {
+        }
+        if (v < 1 || used != n.size())
+          throw npusim::InputError("command line", "--participants", "expected positive integers, got \"" + n + "\"");
+        bc.participants.push_back(v);
+      }
+      return npusim::engine::barrier_cost(bc, std::cout, std::cerr);
+    }
     if (*stats) return npusim::record::scope_stats_command(stats_file, stats_html, stats_svg, std::cout);
   } catch (const npusim::InputError& e) {
     std::cerr << "npusim: error: " << e.what() << "\n";

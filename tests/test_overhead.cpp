@@ -124,10 +124,10 @@ TEST_CASE("early resolve shrinks the pickup gap on a chain and leaves tasks and 
       while (std::getline(ss, x, ',')) f.push_back(x);
       rows.push_back(f);
     }
-    // columns: ... 11 first_dispatch 12 first_release 13 first_start 14 last_end
+    // columns: ... 11 first_dispatch 12 first_release 13 first_start 14 last_start 15 last_end
     end_to_start = release_to_start = 0;
     for (std::size_t i = 1; i < rows.size(); ++i) {
-      end_to_start += std::stod(rows[i][13]) - std::stod(rows[i - 1][14]);
+      end_to_start += std::stod(rows[i][13]) - std::stod(rows[i - 1][15]);
       release_to_start += std::stod(rows[i][13]) - std::stod(rows[i][12]);
     }
     end_to_start /= static_cast<double>(rows.size() - 1);

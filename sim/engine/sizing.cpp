@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/engine/subprocess.h"
 #include "sim/platform/json_input.h"
 
 namespace fs = std::filesystem;
@@ -16,22 +16,10 @@ namespace npusim::engine {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string list(const RingValues& v) {
   std::string s;
   for (int r = 0; r < kNumRings; ++r) s += (r ? "," : "") + std::to_string(v[r]);
   return s;
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("npusim") : p.string();
 }
 
 // Runs npusim on the same program with `cfg` (and `platform`); returns the
@@ -44,15 +32,15 @@ struct Outcome {
 std::optional<Outcome> rerun(const SizingRequest& req, const RunConfig& cfg, const std::string& platform,
                              const fs::path& dir) {
   fs::remove_all(dir);
-  std::string cmd = quote(self_exe()) + " run " + quote(req.trace_path) + " --platform " + quote(platform) +
-                    " --out " + quote(dir.string()) +
+  std::string args = "run " + shell_quote(req.trace_path) + " --platform " + shell_quote(platform) +
+                     " --out " + shell_quote(dir.string()) +
                     " --quiet --no-suggest --no-host-stats --swimlane-level 0 --no-deps --no-scope-stats" +
                     " --aicpu-thread-num " + std::to_string(cfg.aicpu_thread_num) + " --runtime " +
                     runtime_name(cfg.runtime) + " --seed " + std::to_string(cfg.seed) +
                     " --ring-task-window " + list(cfg.task_window) + " --ring-heap " + list(cfg.heap) +
-                    " --ring-dep-pool " + list(cfg.dep_pool) + " >/dev/null 2>&1";
-  int rc = std::system(cmd.c_str());
-  if (!WIFEXITED(rc) || (WEXITSTATUS(rc) != 0 && WEXITSTATUS(rc) != 1)) return std::nullopt;
+                    " --ring-dep-pool " + list(cfg.dep_pool);
+  const int rc = run_self(args);
+  if (rc != 0 && rc != 1) return std::nullopt;
   std::ifstream in(dir / "summary.json");
   if (!in) return std::nullopt;
   nlohmann::json s = nlohmann::json::parse(in, nullptr, false);

@@ -23,17 +23,18 @@ class TaskStatsWriter : public OutputWriter {
  public:
   explicit TaskStatsWriter(const std::string& dir) : OutputWriter(dir), out_(dir + "/task_stats.csv") {
     out_.raw("task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,"
-             "submit_ns,ready_ns,first_dispatch_ns,first_release_ns,first_start_ns,last_end_ns,complete_ns\n");
+             "submit_ns,ready_ns,first_dispatch_ns,first_release_ns,first_start_ns,last_start_ns,last_end_ns,complete_ns\n");
   }
 
   void on_retired(Task& t) override {
     // first_release: when the first block could start: its dispatch, or for
     // an early-staged block its doorbell.
-    Time first_dispatch = kNever, first_release = kNever, first_start = kNever, last_end = 0;
+    Time first_dispatch = kNever, first_release = kNever, first_start = kNever, last_start = 0, last_end = 0;
     for (const BlockRecord& b : t.blocks) {
       first_dispatch = std::min(first_dispatch, b.dispatch);
       first_release = std::min(first_release, b.gated ? b.release : b.dispatch);
       first_start = std::min(first_start, b.start);
+      last_start = std::max(last_start, b.start);
       last_end = std::max(last_end, b.end);
     }
     out_.u(t.id).ch(',').raw(task_display(t.id)).ch(',').raw(kind_name(t)).ch(',');
@@ -45,6 +46,7 @@ class TaskStatsWriter : public OutputWriter {
     ns(first_dispatch).ch(',');
     ns(first_release).ch(',');
     ns(first_start).ch(',');
+    ns(t.blocks.empty() ? kNever : last_start).ch(',');
     ns(t.blocks.empty() ? kNever : last_end).ch(',');
     ns(t.complete_time).ch('\n');
     out_.commit();

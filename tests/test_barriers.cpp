@@ -1,0 +1,113 @@
+// HARD and SOFT syncall end to end: the partial HARD launch that deadlocks
+// (507018) and its diagnosis, the full-occupancy one that runs, `npusim check`
+// on both, and `npusim barrier-cost`.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+  json summary;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result npusim(const std::string& args, const std::string& out_name = "") {
+  fs::path dir = fs::temp_directory_path() / ("npusim_barriers_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string out_opt;
+  if (!out_name.empty()) {
+    fs::remove_all(dir / out_name);
+    out_opt = " --out '" + (dir / out_name).string() + "'";
+  }
+  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args + out_opt + " >'" +
+                    (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
+  int rc = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(dir / "stdout");
+  r.err = slurp(dir / "stderr");
+  if (!out_name.empty() && fs::exists(dir / out_name / "summary.json"))
+    r.summary = json::parse(slurp(dir / out_name / "summary.json"));
+  return r;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507018 and says why", "[barrier]") {
+  Result r = npusim("run traces/barriers/hard_partial_16.json --quiet", "partial");
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  CHECK(e["sched_error_code"] == 100);
+  CHECK(e["host_code"] == 507018);
+  CHECK(e["sub_class"] == "S1:running-stalled");
+  // The device reports it after its 10 s scheduler timeout; npusim at once.
+  CHECK(e["device_time_ns"].get<double>() - e["stall_time_ns"].get<double>() == Approx(1e10));
+  const json& b = e["diagnosis"]["barriers"];
+  REQUIRE(b.size() == 1);
+  CHECK(b[0]["core_type"] == "AIV");
+  CHECK(b[0]["participants"] == 48);
+  CHECK(b[0]["arrived"].size() == 16);
+  CHECK(b[0]["tasks"][0]["block_num"] == 16);
+  CHECK(b[0]["tasks"][0]["sync_start"] == false);
+  CHECK(has(r.err, "PTO2 scheduler timeout sub_class=S1:running-stalled"));
+  CHECK(has(r.err, "16 core(s) ["));
+  CHECK(has(r.err, "wait at a HARD syncall (FFTS, core_type AIV)"));
+  CHECK(has(r.err, "32 physical AIV cores run no block of it"));
+  CHECK(has(r.err, "with sync_start=True"));
+  CHECK(has(r.err, "mode=\"soft\""));
+}
+
+TEST_CASE("the same kernel on 48 AIV blocks with sync_start completes", "[barrier]") {
+  Result r = npusim("run traces/barriers/hard_full_48.json --quiet", "full");
+  CHECK(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+  CHECK(r.summary["tasks"]["blocks_dispatched"] == 48);
+}
+
+TEST_CASE("npusim check flags the partial HARD launch and passes the full one", "[barrier]") {
+  Result bad = npusim("check traces/barriers/hard_partial_16.json");
+  CHECK(bad.status == 1);
+  CHECK(has(bad.err, "npusim check: traces/barriers/hard_partial_16.json: at /program/0: error [HardSyncallOccupancy]: "
+                     "hard pl.system.syncall(core_type=aiv) in kernel BAR requires the SPMD launch to fill all 48 AIV "
+                     "cores (one block per physical core, pl.system.available_aiv_count()), but the launch has 16 "
+                     "blocks. Use mode=\"soft\" (GM-polling) for partial occupancy.\n"));
+  CHECK(has(bad.err, "requires the SPMD launch to set sync_start=True so all blocks are co-resident at the FFTS barrier"));
+  CHECK(has(bad.out, "failed (1 submits, 1 kernels, 2 error(s), 0 warning(s))"));
+  Result good = npusim("check traces/barriers/hard_full_48.json");
+  CHECK(good.status == 0);
+  CHECK(good.err.empty());
+  CHECK(has(good.out, "ok (1 submits"));
+}
+
+TEST_CASE("barrier-cost gives HARD the FFTS release at full occupancy and a deadlock below it", "[barrier]") {
+  Result r = npusim("barrier-cost --core-type aiv --participants 16,48");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "aiv                 16"));
+  CHECK(has(r.out, "deadlock (507018): waits for all 48"));
+  CHECK(has(r.out, "aiv                 48"));
+  CHECK(has(r.out, "  500.0\n"));  // ffts.barrier_release_ns on a2a3
+}
