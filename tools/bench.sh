@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # npusim speed benchmark: simulated tasks per host second and peak memory on a
 # 100,230-task trace (paged attention's structure at batch 390), with every
-# output on (the default) and with every output off. Prints the median of N
-# runs of each (machines are shared and noisy: read ratios and medians).
+# output on (the default) and with every output off, median of N runs each
+# (machines are shared and noisy: read ratios and medians); then one run of a
+# 1,000,244-task trace with the swimlane and deps.json off, whose peak memory
+# shows that memory follows the rings' live window, not the task count.
 #
 #   tools/bench.sh [N] [TRACE]        (default N=5, traces/bench_pa_100k.json)
 #   NPUSIM=build/npusim tools/bench.sh
@@ -38,4 +40,7 @@ run_mode() {  # run_mode LABEL ARGS...
 
 echo "npusim benchmark: $trace, median of $n runs ($(nproc) cores)"
 run_mode "outputs on"
-run_mode "outputs off" --swimlane-level 0 --no-deps --no-scope-stats
+run_mode "outputs off" --swimlane-level 0 --no-deps --no-scope-stats --no-task-stats
+if [ "${2:-}" = "" ]; then
+  trace=traces/bench_pa_1m.json n=1 run_mode "1M, no swim" --swimlane-level 0 --no-deps
+fi
