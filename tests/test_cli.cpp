@@ -293,3 +293,20 @@ TEST_CASE("a different seed changes sampled durations only", "[cli]") {
   CHECK(da["WORK"].size() == 16);
   CHECK(da["WORK"] != db["WORK"]);
 }
+
+TEST_CASE("a 100,000-task run with scope_stats on loses no records", "[cli]") {
+  fs::path out = scratch("ss100k");
+  REQUIRE(npusim("run traces/bench_pa_100k.json --quiet --swimlane-level 0 --no-deps --no-task-stats --out '" +
+                 out.string() + "'").status == 0);
+  std::ifstream in(out / "scope_stats/scope_stats.jsonl");
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  json meta = json::parse(line);
+  std::uint64_t records = 0;
+  while (std::getline(in, line)) ++records;
+  CHECK(meta["dropped"] == 0);
+  CHECK(meta["fatal"] == false);
+  CHECK(meta["total"] == records);
+  // A begin and an end for the root scope, 390 batch scopes and 390 x 64 block scopes.
+  CHECK(records == 2 * (1 + 390 + 390 * 64));
+}
