@@ -219,7 +219,7 @@ TEST_CASE("deps.json names each edge's source: creator, tensormap, explicit", "[
   }
 }
 
-TEST_CASE("a 10,000-task trace finishes with status ok", "[cli]") {
+TEST_CASE("a 10000-task trace finishes with status ok", "[cli]") {
   fs::path out = scratch("pa10k");
   Result r = npusim("run traces/pa_10k.json --out '" + out.string() + "' --quiet");
   REQUIRE(r.status == 0);
@@ -294,7 +294,7 @@ TEST_CASE("a different seed changes sampled durations only", "[cli]") {
   CHECK(da["WORK"] != db["WORK"]);
 }
 
-TEST_CASE("a 100,000-task run with scope_stats on loses no records", "[cli]") {
+TEST_CASE("a 100000-task run with scope_stats on loses no records", "[cli]") {
   fs::path out = scratch("ss100k");
   REQUIRE(npusim("run traces/bench_pa_100k.json --quiet --swimlane-level 0 --no-deps --no-task-stats --out '" +
                  out.string() + "'").status == 0);
