@@ -310,156 +310,74 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   }
 }
 
-void SchedulerThread::place_idle(Shape s, bool sync_tier, bool early, Time& t) {
+void SchedulerThread::start_drain(Task* task) {
+  if (ctx_.drain.active) return;
+  ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
+  ctx_.wake_all();
+}
+
+void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, Time& t) {
   const CoreMap& m = ctx_.cores->map();
+  const bool mix = s == Shape::MIX;
   const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+  // Pending slots: skip a shape a peer thread has idle cores for.
+  if (pending)
+    for (SchedulerThread* p : ctx_.threads)
+      if (p != this && (mix ? p->has_idle_mix_cluster() : p->has_idle_core(want))) return;
+  // A core can take a block: idle, or (pending pass) idle or with a free pending slot.
+  auto core_free = [&](int c) { return core_free_idle(c) || (pending && core_free_pending(c)); };
   for (;;) {
-    int free = 0;
-    for (int c : cores_)
-      if (m.kind(c) == want && core_free_idle(c)) ++free;
-    if (free == 0) return;
     Task* task = peek(s, sync_tier, early);
-    if (!task) {
-      ++pop_miss_;
+    // Units that can take a block of this task: cores, or for MIX the
+    // clusters whose used lanes are all free (§5.6).
+    const std::uint8_t mask = task ? task->active_mask : 0;
+    auto cluster_fits = [&](int ci) {
+      for (int l = 0; l < kNumLanes; ++l)
+        if ((mask >> l & 1) && !core_free(m.of_lane(ci, l))) return false;
+      return true;
+    };
+    int free = 0;
+    if (mix) {
+      for (int ci : clusters_) free += task && cluster_fits(ci);
+    } else {
+      for (int c : cores_) free += m.kind(c) == want && core_free(c);
+    }
+    if (!task || free == 0) {
+      if (!task && (mix || free > 0)) ++pop_miss_;
       return;
     }
     // A sync-start cohort is placed all at once: on this thread's idle cores
     // if it has enough, else by a global drain (§5.7).
     if (sync_tier && task->blocks_remaining() > free) {
-      if (!ctx_.drain.active) {
-        ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
-        ctx_.wake_all();
-      }
+      start_drain(task);
       ++pop_miss_;
       return;
     }
     pop(s, sync_tier, early);
-    int n = std::min(task->blocks_remaining(), free);
-    int first = task->next_block;
-    claim(*task, n, early, t);
-    for (int b = 0; b < n; ++b) {
-      for (int c : cores_) {
-        if (m.kind(c) != want || !core_free_idle(c)) continue;
-        taken_[c] = 1;
-        // An AIV block may run on either AIV of a cluster; it always uses the
-        // AIV0 sub-slot kernel.
-        plan_.push_back(Placement{task, c, first + b, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
-        break;
-      }
-    }
-  }
-}
-
-void SchedulerThread::place_mix_idle(bool sync_tier, bool early, Time& t) {
-  const CoreMap& m = ctx_.cores->map();
-  for (;;) {
-    Task* task = peek(Shape::MIX, sync_tier, early);
-    if (!task) return;
-    const std::uint8_t mask = task->active_mask;
-    auto fits = [&](int ci) {
-      for (int l = 0; l < kNumLanes; ++l)
-        if ((mask >> l & 1) && !core_free_idle(m.of_lane(ci, l))) return false;
-      return true;
-    };
-    int free = 0;
-    for (int ci : clusters_)
-      if (fits(ci)) ++free;
-    if (sync_tier && task->blocks_remaining() > free) {
-      if (!ctx_.drain.active) {
-        ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
-        ctx_.wake_all();
-      }
-      ++pop_miss_;
-      return;
-    }
-    if (free == 0) {
-      ++pop_miss_;
-      return;
-    }
-    pop(Shape::MIX, sync_tier, early);
-    int n = std::min(task->blocks_remaining(), free);
-    int first = task->next_block;
+    const int n = std::min(task->blocks_remaining(), free);
+    const int first = task->next_block;
     claim(*task, n, early, t);
     int b = 0;
-    for (int ci : clusters_) {
-      if (b == n) break;
-      if (!fits(ci)) continue;
-      for (int l = 0; l < kNumLanes; ++l)
-        if (mask >> l & 1) {
-          taken_[m.of_lane(ci, l)] = 1;
-          plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
-        }
-      ++b;
-    }
-  }
-}
-
-void SchedulerThread::place_pending(Shape s, bool early, Time& t) {
-  const CoreMap& m = ctx_.cores->map();
-  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
-  // Skip a shape if a peer thread has an idle core of it.
-  for (SchedulerThread* p : ctx_.threads)
-    if (p != this && p->has_idle_core(want)) return;
-  for (;;) {
-    int free = 0;
-    for (int c : cores_)
-      if (m.kind(c) == want && core_free_pending(c)) ++free;
-    if (free == 0) return;
-    Task* task = peek(s, false, early);
-    if (!task) return;
-    pop(s, false, early);
-    int n = std::min(task->blocks_remaining(), free);
-    int first = task->next_block;
-    claim(*task, n, early, t);
-    for (int b = 0; b < n; ++b)
+    if (mix) {
+      for (int ci : clusters_) {
+        if (b == n) break;
+        if (!cluster_fits(ci)) continue;
+        for (int l = 0; l < kNumLanes; ++l)
+          if (mask >> l & 1) {
+            taken_[m.of_lane(ci, l)] = 1;
+            plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
+          }
+        ++b;
+      }
+    } else {
+      // An AIV block may run on either AIV of a cluster; it always uses the
+      // AIV0 sub-slot kernel. Consecutive blocks take consecutive free cores.
       for (int c : cores_) {
-        if (m.kind(c) != want || !core_free_pending(c)) continue;
+        if (b == n) break;
+        if (m.kind(c) != want || !core_free(c)) continue;
         taken_[c] = 1;
-        plan_.push_back(Placement{task, c, first + b, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
-        break;
+        plan_.push_back(Placement{task, c, first + b++, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
       }
-  }
-}
-
-void SchedulerThread::place_mix_pending(bool early, Time& t) {
-  for (SchedulerThread* p : ctx_.threads)
-    if (p != this && p->has_idle_mix_cluster()) return;
-  const CoreMap& m = ctx_.cores->map();
-  for (;;) {
-    Task* task = peek(Shape::MIX, false, early);
-    if (!task) return;
-    const std::uint8_t mask = task->active_mask;
-    // A cluster qualifies when every used core is idle or has a free
-    // pending slot, and none has an unacknowledged token.
-    auto fits = [&](int ci) {
-      for (int l = 0; l < kNumLanes; ++l) {
-        if (!(mask >> l & 1)) continue;
-        int c = m.of_lane(ci, l);
-        if (!(core_free_idle(c) || core_free_pending(c))) return false;
-      }
-      return true;
-    };
-    int free = 0;
-    for (int ci : clusters_)
-      if (fits(ci)) ++free;
-    if (free == 0) {
-      ++pop_miss_;
-      return;
-    }
-    pop(Shape::MIX, false, early);
-    int n = std::min(task->blocks_remaining(), free);
-    int first = task->next_block;
-    claim(*task, n, early, t);
-    int b = 0;
-    for (int ci : clusters_) {
-      if (b == n) break;
-      if (!fits(ci)) continue;
-      for (int l = 0; l < kNumLanes; ++l)
-        if (mask >> l & 1) {
-          taken_[m.of_lane(ci, l)] = 1;
-          plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
-        }
-      ++b;
     }
   }
 }
@@ -509,15 +427,15 @@ int SchedulerThread::dispatch_phase(Time& t) {
   const Shape* aic_aiv = order[index_ % 2];
   for (int tier = 0; tier < 2; ++tier) {
     const bool sync_tier = tier == 0;
-    place_mix_idle(sync_tier, false, t);
+    place(Shape::MIX, sync_tier, false, false, t);
     bool residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
     if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], sync_tier, false, t);
+      for (int k = 0; k < 2; ++k) place(aic_aiv[k], sync_tier, false, false, t);
     if (sync_tier || ctx_.drain.active) continue;  // cohorts are placed in the IDLE phase only (§5.7)
-    place_mix_pending(false, t);
+    place(Shape::MIX, false, false, true, t);
     residual_mix = ctx_.rt->queue_size(Shape::MIX, false) > 0;
     if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], false, t);
+      for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, false, true, t);
   }
   if (plan_.empty()) {
     for (int c : cores_) taken_[c] = 0;
@@ -546,10 +464,10 @@ int SchedulerThread::early_dispatch_phase(Time& t) {
   pop_hit_ = pop_miss_ = 0;
   const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
   const Shape* aic_aiv = order[index_ % 2];
-  place_mix_idle(false, true, t);
-  for (int k = 0; k < 2; ++k) place_idle(aic_aiv[k], false, true, t);
-  place_mix_pending(true, t);
-  for (int k = 0; k < 2; ++k) place_pending(aic_aiv[k], true, t);
+  place(Shape::MIX, false, true, false, t);
+  for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, false, t);
+  place(Shape::MIX, false, true, true, t);
+  for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, true, t);
   if (plan_.empty()) {
     for (int c : cores_) taken_[c] = 0;
     return 0;

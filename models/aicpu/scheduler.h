@@ -97,12 +97,11 @@ class SchedulerThread : public sc_core::sc_module {
   // Rings the doorbells of early-staged consumers made ready by a completion.
   void release_staged(const std::vector<Task*>& released, Time& t);
 
-  // Placement helpers (§5.6). `early` places gated blocks from the
-  // early-dispatch queues instead of the ready queues.
-  void place_idle(Shape s, bool sync_tier, bool early, Time& t);
-  void place_mix_idle(bool sync_tier, bool early, Time& t);
-  void place_pending(Shape s, bool early, Time& t);
-  void place_mix_pending(bool early, Time& t);
+  // Placement (§5.6): blocks of `s` tasks onto this thread's idle cores, or
+  // with `pending` also into free pending slots. `early` places gated blocks
+  // from the early-dispatch queues instead of the ready queues.
+  void place(Shape s, bool sync_tier, bool early, bool pending, Time& t);
+  void start_drain(Task* task);
   Task* peek(Shape s, bool sync_tier, bool early);
   void pop(Shape s, bool sync_tier, bool early);
   bool core_taken(int core) const;
