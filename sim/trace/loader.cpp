@@ -218,9 +218,11 @@ class Loader {
   int index(const J& v, const std::string& path) const {
     return static_cast<int>(integer(v, path, 0, std::numeric_limits<int>::max()));
   }
-  double non_negative_number(const J& v, const std::string& path) const {
-    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-      expected("a number >= 0", v, path);
+  // A duration's number: in [0, kMaxDuration] (ns or cycles), so that it stays
+  // far inside the simulator's picosecond clock.
+  double duration_number(const J& v, const std::string& path) const {
+    if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= kMaxDuration))
+      expected("a number in [0, 3.6e12]", v, path);
     return v.get<double>();
   }
   // Index of `v` in `options`.
@@ -321,11 +323,13 @@ class Loader {
   }
 
   // ---- kernels -------------------------------------------------------------
-  Expr phase_expr(const J& v, const std::string& path, const std::string& name, std::int64_t lo) const {
+  Expr phase_expr(const J& v, const std::string& path, const std::string& name, std::int64_t lo,
+                  std::int64_t hi = std::numeric_limits<std::int64_t>::max()) const {
     IntField f;
     f.path = path;
     f.name = name;
     f.lo = lo;
+    f.hi = hi;
     f.expr = expression(
         v, path,
         [](const std::string& n) { return n == "block_idx" ? 0 : n == "block_num" ? 1 : -1; },
@@ -343,14 +347,14 @@ class Loader {
     Duration d;
     if (const J* ns = get(v, "ns")) {
       d.kind = Duration::Kind::Ns;
-      d.a = non_negative_number(*ns, pointer_join(path, "ns"));
+      d.a = duration_number(*ns, pointer_join(path, "ns"));
     } else if (const J* cycles = get(v, "cycles")) {
       d.kind = Duration::Kind::Cycles;
-      d.a = non_negative_number(*cycles, pointer_join(path, "cycles"));
+      d.a = duration_number(*cycles, pointer_join(path, "cycles"));
     } else {
       d.kind = Duration::Kind::Normal;
-      d.a = non_negative_number(need(v, path, "mean_ns"), pointer_join(path, "mean_ns"));
-      d.b = non_negative_number(need(v, path, "sigma_ns"), pointer_join(path, "sigma_ns"));
+      d.a = duration_number(need(v, path, "mean_ns"), pointer_join(path, "mean_ns"));
+      d.b = duration_number(need(v, path, "sigma_ns"), pointer_join(path, "sigma_ns"));
     }
     return d;
   }
@@ -361,8 +365,9 @@ class Loader {
     check_keys(v, file_, path, load ? Keys{"arg", "offset", "bytes", "cache"} : Keys{"arg", "offset", "bytes"});
     p.arg = index(need(v, path, "arg"), pointer_join(path, "arg"));
     const J* offset = get(v, "offset");
-    p.offset = offset ? phase_expr(*offset, pointer_join(path, "offset"), "offset", 0) : Expr::constant(0);
-    p.bytes = phase_expr(need(v, path, "bytes"), pointer_join(path, "bytes"), "bytes", 0);
+    p.offset = offset ? phase_expr(*offset, pointer_join(path, "offset"), "offset", 0, kMaxTransferBytes)
+                      : Expr::constant(0);
+    p.bytes = phase_expr(need(v, path, "bytes"), pointer_join(path, "bytes"), "bytes", 0, kMaxTransferBytes);
     if (const J* cache = get(v, "cache"))
       p.cache = choice(*cache, pointer_join(path, "cache"), {"default", "bypass"}) ? CacheMode::Bypass
                                                                                   : CacheMode::Default;
@@ -439,7 +444,8 @@ class Loader {
       check_keys(body, file_, bp, kind == "push" ? Keys{"to", "bytes"} : Keys{"bytes"});
       p.kind = kind == "push" ? PhaseKind::Push : PhaseKind::Pop;
       const J* bytes = get(body, "bytes");
-      p.bytes = bytes ? phase_expr(*bytes, pointer_join(bp, "bytes"), "bytes", 0) : Expr::constant(0);
+      p.bytes = bytes ? phase_expr(*bytes, pointer_join(bp, "bytes"), "bytes", 0, kMaxTransferBytes)
+                      : Expr::constant(0);
       if (kind == "push") {
         p.push_to = kMaskAiv0;
         if (const J* to = get(body, "to")) {
