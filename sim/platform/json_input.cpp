@@ -92,6 +92,8 @@ json parse(const std::string& text, const std::string& file) {
                      "duplicate key \"" + d.key + "\" (each key may appear once per object)");
   } catch (const json::parse_error& e) {
     throw InputError(file, "", "invalid JSON: " + strip_exception_id(e.what()));
+  } catch (const json::out_of_range& e) {  // a number beyond a double's range ("1e400")
+    throw InputError(file, "", "invalid JSON: " + strip_exception_id(e.what()) + " (beyond a double's range)");
   }
 }
 

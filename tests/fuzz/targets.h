@@ -1,0 +1,353 @@
+// The bodies of the fuzz targets, as plain functions so that both the
+// libFuzzer executables (tests/fuzz/fuzz_*.cpp, NPUSIM_FUZZ=ON) and the unit
+// tests (tests/test_fuzz_regressions.cpp replays tests/fuzz/corpus/ in every
+// build, sanitized or not) run exactly the same code.
+//
+// Each function returns normally when the input was handled the documented
+// way (accepted, or refused with the expected error type) and lets anything
+// else escape: another exception type, a failed property (abort), a crash or
+// a sanitizer report is a finding.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/errors.h"
+#include "models/common/expr.h"
+#include "models/runtime/data_store.h"
+#include "models/runtime/orch_ops.h"
+#include "sim/config/run_options.h"
+#include "sim/platform/platform_loader.h"
+#include "sim/trace/trace.h"
+
+namespace npusim::fuzz {
+
+// At most this many orchestration ops are taken from one input's program, so
+// a program of a billion tasks is not a hang.
+constexpr std::uint64_t kMaxOps = 100000;
+// Loop iterations per input (the interpreter's budget; traces get
+// trace::kMaxLoopIterations), so a loop with an empty body is not a hang.
+constexpr std::uint64_t kLoopIterations = 100000;
+
+[[noreturn]] inline void property_failed(const char* what) {
+  std::fprintf(stderr, "fuzz: property failed: %s\n", what);
+  std::abort();
+}
+
+// ---- trace: load, resolve the run block, evaluate the whole program --------
+
+// The a2a3 platform, loaded once (the run block is resolved against it, as
+// `npusim check` does).
+inline const Platform& a2a3() {
+  static const Platform p = platform::load_platform(NPUSIM_SOURCE_DIR "/platforms/a2a3.json");
+  return p;
+}
+
+// `npusim check`'s DryRun (sim/engine/engine.cpp): every submit is accepted at
+// once, OUTPUT args become fresh buffers, reads are answered from the data
+// store. Also checks that scopes are balanced and ops are well formed.
+inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_ops) {
+  OrchOp op;
+  std::vector<Tensor> outs;
+  std::uint64_t n = 0, ops = 0, next_addr = 0x2000000000ull;
+  int depth = 0;
+  while (ops < max_ops && src.next(op)) {
+    ++ops;
+    switch (op.kind) {
+      case OrchOp::Kind::ScopeBegin:
+        ++depth;
+        break;
+      case OrchOp::Kind::ScopeEnd:
+        if (--depth < 0) property_failed("ScopeEnd without ScopeBegin");
+        break;
+      case OrchOp::Kind::Alloc:
+      case OrchOp::Kind::Submit:
+      case OrchOp::Kind::Dummy: {
+        const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
+        if (op.kind == OrchOp::Kind::Submit && !op.submit.kernel) property_failed("submit without a kernel");
+        if (op.kind != OrchOp::Kind::Alloc && (op.submit.block_num < 1 || op.submit.block_num > 32767))
+          property_failed("block_num out of range");
+        TaskId id = make_task_id(0, n++);
+        outs.clear();
+        for (const SubmitArg& a : args) {
+          if (a.tensor.ndims < 1 || a.tensor.ndims > kMaxDims) property_failed("tensor rank out of range");
+          for (int d = 0; d < a.tensor.ndims; ++d) {
+            if (a.tensor.shape[d] < 1) property_failed("tensor extent < 1");
+            if (a.tag != ArgTag::Output &&
+                (a.tensor.offset[d] < 0 || a.tensor.offset[d] + a.tensor.shape[d] > a.tensor.buf_shape[d]))
+              property_failed("view outside its buffer");
+          }
+          if (a.tag != ArgTag::Output) continue;
+          Tensor t = a.tensor;
+          t.buf_shape = t.shape;
+          t.offset = {};
+          t.addr = next_addr;
+          next_addr += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
+          t.buffer = data.new_buffer("");
+          t.owner = id;
+          outs.push_back(t);
+        }
+        src.deliver_task(id, outs);
+        break;
+      }
+      case OrchOp::Kind::Read:
+        if (op.read_element < 0 || op.read_element >= op.read_tensor.buffer_numel())
+          property_failed("read element outside its buffer");
+        src.deliver_value(data.get(op.read_tensor.buffer, op.read_element));
+        break;
+    }
+  }
+  if (ops < max_ops && depth != 0) property_failed("unbalanced scopes at the end of the program");
+  return n;
+}
+
+// What the loader accepts, the device model can time: the conversions the
+// cores apply to kernel durations and constant transfer sizes stay inside the
+// picosecond clock (UBSan checks the float-to-integer casts). Phase
+// expressions with block_idx/block_num are evaluated only by the model.
+inline void time_kernels(const trace::Trace& t, const Platform& p) {
+  Time sum = 0;
+  auto add = [&sum](Time d) {
+    if (__builtin_add_overflow(sum, d, &sum)) property_failed("kernel times overflow the clock");
+  };
+  for (const auto& k : t.kernels)
+    for (const LaneBody& lane : k->lanes)
+      for (const Phase& ph : lane.phases) {
+        const Duration& d = ph.duration;
+        if (ph.kind == PhaseKind::Compute) {
+          if (d.kind == Duration::Kind::Cycles) add(p.aicore_cycles(d.a));
+          else add(from_ns(d.a + 10 * d.b));  // a normal sample beyond 10 sigma never comes
+        }
+        if ((ph.kind == PhaseKind::Load || ph.kind == PhaseKind::Store) && ph.bytes.is_const())
+          add(p.gm.line_latency + from_ns(static_cast<double>(ph.bytes.const_value()) / p.gm.bytes_per_ns));
+      }
+}
+
+inline void trace_one(const std::uint8_t* bytes, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(bytes), size);
+  try {
+    trace::Trace t = trace::parse_trace(text, "fuzz.json", "fuzz");
+    config::resolve(t.run, a2a3(), t.file);
+    time_kernels(t, a2a3());
+    DataStore data;
+    std::unique_ptr<OpSource> src = trace::make_interpreter(t, data, kLoopIterations);
+    dry_run(*src, data, kMaxOps);
+  } catch (const InputError&) {
+  }
+}
+
+// ---- platform ----------------------------------------------------------------
+
+inline void platform_one(const std::uint8_t* bytes, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(bytes), size);
+  try {
+    Platform p = platform::parse_platform(text, "fuzz.json");
+    for (const std::string& ptr : platform::platform_field_pointers())
+      if (!p.provenance.count(ptr)) property_failed("a platform field without provenance");
+  } catch (const InputError&) {
+  }
+}
+
+// ---- expressions: the parser and evaluator against a reference ----------------
+
+// Variables the expressions may name: a value, or unbound (std::nullopt).
+struct ExprVar {
+  const char* name;
+  std::optional<std::int64_t> value;
+};
+inline const std::vector<ExprVar>& expr_vars() {
+  static const std::vector<ExprVar> v = {
+      {"a", 0}, {"b", 1}, {"c", -1}, {"i", 7}, {"n", 1000},
+      {"hi", std::numeric_limits<std::int64_t>::max()}, {"lo", std::numeric_limits<std::int64_t>::min()},
+      {"u", std::nullopt}};
+  return v;
+}
+
+class FuzzEnv : public ExprEnv {
+ public:
+  bool get(int slot, std::int64_t& value) const override {
+    const auto& v = expr_vars()[static_cast<std::size_t>(slot)].value;
+    if (v) value = *v;
+    return v.has_value();
+  }
+  std::string describe(int slot) const override {
+    return std::string("variable '") + expr_vars()[static_cast<std::size_t>(slot)].name + "' is not bound";
+  }
+};
+
+// An independent evaluator of the grammar in expr.h: recursive descent that
+// evaluates as it parses, in 128-bit arithmetic, and says whether the text is
+// malformed, fails to evaluate (overflow, division by zero, unbound name) or
+// has a value.
+class RefExpr {
+ public:
+  enum class Outcome { Syntax, EvalError, Value };
+  struct Result {
+    Outcome outcome;
+    std::int64_t value;
+  };
+
+  static Result run(const std::string& s) {
+    RefExpr r(s);
+    try {
+      V v = r.expr();
+      r.ws();
+      if (r.p_ != s.size()) throw SyntaxError{};
+      if (!v.ok) return {Outcome::EvalError, 0};
+      return {Outcome::Value, static_cast<std::int64_t>(v.v)};
+    } catch (const SyntaxError&) {
+      return {Outcome::Syntax, 0};
+    }
+  }
+
+ private:
+  struct SyntaxError {};
+  struct V {
+    bool ok;
+    __int128 v;
+  };
+  static constexpr __int128 kMin = std::numeric_limits<std::int64_t>::min();
+  static constexpr __int128 kMax = std::numeric_limits<std::int64_t>::max();
+
+  explicit RefExpr(const std::string& s) : s_(s) {}
+  static V fit(__int128 x) { return V{x >= kMin && x <= kMax, x}; }
+
+  void ws() {
+    while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\t')) ++p_;
+  }
+  char peek() {
+    ws();
+    return p_ < s_.size() ? s_[p_] : '\0';
+  }
+  void nest() {
+    if (++depth_ > kExprMaxNesting) throw SyntaxError{};
+  }
+  V expr() {
+    V a = term();
+    for (char c = peek(); c == '+' || c == '-'; c = peek()) {
+      ++p_;
+      V b = term();
+      a = a.ok && b.ok ? fit(c == '+' ? a.v + b.v : a.v - b.v) : V{false, 0};
+    }
+    return a;
+  }
+  V term() {
+    V a = unary();
+    for (char c = peek(); c == '*' || c == '/' || c == '%'; c = peek()) {
+      ++p_;
+      V b = unary();
+      if (!a.ok || !b.ok || (c != '*' && b.v == 0)) {
+        a = V{false, 0};
+        continue;
+      }
+      a = fit(c == '*' ? a.v * b.v : c == '/' ? a.v / b.v : a.v % b.v);
+    }
+    return a;
+  }
+  V unary() {
+    if (peek() != '-') return atom();
+    ++p_;
+    nest();
+    V a = unary();
+    --depth_;
+    return a.ok ? fit(-a.v) : a;
+  }
+  V atom() {
+    char c = peek();
+    if (c >= '0' && c <= '9') {
+      __int128 v = 0;
+      for (; p_ < s_.size() && s_[p_] >= '0' && s_[p_] <= '9'; ++p_) {
+        v = v * 10 + (s_[p_] - '0');
+        if (v > kMax) throw SyntaxError{};  // a literal above int64
+      }
+      return V{true, v};
+    }
+    auto name_char = [](char x, bool first) {
+      return (x >= 'A' && x <= 'Z') || (x >= 'a' && x <= 'z') || x == '_' || (!first && x >= '0' && x <= '9');
+    };
+    if (name_char(c, true)) {
+      std::size_t start = p_;
+      while (p_ < s_.size() && name_char(s_[p_], false)) ++p_;
+      std::string name = s_.substr(start, p_ - start);
+      if (name == "min" || name == "max") {
+        nest();
+        if (peek() != '(') throw SyntaxError{};
+        ++p_;
+        V a = expr();
+        if (peek() != ',') throw SyntaxError{};
+        ++p_;
+        V b = expr();
+        if (peek() != ')') throw SyntaxError{};
+        ++p_;
+        --depth_;
+        if (!a.ok || !b.ok) return V{false, 0};
+        return V{true, name == "min" ? (a.v < b.v ? a.v : b.v) : (a.v > b.v ? a.v : b.v)};
+      }
+      for (const ExprVar& var : expr_vars())
+        if (name == var.name) return var.value ? V{true, *var.value} : V{false, 0};
+      throw SyntaxError{};  // unknown name
+    }
+    if (c == '(') {
+      ++p_;
+      nest();
+      V a = expr();
+      if (peek() != ')') throw SyntaxError{};
+      ++p_;
+      --depth_;
+      return a;
+    }
+    throw SyntaxError{};
+  }
+
+  const std::string& s_;
+  std::size_t p_ = 0;
+  int depth_ = 0;
+};
+
+inline void expr_one(const std::uint8_t* bytes, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(bytes), size);
+  auto resolve = [](const std::string& name) {
+    const auto& vars = expr_vars();
+    for (std::size_t i = 0; i < vars.size(); ++i)
+      if (name == vars[i].name) return static_cast<int>(i);
+    return -1;
+  };
+  RefExpr::Outcome outcome = RefExpr::Outcome::Value;
+  std::int64_t value = 0;
+  Expr e;
+  bool parsed = false;
+  try {
+    e = Expr::parse(text, resolve);
+    parsed = true;
+  } catch (const EvalError& err) {
+    // A syntax error quotes the text; a constant expression that fails to
+    // evaluate fails here too (it is folded at parse time).
+    outcome = std::string(err.what()).rfind("bad expression '", 0) == 0 ? RefExpr::Outcome::Syntax
+                                                                        : RefExpr::Outcome::EvalError;
+  }
+  if (parsed) {
+    FuzzEnv env;
+    try {
+      value = e.eval(env);
+      if (e.eval(env) != value) property_failed("two evaluations differ");
+    } catch (const EvalError&) {
+      outcome = RefExpr::Outcome::EvalError;
+    }
+  }
+  if (text.size() > kExprMaxLength) {
+    if (outcome != RefExpr::Outcome::Syntax) property_failed("an expression above the length limit was accepted");
+    return;
+  }
+  RefExpr::Result ref = RefExpr::run(text);
+  if (ref.outcome != outcome) property_failed("parser/evaluator and the reference disagree on the outcome");
+  if (outcome == RefExpr::Outcome::Value && ref.value != value)
+    property_failed("parser/evaluator and the reference disagree on the value");
+}
+
+}  // namespace npusim::fuzz

@@ -1,0 +1,86 @@
+// Findings of the fuzz targets (tests/fuzz, docs/fuzzing.md), each as a unit
+// test, and a replay of the whole committed fuzz corpus through the same
+// target code (tests/fuzz/targets.h), so every build, sanitized or not, runs
+// the inputs the fuzzers collected.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/fuzz/targets.h"
+
+using namespace npusim;
+
+namespace {
+
+const std::string kCorpus = NPUSIM_TEST_DATA_DIR "/../fuzz/corpus/";
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// "path|message" of the InputError loading and interpreting `text` raises.
+std::string trace_error(const std::string& text) {
+  try {
+    trace::Trace t = trace::parse_trace(text, "t.json", "t");
+    DataStore data;
+    auto src = trace::make_interpreter(t, data, fuzz::kLoopIterations);
+    fuzz::dry_run(*src, data, fuzz::kMaxOps);
+  } catch (const InputError& e) {
+    return e.path() + "|" + e.message();
+  }
+  return "no error";
+}
+
+std::string platform_error(const std::string& text) {
+  try {
+    platform::parse_platform(text, "p.json");
+  } catch (const InputError& e) {
+    return e.path() + "|" + e.message();
+  }
+  return "no error";
+}
+
+std::string doc(const std::string& program) {
+  return R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
+            "tensors": {"a": {"shape": [4, 4], "dtype": "int32"}}, "program": )" +
+         program + "}";
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regressions: a number beyond a double's range is an input error") {
+  // nlohmann throws out_of_range (406), not parse_error, for these.
+  CHECK(trace_error("{\"npusim_trace\": 1,\n \"kernels\": {}, \"x_n\": 1e400, \"program\": []}") ==
+        "|invalid JSON at line 2, column 24: number 1e400 is out of range (beyond a double's range)");
+  CHECK(trace_error(R"({"npusim_trace": 1, "name": "1e400", "kernels": {}, "program": [-1E+999]})") ==
+        "|invalid JSON at line 1, column 65: number -1E+999 is out of range (beyond a double's range)");
+  CHECK(platform_error(R"({"npusim_platform": 1e400})") ==
+        "|invalid JSON: number overflow parsing '1e400' (beyond a double's range)");
+}
+
+TEST_CASE("fuzz regressions: the committed corpus replays without a finding") {
+  namespace fs = std::filesystem;
+  struct Target {
+    const char* name;
+    void (*run)(const std::uint8_t*, std::size_t);
+  };
+  for (const Target& t : {Target{"trace", fuzz::trace_one}, Target{"expr", fuzz::expr_one},
+                          Target{"platform", fuzz::platform_one}}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(kCorpus + t.name)) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    INFO(t.name << ": " << files.size() << " inputs");
+    CHECK(files.size() >= 5);
+    for (const fs::path& f : files) {
+      INFO(f.string());
+      const std::string text = read_file(f);
+      t.run(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+    }
+  }
+}
