@@ -11,13 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+using cli::has;
 
 struct Result {
   int status = -1;
@@ -25,39 +26,24 @@ struct Result {
   json summary;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// `npusim run <args>` into a scratch directory, with its summary.
+Result run(const std::string& args, const std::string& out_name) {
+  fs::path out;
+  cli::Result r = cli::run(args, out_name, out);
+  Result x{r.status, r.out, r.err, json()};
+  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
+  return x;
 }
 
-Result npusim(const std::string& args, const std::string& out_name = "") {
-  fs::path dir = fs::temp_directory_path() / ("npusim_barriers_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string out_opt;
-  if (!out_name.empty()) {
-    fs::remove_all(dir / out_name);
-    out_opt = " --out '" + (dir / out_name).string() + "'";
-  }
-  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args + out_opt + " >'" +
-                    (dir / "stdout").string() + "' 2>'" + (dir / "stderr").string() + "'";
-  int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(dir / "stdout");
-  r.err = slurp(dir / "stderr");
-  if (!out_name.empty() && fs::exists(dir / out_name / "summary.json"))
-    r.summary = json::parse(slurp(dir / out_name / "summary.json"));
-  return r;
+Result npusim(const std::string& args) {
+  cli::Result r = cli::npusim(args);
+  return Result{r.status, r.out, r.err, json()};
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
 TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507018 and says why", "[barrier]") {
-  Result r = npusim("run traces/barriers/hard_partial_16.json --quiet", "partial");
+  Result r = run("traces/barriers/hard_partial_16.json --quiet", "partial");
   CHECK(r.status == 1);
   const json& e = r.summary["error"];
   CHECK(e["name"] == "SCHEDULER_TIMEOUT");
@@ -82,7 +68,7 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
 }
 
 TEST_CASE("the same kernel on 48 AIV blocks with sync_start completes", "[barrier]") {
-  Result r = npusim("run traces/barriers/hard_full_48.json --quiet", "full");
+  Result r = run("traces/barriers/hard_full_48.json --quiet", "full");
   CHECK(r.status == 0);
   CHECK(r.summary["status"] == "ok");
   CHECK(r.summary["tasks"]["blocks_dispatched"] == 48);

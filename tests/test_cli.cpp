@@ -13,8 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -22,40 +21,11 @@ using nlohmann::json;
 namespace {
 
 const std::string kSrc = NPUSIM_SOURCE_DIR;
-const std::string kBin = NPUSIM_BINARY;
-
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("npusim_cli_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  return d;
-}
-
-Result npusim(const std::string& args) {
-  fs::path dir = scratch("io");
-  fs::create_directories(dir);
-  std::string cmd = "cd '" + kSrc + "' && '" + kBin + "' " + args + " >'" + (dir / "out").string() +
-                    "' 2>'" + (dir / "err").string() + "'";
-  int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
-
-json load(const fs::path& p) { return json::parse(slurp(p)); }
+using cli::load;
+using cli::npusim;
+using cli::Result;
+using cli::scratch;
+using cli::slurp;
 
 // Example traces small enough for the test suite.
 std::vector<std::string> examples() {

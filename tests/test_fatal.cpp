@@ -13,13 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+using cli::has;
 
 struct Run {
   int status = -1;
@@ -27,29 +28,15 @@ struct Run {
   json summary;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Run npusim_run(const std::string& trace, const std::string& extra = "") {
-  fs::path dir = fs::temp_directory_path() / ("npusim_fatal_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' run " + trace +
-                    " --quiet --no-host-stats --out '" + (dir / "out").string() + "' " + extra + " 2>'" +
-                    (dir / "err").string() + "'";
-  int rc = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.err = slurp(dir / "err");
-  if (fs::exists(dir / "out/summary.json")) r.summary = json::parse(slurp(dir / "out/summary.json"));
-  return r;
+  fs::path out;
+  cli::Result r = cli::run(trace + " --quiet --no-host-stats " + extra, "fatal", out);
+  Run x;
+  x.status = r.status;
+  x.err = r.err;
+  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
+  return x;
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // What every device-reported fatal shares.
 void check_common(const Run& r, const std::string& name, int orch_code, const std::string& hint_start) {

@@ -13,34 +13,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using cli::load;
 
 // Runs a trace; returns its output directory.
 fs::path run(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("npusim_overhead_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' run traces/" + name +
-                    ".json --quiet --out '" + dir.string() + "' 2>/dev/null";
-  int rc = std::system(cmd.c_str());
-  REQUIRE(WIFEXITED(rc));
-  REQUIRE(WEXITSTATUS(rc) == 0);
+  fs::path dir;
+  cli::Result r = cli::run("traces/" + name + ".json --quiet", name, dir);
+  REQUIRE(r.status == 0);
   return dir;
 }
-
-json load(const fs::path& p) { return json::parse(slurp(p)); }
 
 // Worker View bars (pid 4, cat "event") per task id: the core lanes they occupy.
 std::map<std::uint64_t, std::vector<json>> bars(const json& perfetto) {

@@ -1,0 +1,64 @@
+// Helpers for the tests that run the npusim binary: scratch directories,
+// running a command line in the source tree, reading its outputs.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline json load(const fs::path& p) { return json::parse(slurp(p)); }
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// An empty scratch path of this test process (the directory itself is not created).
+inline fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  return d;
+}
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `npusim <args>` in the source tree (so trace paths are relative to it).
+inline Result npusim(const std::string& args) {
+  fs::path dir = scratch("io");
+  fs::create_directories(dir);
+  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args + " >'" +
+                    (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+// `npusim run <args> --out <scratch/name>`: the result and the output directory.
+inline Result run(const std::string& args, const std::string& name, fs::path& out) {
+  out = scratch(name);
+  return npusim("run " + args + " --out '" + out.string() + "'");
+}
+
+}  // namespace cli
