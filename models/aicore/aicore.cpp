@@ -97,6 +97,7 @@ void AicoreComplex::advance(int core, bool notify) {
     if (s.waiting || !run_local(core, s)) break;
     s.end = s.t;
     r.end = s.end;
+    for (PhaseHandler* h : handlers_) h->block_end(core, *s.task, s.block, s.end);
     last_end_ = std::max(last_end_, s.end);
     c.free_at = s.end + platform_.core.loop;
     changed = true;
@@ -169,7 +170,9 @@ void AicoreComplex::resume(int core, Time t_done) {
   Core& c = cores_[core];
   Slot& s = c.slots[c.exec];
   const Phase& ph = s.task->kernel->lanes[s.lane].phases[s.phase];
-  if (obs_ && t_done > s.wait_since) obs_->on_core_wait(core, *s.task, s.block, wait_kind_of(ph.kind), s.wait_since, t_done);
+  // A GM phase's time is its transfer, not a wait: the GM model reports the
+  // part spent waiting for a contended line itself.
+  if (obs_ && t_done > s.wait_since && wait_kind_of(ph.kind) != WaitKind::Memory) obs_->on_core_wait(core, *s.task, s.block, wait_kind_of(ph.kind), s.wait_since, t_done);
   s.waiting = false;
   ++s.phase;
   s.t = t_done;
@@ -205,18 +208,12 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
 }
 
 Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) const {
-  const GmCosts& gm = platform_.gm;
   switch (ph.kind) {
     case PhaseKind::Compute: return sample(ph.duration, s, index);
     case PhaseKind::Load:
-    case PhaseKind::Store: {
-      BlockEnv env(s.block, s.task->block_num);
-      std::int64_t bytes = ph.bytes.empty() ? 0 : ph.bytes.eval(env);
-      double stream_ns = gm.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm.bytes_per_ns : 0;
-      return gm.line_latency + from_ns(stream_ns);
-    }
-    case PhaseKind::Fence: return gm.fence;
-    case PhaseKind::CacheInvalid: return ph.all ? gm.cacheinvalid_all : gm.cacheinvalid_line;
+    case PhaseKind::Store:
+    case PhaseKind::Fence:
+    case PhaseKind::CacheInvalid:  // the GM model (models/gm)
     case PhaseKind::Syncall:
     case PhaseKind::Push:
     case PhaseKind::Pop: break;  // always executed by a handler

@@ -8,9 +8,9 @@
 // only by reading COND, which `poll` decodes exactly as the runtime does.
 //
 // Time is durations, not clocks. When a block is dispatched its phases are
-// laid out at once as far as they can be timed locally (compute, and memory
-// phases when no GM model is attached). A phase that depends on other cores
-// (a cross-core slot push or pop, a barrier, a GM access with contention) or
+// laid out at once as far as they can be timed locally (compute). A phase
+// that depends on other cores (a cross-core slot push or pop, a barrier, any
+// GM access: load, store, fence, cacheinvalid, through the GM model) or
 // a gated start (early dispatch) is executed at its simulated time by one
 // SC_METHOD with a private time-ordered queue, through a PhaseHandler; when
 // it completes, the rest of the block is laid out again. A core therefore
@@ -80,6 +80,10 @@ class PhaseHandler {
   // Does this handler take this phase? (HARD and SOFT syncall go to
   // different handlers.)
   virtual bool handles(const Phase& ph) const = 0;
+  // Block `block` of `task` on `core` ends at `end` (known once its last
+  // phase executed; `end` may lie ahead of the current time). The GM model
+  // writes the block's stores back and drops its cache here.
+  virtual void block_end(int /*core*/, const Task& /*task*/, int /*block*/, Time /*end*/) {}
 };
 
 class AicoreComplex : public sc_core::sc_module {

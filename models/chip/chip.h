@@ -11,6 +11,7 @@
 #include "models/aicore/aicore.h"
 #include "models/aicore/cross_core.h"
 #include "models/ffts/ffts.h"
+#include "models/gm/gm.h"
 #include "models/aicpu/orchestrator.h"
 #include "models/aicpu/scheduler.h"
 #include "models/common/platform.h"
@@ -36,6 +37,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const Platform& platform() const { return platform_; }
   std::uint64_t blocks_dispatched() const { return ctx_.blocks_dispatched; }
   const FftsBarrier& ffts() const { return *ffts_; }
+  const GmModel& gm() const { return *gm_; }
   const RunConfig& config() const { return config_; }
 
  private:
@@ -59,6 +61,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   std::unique_ptr<AicoreComplex> cores_;
   std::unique_ptr<CrossCorePipes> pipes_;
   std::unique_ptr<FftsBarrier> ffts_;
+  std::unique_ptr<GmModel> gm_;
   SchedContext ctx_;
   std::vector<std::unique_ptr<SchedulerThread>> scheds_;
   std::unique_ptr<OrchestratorThread> orch_;

@@ -1,0 +1,510 @@
+#include "models/gm/gm.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace npusim {
+
+namespace {
+
+constexpr std::size_t kPruneMin = 4096;  // runs tracked before the first prune
+constexpr std::size_t kIoSweepMin = 64;  // tasks with bypass loads tracked before the first sweep
+
+const char* kKindNames[] = {"coherency_stale_read", "coherency_unfenced_read", "coherency_partial_invalidate",
+                            "coherency_bypass_write"};
+
+// The first entry of an ordered map of ranges [key, value.hi) that ends after `a`.
+template <class M>
+typename M::iterator first_overlap(M& m, std::uint64_t a) {
+  auto it = m.upper_bound(a);
+  if (it != m.begin()) {
+    auto p = std::prev(it);
+    if (p->second.hi > a) return p;
+  }
+  return it;
+}
+
+std::uint64_t view_base(const Tensor& v) {
+  return v.addr + static_cast<std::uint64_t>(v.start_offset()) * static_cast<std::uint64_t>(dtype_bytes(v.dtype));
+}
+
+// A view's bytes, taken as contiguous from its first element (docs/gm.md).
+std::uint64_t view_bytes(const Tensor& v) {
+  return static_cast<std::uint64_t>(v.view_numel()) * static_cast<std::uint64_t>(dtype_bytes(v.dtype));
+}
+
+std::string us_text(Time t) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
+  return b;
+}
+
+std::string hex(std::uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+std::string task_label(TaskId id, const KernelDef* k) {
+  return task_display(id) + " (" + (k ? k->name : std::string("?")) + ")";
+}
+
+std::int64_t eval_or(const Expr& e, const BlockEnv& env, std::int64_t dflt) { return e.empty() ? dflt : e.eval(env); }
+
+}  // namespace
+
+GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer)
+    : cores_(cores), platform_(platform), gm_(platform.gm), data_(data), obs_(observer),
+      line_bytes_(platform.gm.line_bytes ? platform.gm.line_bytes : 64), prune_at_(kPruneMin),
+      io_sweep_at_(kIoSweepMin) {
+  core_.resize(static_cast<std::size_t>(cores.map().total()));
+}
+
+Time GmModel::transfer(std::uint64_t bytes) const {
+  double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm_.bytes_per_ns : 0;
+  return gm_.line_latency + from_ns(stream_ns);
+}
+
+GmModel::Span GmModel::span_of(const PhaseCtx& ctx) const {
+  const Phase& ph = *ctx.phase;
+  BlockEnv env(ctx.block, ctx.block_num);
+  const std::int64_t off = std::max<std::int64_t>(0, eval_or(ph.offset, env, 0));
+  const std::int64_t n = std::max<std::int64_t>(0, eval_or(ph.bytes, env, 0));
+  const std::uint64_t lo = view_base(ctx.task->args[static_cast<std::size_t>(ph.arg)]) + static_cast<std::uint64_t>(off);
+  return Span{lo, lo + static_cast<std::uint64_t>(n)};
+}
+
+const GmModel::KernelInfo& GmModel::kernel_info(const Task& task) {
+  auto [it, fresh] = kernels_.try_emplace(task.kernel);
+  if (!fresh || !task.kernel) return it->second;
+  bool hard = false, soft = false;
+  for (const LaneBody& l : task.kernel->lanes)
+    for (const Phase& p : l.phases) {
+      if (p.kind == PhaseKind::Load && p.cache == CacheMode::Bypass) it->second.bypass = true;
+      if (p.kind == PhaseKind::Syncall) (p.sync_mode == SyncMode::Hard ? hard : soft) = true;
+    }
+  if (hard && soft && obs_)
+    obs_->on_warning("syncall_mixed_modes",
+                     "kernel \"" + task.kernel->name + "\" (first launch: task " + task_display(task.id) +
+                         ") mixes HARD and SOFT syncall: the FFTS barrier waits for every physical core of its "
+                         "type while the GM counter counts used_cores, and neither orders the other's arrivals; "
+                         "use one mode per kernel");
+  return it->second;
+}
+
+GmModel::CoreState& GmModel::enter(const PhaseCtx& ctx, Time t) {
+  CoreState& c = core_[static_cast<std::size_t>(ctx.core)];
+  if (c.live && c.task == ctx.task->id && c.block == ctx.block) return c;
+  // A new block: the AICore starts it with an empty cache.
+  if (c.live && c.end == kNever) flush(ctx.core, t, true);  // its end was not reported
+  c.task = ctx.task->id;
+  c.block = ctx.block;
+  ++c.epoch;
+  c.live = true;
+  c.start = t;
+  c.end = kNever;
+  c.cache.clear();
+  c.regions.clear();
+  c.dirty.clear();
+  c.dirty_lines = 0;
+  c.track_io = kernel_info(*ctx.task).bypass;
+  return c;
+}
+
+void GmModel::block_end(int core, const Task& task, int block, Time end) {
+  CoreState& c = core_[static_cast<std::size_t>(core)];
+  if (!c.live || c.task != task.id || c.block != block || c.end != kNever) return;
+  flush(core, end, true);  // the end of a block writes its stores back
+  c.end = end;
+  c.cache.clear();
+  c.regions.clear();
+}
+
+Time GmModel::execute(const PhaseCtx& ctx, Time t) {
+  switch (ctx.phase->kind) {
+    case PhaseKind::Load: return load(ctx, t);
+    case PhaseKind::Store: return store(ctx, t);
+    case PhaseKind::Fence: return fence(ctx, t);
+    case PhaseKind::CacheInvalid: return cacheinvalid(ctx, t);
+    case PhaseKind::Syncall: return soft_syncall(ctx, t);
+    default: return t;
+  }
+}
+
+// ------------------------------------------------------------------ phases
+
+Time GmModel::load(const PhaseCtx& ctx, Time t) {
+  CoreState& c = enter(ctx, t);
+  const Span s = span_of(ctx);
+  const Time done = t + transfer(s.hi - s.lo);
+  if (s.hi <= s.lo) return done;
+  const bool bypass = ctx.phase->cache == CacheMode::Bypass;
+  const Line a = line_of(s.lo), b = line_of(s.hi - 1) + 1;
+  const Reader rd{ctx.task, ctx.core, ctx.block, ctx.phase->arg, t};
+  for (auto it = first_overlap(runs_, a); it != runs_.end() && it->first < b; ++it) {
+    Run& r = it->second;
+    settle(r, t);
+    const Line rl = std::max(a, it->first), rh = std::min(b, r.hi);
+    // Bytes another core stored and has not made visible yet.
+    for (const Pending& p : r.pending) {
+      if (p.core == ctx.core) continue;
+      const std::uint64_t lo = std::max({s.lo, p.lo, rl * line_bytes_});
+      const std::uint64_t hi = std::min({s.hi, p.hi, rh * line_bytes_});
+      if (lo >= hi) continue;
+      const std::string w = writer_label(p.core, p.block, p.task, p.kernel, *ctx.task);
+      const std::string what =
+          "bytes that " + w + " stored at " + us_text(p.stored_at) +
+          (p.visible_at == kNever ? " and has not fenced" : " and makes visible only at " + us_text(p.visible_at)) +
+          ": they may still sit in that core's cache";
+      for (Line x = line_of(lo); x <= line_of(hi - 1); ++x)
+        report(kUnfenced, rd, x, what, "fence on core " + std::to_string(p.core) + " after its store, before the hand-off");
+    }
+    if (bypass) continue;
+    // Lines this core fetched before another core's stores to them became visible.
+    const Pub& o = r.latest.core != ctx.core ? r.latest : r.other;
+    if (o.core < 0) continue;
+    for (auto ct = first_overlap(c.cache, rl); ct != c.cache.end() && ct->first < rh; ++ct) {
+      if (ct->second.at >= o.at) continue;
+      const Line lo = std::max(rl, ct->first), hi = std::min(rh, ct->second.hi);
+      const std::string w = writer_label(o.core, o.block, o.task, o.kernel, *ctx.task);
+      const std::string what = "which " + w + " wrote and made visible at " + us_text(o.at) +
+                               (o.at_end ? " (the end of its block)" : " (its fence)") +
+                               ", after this core cached it at " + us_text(ct->second.at);
+      for (Line x = lo; x < hi; ++x) {
+        const Region* g = nullptr;
+        for (const Region& reg : c.regions)
+          if (reg.lo <= x && x < reg.hi && reg.at >= o.at) g = &reg;
+        if (g)
+          report(kPartial, rd, x,
+                 what + "; the region cacheinvalid at " + us_text(g->at) +
+                     " dropped only the line of its view's base address (GM " + hex(g->base * line_bytes_) +
+                     "), not this one: the cached copy is stale",
+                 "cacheinvalid \"all\" (the region form drops only the line of the view's base address)");
+        else
+          report(kStale, rd, x, what + ": the cached copy is stale",
+                 "cacheinvalid of this line (or cacheinvalid \"all\") after the hand-off, before the load");
+      }
+    }
+  }
+  if (bypass) {
+    if (c.track_io) check_bypass(ctx, c, s, false, t);
+  } else {
+    cache_insert(c, a, b, t);
+  }
+  return done;
+}
+
+Time GmModel::store(const PhaseCtx& ctx, Time t) {
+  CoreState& c = enter(ctx, t);
+  const Span s = span_of(ctx);
+  const Time cost = transfer(s.hi - s.lo);
+  if (s.hi <= s.lo) return t + cost;
+  const Line a = line_of(s.lo), b = line_of(s.hi - 1) + 1;
+  // Ownership of lines another core stored to and still holds: the store
+  // waits for their owner's access to complete and costs one line_serialize
+  // more (the ownership transfers of a multi-line store overlap).
+  Time start = t;
+  bool taken = false;
+  for (auto it = first_overlap(runs_, a); it != runs_.end() && it->first < b; ++it) {
+    const Run& r = it->second;
+    if (r.writer < 0 || r.writer == ctx.core || !owner_live(r, t)) continue;
+    taken = true;
+    start = std::max(start, r.owner_until);
+  }
+  const Time done = start + cost + (taken ? gm_.line_serialize : 0);
+  if (start > t && obs_) obs_->on_core_wait(ctx.core, *ctx.task, ctx.block, WaitKind::Memory, t, start);
+  split(a);
+  split(b);
+  Line cur = a;
+  auto it = runs_.lower_bound(a);
+  while (cur < b) {
+    if (it == runs_.end() || it->first > cur) {
+      const Line gap_end = it == runs_.end() ? b : std::min(b, it->first);
+      it = runs_.emplace_hint(it, cur, Run{});
+      it->second.hi = gap_end;
+    }
+    Run& r = it->second;
+    settle(r, t);
+    r.writer = ctx.core;
+    r.writer_epoch = c.epoch;
+    r.owner_until = std::max(r.owner_until, done);
+    bool merged = false;
+    for (Pending& p : r.pending)
+      if (p.core == ctx.core && p.visible_at == kNever) {
+        p.lo = std::min(p.lo, s.lo);
+        p.hi = std::max(p.hi, s.hi);
+        merged = true;
+        break;
+      }
+    if (!merged)
+      r.pending.push_back(Pending{ctx.core, ctx.block, ctx.task->id, ctx.task->kernel, s.lo, s.hi, t, kNever, false});
+    cur = r.hi;
+    ++it;
+  }
+  dirty_insert(c, a, b);
+  cache_insert(c, a, b, t);  // write-allocate
+  if (c.track_io) check_bypass(ctx, c, s, true, t);
+  if (runs_.size() > prune_at_) prune(t);
+  return done;
+}
+
+Time GmModel::fence(const PhaseCtx& ctx, Time t) {
+  CoreState& c = enter(ctx, t);
+  // The fence waits for the write-back of the core's dirty lines.
+  const Time cost = gm_.fence + (c.dirty_lines ? transfer(c.dirty_lines * line_bytes_) : 0);
+  flush(ctx.core, t + cost, false);
+  return t + cost;
+}
+
+Time GmModel::cacheinvalid(const PhaseCtx& ctx, Time t) {
+  CoreState& c = enter(ctx, t);
+  if (ctx.phase->all) {
+    c.cache.clear();
+    return t + gm_.cacheinvalid_all;
+  }
+  // The region form drops only the line of the view's base address.
+  const Tensor& v = ctx.task->args[static_cast<std::size_t>(ctx.phase->arg)];
+  const std::uint64_t base = view_base(v), bytes = view_bytes(v);
+  const Line lo = line_of(base), hi = bytes ? line_of(base + bytes - 1) + 1 : lo + 1;
+  cache_erase(c, lo);
+  if (hi > lo + 1) c.regions.push_back(Region{lo, hi, lo, t});
+  return t + gm_.cacheinvalid_line;
+}
+
+// SOFT syncall (docs/gm.md; PTO-ISA's algorithm is unknown, this is an
+// assumption): each participant increments a counter in the workspace's
+// first line (an atomic: serialized, line_serialize + line_latency), then
+// polls it (cacheinvalid_line + line_latency per poll) until the count of
+// this episode is reached. A waiter leaves on its first poll completing once
+// the last increment is visible; those final reloads of the hot line are
+// served one after another, line_serialize apart.
+Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
+  enter(ctx, t);
+  const Tensor& ws = ctx.task->args[static_cast<std::size_t>(ctx.phase->workspace_arg)];
+  Barrier& b = barriers_[line_of(view_base(ws))];
+  BlockEnv env(ctx.block, ctx.block_num);
+  const std::int64_t n = std::max<std::int64_t>(1, eval_or(ctx.phase->used_cores, env, 1));
+  if (b.arrived.empty()) b.target = static_cast<int>(std::min<std::int64_t>(n, 1 << 30));
+  const Time start = std::max(t, b.owner_until);
+  const Time inc_done = start + gm_.line_serialize + gm_.line_latency;
+  b.owner_until = inc_done;
+  b.arrived.push_back(Arrival{ctx.core, inc_done});
+  if (static_cast<int>(b.arrived.size()) < b.target) return kNever;  // waits for the others
+
+  const Time last = inc_done;
+  const Time poll = gm_.cacheinvalid_line + gm_.line_latency;
+  struct Exit {
+    Time f;
+    int core;
+  };
+  std::vector<Exit> exits;
+  exits.reserve(b.arrived.size());
+  for (const Arrival& a : b.arrived) {
+    Time f = last;
+    if (poll > 0) {
+      const Time k = last > a.inc_done ? (last - a.inc_done + poll - 1) / poll : 1;
+      f = a.inc_done + std::max<Time>(k, 1) * poll;
+    }
+    exits.push_back(Exit{f, a.core});
+  }
+  std::stable_sort(exits.begin(), exits.end(), [](const Exit& x, const Exit& y) { return x.f < y.f; });
+  Time mine = last, prev = 0;
+  for (std::size_t i = 0; i < exits.size(); ++i) {
+    const Time r = i == 0 ? exits[i].f : std::max(exits[i].f, prev + gm_.line_serialize);
+    prev = r;
+    if (exits[i].core == ctx.core)
+      mine = r;
+    else
+      cores_.resume(exits[i].core, r);
+  }
+  b.arrived.clear();
+  ++b.episodes;
+  return mine;
+}
+
+// ------------------------------------------------------------------ runs
+
+std::map<GmModel::Line, GmModel::Run>::iterator GmModel::first_run(Line a) { return first_overlap(runs_, a); }
+
+void GmModel::split(Line x) {
+  auto it = runs_.upper_bound(x);
+  if (it == runs_.begin()) return;
+  --it;
+  if (!(it->first < x && x < it->second.hi)) return;
+  Run tail = it->second;  // keeps hi
+  it->second.hi = x;
+  runs_.emplace_hint(std::next(it), x, std::move(tail));
+}
+
+void GmModel::publish(Run& r, const Pending& p) {
+  const Pub np{p.visible_at, p.core, p.block, p.task, p.kernel, p.at_end};
+  if (r.latest.core < 0) {
+    r.latest = np;
+  } else if (np.at >= r.latest.at) {
+    if (np.core != r.latest.core) r.other = r.latest;
+    r.latest = np;
+  } else if (np.core != r.latest.core && (r.other.core < 0 || np.at > r.other.at)) {
+    r.other = np;
+  }
+}
+
+void GmModel::settle(Run& r, Time t) {
+  if (r.pending.empty()) return;
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < r.pending.size(); ++i) {
+    if (r.pending[i].visible_at <= t)
+      publish(r, r.pending[i]);
+    else
+      r.pending[keep++] = r.pending[i];
+  }
+  r.pending.resize(keep);
+}
+
+bool GmModel::owner_live(const Run& r, Time t) const {
+  if (r.writer < 0) return false;
+  const CoreState& w = core_[static_cast<std::size_t>(r.writer)];
+  return w.epoch == r.writer_epoch && (w.end == kNever || w.end > t);
+}
+
+void GmModel::flush(int core, Time visible_at, bool at_end) {
+  CoreState& c = core_[static_cast<std::size_t>(core)];
+  for (const auto& [lo, hi] : c.dirty)
+    for (auto it = first_overlap(runs_, lo); it != runs_.end() && it->first < hi; ++it)
+      for (Pending& p : it->second.pending)
+        if (p.core == core && p.visible_at == kNever) {
+          p.visible_at = visible_at;
+          p.at_end = at_end;
+        }
+  c.dirty.clear();
+  c.dirty_lines = 0;
+}
+
+// Drops the runs nobody can be affected by any more: nothing pending, the
+// owner's block over, and the latest publication no later than the start of
+// every live core's block (whose cache was empty then).
+void GmModel::prune(Time t) {
+  Time horizon = t;
+  for (const CoreState& c : core_)
+    if (c.live && (c.end == kNever || c.end > t)) horizon = std::min(horizon, c.start);
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    Run& r = it->second;
+    settle(r, t);
+    if (r.pending.empty() && !owner_live(r, t) && (r.latest.core < 0 || r.latest.at <= horizon))
+      it = runs_.erase(it);
+    else
+      ++it;
+  }
+  prune_at_ = std::max(kPruneMin, 2 * runs_.size());
+}
+
+// ------------------------------------------------------------------ caches
+
+void GmModel::cache_insert(CoreState& c, Line a, Line b, Time t) {
+  // Lines already cached keep their (older) copy: only the gaps are fetched.
+  auto it = first_overlap(c.cache, a);
+  Line cur = a;
+  while (cur < b) {
+    if (it != c.cache.end() && it->first <= cur) {
+      cur = std::max(cur, it->second.hi);
+      ++it;
+      continue;
+    }
+    const Line gap_end = it == c.cache.end() ? b : std::min(b, it->first);
+    // Extend the previous segment when it was fetched at the same time.
+    auto prev = it == c.cache.begin() ? c.cache.end() : std::prev(it);
+    if (prev != c.cache.end() && prev->second.hi == cur && prev->second.at == t)
+      prev->second.hi = gap_end;
+    else
+      c.cache.emplace_hint(it, cur, CacheSeg{gap_end, t});
+    cur = gap_end;
+  }
+}
+
+void GmModel::cache_erase(CoreState& c, Line x) {
+  auto it = first_overlap(c.cache, x);
+  if (it == c.cache.end() || it->first > x) return;
+  const Line lo = it->first;
+  const CacheSeg s = it->second;
+  c.cache.erase(it);
+  if (lo < x) c.cache.emplace(lo, CacheSeg{x, s.at});
+  if (x + 1 < s.hi) c.cache.emplace(x + 1, CacheSeg{s.hi, s.at});
+}
+
+void GmModel::dirty_insert(CoreState& c, Line a, Line b) {
+  auto it = c.dirty.upper_bound(a);
+  if (it != c.dirty.begin() && std::prev(it)->second >= a) --it;
+  Line lo = a, hi = b;
+  std::uint64_t had = 0;
+  while (it != c.dirty.end() && it->first <= hi) {
+    lo = std::min(lo, it->first);
+    hi = std::max(hi, it->second);
+    had += it->second - it->first;
+    it = c.dirty.erase(it);
+  }
+  c.dirty.emplace(lo, hi);
+  c.dirty_lines += (hi - lo) - had;
+}
+
+// ------------------------------------------------------------------ reports
+
+// A task whose kernel has bypass loads: its stores and bypass loads are
+// matched, whichever comes first in time.
+void GmModel::check_bypass(const PhaseCtx& ctx, const CoreState&, Span s, bool is_store, Time t) {
+  TaskIo& io = task_io_[ctx.task->id];
+  io.task = ctx.task;
+  const IoRange me{s.lo, s.hi, ctx.core, ctx.block, ctx.phase->arg, t};
+  for (const IoRange& o : is_store ? io.bypass : io.stores) {
+    const std::uint64_t lo = std::max(me.lo, o.lo), hi = std::min(me.hi, o.hi);
+    if (lo >= hi) continue;
+    const IoRange& rd = is_store ? o : me;
+    const IoRange& wr = is_store ? me : o;
+    const Reader reader{ctx.task, rd.core, rd.block, rd.arg, rd.at};
+    const std::string what = "which " +
+                             (wr.block == rd.block && wr.core == rd.core
+                                  ? std::string("this block")
+                                  : "block " + std::to_string(wr.block) + " (core " + std::to_string(wr.core) + ")") +
+                             " of the same task stores at " + us_text(wr.at) +
+                             ": a bypass load reads GM directly and is not ordered with the kernel's own stores";
+    for (Line x = line_of(lo); x <= line_of(hi - 1); ++x)
+      report(kBypass, reader, x, what,
+             "a cached load (cache \"default\") after the writer's fence, the barrier and cacheinvalid");
+  }
+  (is_store ? io.stores : io.bypass).push_back(me);
+  if (task_io_.size() > io_sweep_at_) {
+    for (auto it = task_io_.begin(); it != task_io_.end();) {
+      const TaskIo& x = it->second;
+      if (x.task->id != it->first || x.task->state != TaskState::Pending)
+        it = task_io_.erase(it);
+      else
+        ++it;
+    }
+    io_sweep_at_ = std::max(kIoSweepMin, 2 * task_io_.size());
+  }
+}
+
+std::string GmModel::tensor_label(const Tensor& v) const {
+  const std::string n = data_.name(v.buffer);
+  return n.empty() ? "buffer " + hex(v.addr) : "tensor \"" + n + "\"";
+}
+
+std::string GmModel::writer_label(int core, int block, TaskId task, const KernelDef* kernel, const Task& reader) const {
+  std::string s = "core " + std::to_string(core) + " (block " + std::to_string(block);
+  if (task != reader.id) s += " of task " + task_label(task, kernel);
+  return s + ")";
+}
+
+void GmModel::report(int kind, const Reader& rd, Line line, const std::string& what, const std::string& missing) {
+  if (!reported_.insert(ReportKey{rd.task->id, line, kind}).second) return;
+  ++reports_;
+  if (!obs_) return;
+  const Tensor& v = rd.task->args[static_cast<std::size_t>(rd.arg)];
+  const Line first = line_of(view_base(v));
+  std::string msg = "task " + task_label(rd.task->id, rd.task->kernel) + " block " + std::to_string(rd.block) +
+                    " on core " + std::to_string(rd.core) + " at " + us_text(rd.at) + ": " +
+                    (kind == kBypass ? "a cache \"bypass\" load" : "a load") + " reads line " +
+                    std::to_string(line - first) + " of " + tensor_label(v) + " (GM " + hex(line * line_bytes_) +
+                    "), " + what + "; missing: " + missing;
+  obs_->on_warning(kKindNames[kind], msg);
+}
+
+}  // namespace npusim

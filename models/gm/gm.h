@@ -1,0 +1,213 @@
+// Global memory seen through each core's cache lines (docs/gm.md).
+//
+// The GM model executes the phases that touch GM at their simulated time:
+// `load`, `store`, `fence`, `cacheinvalid`, and SOFT `syncall` (a barrier by
+// GM polling). It times them from the platform's `gm` section, serializes the
+// accesses that need ownership of one line, and checks coherency: every read
+// that could see stale data on silicon is reported through
+// SimObserver::on_warning (kinds coherency_stale_read, coherency_unfenced_read,
+// coherency_partial_invalidate, coherency_bypass_write), once per
+// (task, line, kind).
+//
+// State is kept by ranges, not by line, so a large streaming load of a
+// read-only input costs a few ordered-map steps whatever its size:
+//  - per core, for the block it runs: the line ranges it holds cached (with
+//    the time each was fetched), the line ranges it stored to and has not
+//    fenced, and the regions it invalidated with the region form;
+//  - per range of lines somebody stored to (a "run"): the stores not yet
+//    visible (writer, bytes), the latest publication by each of two distinct
+//    cores, and the line's owner for serialization. Runs nobody can still be
+//    affected by are pruned.
+// A block starts with an empty cache (the AICore's dcci of its payload and
+// cache at task start) and its stores become visible when it ends at the
+// latest (the FIN protocol writes back), so hazards live within a kernel run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "models/aicore/aicore.h"
+#include "models/runtime/data_store.h"
+
+namespace npusim {
+
+class GmModel : public PhaseHandler {
+ public:
+  GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer);
+
+  bool handles(const Phase& ph) const override {
+    switch (ph.kind) {
+      case PhaseKind::Load:
+      case PhaseKind::Store:
+      case PhaseKind::Fence:
+      case PhaseKind::CacheInvalid: return true;
+      case PhaseKind::Syncall: return ph.sync_mode == SyncMode::Soft;
+      default: return false;
+    }
+  }
+  Time execute(const PhaseCtx& ctx, Time t) override;
+  void block_end(int core, const Task& task, int block, Time end) override;
+
+  // Coherency reports made so far (after deduplication).
+  std::uint64_t reports() const { return reports_; }
+  // Ranges of stored lines currently tracked (host-cost introspection).
+  std::size_t tracked_runs() const { return runs_.size(); }
+
+ private:
+  using Line = std::uint64_t;
+
+  // A publication: stores of `core` becoming visible to the other cores.
+  struct Pub {
+    Time at = 0;
+    int core = -1;  // -1: none
+    int block = 0;
+    TaskId task = kNoTask;
+    const KernelDef* kernel = nullptr;
+    bool at_end = false;  // by the end of the writer's block, not by a fence
+  };
+  // Stores of one core to a run, not yet visible to the others.
+  struct Pending {
+    int core;
+    int block;
+    TaskId task;
+    const KernelDef* kernel;
+    std::uint64_t lo, hi;  // bytes written (hull)
+    Time stored_at;
+    Time visible_at;       // kNever until the writer fences or its block ends
+    bool at_end;
+  };
+  // Lines [key, hi) with one state.
+  struct Run {
+    Line hi = 0;
+    int writer = -1;                // last core that stored to the lines
+    std::uint64_t writer_epoch = 0; // ... in which of its blocks
+    Time owner_until = 0;           // its store completes: the next owner waits
+    Pub latest;                     // latest publication
+    Pub other;                      // latest publication by a core other than latest.core
+    std::vector<Pending> pending;
+  };
+  struct CacheSeg {
+    Line hi;
+    Time at;  // fetched into the cache
+  };
+  struct Region {  // a region-form cacheinvalid: the view's lines, of which only `base` was dropped
+    Line lo, hi, base;
+    Time at;
+  };
+  struct CoreState {
+    TaskId task = kNoTask;
+    int block = -1;
+    std::uint64_t epoch = 0;  // blocks seen on this core
+    bool live = false;
+    bool track_io = false;    // the kernel has bypass loads: record its stores and bypass loads
+    Time start = 0;           // first GM phase of the block
+    Time end = kNever;        // the block's end, once known
+    std::map<Line, CacheSeg> cache;
+    std::vector<Region> regions;
+    std::map<Line, Line> dirty;  // line ranges with stores not yet fenced
+    std::uint64_t dirty_lines = 0;
+  };
+  // SOFT syncall: one counter per workspace line, counted in episodes.
+  struct Arrival {
+    int core;
+    Time inc_done;  // its increment of the counter is visible
+  };
+  struct Barrier {
+    int target = 0;
+    std::vector<Arrival> arrived;
+    Time owner_until = 0;
+    std::uint64_t episodes = 0;
+  };
+  // Bytes a task with bypass loads stores and loads with "bypass".
+  struct IoRange {
+    std::uint64_t lo, hi;
+    int core, block, arg;
+    Time at;
+  };
+  struct TaskIo {
+    Task* task = nullptr;
+    std::vector<IoRange> stores, bypass;
+  };
+  struct KernelInfo {
+    bool bypass = false;
+  };
+  struct ReportKey {
+    TaskId task;
+    Line line;
+    int kind;
+    bool operator==(const ReportKey& o) const { return task == o.task && line == o.line && kind == o.kind; }
+  };
+  struct ReportKeyHash {
+    std::size_t operator()(const ReportKey& k) const {
+      std::uint64_t h = k.task * 0x9E3779B97F4A7C15ull;
+      h ^= k.line + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      h ^= static_cast<std::uint64_t>(k.kind) * 0xBF58476D1CE4E5B9ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  // The read a report is about.
+  struct Reader {
+    const Task* task;
+    int core, block, arg;
+    Time at;
+  };
+  enum ReportKind : int { kStale = 0, kUnfenced, kPartial, kBypass };
+
+  // Phases.
+  Time load(const PhaseCtx& ctx, Time t);
+  Time store(const PhaseCtx& ctx, Time t);
+  Time fence(const PhaseCtx& ctx, Time t);
+  Time cacheinvalid(const PhaseCtx& ctx, Time t);
+  Time soft_syncall(const PhaseCtx& ctx, Time t);
+
+  CoreState& enter(const PhaseCtx& ctx, Time t);
+  const KernelInfo& kernel_info(const Task& task);
+  Time transfer(std::uint64_t bytes) const;
+  Line line_of(std::uint64_t addr) const { return addr / line_bytes_; }
+  struct Span {
+    std::uint64_t lo, hi;  // bytes
+  };
+  Span span_of(const PhaseCtx& ctx) const;
+
+  // Runs.
+  std::map<Line, Run>::iterator first_run(Line a);
+  void split(Line x);
+  void settle(Run& r, Time t);
+  static void publish(Run& r, const Pending& p);
+  bool owner_live(const Run& r, Time t) const;
+  void flush(int core, Time visible_at, bool at_end);
+  void prune(Time t);
+
+  // Caches.
+  static void cache_insert(CoreState& c, Line a, Line b, Time t);
+  static void cache_erase(CoreState& c, Line x);
+  static void dirty_insert(CoreState& c, Line a, Line b);
+
+  // Reports.
+  void check_bypass(const PhaseCtx& ctx, const CoreState& c, Span s, bool is_store, Time t);
+  void report(int kind, const Reader& rd, Line line, const std::string& what, const std::string& missing);
+  std::string writer_label(int core, int block, TaskId task, const KernelDef* kernel, const Task& reader) const;
+  std::string tensor_label(const Tensor& v) const;
+
+  AicoreComplex& cores_;
+  const Platform& platform_;
+  const GmCosts& gm_;
+  const DataStore& data_;
+  SimObserver* obs_;
+  std::uint64_t line_bytes_;
+  std::vector<CoreState> core_;
+  std::map<Line, Run> runs_;
+  std::size_t prune_at_;
+  std::unordered_map<Line, Barrier> barriers_;
+  std::unordered_map<TaskId, TaskIo> task_io_;
+  std::size_t io_sweep_at_;
+  std::unordered_map<const KernelDef*, KernelInfo> kernels_;
+  std::unordered_set<ReportKey, ReportKeyHash> reported_;
+  std::uint64_t reports_ = 0;
+};
+
+}  // namespace npusim

@@ -1,0 +1,398 @@
+// The GM model (models/gm): exact times of loads, stores, fences and SOFT
+// syncall on the tiny platform, contention, the per-block cache life cycle,
+// and how little state a read-only stream leaves behind.
+//
+// Tiny's costs (ns): gm line_latency 200, bytes_per_ns 64, fence 100,
+// cacheinvalid_line 50, cacheinvalid_all 500, line_serialize 50; dispatch:
+// submit 200, pop 20 + 100 per block; DMB arrival 300, entry poll 200,
+// receive->start 500. With one scheduler thread owning every core, a task of
+// B blocks is published in one batch at 200 + 20 + 100 B and every block
+// starts 1000 later: 1320 (B=1), 1420 (B=2), 1620 (B=4).
+//
+// SOFT syncall (docs/gm.md): increment = line_serialize + line_latency = 250,
+// serialized on the counter line; poll = cacheinvalid_line + line_latency =
+// 250; a waiter leaves on its first poll completing at or after the last
+// increment; those final reloads are served line_serialize (50) apart.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "models/chip/chip.h"
+#include "tests/runtime_fixture.h"
+#include "tests/sc_fixture.h"
+
+using namespace npusim;
+using namespace testing_support;
+
+namespace {
+
+class ScriptSource : public OpSource {
+ public:
+  using Step = std::function<OrchOp(ScriptSource&)>;
+  std::vector<Step> steps;
+  std::vector<TaskId> ids;
+  std::vector<std::vector<Tensor>> outs;
+  bool next(OrchOp& op) override {
+    if (pos_ >= steps.size()) return false;
+    op = steps[pos_++](*this);
+    return true;
+  }
+  void deliver_task(TaskId id, const std::vector<Tensor>& o) override {
+    ids.push_back(id);
+    outs.push_back(o);
+  }
+  void deliver_value(std::int64_t) override {}
+
+ private:
+  std::size_t pos_ = 0;
+};
+
+OrchOp submit_op(SubmitRequest r) {
+  OrchOp op;
+  op.kind = OrchOp::Kind::Submit;
+  op.submit = std::move(r);
+  return op;
+}
+
+struct Obs : SimObserver {
+  std::vector<std::pair<TaskId, BlockRecord>> done;
+  std::vector<std::pair<std::string, std::string>> warnings;
+  std::vector<std::tuple<int, WaitKind, Time, Time>> waits;
+  void on_block_finished(const Task& t, const BlockRecord& b) override { done.emplace_back(t.id, b); }
+  void on_warning(const std::string& k, const std::string& m) override { warnings.emplace_back(k, m); }
+  void on_core_wait(int core, const Task&, int, WaitKind k, Time s, Time e) override { waits.emplace_back(core, k, s, e); }
+  // Block end by core (a test's blocks run on distinct cores).
+  std::map<int, Time> end_by_core() const {
+    std::map<int, Time> m;
+    for (const auto& d : done) m[d.second.core] = d.second.end;
+    return m;
+  }
+  int count(const std::string& kind) const {
+    return static_cast<int>(std::count_if(warnings.begin(), warnings.end(), [&](const auto& w) { return w.first == kind; }));
+  }
+};
+
+struct Sim {
+  ScKernelFixture kernel;
+  Platform platform = tiny_platform();
+  RunConfig config;
+  DataStore data;
+  ScriptSource src;
+  Obs obs;
+  std::unique_ptr<Chip> chip;
+  Sim() {
+    RunOptions o;
+    o.aicpu_thread_num = 2;  // one scheduler thread owning every core, and the orchestrator
+    config = config_for(platform, o);
+  }
+  void run() {
+    chip = std::make_unique<Chip>("chip", platform, config, src, data, &obs);
+    sc_core::sc_start();
+  }
+  Tensor ext(const std::string& name, DType dt, std::int64_t n) { return data.add_external(name, dt, {n}, 0, {}); }
+};
+
+Expr bexpr(const std::string& text) {
+  return Expr::parse(text, [](const std::string& n) { return n == "block_idx" ? 0 : n == "block_num" ? 1 : -1; });
+}
+
+Phase compute(double ns) {
+  Phase p;
+  p.kind = PhaseKind::Compute;
+  p.duration.a = ns;
+  return p;
+}
+Phase transfer(PhaseKind kind, int arg, std::int64_t bytes, const std::string& offset = "0") {
+  Phase p;
+  p.kind = kind;
+  p.arg = arg;
+  p.bytes = Expr::constant(bytes);
+  p.offset = bexpr(offset);
+  return p;
+}
+Phase load(int arg, std::int64_t bytes, const std::string& offset = "0") { return transfer(PhaseKind::Load, arg, bytes, offset); }
+Phase store(int arg, std::int64_t bytes, const std::string& offset = "0") { return transfer(PhaseKind::Store, arg, bytes, offset); }
+Phase fence() {
+  Phase p;
+  p.kind = PhaseKind::Fence;
+  return p;
+}
+Phase invalidate_all() {
+  Phase p;
+  p.kind = PhaseKind::CacheInvalid;
+  p.all = true;
+  return p;
+}
+Phase invalidate_region(int arg) {
+  Phase p;
+  p.kind = PhaseKind::CacheInvalid;
+  p.arg = arg;
+  return p;
+}
+Phase soft_syncall(int ws_arg, const std::string& used) {
+  Phase p;
+  p.kind = PhaseKind::Syncall;
+  p.sync_mode = SyncMode::Soft;
+  p.sync_core_type = CoreType::AIV;
+  p.workspace_arg = ws_arg;
+  p.used_cores = bexpr(used);
+  return p;
+}
+
+std::unique_ptr<KernelDef> aiv_kernel(const std::string& name, std::vector<Phase> body) {
+  auto k = std::make_unique<KernelDef>();
+  k->name = name;
+  k->core = CoreType::AIV;
+  k->lanes[kLaneAiv0].active = true;
+  k->lanes[kLaneAiv0].phases = std::move(body);
+  return k;
+}
+
+void submit_blocks(Sim& s, const KernelDef* k, std::vector<SubmitArg> args, int blocks) {
+  s.src.steps.push_back([k, args, blocks](ScriptSource&) {
+    SubmitRequest r = submit(k, args);
+    r.block_num = blocks;
+    return submit_op(r);
+  });
+}
+
+// Every block of a SOFT barrier of `n` participants (one block each, then
+// compute 100); returns the release times by core (end - 100).
+std::map<int, Time> barrier_releases(int n) {
+  Sim s;
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  auto k = aiv_kernel("BAR", {soft_syncall(0, "block_num"), compute(100)});
+  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, n);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  std::map<int, Time> r;
+  for (const auto& [core, end] : s.obs.end_by_core()) r[core] = end - ns(100);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("load, store, fence and cacheinvalid take their platform costs; a fence writes the dirty lines back", "[gm]") {
+  Sim s;
+  Tensor in = s.ext("in", DType::FP32, 4096);
+  Tensor out = s.ext("out", DType::FP32, 4096);
+  // load 6400 B: 200 + 100 = 300; store 640 B at byte 32 (lines 0..10 of
+  // out): 200 + 10 = 210; fence: 100 + write-back of 11 lines (704 B:
+  // 200 + 11) = 311; a second fence, nothing dirty: 100; cacheinvalid "all"
+  // 500; the region form 50.
+  auto k = aiv_kernel("MEM", {load(0, 6400), store(1, 640, "32"), fence(), fence(), invalidate_all(),
+                              invalidate_region(0)});
+  submit_blocks(s, k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 1);
+  const BlockRecord& b = s.obs.done[0].second;
+  CHECK(b.start == ns(1320));
+  CHECK(b.end == ns(1320 + 300 + 210 + 311 + 100 + 500 + 50));
+  CHECK(s.obs.warnings.empty());
+  CHECK(s.obs.waits.empty());  // a transfer is not a wait
+  CHECK(s.chip->gm().reports() == 0);
+}
+
+TEST_CASE("a SOFT syncall of two participants: serialized increments, polls, serialized final reloads", "[gm]") {
+  // Both start at 1420. Core 2 increments 1420..1670, core 3 waits for the
+  // line and increments 1670..1920 (the last). Core 2 polls from 1670: its
+  // poll ending at 1920 sees the count: released at 1920. Core 3 polls from
+  // 1920: released at 2170 (>= 1920 + 50).
+  std::map<int, Time> r = barrier_releases(2);
+  REQUIRE(r.size() == 2);
+  CHECK(r[2] == ns(1920));
+  CHECK(r[3] == ns(2170));
+}
+
+TEST_CASE("a SOFT syncall of four participants: exact release times", "[gm]") {
+  // All start at 1620 (T). Increments end at T+250, +500, +750, +1000 (cores
+  // 2, 3, 4, 5). Polls (250 each) from the own increment: core 2 polls end
+  // T+500, 750, 1000 -> first at/after T+1000: T+1000; core 3 T+1000; core 4
+  // T+1000; core 5 T+1250. Final reloads 50 apart in that order: T+1000,
+  // T+1050, T+1100, max(T+1250, T+1150) = T+1250.
+  std::map<int, Time> r = barrier_releases(4);
+  REQUIRE(r.size() == 4);
+  const Time T = ns(1620);
+  CHECK(r[2] == T + ns(1000));
+  CHECK(r[3] == T + ns(1050));
+  CHECK(r[4] == T + ns(1100));
+  CHECK(r[5] == T + ns(1250));
+}
+
+TEST_CASE("contention grows with the participants: SOFT barrier and stores to one line", "[gm]") {
+  // Barrier: last release after the common start, n = 1..4: 500 (one
+  // increment, one poll), 750, 1000, 1250; starts at 1320, 1420, 1520, 1620.
+  const Time start[] = {0, ns(1320), ns(1420), ns(1520), ns(1620)};
+  const Time expect[] = {0, ns(500), ns(750), ns(1000), ns(1250)};
+  Time prev = 0;
+  for (int n = 1; n <= 4; ++n) {
+    INFO("participants " << n);
+    std::map<int, Time> r = barrier_releases(n);
+    Time last = 0;
+    for (const auto& [core, t] : r) last = std::max(last, t);
+    CHECK(last - start[n] == expect[n]);
+    CHECK(last - start[n] > prev);
+    prev = last - start[n];
+  }
+  // Stores of one whole line (64 B: 200 + 1 = 201) by n blocks at once:
+  // each waits for the previous owner's store and costs 50 more, so block
+  // k ends at T + 201 + k x 251.
+  for (int n = 1; n <= 4; ++n) {
+    INFO("writers " << n);
+    Sim s;
+    Tensor x = s.ext("x", DType::INT32, 16);
+    auto k = aiv_kernel("ST", {store(0, 64)});
+    submit_blocks(s, k.get(), {arg(ArgTag::Inout, x)}, n);
+    s.run();
+    REQUIRE(s.chip->runtime().finished());
+    std::vector<Time> ends;
+    for (const auto& d : s.obs.done) ends.push_back(d.second.end - d.second.start);
+    std::sort(ends.begin(), ends.end());
+    REQUIRE(static_cast<int>(ends.size()) == n);
+    for (int i = 0; i < n; ++i) CHECK(ends[static_cast<std::size_t>(i)] == ns(201 + 251 * i));
+    // The wait for the line is reported as a memory stall, the transfer is not.
+    int memory_waits = 0;
+    for (const auto& w : s.obs.waits) memory_waits += std::get<1>(w) == WaitKind::Memory;
+    CHECK(memory_waits == n - 1);
+  }
+}
+
+TEST_CASE("repeated SOFT barriers count episodes, in one kernel and across launches", "[gm]") {
+  Sim s;
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  auto k = aiv_kernel("BAR2", {soft_syncall(0, "2"), soft_syncall(0, "2")});
+  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 4);
+  // First launch: barrier 1 releases core 2 at 1920, core 3 at 2170 (as
+  // above). Barrier 2: core 2 increments 1920..2170, core 3 2170..2420 (the
+  // last); core 2's poll ends at 2420: released; core 3's at 2670.
+  std::map<int, Time> first;
+  for (const auto& d : s.obs.done)
+    if (d.first == s.src.ids[0]) first[d.second.core] = d.second.end;
+  CHECK(first[2] == ns(2420));
+  CHECK(first[3] == ns(2670));
+}
+
+TEST_CASE("a SOFT syncall whose used_cores is never reached leaves its waiters stalled", "[gm]") {
+  Sim s;
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  auto k = aiv_kernel("HANG", {compute(100), soft_syncall(0, "block_num + 1")});
+  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.run();
+  CHECK_FALSE(s.chip->runtime().finished());
+  auto w = s.chip->cores().waiting_cores();
+  REQUIRE(w.size() == 2);
+  for (const auto& x : w) {
+    REQUIRE(x.phase);
+    CHECK(x.phase->kind == PhaseKind::Syncall);
+    CHECK(x.phase->sync_mode == SyncMode::Soft);
+    CHECK(x.since == ns(1420 + 100));
+  }
+}
+
+TEST_CASE("a task's stores are visible to its consumer task without a fence (hazards live inside a kernel run)", "[gm]") {
+  Sim s;
+  Tensor buf = s.ext("buf", DType::FP32, 64);
+  auto producer = aiv_kernel("PROD", {load(0, 256), store(0, 256)});
+  auto consumer = aiv_kernel("CONS", {load(0, 256)});
+  // The consumer depends on the producer through the tensormap (INOUT then
+  // INPUT): it starts after the producer's block ended, with an empty cache.
+  submit_blocks(s, producer.get(), {arg(ArgTag::Inout, buf)}, 1);
+  submit_blocks(s, consumer.get(), {arg(ArgTag::Input, buf)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  CHECK(s.obs.warnings.empty());
+}
+
+TEST_CASE("coherency reports inside one kernel run: each missing step, once per (task, line, kind)", "[gm]") {
+  struct Case {
+    const char* name;
+    bool fence, invalidate_all, region, bypass;
+    const char* kind;
+    std::vector<int> lines;  // line indices within buf's view
+  };
+  const Case cases[] = {
+      {"ok", true, true, false, false, "", {}},
+      {"no fence", false, true, false, false, "coherency_unfenced_read", {0, 1, 2, 3}},
+      {"no invalidate", true, false, false, false, "coherency_stale_read", {0, 1, 2, 3}},
+      {"region invalidate", true, false, true, false, "coherency_partial_invalidate", {1, 2, 3}},
+      {"bypass", true, false, false, true, "coherency_bypass_write", {0, 1, 2, 3}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    Sim s;
+    Tensor buf = s.ext("buf", DType::FP32, 64);  // 256 B: 4 lines
+    Tensor ws = s.ext("ws", DType::INT32, 16);
+    std::vector<Phase> body = {load(0, 256), compute(1000), store(0, 128, "block_idx*128")};
+    if (c.fence) body.push_back(fence());
+    body.push_back(soft_syncall(1, "block_num"));
+    if (c.invalidate_all) body.push_back(invalidate_all());
+    if (c.region) body.push_back(invalidate_region(0));
+    Phase second = load(0, 128, "(1-block_idx)*128");
+    if (c.bypass) second.cache = CacheMode::Bypass;
+    body.push_back(second);
+    // The same read twice, while the other block still runs: a second read
+    // of a reported line is not reported again.
+    body.push_back(second);
+    body.push_back(compute(1000));
+    auto k = aiv_kernel("EXCHANGE", body);
+    submit_blocks(s, k.get(), {arg(ArgTag::Inout, buf), arg(ArgTag::Inout, ws)}, 2);
+    s.run();
+    REQUIRE(s.chip->runtime().finished());
+    if (!*c.kind) {
+      CHECK(s.obs.warnings.empty());
+      continue;
+    }
+    CHECK(static_cast<int>(s.obs.warnings.size()) == static_cast<int>(c.lines.size()));
+    std::vector<int> seen;
+    for (const auto& [kind, msg] : s.obs.warnings) {
+      CHECK(kind == c.kind);
+      CHECK(msg.find("task t0 (EXCHANGE)") != std::string::npos);
+      CHECK(msg.find("tensor \"buf\"") != std::string::npos);
+      CHECK(msg.find("missing: ") != std::string::npos);
+      for (int l = 0; l < 4; ++l)
+        if (msg.find("reads line " + std::to_string(l) + " of") != std::string::npos) seen.push_back(l);
+    }
+    std::sort(seen.begin(), seen.end());
+    CHECK(seen == c.lines);
+  }
+}
+
+TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first launch", "[gm]") {
+  Sim s;
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  Phase hard;
+  hard.kind = PhaseKind::Syncall;
+  hard.sync_mode = SyncMode::Hard;
+  hard.sync_core_type = CoreType::AIV;
+  auto k = aiv_kernel("MIXED", {soft_syncall(0, "block_num"), hard});
+  for (int i = 0; i < 2; ++i)
+    s.src.steps.push_back([&](ScriptSource&) {
+      SubmitRequest r = submit(k.get(), {arg(ArgTag::Inout, ws)});
+      r.block_num = 4;  // every AIV of tiny, co-resident: the HARD barrier completes
+      r.sync_start = true;
+      return submit_op(r);
+    });
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.count("syncall_mixed_modes") == 1);
+  CHECK(s.obs.warnings[0].second.find("kernel \"MIXED\" (first launch: task t0)") != std::string::npos);
+}
+
+TEST_CASE("a streaming load of a read-only input keeps no per-line state and a store keeps one range", "[gm]") {
+  Sim s;
+  Tensor in = s.ext("in", DType::FP32, 1 << 20);   // 4 MiB
+  Tensor out = s.ext("out", DType::FP32, 1 << 18);  // 1 MiB
+  auto k = aiv_kernel("STREAM", {load(0, 4 << 20), load(0, 4 << 20), store(1, 1 << 20)});
+  submit_blocks(s, k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  CHECK(s.chip->gm().tracked_runs() == 1);  // the 16384 stored lines as one range
+  CHECK(s.obs.warnings.empty());
+}
