@@ -43,6 +43,8 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
   cmd->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
   cmd->add_flag("--no-suggest", [&req](std::int64_t) { req.suggest = false; },
                 "after a capacity fatal, do not re-run to find the ring sizes that would have been enough");
+  cmd->add_flag("--strict-coherency", req.strict_coherency,
+                "a coherency report (a read that could see stale data) fails the run: exit 1, COHERENCY_HAZARD");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
 }

@@ -45,15 +45,6 @@ Loaded load(const RunRequest& req) {
   l.config.swimlane_level = req.swimlane_level;
   l.config.scope_stats = req.scope_stats && l.config.runtime == RuntimeKind::TensormapRingbuffer;
   l.config.deps = req.deps;
-  // Kernel phases the device model does not simulate yet are refused up front
-  // rather than silently timed wrong.
-  for (const auto& k : l.trace.kernels)
-    for (const LaneBody& lane : k->lanes)
-      for (const Phase& ph : lane.phases)
-        if (ph.kind == PhaseKind::Syncall && ph.sync_mode == SyncMode::Soft)
-          throw InputError(l.trace.file, ph.path,
-                           "soft syncall phases are not simulated yet (the GM polling model is not "
-                           "built); remove the phase to time the rest");
   return l;
 }
 
@@ -112,7 +103,13 @@ class SummaryStats : public SimObserver {
     ++warnings_by_kind[kind];
     ++warning_count;
     if (warnings.size() < kKeep) warnings.push_back(kind + ": " + message);
+    if (kind.rfind("coherency_", 0) == 0) {
+      ++coherency_count;
+      if (coherency.size() < kKeep) coherency.push_back(kind + ": " + message);
+    }
   }
+  std::vector<std::string> coherency;  // the GM model's coherency reports (docs/gm.md)
+  std::uint64_t coherency_count = 0;
   std::map<std::string, std::uint64_t> warnings_by_kind;
   std::vector<std::string> warnings;
   std::uint64_t warning_count = 0;
@@ -193,6 +190,24 @@ void add_host_stats(nlohmann::ordered_json& s, double wall, std::uint64_t tasks)
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
   s["sim"]["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// npusim's own failure under --strict-coherency: the device would not stop,
+// it would compute with stale data (docs/gm.md).
+Failure coherency_failure(const std::vector<std::string>& reports, std::uint64_t count) {
+  Failure f;
+  f.name = "COHERENCY_HAZARD";
+  f.host_code = 0;
+  f.message = std::to_string(count) + " coherency report(s): a read could see stale data on silicon";
+  f.hint = "add the missing fence / cacheinvalid each report names (docs/gm.md)";
+  f.detector = "npusim coherency check (--strict-coherency)";
+  f.device_lines.push_back("npusim: COHERENCY_HAZARD (not a device error: the device would run on with stale data): " +
+                           f.message);
+  f.diagnosis_lines = reports;
+  if (count > reports.size())
+    f.diagnosis_lines.push_back(std::to_string(count - reports.size()) + " more in summary.json's warnings count");
+  f.diagnosis["coherency_reports"] = count;
+  return f;
 }
 
 void print_failure(const Failure& f, std::ostream& err) {
@@ -304,7 +319,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     Ring& g = rt.ring(r);
     for (std::uint64_t local = g.tail(); local < g.head(); ++local) fanout.on_retired(g.slot(local));
   }
-  const bool ok = rt.finished() && !rt.has_error();
+  bool ok = rt.finished() && !rt.has_error();
   std::unique_ptr<Failure> failure;
   if (!ok) {
     failure = std::make_unique<Failure>(diagnose(chip));
@@ -319,6 +334,17 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
                                            "itself must change (split the scope, move the submission to another "
                                            "ring, shrink the intermediates)");
       }
+    }
+  }
+
+  // --strict-coherency: a read that could see stale data fails the run.
+  if (req.strict_coherency && stats.coherency_count) {
+    if (ok) {
+      failure = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
+      ok = false;
+    } else {
+      failure->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
+                                         " coherency report(s) (--strict-coherency; see the warnings)");
     }
   }
 

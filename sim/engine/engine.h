@@ -24,6 +24,7 @@ struct RunRequest {
   bool quiet = false;               // no human summary on stdout
   bool host_stats = true;           // wall-clock figures in summary.json's `sim`
   bool suggest = true;              // after a capacity fatal, search the sizes that would have been enough
+  bool strict_coherency = false;    // a coherency report fails the run (COHERENCY_HAZARD, exit 1)
 };
 
 // Exit statuses (cli-and-outputs.md).

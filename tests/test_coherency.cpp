@@ -1,0 +1,106 @@
+// Coherency checking end to end: runs the npusim binary on the hand-off
+// traces of traces/coherency/ (the seed page's SOFT-barrier exchange done
+// right and with one step missing each) and checks that each wrong version
+// reports exactly its hazard, the right one nothing, and that
+// --strict-coherency turns a report into a device-side failure.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string err;
+  json summary;
+};
+
+Run npusim_run(const std::string& trace, const std::string& extra = "") {
+  fs::path out;
+  cli::Result r = cli::run("traces/coherency/" + trace + ".json --quiet --swimlane-level 0 --no-deps --no-scope-stats " +
+                               extra,
+                           trace, out);
+  Run x{r.status, r.err, json()};
+  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
+  return x;
+}
+
+struct Expect {
+  const char* trace;
+  const char* kind;
+  std::set<int> lines;  // line indices within buf's view
+  const char* missing;
+};
+
+}  // namespace
+
+TEST_CASE("the SOFT-barrier hand-off done right reports nothing", "[coherency][cli]") {
+  Run r = npusim_run("soft_handoff_ok");
+  REQUIRE(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+  CHECK(r.summary["warnings"]["count"] == 0);
+  CHECK(r.err.find("coherency") == std::string::npos);
+  // Strict mode changes nothing when there is nothing to report.
+  CHECK(npusim_run("soft_handoff_ok", "--strict-coherency").status == 0);
+}
+
+TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[coherency][cli]") {
+  const Expect cases[] = {
+      {"soft_handoff_no_fence", "coherency_unfenced_read", {0, 1, 2, 3}, "missing: fence on core "},
+      {"soft_handoff_no_invalidate", "coherency_stale_read", {0, 1, 2, 3},
+       "missing: cacheinvalid of this line (or cacheinvalid \"all\")"},
+      {"soft_handoff_region_invalidate", "coherency_partial_invalidate", {1, 2, 3}, "missing: cacheinvalid \"all\""},
+      {"soft_handoff_bypass", "coherency_bypass_write", {0, 1, 2, 3}, "missing: a cached load (cache \"default\")"},
+  };
+  for (const Expect& e : cases) {
+    INFO(e.trace);
+    Run r = npusim_run(e.trace);
+    REQUIRE(r.status == 0);  // a hazard is a warning unless --strict-coherency
+    CHECK(r.summary["status"] == "ok");
+    const json& w = r.summary["warnings"];
+    CHECK(w["count"] == e.lines.size());
+    CHECK(w["by_kind"] == json{{e.kind, e.lines.size()}});
+    std::set<int> lines;
+    for (const auto& msg : w["first"]) {
+      const std::string m = msg.get<std::string>();
+      CHECK(m.rfind(std::string(e.kind) + ": task t0 (EXCHANGE) block ", 0) == 0);
+      CHECK(m.find(e.missing) != std::string::npos);
+      for (int l = 0; l < 4; ++l)
+        if (m.find("reads line " + std::to_string(l) + " of tensor \"buf\" (GM 0x") != std::string::npos) lines.insert(l);
+    }
+    CHECK(lines == e.lines);
+    CHECK(r.err.find("npusim: warning: " + std::string(e.kind)) != std::string::npos);
+  }
+}
+
+TEST_CASE("strict coherency (--strict-coherency) makes a coherency report a device-side failure", "[coherency][cli]") {
+  Run r = npusim_run("soft_handoff_no_fence", "--strict-coherency");
+  CHECK(r.status == 1);
+  CHECK(r.summary["status"] == "error");
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "COHERENCY_HAZARD");
+  CHECK(e["host_code"] == 0);
+  CHECK(e["diagnosis"]["coherency_reports"] == 4);
+  REQUIRE(e["diagnosis"]["explanation"].size() == 4);
+  for (const auto& line : e["diagnosis"]["explanation"])
+    CHECK(line.get<std::string>().rfind("coherency_unfenced_read: task t0 (EXCHANGE)", 0) == 0);
+  CHECK(r.err.find("COHERENCY_HAZARD") != std::string::npos);
+  // The run itself completed: every task did.
+  CHECK(r.summary["tasks"]["completed"] == r.summary["tasks"]["submitted"]);
+}
+
+TEST_CASE("a SOFT syncall that can never gather used_cores hangs: scheduler timeout, running-stalled", "[coherency][cli]") {
+  Run r = npusim_run("soft_barrier_hang", "--no-suggest");
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  CHECK(e["sub_class"] == "S1:running-stalled");
+}
