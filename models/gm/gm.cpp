@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::size_t kPruneMin = 4096;  // runs tracked before the first prune
 constexpr std::size_t kIoSweepMin = 64;  // tasks with bypass loads tracked before the first sweep
+constexpr std::size_t kSpareMax = 4096;  // run nodes kept for reuse
 
 const char* kKindNames[] = {"coherency_stale_read", "coherency_unfenced_read", "coherency_partial_invalidate",
                             "coherency_bypass_write"};
@@ -22,6 +23,13 @@ typename M::iterator first_overlap(M& m, std::uint64_t a) {
     if (p->second.hi > a) return p;
   }
   return it;
+}
+
+// The first range of a sorted, disjoint vector of ranges that ends after `a`.
+template <class V, class Hi>
+std::size_t first_after(const V& v, std::uint64_t a, Hi hi) {
+  return static_cast<std::size_t>(
+      std::partition_point(v.begin(), v.end(), [&](const auto& x) { return hi(x) <= a; }) - v.begin());
 }
 
 std::uint64_t view_base(const Tensor& v) {
@@ -163,13 +171,15 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
     // Lines this core fetched before another core's stores to them became visible.
     const Pub& o = r.latest.core != ctx.core ? r.latest : r.other;
     if (o.core < 0) continue;
-    for (auto ct = first_overlap(c.cache, rl); ct != c.cache.end() && ct->first < rh; ++ct) {
-      if (ct->second.at >= o.at) continue;
-      const Line lo = std::max(rl, ct->first), hi = std::min(rh, ct->second.hi);
+    for (std::size_t i = first_after(c.cache, rl, [](const CacheSeg& x) { return x.hi; });
+         i < c.cache.size() && c.cache[i].lo < rh; ++i) {
+      const CacheSeg& seg = c.cache[i];
+      if (seg.at >= o.at) continue;
+      const Line lo = std::max(rl, seg.lo), hi = std::min(rh, seg.hi);
       const std::string w = writer_label(o.core, o.block, o.task, o.kernel, *ctx.task);
       const std::string what = "which " + w + " wrote and made visible at " + us_text(o.at) +
                                (o.at_end ? " (the end of its block)" : " (its fence)") +
-                               ", after this core cached it at " + us_text(ct->second.at);
+                               ", after this core cached it at " + us_text(seg.at);
       for (Line x = lo; x < hi; ++x) {
         const Region* g = nullptr;
         for (const Region& reg : c.regions)
@@ -218,11 +228,7 @@ Time GmModel::store(const PhaseCtx& ctx, Time t) {
   Line cur = a;
   auto it = runs_.lower_bound(a);
   while (cur < b) {
-    if (it == runs_.end() || it->first > cur) {
-      const Line gap_end = it == runs_.end() ? b : std::min(b, it->first);
-      it = runs_.emplace_hint(it, cur, Run{});
-      it->second.hi = gap_end;
-    }
+    if (it == runs_.end() || it->first > cur) it = new_run(it, cur, it == runs_.end() ? b : std::min(b, it->first));
     Run& r = it->second;
     settle(r, t);
     r.writer = ctx.core;
@@ -324,16 +330,50 @@ Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
 
 // ------------------------------------------------------------------ runs
 
-std::map<GmModel::Line, GmModel::Run>::iterator GmModel::first_run(Line a) { return first_overlap(runs_, a); }
+GmModel::RunIt GmModel::new_run(RunIt hint, Line lo, Line hi) {
+  RunIt it;
+  if (spare_.empty()) {
+    it = runs_.emplace_hint(hint, lo, Run{});
+  } else {
+    auto nh = std::move(spare_.back());
+    spare_.pop_back();
+    nh.key() = lo;
+    Run& r = nh.mapped();
+    std::vector<Pending> keep = std::move(r.pending);  // its capacity
+    keep.clear();
+    r = Run{};
+    r.pending = std::move(keep);
+    it = runs_.insert(hint, std::move(nh));
+  }
+  it->second.hi = hi;
+  return it;
+}
+
+GmModel::RunIt GmModel::drop_run(RunIt it) {
+  RunIt next = std::next(it);
+  if (spare_.size() < kSpareMax)
+    spare_.push_back(runs_.extract(it));
+  else
+    runs_.erase(it);
+  return next;
+}
 
 void GmModel::split(Line x) {
   auto it = runs_.upper_bound(x);
   if (it == runs_.begin()) return;
   --it;
   if (!(it->first < x && x < it->second.hi)) return;
-  Run tail = it->second;  // keeps hi
+  const Line hi = it->second.hi;
   it->second.hi = x;
-  runs_.emplace_hint(std::next(it), x, std::move(tail));
+  Run& head = it->second;
+  Run& tail = new_run(std::next(it), x, hi)->second;
+  // The same state, the pending writes copied into the tail's own storage.
+  std::vector<Pending> keep = std::move(tail.pending), pending = std::move(head.pending);
+  tail = head;
+  tail.hi = hi;
+  keep.assign(pending.begin(), pending.end());
+  tail.pending = std::move(keep);
+  head.pending = std::move(pending);
 }
 
 void GmModel::publish(Run& r, const Pending& p) {
@@ -369,7 +409,7 @@ bool GmModel::owner_live(const Run& r, Time t) const {
 void GmModel::flush(int core, Time visible_at, bool at_end) {
   CoreState& c = core_[static_cast<std::size_t>(core)];
   for (const auto& [lo, hi] : c.dirty)
-    for (auto it = first_overlap(runs_, lo); it != runs_.end() && it->first < hi; ++it)
+    for (RunIt it = first_overlap(runs_, lo); it != runs_.end() && it->first < hi; ++it)
       for (Pending& p : it->second.pending)
         if (p.core == core && p.visible_at == kNever) {
           p.visible_at = visible_at;
@@ -390,7 +430,7 @@ void GmModel::prune(Time t) {
     Run& r = it->second;
     settle(r, t);
     if (r.pending.empty() && !owner_live(r, t) && (r.latest.core < 0 || r.latest.at <= horizon))
-      it = runs_.erase(it);
+      it = drop_run(it);
     else
       ++it;
   }
@@ -401,47 +441,64 @@ void GmModel::prune(Time t) {
 
 void GmModel::cache_insert(CoreState& c, Line a, Line b, Time t) {
   // Lines already cached keep their (older) copy: only the gaps are fetched.
-  auto it = first_overlap(c.cache, a);
+  std::vector<CacheSeg>& v = c.cache;
+  std::size_t i = first_after(v, a, [](const CacheSeg& x) { return x.hi; });
   Line cur = a;
   while (cur < b) {
-    if (it != c.cache.end() && it->first <= cur) {
-      cur = std::max(cur, it->second.hi);
-      ++it;
+    if (i < v.size() && v[i].lo <= cur) {
+      cur = std::max(cur, v[i].hi);
+      ++i;
       continue;
     }
-    const Line gap_end = it == c.cache.end() ? b : std::min(b, it->first);
+    const Line gap_end = i < v.size() ? std::min(b, v[i].lo) : b;
     // Extend the previous segment when it was fetched at the same time.
-    auto prev = it == c.cache.begin() ? c.cache.end() : std::prev(it);
-    if (prev != c.cache.end() && prev->second.hi == cur && prev->second.at == t)
-      prev->second.hi = gap_end;
-    else
-      c.cache.emplace_hint(it, cur, CacheSeg{gap_end, t});
+    if (i > 0 && v[i - 1].hi == cur && v[i - 1].at == t) {
+      v[i - 1].hi = gap_end;
+    } else {
+      v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), CacheSeg{cur, gap_end, t});
+      ++i;
+    }
     cur = gap_end;
   }
 }
 
 void GmModel::cache_erase(CoreState& c, Line x) {
-  auto it = first_overlap(c.cache, x);
-  if (it == c.cache.end() || it->first > x) return;
-  const Line lo = it->first;
-  const CacheSeg s = it->second;
-  c.cache.erase(it);
-  if (lo < x) c.cache.emplace(lo, CacheSeg{x, s.at});
-  if (x + 1 < s.hi) c.cache.emplace(x + 1, CacheSeg{s.hi, s.at});
+  std::vector<CacheSeg>& v = c.cache;
+  const std::size_t i = first_after(v, x, [](const CacheSeg& s) { return s.hi; });
+  if (i == v.size() || v[i].lo > x) return;
+  const CacheSeg s = v[i];
+  if (s.lo < x && x + 1 < s.hi) {
+    v[i].hi = x;
+    v.insert(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, CacheSeg{x + 1, s.hi, s.at});
+  } else if (s.lo < x) {
+    v[i].hi = x;
+  } else if (x + 1 < s.hi) {
+    v[i].lo = x + 1;
+  } else {
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 void GmModel::dirty_insert(CoreState& c, Line a, Line b) {
-  auto it = c.dirty.upper_bound(a);
-  if (it != c.dirty.begin() && std::prev(it)->second >= a) --it;
+  auto& v = c.dirty;
+  // The first range ending at or after `a` (adjacent ranges merge).
+  const std::size_t i = static_cast<std::size_t>(
+      std::partition_point(v.begin(), v.end(), [a](const std::pair<Line, Line>& x) { return x.second < a; }) -
+      v.begin());
   Line lo = a, hi = b;
   std::uint64_t had = 0;
-  while (it != c.dirty.end() && it->first <= hi) {
-    lo = std::min(lo, it->first);
-    hi = std::max(hi, it->second);
-    had += it->second - it->first;
-    it = c.dirty.erase(it);
+  std::size_t j = i;
+  for (; j < v.size() && v[j].first <= hi; ++j) {
+    lo = std::min(lo, v[j].first);
+    hi = std::max(hi, v[j].second);
+    had += v[j].second - v[j].first;
   }
-  c.dirty.emplace(lo, hi);
+  if (j > i) {
+    v[i] = {lo, hi};
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, v.begin() + static_cast<std::ptrdiff_t>(j));
+  } else {
+    v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), {lo, hi});
+  }
   c.dirty_lines += (hi - lo) - had;
 }
 

@@ -91,7 +91,7 @@ class GmModel : public PhaseHandler {
     std::vector<Pending> pending;
   };
   struct CacheSeg {
-    Line hi;
+    Line lo, hi;
     Time at;  // fetched into the cache
   };
   struct Region {  // a region-form cacheinvalid: the view's lines, of which only `base` was dropped
@@ -106,9 +106,10 @@ class GmModel : public PhaseHandler {
     bool track_io = false;    // the kernel has bypass loads: record its stores and bypass loads
     Time start = 0;           // first GM phase of the block
     Time end = kNever;        // the block's end, once known
-    std::map<Line, CacheSeg> cache;
+    // Sorted, disjoint; vectors keep their capacity from block to block.
+    std::vector<CacheSeg> cache;
     std::vector<Region> regions;
-    std::map<Line, Line> dirty;  // line ranges with stores not yet fenced
+    std::vector<std::pair<Line, Line>> dirty;  // line ranges with stores not yet fenced
     std::uint64_t dirty_lines = 0;
   };
   // SOFT syncall: one counter per workspace line, counted in episodes.
@@ -174,7 +175,9 @@ class GmModel : public PhaseHandler {
   Span span_of(const PhaseCtx& ctx) const;
 
   // Runs.
-  std::map<Line, Run>::iterator first_run(Line a);
+  using RunIt = std::map<Line, Run>::iterator;
+  RunIt new_run(RunIt hint, Line lo, Line hi);
+  RunIt drop_run(RunIt it);
   void split(Line x);
   void settle(Run& r, Time t);
   static void publish(Run& r, const Pending& p);
@@ -201,6 +204,7 @@ class GmModel : public PhaseHandler {
   std::uint64_t line_bytes_;
   std::vector<CoreState> core_;
   std::map<Line, Run> runs_;
+  std::vector<std::map<Line, Run>::node_type> spare_;  // dropped runs' nodes, reused
   std::size_t prune_at_;
   std::unordered_map<Line, Barrier> barriers_;
   std::unordered_map<TaskId, TaskIo> task_io_;
