@@ -17,20 +17,15 @@ using nlohmann::json;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string err;
-  json summary;
-};
-
-Run npusim_run(const std::string& trace, const std::string& extra = "") {
+// `npusim run traces/coherency/<trace>.json`; `summary` is the summary.json
+// it wrote (null if none).
+cli::Result npusim_run(const std::string& trace, json& summary, const std::string& extra = "") {
   fs::path out;
   cli::Result r = cli::run("traces/coherency/" + trace + ".json --quiet --swimlane-level 0 --no-deps --no-scope-stats " +
                                extra,
                            trace, out);
-  Run x{r.status, r.err, json()};
-  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
-  return x;
+  summary = fs::exists(out / "summary.json") ? cli::load(out / "summary.json") : json();
+  return r;
 }
 
 struct Expect {
@@ -43,13 +38,14 @@ struct Expect {
 }  // namespace
 
 TEST_CASE("the SOFT-barrier hand-off done right reports nothing", "[coherency][cli]") {
-  Run r = npusim_run("soft_handoff_ok");
+  json summary;
+  cli::Result r = npusim_run("soft_handoff_ok", summary);
   REQUIRE(r.status == 0);
-  CHECK(r.summary["status"] == "ok");
-  CHECK(r.summary["warnings"]["count"] == 0);
+  CHECK(summary["status"] == "ok");
+  CHECK(summary["warnings"]["count"] == 0);
   CHECK(r.err.find("coherency") == std::string::npos);
   // Strict mode changes nothing when there is nothing to report.
-  CHECK(npusim_run("soft_handoff_ok", "--strict-coherency").status == 0);
+  CHECK(npusim_run("soft_handoff_ok", summary, "--strict-coherency").status == 0);
 }
 
 TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[coherency][cli]") {
@@ -62,10 +58,11 @@ TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[cohe
   };
   for (const Expect& e : cases) {
     INFO(e.trace);
-    Run r = npusim_run(e.trace);
+    json summary;
+    cli::Result r = npusim_run(e.trace, summary);
     REQUIRE(r.status == 0);  // a hazard is a warning unless --strict-coherency
-    CHECK(r.summary["status"] == "ok");
-    const json& w = r.summary["warnings"];
+    CHECK(summary["status"] == "ok");
+    const json& w = summary["warnings"];
     CHECK(w["count"] == e.lines.size());
     CHECK(w["by_kind"] == json{{e.kind, e.lines.size()}});
     std::set<int> lines;
@@ -82,10 +79,11 @@ TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[cohe
 }
 
 TEST_CASE("strict coherency (--strict-coherency) makes a coherency report a device-side failure", "[coherency][cli]") {
-  Run r = npusim_run("soft_handoff_no_fence", "--strict-coherency");
+  json summary;
+  cli::Result r = npusim_run("soft_handoff_no_fence", summary, "--strict-coherency");
   CHECK(r.status == 1);
-  CHECK(r.summary["status"] == "error");
-  const json& e = r.summary["error"];
+  CHECK(summary["status"] == "error");
+  const json& e = summary["error"];
   CHECK(e["name"] == "COHERENCY_HAZARD");
   CHECK(e["host_code"] == 0);
   CHECK(e["diagnosis"]["coherency_reports"] == 4);
@@ -94,13 +92,13 @@ TEST_CASE("strict coherency (--strict-coherency) makes a coherency report a devi
     CHECK(line.get<std::string>().rfind("coherency_unfenced_read: task t0 (EXCHANGE)", 0) == 0);
   CHECK(r.err.find("COHERENCY_HAZARD") != std::string::npos);
   // The run itself completed: every task did.
-  CHECK(r.summary["tasks"]["completed"] == r.summary["tasks"]["submitted"]);
+  CHECK(summary["tasks"]["completed"] == summary["tasks"]["submitted"]);
 }
 
 TEST_CASE("a SOFT syncall that can never gather used_cores hangs: scheduler timeout, running-stalled", "[coherency][cli]") {
-  Run r = npusim_run("soft_barrier_hang", "--no-suggest");
-  CHECK(r.status == 1);
-  const json& e = r.summary["error"];
+  json summary;
+  CHECK(npusim_run("soft_barrier_hang", summary, "--no-suggest").status == 1);
+  const json& e = summary["error"];
   CHECK(e["name"] == "SCHEDULER_TIMEOUT");
   CHECK(e["sub_class"] == "S1:running-stalled");
 }

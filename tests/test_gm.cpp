@@ -28,33 +28,30 @@ using namespace testing_support;
 
 namespace {
 
-class ScriptSource : public OpSource {
- public:
-  using Step = std::function<OrchOp(ScriptSource&)>;
-  std::vector<Step> steps;
-  std::vector<TaskId> ids;
-  std::vector<std::vector<Tensor>> outs;
+// The program: a fixed list of submits (the tests' tensors are external, so
+// no op depends on an earlier one's results).
+struct OpList : OpSource {
+  std::vector<OrchOp> ops;
+  std::vector<TaskId> ids;  // as the runtime assigned them
   bool next(OrchOp& op) override {
-    if (pos_ >= steps.size()) return false;
-    op = steps[pos_++](*this);
+    if (pos_ >= ops.size()) return false;
+    op = ops[pos_++];
     return true;
   }
-  void deliver_task(TaskId id, const std::vector<Tensor>& o) override {
-    ids.push_back(id);
-    outs.push_back(o);
-  }
+  void deliver_task(TaskId id, const std::vector<Tensor>&) override { ids.push_back(id); }
   void deliver_value(std::int64_t) override {}
+  void add(const KernelDef* k, std::vector<SubmitArg> args, int blocks, bool sync_start = false) {
+    OrchOp op;
+    op.kind = OrchOp::Kind::Submit;
+    op.submit = submit(k, std::move(args));
+    op.submit.block_num = blocks;
+    op.submit.sync_start = sync_start;
+    ops.push_back(std::move(op));
+  }
 
  private:
   std::size_t pos_ = 0;
 };
-
-OrchOp submit_op(SubmitRequest r) {
-  OrchOp op;
-  op.kind = OrchOp::Kind::Submit;
-  op.submit = std::move(r);
-  return op;
-}
 
 struct Obs : SimObserver {
   std::vector<std::pair<TaskId, BlockRecord>> done;
@@ -79,7 +76,7 @@ struct Sim {
   Platform platform = tiny_platform();
   RunConfig config;
   DataStore data;
-  ScriptSource src;
+  OpList src;
   Obs obs;
   std::unique_ptr<Chip> chip;
   Sim() {
@@ -150,21 +147,13 @@ std::unique_ptr<KernelDef> aiv_kernel(const std::string& name, std::vector<Phase
   return k;
 }
 
-void submit_blocks(Sim& s, const KernelDef* k, std::vector<SubmitArg> args, int blocks) {
-  s.src.steps.push_back([k, args, blocks](ScriptSource&) {
-    SubmitRequest r = submit(k, args);
-    r.block_num = blocks;
-    return submit_op(r);
-  });
-}
-
 // Every block of a SOFT barrier of `n` participants (one block each, then
 // compute 100); returns the release times by core (end - 100).
 std::map<int, Time> barrier_releases(int n) {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("BAR", {soft_syncall(0, "block_num"), compute(100)});
-  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, n);
+  s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, n);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   std::map<int, Time> r;
@@ -184,7 +173,7 @@ TEST_CASE("load, store, fence and cacheinvalid take their platform costs; a fenc
   // 500; the region form 50.
   auto k = aiv_kernel("MEM", {load(0, 6400), store(1, 640, "32"), fence(), fence(), invalidate_all(),
                               invalidate_region(0)});
-  submit_blocks(s, k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
+  s.src.add(k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   REQUIRE(s.obs.done.size() == 1);
@@ -245,7 +234,7 @@ TEST_CASE("contention grows with the participants: SOFT barrier and stores to on
     Sim s;
     Tensor x = s.ext("x", DType::INT32, 16);
     auto k = aiv_kernel("ST", {store(0, 64)});
-    submit_blocks(s, k.get(), {arg(ArgTag::Inout, x)}, n);
+    s.src.add(k.get(), {arg(ArgTag::Inout, x)}, n);
     s.run();
     REQUIRE(s.chip->runtime().finished());
     std::vector<Time> ends;
@@ -264,8 +253,8 @@ TEST_CASE("repeated SOFT barriers count episodes, in one kernel and across launc
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("BAR2", {soft_syncall(0, "2"), soft_syncall(0, "2")});
-  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
-  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   REQUIRE(s.obs.done.size() == 4);
@@ -283,7 +272,7 @@ TEST_CASE("a SOFT syncall whose used_cores is never reached leaves its waiters s
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("HANG", {compute(100), soft_syncall(0, "block_num + 1")});
-  submit_blocks(s, k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
   s.run();
   CHECK_FALSE(s.chip->runtime().finished());
   auto w = s.chip->cores().waiting_cores();
@@ -303,8 +292,8 @@ TEST_CASE("a task's stores are visible to its consumer task without a fence (haz
   auto consumer = aiv_kernel("CONS", {load(0, 256)});
   // The consumer depends on the producer through the tensormap (INOUT then
   // INPUT): it starts after the producer's block ended, with an empty cache.
-  submit_blocks(s, producer.get(), {arg(ArgTag::Inout, buf)}, 1);
-  submit_blocks(s, consumer.get(), {arg(ArgTag::Input, buf)}, 1);
+  s.src.add(producer.get(), {arg(ArgTag::Inout, buf)}, 1);
+  s.src.add(consumer.get(), {arg(ArgTag::Input, buf)}, 1);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   CHECK(s.obs.warnings.empty());
@@ -342,7 +331,7 @@ TEST_CASE("coherency reports inside one kernel run: each missing step, once per 
     body.push_back(second);
     body.push_back(compute(1000));
     auto k = aiv_kernel("EXCHANGE", body);
-    submit_blocks(s, k.get(), {arg(ArgTag::Inout, buf), arg(ArgTag::Inout, ws)}, 2);
+    s.src.add(k.get(), {arg(ArgTag::Inout, buf), arg(ArgTag::Inout, ws)}, 2);
     s.run();
     REQUIRE(s.chip->runtime().finished());
     if (!*c.kind) {
@@ -372,13 +361,8 @@ TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first 
   hard.sync_mode = SyncMode::Hard;
   hard.sync_core_type = CoreType::AIV;
   auto k = aiv_kernel("MIXED", {soft_syncall(0, "block_num"), hard});
-  for (int i = 0; i < 2; ++i)
-    s.src.steps.push_back([&](ScriptSource&) {
-      SubmitRequest r = submit(k.get(), {arg(ArgTag::Inout, ws)});
-      r.block_num = 4;  // every AIV of tiny, co-resident: the HARD barrier completes
-      r.sync_start = true;
-      return submit_op(r);
-    });
+  // Every AIV of tiny, co-resident: the HARD barrier completes.
+  for (int i = 0; i < 2; ++i) s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 4, true);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   REQUIRE(s.obs.count("syncall_mixed_modes") == 1);
@@ -390,7 +374,7 @@ TEST_CASE("a streaming load of a read-only input keeps no per-line state and a s
   Tensor in = s.ext("in", DType::FP32, 1 << 20);   // 4 MiB
   Tensor out = s.ext("out", DType::FP32, 1 << 18);  // 1 MiB
   auto k = aiv_kernel("STREAM", {load(0, 4 << 20), load(0, 4 << 20), store(1, 1 << 20)});
-  submit_blocks(s, k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
+  s.src.add(k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Inout, out)}, 1);
   s.run();
   REQUIRE(s.chip->runtime().finished());
   CHECK(s.chip->gm().tracked_runs() == 1);  // the 16384 stored lines as one range

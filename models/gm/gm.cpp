@@ -41,17 +41,14 @@ std::uint64_t view_bytes(const Tensor& v) {
   return static_cast<std::uint64_t>(v.view_numel()) * static_cast<std::uint64_t>(dtype_bytes(v.dtype));
 }
 
-std::string us_text(Time t) {
+template <class T>
+std::string format(const char* f, T v) {
   char b[64];
-  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
+  std::snprintf(b, sizeof b, f, v);
   return b;
 }
-
-std::string hex(std::uint64_t v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+std::string us_text(Time t) { return format("%.3f us", to_us(t)); }
+std::string hex(std::uint64_t v) { return format("0x%llx", static_cast<unsigned long long>(v)); }
 
 std::string task_label(TaskId id, const KernelDef* k) {
   return task_display(id) + " (" + (k ? k->name : std::string("?")) + ")";
