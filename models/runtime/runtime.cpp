@@ -579,9 +579,9 @@ void Runtime::check_consumed(Task& t) {
 
 void Runtime::consume(Task& t) {
   t.state = TaskState::Consumed;
-  Ring& r = rings_[t.ring];
-  std::uint64_t n = r.advance([this](Task& x) { hooks_->on_retired(x); });
-  if (n) hooks_->on_ring_progress(t.ring);
+  const int ring = t.ring;  // the advance below may release `t`'s slot chunk
+  std::uint64_t n = rings_[ring].advance([this](Task& x) { hooks_->on_retired(x); });
+  if (n) hooks_->on_ring_progress(ring);
 }
 
 // ------------------------------------------------------------- inspection

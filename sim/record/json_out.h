@@ -61,6 +61,7 @@ class JsonBuf {
 
  private:
   JsonBuf& put(const char* p, std::size_t n) {
+    if (n == 0) return *this;  // p may be null (an empty string_view); memcpy must not see it
     if (n > cap_ - len_) grow(n);
     std::memcpy(b_ + len_, p, n);
     len_ += n;
