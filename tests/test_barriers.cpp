@@ -97,3 +97,38 @@ TEST_CASE("barrier-cost gives HARD the FFTS release at full occupancy and a dead
   CHECK(has(r.out, "aiv                 48"));
   CHECK(has(r.out, "  500.0\n"));  // ffts.barrier_release_ns on a2a3
 }
+
+TEST_CASE("SOFT syncall among 16 blocks completes at partial occupancy", "[barrier]") {
+  Result r = run("traces/barriers/soft_16.json --quiet", "soft");
+  CHECK(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+  CHECK(r.summary["tasks"]["blocks_dispatched"] == 16);
+  CHECK(npusim("check traces/barriers/soft_16.json").status == 0);
+}
+
+TEST_CASE("barrier-cost: SOFT rises with the participants, HARD is the FFTS release", "[barrier]") {
+  fs::path csv = cli::scratch("barrier.csv");
+  Result r = npusim("barrier-cost --core-type aiv --participants 2,8,16,48 --csv '" + csv.string() + "'");
+  REQUIRE(r.status == 0);
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "core_type,participants,soft_ns,hard_ns");
+  std::vector<double> soft;
+  std::string hard48;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    f.resize(4);
+    soft.push_back(std::stod(f[2]));
+    if (f[1] == "48") hard48 = f[3];
+  }
+  REQUIRE(soft.size() == 4);
+  for (std::size_t i = 1; i < soft.size(); ++i) CHECK(soft[i] > soft[i - 1]);
+  // 2 participants: two serialized increments (348 each), one poll round,
+  // one serialized final reload (64): docs/barriers.md.
+  CHECK(soft[0] == Approx(1075.0));
+  CHECK(hard48 == "500.0");
+  CHECK(soft[3] > 10 * std::stod(hard48));
+}

@@ -281,6 +281,18 @@ Time GmModel::cacheinvalid(const PhaseCtx& ctx, Time t) {
 // this episode is reached. A waiter leaves on its first poll completing once
 // the last increment is visible; those final reloads of the hot line are
 // served one after another, line_serialize apart.
+std::vector<GmModel::OpenSoftBarrier> GmModel::open_soft_barriers() const {
+  std::vector<OpenSoftBarrier> v;
+  for (const auto& [line, b] : barriers_) {
+    if (b.arrived.empty()) continue;
+    OpenSoftBarrier o{line * platform_.gm.line_bytes, b.target, {}};
+    for (const Arrival& a : b.arrived) o.arrived.push_back(a.core);
+    v.push_back(std::move(o));
+  }
+  std::sort(v.begin(), v.end(), [](const OpenSoftBarrier& a, const OpenSoftBarrier& b) { return a.line_addr < b.line_addr; });
+  return v;
+}
+
 Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
   enter(ctx, t);
   const Tensor& ws = ctx.task->args[static_cast<std::size_t>(ctx.phase->workspace_arg)];

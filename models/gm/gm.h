@@ -57,6 +57,14 @@ class GmModel : public PhaseHandler {
   // Ranges of stored lines currently tracked (host-cost introspection).
   std::size_t tracked_runs() const { return runs_.size(); }
 
+  // SOFT barriers still waiting (for a hang's diagnosis), by workspace line address.
+  struct OpenSoftBarrier {
+    std::uint64_t line_addr;
+    int target;
+    std::vector<int> arrived;  // cores
+  };
+  std::vector<OpenSoftBarrier> open_soft_barriers() const;
+
  private:
   using Line = std::uint64_t;
 

@@ -190,6 +190,21 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
   }
 }
 
+// A SOFT syncall whose count is never reached.
+void explain_soft_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json& d) {
+  for (const GmModel::OpenSoftBarrier& b : chip.gm().open_soft_barriers()) {
+    std::string list;
+    for (int c : b.arrived) list += (list.empty() ? "" : ",") + std::to_string(c);
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(b.line_addr));
+    why.push_back(std::to_string(b.arrived.size()) + " core(s) [" + list + "] poll a SOFT syncall counter (workspace line " +
+                  addr + ") that waits for used_cores=" + std::to_string(b.target) + " participants; only " +
+                  std::to_string(b.arrived.size()) + " arrived and no other block of the launch is left to arrive: "
+                  "used_cores must count the blocks that take part (mix: their AIC and AIV cores)");
+    d["soft_barriers"].push_back({{"workspace_line", addr}, {"used_cores", b.target}, {"arrived", b.arrived}});
+  }
+}
+
 const char* size_field_of(Resource r) {
   switch (r) {
     case Resource::Heap: return "ring_heap";
@@ -399,6 +414,8 @@ Failure diagnose(Chip& chip) {
   }
   d["barriers"] = nlohmann::json::array();
   explain_barriers(chip, why, d);
+  d["soft_barriers"] = nlohmann::json::array();
+  explain_soft_barriers(chip, why, d);
   for (int r = 0; r < kNumRings; ++r)
     if (rt.ring(r).live() || r == f.ring) describe_ring(rt, r, why, d);
   why.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) + " completed; " +
