@@ -407,24 +407,27 @@ void SchedulerThread::publish(bool gated, Time& t) {
       ctx_.rt->task_published(*p.task, t);
 }
 
+bool SchedulerThread::has_free_slot() const {
+  for (int c : cores_)
+    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) return true;
+  return false;
+}
+
+// AIC before AIV on even threads, AIV before AIC on odd ones (§5.6).
+const Shape* SchedulerThread::aic_aiv_order() const {
+  static const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
+  return order[index_ % 2];
+}
+
 int SchedulerThread::dispatch_phase(Time& t) {
   // Anything to place, and anywhere to place it? (Read at our local time.)
   sync(t);
-  if (!ctx_.rt->any_ready()) return 0;
-  bool capacity = false;
-  for (int c : cores_)
-    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) {
-      capacity = true;
-      break;
-    }
-  if (!capacity) return 0;
-
+  if (!ctx_.rt->any_ready() || !has_free_slot()) return 0;
   const Time start = t;
   const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
   pop_hit_ = pop_miss_ = 0;
-  const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
-  const Shape* aic_aiv = order[index_ % 2];
+  const Shape* aic_aiv = aic_aiv_order();
   for (int tier = 0; tier < 2; ++tier) {
     const bool sync_tier = tier == 0;
     place(Shape::MIX, sync_tier, false, false, t);
@@ -450,20 +453,12 @@ int SchedulerThread::early_dispatch_phase(Time& t) {
   // Only when every normal ready queue is empty and this thread has a free
   // slot (§5.5 step 7).
   sync(t);
-  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early()) return 0;
-  bool capacity = false;
-  for (int c : cores_)
-    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) {
-      capacity = true;
-      break;
-    }
-  if (!capacity) return 0;
+  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return 0;
   const Time start = t;
   const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
   pop_hit_ = pop_miss_ = 0;
-  const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
-  const Shape* aic_aiv = order[index_ % 2];
+  const Shape* aic_aiv = aic_aiv_order();
   place(Shape::MIX, false, true, false, t);
   for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, false, t);
   place(Shape::MIX, false, true, true, t);

@@ -101,6 +101,8 @@ class SchedulerThread : public sc_core::sc_module {
   // with `pending` also into free pending slots. `early` places gated blocks
   // from the early-dispatch queues instead of the ready queues.
   void place(Shape s, bool sync_tier, bool early, bool pending, Time& t);
+  bool has_free_slot() const;  // an idle core or a free pending slot
+  const Shape* aic_aiv_order() const;
   void start_drain(Task* task);
   Task* peek(Shape s, bool sync_tier, bool early);
   void pop(Shape s, bool sync_tier, bool early);
