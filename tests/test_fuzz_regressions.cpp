@@ -25,11 +25,11 @@ std::string read_file(const std::filesystem::path& p) {
 }
 
 // "path|message" of the InputError loading and interpreting `text` raises.
-std::string trace_error(const std::string& text) {
+std::string trace_error(const std::string& text, std::uint64_t loop_iterations = trace::kMaxLoopIterations) {
   try {
     trace::Trace t = trace::parse_trace(text, "t.json", "t");
     DataStore data;
-    auto src = trace::make_interpreter(t, data, fuzz::kLoopIterations);
+    auto src = trace::make_interpreter(t, data, loop_iterations);
     fuzz::dry_run(*src, data, fuzz::kMaxOps);
   } catch (const InputError& e) {
     return e.path() + "|" + e.message();
@@ -61,6 +61,29 @@ TEST_CASE("fuzz regressions: a number beyond a double's range is an input error"
   CHECK(trace_error(R"({"npusim_trace": 1, "name": "1e400", "kernels": {}, "program": [-1E+999]})") ==
         "|invalid JSON at line 1, column 65: number -1E+999 is out of range (beyond a double's range)");
   CHECK(platform_error(R"({"npusim_platform": 1e400})") ==
+        "|invalid JSON: number overflow parsing '1e400' (beyond a double's range)");
+}
+
+TEST_CASE("fuzz regressions: each finding's input in the corpus ends in its InputError") {
+  struct Finding {
+    const char* file;
+    const char* error;  // "path|message"
+  };
+  const Finding traces[] = {
+      {"finding_number_overflow.json",
+       "|invalid JSON at line 1, column 48: number 1e400 is out of range (beyond a double's range)"},
+      {"finding_number_overflow_found.json",  // as the fuzzer found it, in bench_pa_100k.json
+       "|invalid JSON at line 135, column 13: number 1e400 is out of range (beyond a double's range)"},
+      {"finding_duration_1e300.json", "/kernels/K/duration/ns|expected a number in [0, 3.6e12], got 1e+300"},
+      {"finding_empty_loop.json",
+       "/program/0|this loop runs 1000000000000 iterations, more than the limit of 4294967296 loop iterations per "
+       "run (all loops together)"},
+  };
+  for (const Finding& f : traces) {
+    INFO(f.file);
+    CHECK(trace_error(read_file(kCorpus + "trace/" + f.file)) == f.error);
+  }
+  CHECK(platform_error(read_file(kCorpus + "platform/finding_number_overflow.json")) ==
         "|invalid JSON: number overflow parsing '1e400' (beyond a double's range)");
 }
 
