@@ -280,3 +280,13 @@ TEST_CASE("a 100000-task run with scope_stats on loses no records", "[cli]") {
   // A begin and an end for the root scope, 390 batch scopes and 390 x 64 block scopes.
   CHECK(records == 2 * (1 + 390 + 390 * 64));
 }
+
+TEST_CASE("a kernel phase that leaves its argument's view is reported once", "[cli]") {
+  fs::path out;
+  Result r = cli::run("tests/data/cli/out_of_view.json --quiet", "oov", out);
+  CHECK(r.status == 0);
+  CHECK(r.err == "npusim: warning: phase_out_of_view: phase /kernels/K/body/0 of kernel K (task t0 block 0) "
+                 "touches bytes [0, 8192) of argument 0, whose view has 4096 bytes\n");
+  json s = load(out / "summary.json");
+  CHECK(s["warnings"]["by_kind"]["phase_out_of_view"] == 1);
+}

@@ -70,12 +70,22 @@ Time GmModel::transfer(std::uint64_t bytes) const {
   return gm_.line_latency + from_ns(stream_ns);
 }
 
-GmModel::Span GmModel::span_of(const PhaseCtx& ctx) const {
+GmModel::Span GmModel::span_of(const PhaseCtx& ctx) {
   const Phase& ph = *ctx.phase;
   BlockEnv env(ctx.block, ctx.block_num);
   const std::int64_t off = std::max<std::int64_t>(0, eval_or(ph.offset, env, 0));
   const std::int64_t n = std::max<std::int64_t>(0, eval_or(ph.bytes, env, 0));
-  const std::uint64_t lo = view_base(ctx.task->args[static_cast<std::size_t>(ph.arg)]) + static_cast<std::uint64_t>(off);
+  const Tensor& v = ctx.task->args[static_cast<std::size_t>(ph.arg)];
+  const std::uint64_t lo = view_base(v) + static_cast<std::uint64_t>(off);
+  const std::uint64_t end = static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n);
+  // Bytes beyond the argument's view belong to whatever lies next in GM: a
+  // trace bug, reported once per phase of a kernel.
+  if (end > view_bytes(v) && out_of_view_.insert(&ph).second)
+    obs_->on_warning("phase_out_of_view",
+                     "phase " + ph.path + " of kernel " + (ctx.task->kernel ? ctx.task->kernel->name : "?") +
+                         " (task " + task_display(ctx.task->id) + " block " + std::to_string(ctx.block) +
+                         ") touches bytes [" + std::to_string(off) + ", " + std::to_string(end) + ") of argument " +
+                         std::to_string(ph.arg) + ", whose view has " + std::to_string(view_bytes(v)) + " bytes");
   return Span{lo, lo + static_cast<std::uint64_t>(n)};
 }
 

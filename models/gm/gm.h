@@ -180,7 +180,7 @@ class GmModel : public PhaseHandler {
   struct Span {
     std::uint64_t lo, hi;  // bytes
   };
-  Span span_of(const PhaseCtx& ctx) const;
+  Span span_of(const PhaseCtx& ctx);  // warns once per phase that leaves its view
 
   // Runs.
   using RunIt = std::map<Line, Run>::iterator;
@@ -215,6 +215,7 @@ class GmModel : public PhaseHandler {
   std::vector<std::map<Line, Run>::node_type> spare_;  // dropped runs' nodes, reused
   std::size_t prune_at_;
   std::unordered_map<Line, Barrier> barriers_;
+  std::unordered_set<const Phase*> out_of_view_;  // phases already reported
   std::unordered_map<TaskId, TaskIo> task_io_;
   std::size_t io_sweep_at_;
   std::unordered_map<const KernelDef*, KernelInfo> kernels_;
