@@ -328,6 +328,42 @@ TEST_CASE("a sync-start cohort wider than one thread's cores is launched by a gl
   CHECK(drained);
 }
 
+TEST_CASE("a drain started by a thread with no running cores still launches", "[timing]") {
+  // Two AIC producers: P0 (3000 ns) lands on thread 0's AIC, P1 (1000 ns) on
+  // thread 1's. Thread 0 completes P0 last and readies the 4-block cohort;
+  // idle thread 1, woken by the push, sees it first (thread 0 is still
+  // walking P0's fanout), cannot fit it and starts the drain in an
+  // iteration without progress, then goes idle with nothing to poll. It
+  // must ack the drain itself (a notification of its own wake-up event is
+  // lost while it runs), or the leader waits for it forever.
+  Sim s;
+  auto p0 = kernel("P0", 0, CoreType::AIC, 3000);
+  auto p1 = kernel("P1", 1, CoreType::AIC, 1000);
+  auto k = kernel("K", 2, CoreType::AIV, 1000);
+  s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(p0.get(), {out(256)})); });
+  s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(p1.get(), {out(256)})); });
+  s.src.steps.push_back([&](ScriptSource& x) {
+    SubmitRequest r = submit(k.get(), {arg(ArgTag::Input, x.outs[0][0]), arg(ArgTag::Input, x.outs[1][0])});
+    r.block_num = 4;
+    r.sync_start = true;
+    return submit_op(r);
+  });
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 6);
+  const CoreMap& m = s.chip->cores().map();
+  // The premise: P0 ran on cluster 0 (thread 0) and finished after P1,
+  // which ran on cluster 1 (thread 1).
+  CHECK(s.obs.done[0].first == s.src.ids[1]);
+  CHECK(m.cluster_of(s.obs.done[0].second.core) == 1);
+  CHECK(s.obs.done[1].first == s.src.ids[0]);
+  CHECK(m.cluster_of(s.obs.done[1].second.core) == 0);
+  bool drained = false;
+  for (const auto& p : s.obs.phases)
+    if (p.kind == SchedPhase::Drain && p.thread == 0 && p.tasks_processed == 4) drained = true;
+  CHECK(drained);
+}
+
 namespace {
 
 // base -> gated (predicate gate[0] > 0, INOUT o) -> consumer (IN o): the

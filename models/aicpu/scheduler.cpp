@@ -313,10 +313,15 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
 void SchedulerThread::start_drain(Task* task) {
   if (ctx_.drain.active) return;
   ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
-  ctx_.wake_all();
+  // The starter stops placing at once: it acks here, since a notification
+  // of its own wake-up event would be lost while it is running.
+  ctx_.drain.acked[index_] = 1;
+  for (SchedulerThread* p : ctx_.threads)
+    if (p != this) p->wake().notify();
 }
 
 void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, Time& t) {
+  if (ctx_.drain.active) return;  // every thread stops placing during a drain (§5.7)
   const CoreMap& m = ctx_.cores->map();
   const bool mix = s == Shape::MIX;
   const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
