@@ -200,6 +200,31 @@ TEST_CASE("a 10000-task trace finishes with status ok", "[cli]") {
   CHECK(s["tasks"]["alloc"] == 39);
 }
 
+TEST_CASE("the qwen3 decode reproduces a2a3-timing D.3's task and block counts", "[cli]") {
+  fs::path out = scratch("qwen3");
+  Result r = npusim("run traces/qwen3_decode.json --out '" + out.string() + "' --quiet --swimlane-level 0 --no-deps");
+  REQUIRE(r.status == 0);
+  json s = load(out / "summary.json");
+  CHECK(s["status"] == "ok");
+  // 11,085 tasks without the allocs (40 x 277 + 5), 11,166 submissions with them.
+  CHECK(s["tasks"]["submitted"] == 11166);
+  CHECK(s["tasks"]["alloc"] == 81);
+  CHECK(s["tasks"]["dummy"] == 40 * 12 + 1);
+  // Block executions: 15,960 cube and 3,248 vector starts, as on silicon
+  // (a MIX block is one AIC and two AIV starts).
+  json t = load(kSrc + "/traces/qwen3_decode.json");
+  long cube = 0, vector = 0;
+  for (auto& [name, k] : s["kernels"].items()) {
+    const long blocks = k["blocks"].get<long>();
+    const std::string core = t["kernels"][name]["core"];
+    cube += core == "aiv" ? 0 : blocks;
+    vector += core == "aic" ? 0 : core == "mix" ? 2 * blocks : blocks;
+  }
+  CHECK(cube == 15960);
+  CHECK(vector == 3248);
+  CHECK(s["kernels"]["attention"]["tasks"] == 40);
+}
+
 TEST_CASE("host_build_graph: every AICPU thread schedules and orchestration costs nothing", "[cli]") {
   fs::path a = scratch("hbg"), b = scratch("trb");
   REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --out '" + a.string() + "'").status == 0);
