@@ -2,9 +2,12 @@
 // running a command line in the source tree, reading its outputs.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -59,6 +62,28 @@ inline Result npusim(const std::string& args) {
 inline Result run(const std::string& args, const std::string& name, fs::path& out) {
   out = scratch(name);
   return npusim("run " + args + " --out '" + out.string() + "'");
+}
+
+// Per task id (decimal): the latest AICPU-observed finish and the earliest
+// kernel start, in cycles, from chip_swimlane_records.json.
+struct TaskTimes {
+  std::map<std::string, std::int64_t> finish, start;
+};
+
+inline TaskTimes task_times(const json& sw) {
+  TaskTimes t;
+  std::map<std::pair<int, std::int64_t>, std::string> task_of;  // (core, reg id) -> task
+  for (const auto& r : sw["aicore_tasks"]) {
+    std::string id = std::to_string(r[1].get<std::uint64_t>());
+    task_of[{r[0].get<int>(), r[2].get<std::int64_t>()}] = id;
+    std::int64_t s = r[3].get<std::int64_t>();
+    if (!t.start.count(id) || s < t.start[id]) t.start[id] = s;
+  }
+  for (const auto& r : sw["aicpu_tasks"]) {
+    const std::string& id = task_of.at({r[0].get<int>(), r[1].get<std::int64_t>()});
+    t.finish[id] = std::max(t.finish[id], r[3].get<std::int64_t>());
+  }
+  return t;
 }
 
 }  // namespace cli

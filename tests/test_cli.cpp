@@ -39,27 +39,6 @@ std::vector<std::string> examples() {
   return v;
 }
 
-// Per task id: the latest AICPU-observed finish and the earliest kernel start (cycles).
-struct Times {
-  std::map<std::string, std::int64_t> finish, start;
-};
-
-Times task_times(const json& sw) {
-  Times t;
-  std::map<std::pair<int, std::int64_t>, std::string> task_of;  // (core, reg id) -> task
-  for (const auto& r : sw["aicore_tasks"]) {
-    std::string id = std::to_string(r[1].get<std::uint64_t>());
-    task_of[{r[0].get<int>(), r[2].get<std::int64_t>()}] = id;
-    std::int64_t s = r[3].get<std::int64_t>();
-    if (!t.start.count(id) || s < t.start[id]) t.start[id] = s;
-  }
-  for (const auto& r : sw["aicpu_tasks"]) {
-    const std::string& id = task_of.at({r[0].get<int>(), r[1].get<std::int64_t>()});
-    t.finish[id] = std::max(t.finish[id], r[3].get<std::int64_t>());
-  }
-  return t;
-}
-
 }  // namespace
 
 TEST_CASE("malformed traces exit 2 with the file, the JSON path and the expectation", "[cli]") {
@@ -130,7 +109,7 @@ TEST_CASE("no task starts before its producers complete, on every example", "[cl
     fs::path out = scratch("edges");
     REQUIRE(npusim("run " + t + " --out '" + out.string() + "'").status == 0);
     json deps = load(out / "deps.json");
-    Times times = task_times(load(out / "chip_swimlane_records.json"));
+    cli::TaskTimes times = cli::task_times(load(out / "chip_swimlane_records.json"));
     std::set<std::string> kernel_tasks;  // deps.json lists every task but alloc_tensors
     for (const auto& t : deps["tasks"]) kernel_tasks.insert(t["task_id"].get<std::string>());
     int checked = 0, off_core = 0;  // edges with an end that never ran on a core

@@ -185,6 +185,10 @@ int SchedulerThread::complete_phase(Time& t) {
       BlockRecord& rec = f.task->blocks[f.record];
       rec.finish = t;
       ctx_.obs->on_block_finished(*f.task, rec);
+      // An SPMD task's blocks may finish on several threads, each running
+      // ahead of the kernel's time: decrement its counter at this thread's
+      // time, so the last decrement in simulated time completes the task.
+      if (f.task->block_num > 1) sync(t);
       if (ctx_.rt->subtask_finished(*f.task))
         finish_task(*f.task, t);
       else
