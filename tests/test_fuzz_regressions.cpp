@@ -46,12 +46,6 @@ std::string platform_error(const std::string& text) {
   return "no error";
 }
 
-std::string doc(const std::string& program) {
-  return R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
-            "tensors": {"a": {"shape": [4, 4], "dtype": "int32"}}, "program": )" +
-         program + "}";
-}
-
 }  // namespace
 
 TEST_CASE("fuzz regressions: a number beyond a double's range is an input error") {

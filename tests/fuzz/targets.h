@@ -1,5 +1,5 @@
 // The bodies of the fuzz targets, as plain functions so that both the
-// libFuzzer executables (tests/fuzz/fuzz_*.cpp, NPUSIM_FUZZ=ON) and the unit
+// libFuzzer executables (tests/fuzz/fuzz_target.cpp, NPUSIM_FUZZ=ON) and the unit
 // tests (tests/test_fuzz_regressions.cpp replays tests/fuzz/corpus/ in every
 // build, sanitized or not) run exactly the same code.
 //
@@ -9,14 +9,18 @@
 // a sanitizer report is a finding.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
 #include "models/common/expr.h"
@@ -38,6 +42,56 @@ constexpr std::uint64_t kLoopIterations = 100000;
 [[noreturn]] inline void property_failed(const char* what) {
   std::fprintf(stderr, "fuzz: property failed: %s\n", what);
   std::abort();
+}
+
+// ---- structure-aware inputs -------------------------------------------------
+
+// Byte mutations of a large JSON document mostly break its syntax, so the
+// checks behind a valid document are rarely reached. An input "@" B1 B2 TEXT
+// therefore means: take the target's base document, replace its node number
+// B1 * 256 + B2 (every object, list and leaf, in document order, modulo their
+// count) by the JSON TEXT, or remove the node when TEXT is empty, and feed the
+// result to the target.
+class EditBase {
+ public:
+  using Json = nlohmann::ordered_json;
+  explicit EditBase(const std::string& path) {
+    std::ifstream in(path);
+    doc_ = Json::parse(in);
+    const Json leaves = doc_.flatten();  // pointer -> value of every leaf
+    for (auto it = leaves.begin(); it != leaves.end(); ++it)  // each leaf and every container above it
+      for (Json::json_pointer p(it.key()); !p.empty(); p = p.parent_pointer())
+        if (std::find(nodes_.begin(), nodes_.end(), p) == nodes_.end()) nodes_.push_back(p);
+  }
+  const Json& doc() const { return doc_; }
+  const Json::json_pointer& node(unsigned n) const { return nodes_[n % nodes_.size()]; }
+
+ private:
+  Json doc_;
+  std::vector<Json::json_pointer> nodes_;
+};
+
+// The text to feed the target: the input itself, or for "@" B1 B2 TEXT the
+// edited base document. False when TEXT is not JSON (nothing to feed).
+inline bool edit_input(const EditBase& base, const std::uint8_t* bytes, std::size_t size, std::string& out) {
+  using Json = EditBase::Json;
+  out.assign(reinterpret_cast<const char*>(bytes), size);
+  if (size < 3 || bytes[0] != '@') return true;
+  const Json::json_pointer& ptr = base.node(bytes[1] * 256u + bytes[2]);
+  Json doc = base.doc();
+  if (size == 3) {
+    Json& parent = doc[ptr.parent_pointer()];
+    if (parent.is_array())
+      parent.erase(std::stoul(ptr.back()));
+    else
+      parent.erase(ptr.back());
+  } else {
+    Json v = Json::parse(out.substr(3), nullptr, /*allow_exceptions=*/false);
+    if (v.is_discarded()) return false;
+    doc[ptr] = std::move(v);
+  }
+  out = doc.dump();
+  return true;
 }
 
 // ---- trace: load, resolve the run block, evaluate the whole program --------
@@ -129,8 +183,11 @@ inline void time_kernels(const trace::Trace& t, const Platform& p) {
       }
 }
 
+// Inputs starting with "@" edit tests/data/trace/all_features.json (edit_input).
 inline void trace_one(const std::uint8_t* bytes, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(bytes), size);
+  static const EditBase base(NPUSIM_SOURCE_DIR "/tests/data/trace/all_features.json");
+  std::string text;
+  if (!edit_input(base, bytes, size, text)) return;
   try {
     trace::Trace t = trace::parse_trace(text, "fuzz.json", "fuzz");
     config::resolve(t.run, a2a3(), t.file);
@@ -144,14 +201,20 @@ inline void trace_one(const std::uint8_t* bytes, std::size_t size) {
 
 // ---- platform ----------------------------------------------------------------
 
-inline void platform_one(const std::uint8_t* bytes, std::size_t size) {
-  const std::string text(reinterpret_cast<const char*>(bytes), size);
+inline void parse_platform_checked(const std::string& text) {
   try {
     Platform p = platform::parse_platform(text, "fuzz.json");
     for (const std::string& ptr : platform::platform_field_pointers())
       if (!p.provenance.count(ptr)) property_failed("a platform field without provenance");
   } catch (const InputError&) {
   }
+}
+
+// Any other input is a whole platform file (see edit_input for "@" inputs).
+inline void platform_one(const std::uint8_t* bytes, std::size_t size) {
+  static const EditBase base(NPUSIM_SOURCE_DIR "/platforms/a2a3.json");
+  std::string text;
+  if (edit_input(base, bytes, size, text)) parse_platform_checked(text);
 }
 
 // ---- expressions: the parser and evaluator against a reference ----------------
