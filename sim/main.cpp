@@ -153,6 +153,11 @@ int sc_main(int argc, char* argv[]) {
   } catch (const npusim::InputError& e) {
     std::cerr << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
+  } catch (const std::exception& e) {  // SystemC's sc_report included
+    std::cerr << "npusim: internal error: " << e.what() << "\n"
+              << "npusim: this is a bug in npusim, not a result: please report it with the trace, the platform "
+                 "and the command line\n";
+    return npusim::engine::kExitInternalError;
   }
   return kExitInputError;
 }

@@ -55,6 +55,21 @@ enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid,
 enum class SyncMode : std::uint8_t { Hard, Soft };
 enum class CacheMode : std::uint8_t { Default, Bypass };
 
+// The trace's key for a phase kind ({"store": {...}}).
+inline const char* phase_key(PhaseKind k) {
+  switch (k) {
+    case PhaseKind::Compute: return "compute";
+    case PhaseKind::Load: return "load";
+    case PhaseKind::Store: return "store";
+    case PhaseKind::Fence: return "fence";
+    case PhaseKind::CacheInvalid: return "cacheinvalid";
+    case PhaseKind::Syncall: return "syncall";
+    case PhaseKind::Push: return "push";
+    case PhaseKind::Pop: return "pop";
+  }
+  return "?";
+}
+
 struct Phase {
   PhaseKind kind = PhaseKind::Compute;
   Duration duration;          // Compute
@@ -68,7 +83,7 @@ struct Phase {
   int workspace_arg = -1;     // Syncall soft
   Expr used_cores;            // Syncall soft
   std::uint8_t push_to = 0;   // Push: lane mask of the receiving AIVs (kMaskAiv0 | kMaskAiv1)
-  std::string path;           // JSON pointer of the phase, for messages
+  std::string path;           // JSON pointer of the phase, for messages (its fields: path/<phase_key>/<field>)
 };
 
 struct LaneBody {

@@ -31,6 +31,9 @@ struct RunRequest {
 constexpr int kExitOk = 0;
 constexpr int kExitDeviceFailure = 1;
 constexpr int kExitInputError = 2;
+// npusim's own: an internal error (an exception escaping the model) is a bug
+// in npusim, never reported as a device failure (docs/failures.md).
+constexpr int kExitInternalError = 4;
 
 // Runs one simulation. Must be the only simulation of the process (SystemC
 // cannot be restarted) unless the caller swaps the simulation context.

@@ -2,7 +2,10 @@
 // (sim/trace/program.h) and a table of variable slots. Loops keep their
 // counters in one state per `for` op; nothing is allocated per operation once
 // the caller's OrchOp has grown to the program's largest op.
+#include <limits>
+#include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/config/json_util.h"
 #include "sim/trace/program.h"
@@ -217,6 +220,44 @@ class Interpreter final : public OpSource, private ExprEnv {
     return v;
   }
 
+  // ---- kernel phase expressions ----------------------------------------------
+  // A kernel's phase expressions (offset, bytes, used_cores) depend only on
+  // block_idx and block_num, so each (kernel, block_num) pair is checked once,
+  // for every block, when a submit first uses it: a division by zero or an
+  // out-of-range value is an input error here, not a failure inside the model.
+  void check_block_exprs(const KernelDef& k, int block_num, const std::string& submit_path) const {
+    if (!checked_blocks_.insert({&k, block_num}).second) return;
+    for (const LaneBody& lane : k.lanes)
+      for (const Phase& ph : lane.phases) {
+        check_block_expr(ph.offset, ph.path, phase_key(ph.kind), "offset", 0, kMaxTransferBytes, block_num, submit_path);
+        check_block_expr(ph.bytes, ph.path, phase_key(ph.kind), "bytes", 0, kMaxTransferBytes, block_num, submit_path);
+        check_block_expr(ph.used_cores, ph.path, phase_key(ph.kind), "used_cores", 1, std::numeric_limits<std::int64_t>::max(),
+                         block_num, submit_path);
+      }
+  }
+
+  void check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,
+                        std::int64_t lo,
+                        std::int64_t hi, int block_num, const std::string& submit_path) const {
+    if (e.empty() || e.is_const()) return;  // constants were checked at load time
+    IntField f;
+    f.path = config::pointer_join(config::pointer_join(phase_path, key), name);
+    f.name = name;
+    f.lo = lo;
+    f.hi = hi;
+    for (int b = 0; b < block_num; ++b) {
+      std::string err;
+      try {
+        err = int_field_error(f, e.eval(BlockEnv(b, block_num)));
+      } catch (const EvalError& x) {
+        err = x.what();
+      }
+      if (!err.empty())
+        fail(f.path, err + " (block_idx " + std::to_string(b) + " of block_num " + std::to_string(block_num) +
+                         ", submitted at " + submit_path + ")");
+    }
+  }
+
   // ---- views and elements ----------------------------------------------------
   static std::string rank_mismatch(const char* list, std::size_t n, int rank) {
     return std::string(list) + " has " + std::to_string(n) + (n == 1 ? " entry" : " entries") +
@@ -294,6 +335,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     s.args.clear();
     for (const ArgSpec& a : t.args) fill_arg(a, s.args.emplace_back());
     s.block_num = static_cast<int>(eval(t.block_num));
+    if (t.kernel) check_block_exprs(*t.kernel, s.block_num, t.path);
     s.deps.clear();
     for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
     s.early_resolve = t.early_resolve;
@@ -336,6 +378,7 @@ class Interpreter final : public OpSource, private ExprEnv {
   std::vector<Loop> loops_;
   std::size_t pc_ = 0;
   std::uint64_t iterations_max_, iterations_left_;
+  mutable std::set<std::pair<const KernelDef*, int>> checked_blocks_;  // (kernel, block_num) pairs checked
   const TaskOp* pending_task_ = nullptr;
   const ReadOp* pending_read_ = nullptr;
 };
