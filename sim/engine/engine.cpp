@@ -414,10 +414,9 @@ namespace {
 // checked (checks.h).
 class DryRun {
  public:
-  DryRun(DataStore& data, const Platform& p) : data_(data), platform_(p) {}
+  DryRun(DataStore& data, const Platform& p) : data_(data), platform_(p), outputs_(data) {}
   std::uint64_t drive(OpSource& src, std::vector<Finding>& findings) {
     OrchOp op;
-    std::vector<Tensor> outs;
     std::set<std::string> seen;  // a launch in a loop is reported once per finding
     std::uint64_t n = 0;
     while (src.next(op)) {
@@ -430,19 +429,7 @@ class DryRun {
               if (seen.insert(f.path + f.message).second) findings.push_back(std::move(f));
           const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
           TaskId id = make_task_id(0, n++);
-          outs.clear();
-          for (const SubmitArg& a : args)
-            if (a.tag == ArgTag::Output) {
-              Tensor t = a.tensor;
-              t.buf_shape = t.shape;
-              t.offset = {};
-              t.addr = next_addr_;
-              next_addr_ += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
-              t.buffer = data_.new_buffer("");
-              t.owner = id;
-              outs.push_back(t);
-            }
-          src.deliver_task(id, outs);
+          src.deliver_task(id, outputs_.make(args, id));
           break;
         }
         case OrchOp::Kind::Read:
@@ -458,7 +445,7 @@ class DryRun {
  private:
   DataStore& data_;
   const Platform& platform_;
-  std::uint64_t next_addr_ = 0x2000000000ull;
+  trace::DryRunOutputs outputs_;
 };
 
 }  // namespace

@@ -390,4 +390,20 @@ std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data, 
   return std::make_unique<Interpreter>(trace, data, max_loop_iterations);
 }
 
+const std::vector<Tensor>& DryRunOutputs::make(const std::vector<SubmitArg>& args, TaskId owner) {
+  outs_.clear();
+  for (const SubmitArg& a : args) {
+    if (a.tag != ArgTag::Output) continue;
+    Tensor t = a.tensor;
+    t.buf_shape = t.shape;
+    t.offset = {};
+    t.addr = next_addr_;
+    next_addr_ += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
+    t.buffer = data_.new_buffer("");
+    t.owner = owner;
+    outs_.push_back(t);
+  }
+  return outs_;
+}
+
 }  // namespace npusim::trace

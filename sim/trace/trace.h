@@ -78,4 +78,19 @@ Trace parse_trace(const std::string& text, const std::string& file, const std::s
 std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data,
                                            std::uint64_t max_loop_iterations = kMaxLoopIterations);
 
+// For a dry run without a device (npusim check, the fuzz targets): the
+// outputs of an accepted task op, each OUTPUT argument a fresh buffer at a
+// made-up address spaced as the runtime's heap would space it, so the program
+// can go on evaluating.
+class DryRunOutputs {
+ public:
+  explicit DryRunOutputs(DataStore& data) : data_(data) {}
+  const std::vector<Tensor>& make(const std::vector<SubmitArg>& args, TaskId owner);
+
+ private:
+  DataStore& data_;
+  std::uint64_t next_addr_ = 0x2000000000ull;
+  std::vector<Tensor> outs_;
+};
+
 }  // namespace npusim::trace

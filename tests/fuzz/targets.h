@@ -108,8 +108,8 @@ inline const Platform& a2a3() {
 // store. Also checks that scopes are balanced and ops are well formed.
 inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_ops) {
   OrchOp op;
-  std::vector<Tensor> outs;
-  std::uint64_t n = 0, ops = 0, next_addr = 0x2000000000ull;
+  trace::DryRunOutputs outputs(data);
+  std::uint64_t n = 0, ops = 0;
   int depth = 0;
   while (ops < max_ops && src.next(op)) {
     ++ops;
@@ -128,7 +128,6 @@ inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_o
         if (op.kind != OrchOp::Kind::Alloc && (op.submit.block_num < 1 || op.submit.block_num > 32767))
           property_failed("block_num out of range");
         TaskId id = make_task_id(0, n++);
-        outs.clear();
         for (const SubmitArg& a : args) {
           if (a.tensor.ndims < 1 || a.tensor.ndims > kMaxDims) property_failed("tensor rank out of range");
           for (int d = 0; d < a.tensor.ndims; ++d) {
@@ -137,17 +136,8 @@ inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_o
                 (a.tensor.offset[d] < 0 || a.tensor.offset[d] + a.tensor.shape[d] > a.tensor.buf_shape[d]))
               property_failed("view outside its buffer");
           }
-          if (a.tag != ArgTag::Output) continue;
-          Tensor t = a.tensor;
-          t.buf_shape = t.shape;
-          t.offset = {};
-          t.addr = next_addr;
-          next_addr += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
-          t.buffer = data.new_buffer("");
-          t.owner = id;
-          outs.push_back(t);
         }
-        src.deliver_task(id, outs);
+        src.deliver_task(id, outputs.make(args, id));
         break;
       }
       case OrchOp::Kind::Read:
@@ -164,7 +154,8 @@ inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_o
 // What the loader accepts, the device model can time: the conversions the
 // cores apply to kernel durations and constant transfer sizes stay inside the
 // picosecond clock (UBSan checks the float-to-integer casts). Phase
-// expressions with block_idx/block_num are evaluated only by the model.
+// expressions with block_idx/block_num are checked by the interpreter, for
+// every block, at the first submit of each (kernel, block_num).
 inline void time_kernels(const trace::Trace& t, const Platform& p) {
   Time sum = 0;
   auto add = [&sum](Time d) {
