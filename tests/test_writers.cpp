@@ -300,6 +300,42 @@ TEST_CASE("the flat id set reports first insertions only, across growth", "[writ
   CHECK(set.insert(7));
 }
 
+TEST_CASE("an out file writes its chunks in order through the I/O thread, and several files interleave", "[writers]") {
+  TempDir dir;
+  std::string want_a, want_b;
+  {
+    OutFile a(dir / "a"), b(dir / "b");
+    // ~6 MB each: far more chunks than are ever in flight, so the producer
+    // waits for room and reuses recycled blocks.
+    for (int i = 0; i < 400000; ++i) {
+      a.u(static_cast<std::uint64_t>(i)).ch(',');
+      b.i(-i).ch(';');
+      a.commit();
+      b.commit();
+      want_a += std::to_string(i) + ",";
+      want_b += std::to_string(-i) + ";";
+    }
+    b.sync();  // everything so far is on disk, the file stays open
+    CHECK(slurp(dir / "b") == want_b);
+    b.raw("end");
+    a.close();
+    b.close();
+  }
+  CHECK(slurp(dir / "a") == want_a);
+  CHECK(slurp(dir / "b") == want_b + "end");
+}
+
+TEST_CASE("a write error in a background chunk is reported when the file is closed", "[writers]") {
+  if (!std::filesystem::exists("/dev/full")) return;
+  OutFile f("/dev/full");
+  std::string row(1000, 'x');
+  for (int i = 0; i < 1000; ++i) {  // ~1 MB: several chunks go to the I/O thread
+    f.raw(row);
+    f.commit();
+  }
+  CHECK_THROWS_WITH(f.close(), "cannot write /dev/full: No space left on device");
+}
+
 // ------------------------------------------------------------- scope stats
 
 TEST_CASE("scope_stats writes the version 6 metadata line then one record per sample", "[writers]") {

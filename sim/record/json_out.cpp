@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <new>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <new>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -61,8 +65,116 @@ JsonBuf& JsonBuf::us(Time t) {
   return put(d, n);
 }
 
+namespace {
+ssize_t write_some(int fd, const char* p, std::size_t n, int& err) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = w < 0 ? errno : EIO;
+      return -1;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return 0;
+}
+}  // namespace
+
+// The one background writer (see OutFile). Started on first use; its jobs
+// are full chunks, each owned by the thread until written, then recycled as
+// the next spare block.
+class IoThread {
+ public:
+  static IoThread& get() {
+    static IoThread io;
+    return io;
+  }
+
+  // Queues `len` bytes of `block` (malloc'd, `cap` bytes) for `f`, and
+  // returns a spare block for f to continue in (null if none yet).
+  std::pair<char*, std::size_t> submit(OutFile& f, char* block, std::size_t len, std::size_t cap) {
+    std::unique_lock<std::mutex> lk(m_);
+    ++full_waiters_;
+    room_.wait(lk, [&] { return jobs_.size() < kMaxJobs; });
+    --full_waiters_;
+    ++f.queued_;
+    jobs_.push_back(Job{&f, f.fd_, block, len, cap});
+    if (idle_) work_.notify_one();  // a wake-up costs a futex call: only when asleep
+    if (spares_.empty()) return {nullptr, 0};
+    auto s = spares_.back();
+    spares_.pop_back();
+    return s;
+  }
+
+  void wait(OutFile& f) {
+    std::unique_lock<std::mutex> lk(m_);
+    done_.wait(lk, [&] { return f.written_ == f.queued_; });
+  }
+
+  static bool enabled() {
+    static const bool on = std::thread::hardware_concurrency() > 1;
+    return on;
+  }
+
+ private:
+  struct Job {
+    OutFile* file;
+    int fd;
+    char* block;
+    std::size_t len, cap;
+  };
+  static constexpr std::size_t kMaxJobs = 16;  // 16 x 256 KB in flight at most
+
+  IoThread() : t_([this] { loop(); }) {}
+  ~IoThread() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    work_.notify_one();
+    t_.join();
+    for (auto& s : spares_) std::free(s.first);
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      idle_ = true;
+      work_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
+      idle_ = false;
+      if (jobs_.empty()) return;
+      Job j = jobs_.front();
+      jobs_.pop_front();
+      if (full_waiters_) room_.notify_all();
+      bool skip = j.file->write_errno_ != 0;
+      lk.unlock();
+      int err = 0;
+      if (!skip) write_some(j.fd, j.block, j.len, err);
+      lk.lock();
+      if (err && !j.file->write_errno_) j.file->write_errno_ = err;
+      ++j.file->written_;
+      if (spares_.size() < kMaxJobs) spares_.emplace_back(j.block, j.cap);
+      else std::free(j.block);
+      if (j.file->written_ == j.file->queued_) done_.notify_all();
+    }
+  }
+
+  std::mutex m_;
+  std::condition_variable work_, room_, done_;
+  std::deque<Job> jobs_;
+  std::vector<std::pair<char*, std::size_t>> spares_;
+  bool stop_ = false;
+  bool idle_ = false;     // the thread is waiting for work
+  int full_waiters_ = 0;  // producers waiting for room in the queue
+  std::thread t_;  // last: started after the members it uses
+};
+
 OutFile::~OutFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    if (queued_) IoThread::get().wait(*this);
+    ::close(fd_);
+  }
 }
 
 void OutFile::open(std::string path) {
@@ -71,30 +183,47 @@ void OutFile::open(std::string path) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot create");
   clear();
+  queued_ = written_ = 0;
+  write_errno_ = 0;
 }
 
-void OutFile::fail(const char* what) const {
-  throw std::runtime_error(std::string(what) + " " + path_ + ": " + std::strerror(errno));
+void OutFile::fail(const char* what) const { fail(what, errno); }
+
+void OutFile::fail(const char* what, int err) const {
+  throw std::runtime_error(std::string(what) + " " + path_ + ": " + std::strerror(err));
 }
 
 void OutFile::write_all(const char* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd_, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail("cannot write");
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
+  int err = 0;
+  if (write_some(fd_, p, n, err) != 0) fail("cannot write", err);
 }
 
 void OutFile::flush() {
   if (fd_ < 0 || size() == 0) return;
-  write_all(text().data(), size());
-  clear();
+  if (!IoThread::enabled()) {
+    write_all(text().data(), size());
+    clear();
+    return;
+  }
+  std::size_t len = size(), cap = capacity();
+  char* full = swap_block(nullptr, 0);
+  auto spare = IoThread::get().submit(*this, full, len, cap);
+  swap_block(spare.first, spare.second);  // the empty block it replaces is null
+}
+
+void OutFile::wait_written() {
+  if (queued_ == 0) return;
+  IoThread::get().wait(*this);
+  if (write_errno_) fail("cannot write", write_errno_);
+}
+
+void OutFile::sync() {
+  flush();
+  wait_written();
 }
 
 void OutFile::append_file(const std::string& path) {
-  flush();
+  sync();
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return;  // a scratch stream that never received a record
   // In-kernel copy first; plain reads and writes where the file system
@@ -121,7 +250,13 @@ void OutFile::append_file(const std::string& path) {
 
 void OutFile::close() {
   if (fd_ < 0) return;
-  flush();
+  try {
+    sync();
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
   bool bad = ::close(fd_) != 0;
   fd_ = -1;
   if (bad) fail("cannot write");
@@ -134,7 +269,10 @@ void OutFile::close_as(const std::string& final_path) {
 }
 
 void OutFile::close_and_remove() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    if (queued_) IoThread::get().wait(*this);
+    ::close(fd_);
+  }
   fd_ = -1;
   clear();
   if (!path_.empty()) std::remove(path_.c_str());

@@ -59,6 +59,18 @@ class JsonBuf {
   // Takes back the last n characters still in the buffer (a trailing separator).
   void unput(std::size_t n) { len_ -= std::min(n, len_); }
 
+ protected:
+  // Hands the filled block to the caller (who must free() it) and continues
+  // in `spare` (malloc'd, `spare_cap` bytes; may be null with 0).
+  char* swap_block(char* spare, std::size_t spare_cap) {
+    char* full = b_;
+    b_ = spare;
+    cap_ = spare_cap;
+    len_ = 0;
+    return full;
+  }
+  std::size_t capacity() const { return cap_; }
+
  private:
   JsonBuf& put(const char* p, std::size_t n) {
     if (n == 0) return *this;  // p may be null (an empty string_view); memcpy must not see it
@@ -80,6 +92,12 @@ class JsonBuf {
 
 // An append-only file written through a JsonBuf: format into it, then call
 // `commit()` after each record; the buffer goes to disk in large chunks.
+// A full chunk is handed, without a copy, to one background I/O thread that
+// does the write(2) (the kernel's copy into the page cache is a quarter of a
+// run's host time with every output on, and the simulation is single-threaded,
+// so it runs on the otherwise idle core). Chunks of one file are written in
+// order; at most a few megabytes are in flight; `close()`, `append_file()` and
+// `sync()` wait for this file's chunks, and a write error is reported there.
 class OutFile : public JsonBuf {
  public:
   OutFile() = default;
@@ -104,8 +122,9 @@ class OutFile : public JsonBuf {
   // Copies another file's bytes (a closed scratch file) to the end of this
   // one, in the kernel where it can.
   void append_file(const std::string& path);
-  void flush();
-  void close();  // flush and close; throws on a write error
+  void flush();  // hands the buffer to the I/O thread
+  void sync();   // flush and wait until every byte is written; throws on a write error
+  void close();  // sync and close; throws on a write error
   // Closes the file and gives it its final name (no copy); the object then
   // refers to no file.
   void close_as(const std::string& final_path);
@@ -114,9 +133,16 @@ class OutFile : public JsonBuf {
  private:
   static constexpr std::size_t kChunk = 1u << 18;
   [[noreturn]] void fail(const char* what) const;
+  [[noreturn]] void fail(const char* what, int err) const;
   void write_all(const char* p, std::size_t n);
+  void wait_written();  // waits for this file's chunks; throws on a write error
   int fd_ = -1;
   std::string path_;
+  std::uint64_t queued_ = 0;  // chunks handed to the I/O thread
+  // Written by the I/O thread under its lock.
+  friend class IoThread;
+  std::uint64_t written_ = 0;  // chunks the I/O thread has finished
+  int write_errno_ = 0;        // first write error, 0 if none
 };
 
 // A writer's scratch stream: deleted when the writer is done with it (or is
