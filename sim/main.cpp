@@ -24,8 +24,8 @@ namespace {
 using npusim::engine::kExitInputError;
 
 void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
-                     std::string& rh, std::string& rdp, std::string& runtime, long long& seed,
-                     int& threads) {
+                     std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
+                     std::string& threads) {
   cmd->add_option("TRACE", req.trace_path, "trace file (- = standard input)")->required();
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
   cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
@@ -51,17 +51,15 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
 
 // Command-line values -> RunOptions, with the trace format's validation.
 void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
-                const std::string& rdp, const std::string& runtime, long long seed, int threads) {
+                const std::string& rdp, const std::string& runtime, const std::string& seed,
+                const std::string& threads) {
   namespace cfg = npusim::config;
   if (!rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(rtw, "ring_task_window");
   if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
   if (!rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(rdp, "ring_dep_pool");
   if (!runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(runtime);
-  if (seed != -1) {
-    if (seed < 0) throw npusim::InputError(cfg::kCommandLine, "--seed", "expected a non-negative integer");
-    req.cli.seed = static_cast<std::uint64_t>(seed);
-  }
-  if (threads != -1) req.cli.aicpu_thread_num = threads;
+  if (!seed.empty()) req.cli.seed = cfg::parse_seed_cli(seed);
+  if (!threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(threads);
 }
 
 }  // namespace
@@ -78,8 +76,7 @@ int sc_main(int argc, char* argv[]) {
   app.require_subcommand(1);
   npusim::engine::RunRequest req;
   std::string rtw, rh, rdp, runtime;
-  long long seed = -1;
-  int threads = -1;
+  std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
 
   CLI::App* run = app.add_subcommand("run", "simulate a trace");
   add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads);

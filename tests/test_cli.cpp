@@ -74,6 +74,24 @@ TEST_CASE("bad command-line options exit 2 and name the option", "[cli]") {
   CHECK(r.status == 2);
   r = npusim("frobnicate");
   CHECK(r.status == 2);
+  // -1 is a value like any other, not "not given"; seeds cover 64 bits exactly.
+  r = npusim("run traces/chain.json --seed -1 --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: command line: at --seed: seed must be a non-negative integer, got -1\n");
+  r = npusim("run traces/chain.json --seed 18446744073709551616 --out /dev/null/x");
+  CHECK(r.status == 2);
+  r = npusim("run traces/chain.json --aicpu-thread-num -1 --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: command line: at --aicpu-thread-num: aicpu_thread_num must be 0 (auto) or in "
+                 "range [2, 4], got -1\n");
+  r = npusim("run traces/chain.json --aicpu-thread-num 3x --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: command line: at --aicpu-thread-num: aicpu_thread_num must be 0 (auto) or an "
+                 "integer >= 2, got 3x\n");
+  fs::path out = scratch("max_seed");
+  r = npusim("run traces/chain.json --quiet --seed 18446744073709551615 --out '" + out.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(load(out / "summary.json")["run"]["seed"] == 18446744073709551615ull);
 }
 
 TEST_CASE("every example runs with status ok, writes every output and matches its golden timing", "[cli]") {

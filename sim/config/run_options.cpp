@@ -130,6 +130,22 @@ RuntimeKind parse_runtime_cli(const std::string& text) {
   return k;
 }
 
+std::uint64_t parse_seed_cli(const std::string& text) {
+  std::uint64_t v = 0;
+  if (!parse_decimal(text, v)) throw InputError(kCommandLine, "--seed", "seed must be a non-negative integer, got " + text);
+  return v;
+}
+
+int parse_thread_num_cli(const std::string& text) {
+  std::uint64_t v = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!parse_decimal(negative ? text.substr(1) : text, v) ||
+      v > static_cast<std::uint64_t>(std::numeric_limits<int>::max()) + (negative ? 1 : 0))
+    throw InputError(kCommandLine, "--aicpu-thread-num",
+                     "aicpu_thread_num must be 0 (auto) or an integer >= 2, got " + text);
+  return negative ? static_cast<int>(-static_cast<std::int64_t>(v)) : static_cast<int>(v);
+}
+
 RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, const std::string& path) {
   if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
   check_keys(run, file, path,

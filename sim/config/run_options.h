@@ -33,6 +33,14 @@ RingValues parse_ring_cli(const std::string& text, const std::string& field);
 // (InputError with file kCommandLine and path "--runtime" otherwise).
 RuntimeKind parse_runtime_cli(const std::string& text);
 
+// `--seed N`: a decimal integer in [0, 2^64), the range of the run block's
+// `seed` (InputError with file kCommandLine and path "--seed" otherwise).
+std::uint64_t parse_seed_cli(const std::string& text);
+
+// `--aicpu-thread-num N`: a decimal integer, optionally negative, that fits
+// an int; its range is checked against the platform by resolve().
+int parse_thread_num_cli(const std::string& text);
+
 // The whole `run` block (unknown keys are errors, `x_` keys ignored).
 RunOptions parse_run_block(const nlohmann::json& run, const std::string& file,
                            const std::string& path);
