@@ -158,6 +158,15 @@ TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails befor
   CHECK(e["diagnosis"]["arena_bytes"].get<std::uint64_t>() > e["diagnosis"]["device_memory_bytes"].get<std::uint64_t>());
 }
 
+TEST_CASE("rtMalloc 207001: ring sizes whose arena overflows 64 bits still fail, at the saturated total", "[fatal]") {
+  // 4 x 2^63 heap bytes wrapped to 0 before the arithmetic saturated.
+  Run r = npusim_run("traces/chain.json", "--ring-heap 9223372036854775808");
+  CHECK(r.status == 1);
+  CHECK(r.summary["error"]["name"] == "ACL_ERROR_RT_MEMORY_ALLOCATION");
+  CHECK(r.summary["error"]["diagnosis"]["arena_bytes"].get<std::uint64_t>() == UINT64_MAX);
+  CHECK(r.summary["tasks"]["submitted"] == 0);
+}
+
 TEST_CASE("no-suggest option skips the re-runs that search for sufficient sizes", "[fatal]") {
   Run r = npusim_run("traces/fatal/scope_deadlock.json", "--no-suggest");
   CHECK(r.status == 1);

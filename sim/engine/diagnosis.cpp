@@ -426,11 +426,36 @@ Failure diagnose(Chip& chip) {
   return f;
 }
 
+namespace {
+
+// Ring sizes have no upper bound of their own (a power of two >= 1024 heap
+// bytes may be 2^63), so the arena's arithmetic saturates instead of wrapping
+// to a small total that would pass the memory check.
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+// One ring's share of the arena: slots (descriptor, slot state, payload),
+// heap, and dep pool + fanin spill pool.
+struct RingArena {
+  std::uint64_t slots, heap, deps;
+  std::uint64_t total() const { return sat_add(sat_add(slots, heap), deps); }
+};
+RingArena ring_arena(const Platform& p, const RunConfig& c, int r) {
+  return {sat_mul(c.task_window[r], p.limits.arena_bytes_per_slot), c.heap[r],
+          sat_mul(sat_mul(2, c.dep_pool[r]), p.limits.arena_bytes_per_dep_entry)};
+}
+
+}  // namespace
+
 std::uint64_t arena_bytes(const Platform& p, const RunConfig& c) {
   std::uint64_t total = 0;
-  for (int r = 0; r < kNumRings; ++r)
-    total += c.task_window[r] * p.limits.arena_bytes_per_slot + c.heap[r] +
-             2 * c.dep_pool[r] * p.limits.arena_bytes_per_dep_entry;  // dep pool + fanin spill pool
+  for (int r = 0; r < kNumRings; ++r) total = sat_add(total, ring_arena(p, c, r).total());
   return total;
 }
 
@@ -450,12 +475,11 @@ Failure arena_failure(const Platform& p, const RunConfig& c) {
                               bytes(p.topo.device_memory_bytes) + " of usable GM:");
   nlohmann::json rings = nlohmann::json::array();
   for (int r = 0; r < kNumRings; ++r) {
-    std::uint64_t slots = c.task_window[r] * p.limits.arena_bytes_per_slot;
-    std::uint64_t deps = 2 * c.dep_pool[r] * p.limits.arena_bytes_per_dep_entry;
+    const auto [slots, heap, deps] = ring_arena(p, c, r);
     f.diagnosis_lines.push_back("  ring " + std::to_string(r) + ": task window " + std::to_string(c.task_window[r]) +
                                 " x " + std::to_string(p.limits.arena_bytes_per_slot) + " = " + bytes(slots) +
-                                ", heap " + bytes(c.heap[r]) + ", dep pool + fanin spill " + bytes(deps));
-    rings.push_back({{"ring", r}, {"slots_bytes", slots}, {"heap_bytes", c.heap[r]}, {"dep_bytes", deps}});
+                                ", heap " + bytes(heap) + ", dep pool + fanin spill " + bytes(deps));
+    rings.push_back({{"ring", r}, {"slots_bytes", slots}, {"heap_bytes", heap}, {"dep_bytes", deps}});
   }
   f.diagnosis_lines.push_back("a scalar ring size applies to each of the four rings: the arithmetic is per ring");
   f.diagnosis["arena_bytes"] = need;
