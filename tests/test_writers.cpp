@@ -336,6 +336,15 @@ TEST_CASE("a write error in a background chunk is reported when the file is clos
   CHECK_THROWS_WITH(f.close(), "cannot write /dev/full: No space left on device");
 }
 
+TEST_CASE("a scratch file that cannot be read back is an error, not a shorter output", "[writers]") {
+  TempDir dir;
+  OutFile f(dir / "out");
+  CHECK_THROWS_WITH(f.append_file(dir / "missing"), "cannot read " + (dir / "missing") + ": No such file or directory");
+  CHECK_THROWS_WITH(for_each_record<int>(dir / "missing", [](int) {}),
+                    "cannot read " + (dir / "missing") + ": No such file or directory");
+  f.close();
+}
+
 // ------------------------------------------------------------- scope stats
 
 TEST_CASE("scope_stats writes the version 6 metadata line then one record per sample", "[writers]") {

@@ -278,10 +278,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     writers.push_back(record::make_perfetto_writer(staging->dir(), l.config.swimlane_level));
   }
   if (l.config.deps) writers.push_back(record::make_deps_writer(staging->dir()));
-  if (l.config.scope_stats) {
-    fs::create_directories(fs::path(staging->dir()) / "scope_stats");
-    writers.push_back(record::make_scope_stats_writer(staging->dir()));
-  }
+  if (l.config.scope_stats) writers.push_back(record::make_scope_stats_writer(staging->dir()));
   writers.push_back(record::make_name_map_writer(staging->dir()));
   if (req.task_stats) writers.push_back(record::make_task_stats_writer(staging->dir()));
   SummaryStats stats;

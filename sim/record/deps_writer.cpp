@@ -52,13 +52,9 @@ class DepsWriter : public OutputWriter {
   // The tasks stream becomes the file; tensors and edges are appended to it.
   void finish(const RunInfo&) override {
     tasks_.raw("],\n \"tensors\":[");
-    tensors_.close();
-    tasks_.append_file(tensors_.path());
-    tensors_.close_and_remove();
+    tasks_.append(tensors_);
     tasks_.raw("],\n \"edges\":[");
-    edges_.close();
-    tasks_.append_file(edges_.path());
-    edges_.close_and_remove();
+    tasks_.append(edges_);
     tasks_.raw("]}\n");
     tasks_.close_as(dir() + "/" + kFile);
   }

@@ -95,12 +95,10 @@ class IoThread {
   // returns a spare block for f to continue in (null if none yet).
   std::pair<char*, std::size_t> submit(OutFile& f, char* block, std::size_t len, std::size_t cap) {
     std::unique_lock<std::mutex> lk(m_);
-    ++full_waiters_;
     room_.wait(lk, [&] { return jobs_.size() < kMaxJobs; });
-    --full_waiters_;
-    ++f.queued_;
     jobs_.push_back(Job{&f, f.fd_, block, len, cap});
-    if (idle_) work_.notify_one();  // a wake-up costs a futex call: only when asleep
+    ++f.queued_;  // after the push: a failed push leaves nothing to wait for
+    work_.notify_one();
     if (spares_.empty()) return {nullptr, 0};
     auto s = spares_.back();
     spares_.pop_back();
@@ -124,7 +122,9 @@ class IoThread {
     char* block;
     std::size_t len, cap;
   };
-  static constexpr std::size_t kMaxJobs = 16;  // 16 x 256 KB in flight at most
+  // Chunks queued at most (one more is being written); a chunk is the
+  // buffer at its first commit() past 256 KB, so a little over 256 KB.
+  static constexpr std::size_t kMaxJobs = 16;
 
   IoThread() : t_([this] { loop(); }) {}
   ~IoThread() {
@@ -140,13 +140,11 @@ class IoThread {
   void loop() {
     std::unique_lock<std::mutex> lk(m_);
     for (;;) {
-      idle_ = true;
       work_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-      idle_ = false;
       if (jobs_.empty()) return;
       Job j = jobs_.front();
       jobs_.pop_front();
-      if (full_waiters_) room_.notify_all();
+      room_.notify_all();
       bool skip = j.file->write_errno_ != 0;
       lk.unlock();
       int err = 0;
@@ -165,8 +163,6 @@ class IoThread {
   std::deque<Job> jobs_;
   std::vector<std::pair<char*, std::size_t>> spares_;
   bool stop_ = false;
-  bool idle_ = false;     // the thread is waiting for work
-  int full_waiters_ = 0;  // producers waiting for room in the queue
   std::thread t_;  // last: started after the members it uses
 };
 
@@ -225,7 +221,7 @@ void OutFile::sync() {
 void OutFile::append_file(const std::string& path) {
   sync();
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return;  // a scratch stream that never received a record
+  if (in < 0) fail_read(path);
   // In-kernel copy first; plain reads and writes where the file system
   // cannot (copy_file_range refuses some pairs of files).
   for (;;) {
@@ -242,10 +238,26 @@ void OutFile::append_file(const std::string& path) {
   for (;;) {
     ssize_t n = ::read(in, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) {
+      const int err = errno;
+      ::close(in);
+      errno = err;
+      fail_read(path);
+    }
+    if (n == 0) break;
     write_all(chunk.data(), static_cast<std::size_t>(n));
   }
   ::close(in);
+}
+
+void OutFile::append(OutFile& part) {
+  part.close();
+  append_file(part.path());
+  part.close_and_remove();
+}
+
+void fail_read(const std::string& path) {
+  throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
 }
 
 void OutFile::close() {

@@ -98,6 +98,8 @@ class JsonBuf {
 // so it runs on the otherwise idle core). Chunks of one file are written in
 // order; at most a few megabytes are in flight; `close()`, `append_file()` and
 // `sync()` wait for this file's chunks, and a write error is reported there.
+// The destructor waits too, but drops unflushed bytes and any error: it is
+// the path of a run abandoned by an exception, whose files are discarded.
 class OutFile : public JsonBuf {
  public:
   OutFile() = default;
@@ -120,8 +122,10 @@ class OutFile : public JsonBuf {
     commit();
   }
   // Copies another file's bytes (a closed scratch file) to the end of this
-  // one, in the kernel where it can.
+  // one, in the kernel where it can; throws if it cannot be read.
   void append_file(const std::string& path);
+  // Closes `part` (a scratch stream), appends its bytes and deletes it.
+  void append(OutFile& part);
   void flush();  // hands the buffer to the I/O thread
   void sync();   // flush and wait until every byte is written; throws on a write error
   void close();  // sync and close; throws on a write error
@@ -185,18 +189,24 @@ class FlatSet64 {
   bool has_zero_ = false;
 };
 
-// Reads a binary scratch file of fixed-size records, in chunks.
+// Throws std::runtime_error "cannot read PATH: <errno text>".
+[[noreturn]] void fail_read(const std::string& path);
+
+// Reads a binary scratch file of fixed-size records (closed), in chunks;
+// throws if it cannot be read.
 template <class T, class F>
 void for_each_record(const std::string& path, F&& f) {
   static_assert(std::is_trivially_copyable_v<T>);
   std::FILE* in = std::fopen(path.c_str(), "rb");
-  if (!in) return;
+  if (!in) fail_read(path);
   constexpr std::size_t kN = 4096;
   std::vector<T> chunk(kN);
   std::size_t n;
   while ((n = std::fread(chunk.data(), sizeof(T), kN, in)) > 0)
     for (std::size_t k = 0; k < n; ++k) f(chunk[k]);
+  const bool bad = std::ferror(in);
   std::fclose(in);
+  if (bad) fail_read(path);
 }
 
 }  // namespace npusim::record

@@ -77,10 +77,8 @@ class ScopeStatsWriter : public OutputWriter {
     out.raw(", \"dep_pool_max\": ");
     put_ring_array(out, c.dep_pool);
     out.raw(", \"tensormap_max\": ").u(c.tensormap_pool).raw("}\n");
-    rows_.close();
-    out.append_file(rows_.path());
+    out.append(rows_);
     out.close();
-    rows_.close_and_remove();
   }
 
   std::vector<std::string> files() const override { return {kFile}; }
