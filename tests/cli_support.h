@@ -32,9 +32,13 @@ inline json load(const fs::path& p) { return json::parse(slurp(p)); }
 
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The scratch directory of this test process; the runner (sc_catch_main.cpp)
+// removes it when every test passed and keeps it for a failure to inspect.
+inline fs::path scratch_root() { return fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid())); }
+
 // An empty scratch path of this test process (the directory itself is not created).
 inline fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("npusim_test_" + std::to_string(::getpid())) / name;
+  fs::path d = scratch_root() / name;
   fs::remove_all(d);
   return d;
 }

@@ -3,17 +3,15 @@
 // pages' claims (000, 004 §5) run end to end through the binary.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "models/common/errors.h"
 #include "sim/record/scope_stats_report.h"
+#include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
 using namespace npusim::record;
@@ -23,41 +21,20 @@ namespace {
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 const std::string kData = std::string(NPUSIM_TEST_DATA_DIR) + "/scope_stats";
 
-std::string file_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using cli::slurp;
 
+// This process's scratch directory for the files of these tests.
 fs::path work_dir() {
-  fs::path d = fs::temp_directory_path() / ("npusim_scope_stats_" + std::to_string(::getpid()));
+  fs::path d = cli::scratch_root() / "scope_stats";
   fs::create_directories(d);
   return d;
-}
-
-// Runs `npusim ARGS` in the source tree; stdout is returned, stderr kept in `err`.
-struct Cli {
-  int status = -1;
-  std::string out, err;
-};
-Cli cli(const std::string& args) {
-  const fs::path err = work_dir() / "stderr";
-  const std::string cmd = "cd '" + kSrc + "' && '" NPUSIM_BINARY "' " + args + " 2>'" + err.string() + "'";
-  Cli r;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    int rc = ::pclose(p);
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  }
-  r.err = file_text(err);
-  return r;
 }
 
 // Simulates a trace (extra options appended) and returns its scope_stats.jsonl path.
 fs::path simulate(const std::string& trace, const std::string& name, const std::string& options, int status = 0) {
   const fs::path out = work_dir() / name;
   fs::remove_all(out);
-  Cli r = cli("run " + trace + " --out '" + out.string() + "' -q --swimlane-level 0 --no-deps " + options);
+  cli::Result r = cli::npusim("run " + trace + " --out '" + out.string() + "' -q --swimlane-level 0 --no-deps " + options);
   INFO(trace << " " << options << "\n" << r.err);
   REQUIRE(r.status == status);
   return out / "scope_stats" / "scope_stats.jsonl";
@@ -85,7 +62,7 @@ void check_peak(const ScopeStatsPeak& p, std::uint64_t value, const std::string&
 TEST_CASE("scope-stats: every peak of a hand-written file, exactly", "[scope_stats]") {
   // Labelled as the binary is given it, so the text compares with its output.
   ScopeStatsReport rep =
-      parse_scope_stats(file_text(kData + "/nested.jsonl"), "tests/data/scope_stats/nested.jsonl");
+      parse_scope_stats(slurp(kData + "/nested.jsonl"), "tests/data/scope_stats/nested.jsonl");
   CHECK(rep.meta.version == 6);
   CHECK_FALSE(rep.meta.fatal);
   CHECK(rep.meta.capacity[kResHeap] == std::array<std::uint64_t, 4>{4096, 4096, 2048, 8192});
@@ -112,7 +89,7 @@ TEST_CASE("scope-stats: every peak of a hand-written file, exactly", "[scope_sta
   CHECK_FALSE(rep.is_constraint(kResTaskWindow, 3));
   CHECK(rep.imbalanced_ring(kResHeap) == -1);
   // The whole text, as the command prints it.
-  CHECK(summary_of(rep) == file_text(kData + "/nested.summary.txt"));
+  CHECK(summary_of(rep) == slurp(kData + "/nested.summary.txt"));
 }
 
 TEST_CASE("scope-stats: an end closes the begin of its depth, as the seed's script pairs them", "[scope_stats]") {
@@ -188,7 +165,7 @@ TEST_CASE("scope-stats: malformed files name the file, the line and the expectat
     if (e.path().extension() != ".jsonl") continue;
     ++n;
     const std::string rel = "tests/data/scope_stats/bad/" + e.path().filename().string();
-    std::string expect = file_text(fs::path(e.path()).replace_extension(".expect"));
+    std::string expect = slurp(fs::path(e.path()).replace_extension(".expect"));
     INFO(rel);
     try {
       read_scope_stats(kSrc + "/" + rel);
@@ -197,14 +174,14 @@ TEST_CASE("scope-stats: malformed files name the file, the line and the expectat
       CHECK(err.path().rfind("line ", 0) == 0);
       CHECK(std::string(err.what()) + "\n" == kSrc + "/" + rel + ": " + expect);
     }
-    Cli r = cli("scope-stats " + rel + " --html '" + (work_dir() / "bad.html").string() + "'");
+    cli::Result r = cli::npusim("scope-stats " + rel + " --html '" + (work_dir() / "bad.html").string() + "'");
     CHECK(r.status == 2);
     CHECK(r.err == "npusim: error: " + rel + ": " + expect);
     CHECK(r.out.empty());
     CHECK_FALSE(fs::exists(work_dir() / "bad.html"));
   }
   CHECK(n >= 18);
-  Cli r = cli("scope-stats tests/data/scope_stats/none.jsonl");
+  cli::Result r = cli::npusim("scope-stats tests/data/scope_stats/none.jsonl");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: tests/data/scope_stats/none.jsonl: cannot open file: No such file or directory\n");
 }
@@ -212,14 +189,14 @@ TEST_CASE("scope-stats: malformed files name the file, the line and the expectat
 TEST_CASE("scope-stats: --html and --svg write the same chart, self-contained and deterministic", "[scope_stats][cli]") {
   const fs::path d = work_dir();
   const std::string files = " --html '" + (d / "a.html").string() + "' --svg '" + (d / "a.svg").string() + "'";
-  Cli r = cli("scope-stats tests/data/scope_stats/nested.jsonl" + files);
+  cli::Result r = cli::npusim("scope-stats tests/data/scope_stats/nested.jsonl" + files);
   REQUIRE(r.status == 0);
-  CHECK(r.out == file_text(kData + "/nested.summary.txt"));  // the same text in-process and from the binary
-  const std::string html = file_text(d / "a.html"), svg = file_text(d / "a.svg");
-  REQUIRE(cli("scope-stats tests/data/scope_stats/nested.jsonl --html '" + (d / "b.html").string() + "' --svg '" +
+  CHECK(r.out == slurp(kData + "/nested.summary.txt"));  // the same text in-process and from the binary
+  const std::string html = slurp(d / "a.html"), svg = slurp(d / "a.svg");
+  REQUIRE(cli::npusim("scope-stats tests/data/scope_stats/nested.jsonl --html '" + (d / "b.html").string() + "' --svg '" +
               (d / "b.svg").string() + "'").status == 0);
-  CHECK(file_text(d / "b.html") == html);
-  CHECK(file_text(d / "b.svg") == svg);
+  CHECK(slurp(d / "b.html") == html);
+  CHECK(slurp(d / "b.svg") == svg);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(html.find(svg) != std::string::npos);  // the page inlines the chart
   for (const char* external : {"<script", "href=", "src=", "@import", "url("}) {
@@ -238,7 +215,7 @@ TEST_CASE("scope-stats: --html and --svg write the same chart, self-contained an
 TEST_CASE("scope-stats: placing the scopes by hand moves the peak from one ring to two", "[scope_stats][cli]") {
   fs::path autos = simulate("traces/rings_auto_scopes.json", "auto", "");
   fs::path manual = simulate("traces/manual_placement.json", "manual", "");
-  Cli a = cli("scope-stats '" + autos.string() + "'"), m = cli("scope-stats '" + manual.string() + "'");
+  cli::Result a = cli::npusim("scope-stats '" + autos.string() + "'"), m = cli::npusim("scope-stats '" + manual.string() + "'");
   REQUIRE(a.status == 0);
   REQUIRE(m.status == 0);
   CHECK(has_line(a.out, "  task_window  0 / 0 / 8 / 0   on ring 2"));
@@ -257,7 +234,7 @@ TEST_CASE("scope-stats: placing the scopes by hand moves the peak from one ring 
   CHECK(ra8.imbalanced_ring(kResTaskWindow) == 2);
   for (int r = 0; r < 4; ++r) CHECK_FALSE(rm8.is_constraint(kResTaskWindow, r));
   CHECK(rm8.imbalanced_ring(kResTaskWindow) == -1);
-  Cli a8 = cli("scope-stats '" + autos8.string() + "'");
+  cli::Result a8 = cli::npusim("scope-stats '" + autos8.string() + "'");
   CHECK(a8.out.find("  - the constraint: ring 2 task_window: the peak high_water 8 (100.0%) reaches the capacity 8") !=
         std::string::npos);
 }
@@ -289,7 +266,7 @@ TEST_CASE("scope-stats: scoping lowers the high-water mark only on a ring tight 
   CHECK(st.live[kResHeap].value <= kTight);
   CHECK(scoped_tight.is_constraint(kResHeap, 2));
   // The unscoped program cannot drain: it wedges inside its one scope.
-  Cli u = cli("scope-stats '" + wedged.string() + "'");
+  cli::Result u = cli::npusim("scope-stats '" + wedged.string() + "'");
   REQUIRE(u.status == 0);
   ScopeStatsReport ut = read_scope_stats(wedged.string());
   CHECK(ut.meta.fatal);
@@ -340,7 +317,7 @@ TEST_CASE("scope-stats: the metadata line reflects per-ring sizes from the trace
   CHECK(cli_sizes.meta.capacity[kResHeap] == std::array<std::uint64_t, 4>{268435456, 268435456, 2097152, 268435456});
   CHECK(cli_sizes.meta.capacity[kResDepPool] == std::array<std::uint64_t, 4>{16384, 16384, 16384, 128});
   CHECK(cli_sizes.meta.capacity[kResTaskWindow] == std::array<std::uint64_t, 4>{64, 64, 64, 64});
-  Cli r = cli("scope-stats '" + over.string() + "'");
+  cli::Result r = cli::npusim("scope-stats '" + over.string() + "'");
   CHECK(has_line(r.out, "  heap         268435456 (256.0 MiB) / 268435456 (256.0 MiB) / 2097152 (2.0 MiB) / "
                         "268435456 (256.0 MiB) bytes"));
   CHECK(has_line(r.out, "  dep_pool     16384 / 16384 / 16384 / 128 entries"));
