@@ -249,7 +249,7 @@ TEST_CASE("contention grows with the participants: SOFT barrier and stores to on
   }
 }
 
-TEST_CASE("repeated SOFT barriers count episodes, in one kernel and across launches", "[gm]") {
+TEST_CASE("repeated SOFT barriers each gather their participants, in one kernel and across launches", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("BAR2", {soft_syncall(0, "2"), soft_syncall(0, "2")});
@@ -266,6 +266,17 @@ TEST_CASE("repeated SOFT barriers count episodes, in one kernel and across launc
     if (d.first == s.src.ids[0]) first[d.second.core] = d.second.end;
   CHECK(first[2] == ns(2420));
   CHECK(first[3] == ns(2670));
+  // Second launch: a counter left at 2 would release its first barrier at
+  // once; each barrier gathers its two participants again, so both blocks
+  // take exactly as long as in the first launch (from a common start, 1000
+  // and 1250).
+  std::map<int, std::pair<Time, Time>> second;
+  for (const auto& d : s.obs.done)
+    if (d.first == s.src.ids[1]) second[d.second.core] = {d.second.start, d.second.end};
+  REQUIRE(second.size() == 2);
+  CHECK(second[2].first == second[3].first);
+  CHECK(second[2].second - second[2].first == ns(1000));
+  CHECK(second[3].second - second[3].first == ns(1250));
 }
 
 TEST_CASE("a SOFT syncall whose used_cores is never reached leaves its waiters stalled", "[gm]") {

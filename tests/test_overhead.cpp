@@ -155,6 +155,16 @@ TEST_CASE("a mix kernel is one bar with overlapping lanes, shorter than cube the
   // The two-task version: the vector task starts after the cube task ends.
   auto b2 = bars(load(two / "merged_swimlane.json"));
   REQUIRE(b2.size() == 2);
+  double cube_end = 0, vec_start = 1e18;
+  for (const auto& [task, bar_events] : b2)
+    for (const auto& e : bar_events) {
+      const double s = e["ts"].get<double>(), f = s + e["dur"].get<double>();
+      if (e["tid"].get<int>() < 10000 + 10 * 24) cube_end = std::max(cube_end, f);
+      else vec_start = std::min(vec_start, s);
+    }
+  REQUIRE(cube_end > 0);
+  REQUIRE(vec_start < 1e18);
+  CHECK(vec_start >= cube_end);
   // Too few slots: the cube's pushes stall longer.
   auto push_time = [](const fs::path& dir) {
     double t = 0;

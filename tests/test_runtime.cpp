@@ -135,6 +135,7 @@ TEST_CASE("views of one buffer: disjoint ones are independent, overlapping ones 
   // The whole buffer covers a and b.
   Task* d = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
   REQUIRE(d);
+  REQUIRE(h.rec.edges[3].size() == 2);
   for (const auto& e : h.rec.edges[3]) CHECK(e.overlap == Overlap::Covered);
 }
 
@@ -317,6 +318,30 @@ TEST_CASE("the heap wraps to offset 0 when the end does not fit and the front is
   CHECK_FALSE(g.heap_fits(2048));  // 1024 left at the end, tail 0
   // Nothing retired yet: refresh does not move the tail.
   CHECK_FALSE(g.heap_refresh_tail());
+}
+
+TEST_CASE("a submit wraps the heap to offset 0 once the oldest task retires, wasting the end gap", "[runtime]") {
+  RunOptions o;
+  o.ring_heap = RingValues{8192, 8192, 8192, 8192};
+  Harness h(o);
+  Ring& g = h.rt->ring(Runtime::ring_of_depth(1));
+  // Scope 1: A takes [0, 4096) and retires when the scope ends.
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s1"));
+  Task* a = h.sub(submit(h.k.get(), {out(1024)}));
+  REQUIRE(a);
+  h.finish(a);
+  h.rt->scope_end();
+  // Scope 2: B takes [4096, 6144) and stays live (its scope is open).
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s2"));
+  REQUIRE(h.sub(submit(h.k.get(), {out(512)})));
+  CHECK(g.heap_top() == 6144);
+  CHECK(g.heap_tail_unwrapped() == 0);  // the tail follows retirement lazily
+  // C needs 3072: 2048 left at the end, but [0, 4096) is free behind A.
+  REQUIRE(h.sub(submit(h.k.get(), {out(768)})));
+  CHECK(g.heap_tail_unwrapped() == 4096);  // refreshed by the failed fit
+  CHECK(g.heap_top() == 3072);             // C at [0, 3072)
+  CHECK(g.heap_top_unwrapped() == 8192 + 3072);
+  CHECK(g.heap_used() == 8192 + 3072 - 4096);  // B, C and the wasted end gap [6144, 8192)
 }
 
 TEST_CASE("scope samples carry ring, depth and head/tail counters", "[runtime]") {

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <map>
 
 #include "models/chip/chip.h"
 #include "tests/runtime_fixture.h"
@@ -157,9 +158,25 @@ TEST_CASE("an SPMD task fans out over free cores and completes when its last blo
   CHECK(first_wave == 4);
   for (const auto& d : s.obs.done)
     if (d.second.dispatch == ns(620)) CHECK(d.second.start == ns(620 + 300 + 200 + 500));
-  const Task* t = nullptr;
-  (void)t;
   CHECK(s.chip->blocks_dispatched() == 6);
+  // The second wave runs on cores the first wave frees: each of its blocks
+  // starts after the first-wave block of its core has ended.
+  std::map<int, Time> first_end;
+  Time last_finish = 0;
+  for (const auto& d : s.obs.done) {
+    if (d.second.dispatch == ns(620)) first_end[d.second.core] = d.second.end;
+    last_finish = std::max(last_finish, d.second.finish);
+  }
+  int second_wave = 0;
+  for (const auto& d : s.obs.done) {
+    if (d.second.dispatch == ns(620)) continue;
+    ++second_wave;
+    REQUIRE(first_end.count(d.second.core));
+    CHECK(d.second.start >= first_end[d.second.core]);
+  }
+  CHECK(second_wave == 2);
+  // The task completes when its last block's FIN is noticed: complete_task 50.
+  CHECK(s.last_completion() == last_finish + ns(50));
 }
 
 namespace {
