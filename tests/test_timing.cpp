@@ -26,7 +26,6 @@ class ScriptSource : public OpSource {
   std::vector<Step> steps;
   std::vector<TaskId> ids;
   std::vector<std::vector<Tensor>> outs;
-  std::vector<std::int64_t> values;
 
   bool next(OrchOp& op) override {
     if (pos_ >= steps.size()) return false;
@@ -37,7 +36,7 @@ class ScriptSource : public OpSource {
     ids.push_back(id);
     outs.push_back(o);
   }
-  void deliver_value(std::int64_t v) override { values.push_back(v); }
+  void deliver_value(std::int64_t) override {}
 
  private:
   std::size_t pos_ = 0;

@@ -179,7 +179,6 @@ struct Scenario {
     i.kernels = {&add, &qk};
     i.sched_threads = 3;
     i.orchestrator_thread = 3;
-    i.end_time = us(10);
     return i;
   }
 

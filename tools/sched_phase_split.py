@@ -12,9 +12,6 @@ from collections import defaultdict
 rec = json.load(open(sys.argv[1]))
 hz = rec["metadata"]["clock_freq_hz"]
 us = lambda c: c * 1e6 / hz
-finish = defaultdict(int)
-for core, reg, disp, fin in rec.get("aicpu_tasks", []):
-    finish[core] = max(finish[core], fin)
 for t, phases in enumerate(rec.get("aicpu_scheduler_phases") or []):
     if not phases:
         continue

@@ -144,7 +144,6 @@ PhaseCtx AicoreComplex::ctx_of(int core, const Slot& s) const {
   x.block = s.block;
   x.block_num = s.task->block_num;
   x.lane = s.lane;
-  x.phase_index = s.phase;
   x.phase = &s.task->kernel->lanes[s.lane].phases[s.phase];
   return x;
 }

@@ -46,9 +46,6 @@ struct CoreMap {
   int total() const { return 3 * clusters; }
   CoreKind kind(int core) const { return core < clusters ? CoreKind::AIC : CoreKind::AIV; }
   int cluster_of(int core) const { return core < clusters ? core : (core - clusters) / 2; }
-  int lane_of(int core) const {
-    return core < clusters ? kLaneAic : ((core - clusters) % 2 == 0 ? kLaneAiv0 : kLaneAiv1);
-  }
 };
 
 // A block the AICPU saw finish.
@@ -65,7 +62,6 @@ struct PhaseCtx {
   int block;
   int block_num;
   int lane;           // the kernel lane whose body runs (kLaneAic / kLaneAiv0 / kLaneAiv1)
-  int phase_index;
   const Phase* phase;
 };
 
@@ -102,8 +98,6 @@ class AicoreComplex : public sc_core::sc_module {
     const Core& c = cores_[core];
     return c.running >= 0 && c.pending < 0 && !c.pending_occupied;
   }
-  bool pending_occupied(int core) const { return cores_[core].pending_occupied; }
-  bool has_pending(int core) const { return cores_[core].pending >= 0; }
   // The running slot is a gated (early-dispatched) block still waiting for its
   // doorbell: the scheduler does not poll such a core.
   bool parked(int core) const;

@@ -105,7 +105,6 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
        static_cast<Time>(sp_.work.predicate_evals) * platform_.sched.predicate_eval;
   task.submit_start = t0;
   task.submit_end = t;
-  ++submits_;
   OrchSubmitRecord rec;
   rec.submit_idx = task.submit_idx;
   rec.task_id = task.id;

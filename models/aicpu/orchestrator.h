@@ -45,7 +45,6 @@ class OrchestratorThread : public sc_core::sc_module {
   const OrchWait& waiting() const { return wait_; }
   // An input error raised while evaluating the program (rethrown by the engine).
   std::exception_ptr input_error() const { return input_error_; }
-  std::uint64_t submits() const { return submits_; }
   // JSON pointer of the op being executed (or last executed).
   const std::string& op_path() const { return op_path_; }
   // The submit in progress (what it needs, once prepared up to a stall).
@@ -78,7 +77,6 @@ class OrchestratorThread : public sc_core::sc_module {
   std::string op_path_;
   bool done_ = false;
   Time start_ = 0, end_ = 0;
-  std::uint64_t submits_ = 0;
   std::exception_ptr input_error_;
 };
 

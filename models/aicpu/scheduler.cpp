@@ -135,7 +135,6 @@ void SchedulerThread::run() {
     t = t + m * P;
     if (next != kNever && t > next) t = next;
   }
-  exited_ = true;
 }
 
 Time SchedulerThread::next_event_iteration(Time T, Time P) const {
@@ -449,13 +448,7 @@ int SchedulerThread::dispatch_phase(Time& t) {
     if (!residual_mix)
       for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, false, true, t);
   }
-  if (plan_.empty()) {
-    for (int c : cores_) taken_[c] = 0;
-    return 0;
-  }
-  publish(false, t);
-  record(SchedPhase::Dispatch, start, t, static_cast<int>(plan_.size()), q0);
-  return static_cast<int>(plan_.size());
+  return publish_pass(false, SchedPhase::Dispatch, start, q0, t);
 }
 
 int SchedulerThread::early_dispatch_phase(Time& t) {
@@ -472,12 +465,15 @@ int SchedulerThread::early_dispatch_phase(Time& t) {
   for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, false, t);
   place(Shape::MIX, false, true, true, t);
   for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, true, t);
-  if (plan_.empty()) {
-    for (int c : cores_) taken_[c] = 0;
-    return 0;
-  }
-  publish(true, t);
-  record(SchedPhase::EarlyDispatch, start, t, static_cast<int>(plan_.size()), q0);
+  return publish_pass(true, SchedPhase::EarlyDispatch, start, q0, t);
+}
+
+// The end of a placement pass: nothing planned costs nothing more (no core
+// was claimed); otherwise the plan is published and the phase recorded.
+int SchedulerThread::publish_pass(bool gated, SchedPhase kind, Time start, const std::array<int, 3>& q0, Time& t) {
+  if (plan_.empty()) return 0;
+  publish(gated, t);
+  record(kind, start, t, static_cast<int>(plan_.size()), q0);
   return static_cast<int>(plan_.size());
 }
 

@@ -54,7 +54,6 @@ class SchedulerThread : public sc_core::sc_module {
   SC_HAS_PROCESS(SchedulerThread);
   SchedulerThread(sc_core::sc_module_name name, int index, int num_threads, SchedContext& ctx);
 
-  int index() const { return index_; }
   const std::vector<int>& cores() const { return cores_; }
   const std::vector<int>& clusters() const { return clusters_; }
   sc_core::sc_event& wake() { return wake_; }
@@ -66,8 +65,6 @@ class SchedulerThread : public sc_core::sc_module {
   // Statistics for the summary.
   Time first_dispatch() const { return first_dispatch_; }
   Time last_completion() const { return last_completion_; }
-  std::uint64_t loops() const { return loop_iter_; }
-  bool exited() const { return exited_; }
   int running_cores() const;
 
  private:
@@ -112,6 +109,7 @@ class SchedulerThread : public sc_core::sc_module {
   void claim(Task& task, int n, bool early, Time& t);
   // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
   void publish(bool gated, Time& t);
+  int publish_pass(bool gated, SchedPhase kind, Time start, const std::array<int, 3>& q0, Time& t);
   // Places the drained cohort on every thread's idle cores (leader only).
   int launch_drain(Time& t);
 
@@ -135,7 +133,6 @@ class SchedulerThread : public sc_core::sc_module {
   std::uint64_t loop_iter_ = 0;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;
-  bool exited_ = false;
 };
 
 }  // namespace npusim

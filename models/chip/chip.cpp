@@ -26,21 +26,17 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   orch_ = std::make_unique<OrchestratorThread>(
       "orch", runtime_, program, *obs_, platform_,
       config_.runtime == RuntimeKind::HostBuildGraph);
-  orch_->set_on_finish([this] { wake_schedulers(); });
-}
-
-void Chip::wake_schedulers() {
-  for (auto& s : scheds_) s->wake().notify();
+  orch_->set_on_finish([this] { ctx_.wake_all(); });
 }
 
 void Chip::on_ready(Task& t) {
   obs_->on_ready(t);
-  wake_schedulers();
+  ctx_.wake_all();
 }
 
 void Chip::on_early_candidate(Task& t) {
   obs_->on_early_candidate(t);
-  wake_schedulers();
+  ctx_.wake_all();
 }
 
 void Chip::on_completed(Task& t) {
@@ -56,7 +52,7 @@ void Chip::on_ring_progress(int r) {
 void Chip::on_error(const LatchedError& e) {
   obs_->on_error(e);
   ctx_.stop = true;  // emergency shutdown: every thread stops at its next check
-  wake_schedulers();
+  ctx_.wake_all();
   orch_->progress().notify();
 }
 

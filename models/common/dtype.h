@@ -24,11 +24,6 @@ inline int dtype_bytes(DType t) {
 inline bool dtype_is_signed_int(DType t) {
   return t == DType::INT8 || t == DType::INT16 || t == DType::INT32 || t == DType::INT64;
 }
-inline bool dtype_is_int(DType t) {
-  return dtype_is_signed_int(t) || t == DType::UINT8 || t == DType::UINT16 ||
-         t == DType::UINT32 || t == DType::UINT64;
-}
-
 // Trace spelling: fp32 fp16 bf16 int8 ... uint64
 inline const char* dtype_trace_name(DType t) {
   static const char* n[] = {"fp32", "fp16", "bf16", "int8", "int16", "int32",

@@ -24,16 +24,6 @@ enum Lane : int { kLaneAic = 0, kLaneAiv0 = 1, kLaneAiv1 = 2, kNumLanes = 3 };
 
 constexpr std::uint8_t kMaskAic = 1, kMaskAiv0 = 2, kMaskAiv1 = 4;
 
-inline const char* shape_name(Shape s) {
-  switch (s) {
-    case Shape::AIC: return "AIC";
-    case Shape::AIV: return "AIV";
-    case Shape::MIX: return "MIX";
-    case Shape::DUMMY: return "DUMMY";
-  }
-  return "?";
-}
-
 // Shape from an active mask (0 bits DUMMY, >=2 bits MIX, AIC only AIC, one AIV AIV).
 inline Shape shape_of_mask(std::uint8_t mask) {
   int bits = __builtin_popcount(mask);

@@ -204,7 +204,7 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
     }
   }
   if (bypass) {
-    if (c.track_io) check_bypass(ctx, c, s, false, t);
+    if (c.track_io) check_bypass(ctx, s, false, t);
   } else {
     cache_insert(c, a, b, t);
   }
@@ -256,7 +256,7 @@ Time GmModel::store(const PhaseCtx& ctx, Time t) {
   }
   dirty_insert(c, a, b);
   cache_insert(c, a, b, t);  // write-allocate
-  if (c.track_io) check_bypass(ctx, c, s, true, t);
+  if (c.track_io) check_bypass(ctx, s, true, t);
   if (runs_.size() > prune_at_) prune(t);
   return done;
 }
@@ -343,7 +343,6 @@ Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
       cores_.resume(exits[i].core, r);
   }
   b.arrived.clear();
-  ++b.episodes;
   return mine;
 }
 
@@ -525,7 +524,7 @@ void GmModel::dirty_insert(CoreState& c, Line a, Line b) {
 
 // A task whose kernel has bypass loads: its stores and bypass loads are
 // matched, whichever comes first in time.
-void GmModel::check_bypass(const PhaseCtx& ctx, const CoreState&, Span s, bool is_store, Time t) {
+void GmModel::check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t) {
   TaskIo& io = task_io_[ctx.task->id];
   io.task = ctx.task;
   const IoRange me{s.lo, s.hi, ctx.core, ctx.block, ctx.phase->arg, t};

@@ -120,7 +120,7 @@ class GmModel : public PhaseHandler {
     std::vector<std::pair<Line, Line>> dirty;  // line ranges with stores not yet fenced
     std::uint64_t dirty_lines = 0;
   };
-  // SOFT syncall: one counter per workspace line, counted in episodes.
+  // SOFT syncall: one counter per workspace line, reset when it releases.
   struct Arrival {
     int core;
     Time inc_done;  // its increment of the counter is visible
@@ -129,7 +129,6 @@ class GmModel : public PhaseHandler {
     int target = 0;
     std::vector<Arrival> arrived;
     Time owner_until = 0;
-    std::uint64_t episodes = 0;
   };
   // Bytes a task with bypass loads stores and loads with "bypass".
   struct IoRange {
@@ -199,7 +198,7 @@ class GmModel : public PhaseHandler {
   static void dirty_insert(CoreState& c, Line a, Line b);
 
   // Reports.
-  void check_bypass(const PhaseCtx& ctx, const CoreState& c, Span s, bool is_store, Time t);
+  void check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t);
   void report(int kind, const Reader& rd, Line line, const std::string& what, const std::string& missing);
   std::string writer_label(int core, int block, TaskId task, const KernelDef* kernel, const Task& reader) const;
   std::string tensor_label(const Tensor& v) const;

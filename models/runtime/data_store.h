@@ -71,7 +71,6 @@ class DataStore {
     auto it = buffers_.find(buffer);
     return it == buffers_.end() ? std::string() : it->second.name;
   }
-  void set_name(std::int32_t buffer, const std::string& name) { buffers_[buffer].name = name; }
 
  private:
   struct Buffer {

@@ -28,7 +28,6 @@ class SlotStore {
   Task& emplace(std::uint64_t local);
   // Drops chunks wholly below `tail`.
   void release_below(std::uint64_t tail);
-  std::size_t chunks_in_use() const { return chunks_.size(); }
 
  private:
   static constexpr int kBits = 9;
@@ -119,9 +118,6 @@ class Ring {
     return unbounded_ || spill_used_ + n <= dep_cap_ - 1;
   }
   void spill_take(std::uint64_t n) { spill_used_ += n; }
-  std::uint64_t spill_used() const { return spill_used_; }
-
-  std::size_t slot_chunks() const { return slots_.chunks_in_use(); }
 
  private:
   int index_ = 0;

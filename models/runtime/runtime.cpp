@@ -314,7 +314,6 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       const SubmitArg& a = req.args[i];
       if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) {
         tensormap_.insert(t.args[i], t.id);
-        ++p.work.inserts;
       }
     }
   }
@@ -329,7 +328,6 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     t.fanin.push_back(f);
     if (f.flags & kDepWait) {
       ++waits;
-      ++p.work.edges;
       // Early dispatch (§5.8): an unflagged producer disqualifies the consumer
       // even if it already completed; alloc tasks always carry the flag.
       if (!prod->early_resolve) t.all_flagged = false;
@@ -415,17 +413,6 @@ void Runtime::outputs_of(const Task& t, std::vector<Tensor>& out) const {
   out.clear();
   for (std::size_t i = 0; i < t.args.size(); ++i)
     if (t.arg_tags[i] == ArgTag::Output) out.push_back(t.args[i]);
-}
-
-bool Runtime::reclaim_for(Resource r, int ring) {
-  Ring& g = rings_[ring];
-  switch (r) {
-    case Resource::Heap: return g.heap_refresh_tail();
-    case Resource::DepPool:
-      return g.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
-    case Resource::TensorMap: return tensormap_.reclaim_all() > 0;
-    default: return false;
-  }
 }
 
 bool Runtime::read_ready(const Tensor& t) {

@@ -84,8 +84,6 @@ inline const char* resource_name(Resource r) {
 struct SubmitWork {
   int args = 0;
   int lookups = 0;
-  int edges = 0;       // fanin edges wired
-  int inserts = 0;
   int ready_pushes = 0;
   int predicate_evals = 0;
   // Early-staged consumers made ready: their doorbells are to be rung.
@@ -166,10 +164,6 @@ class Runtime {
   // The OUTPUT tensors of a finished submit, in arg order.
   void outputs_of(const Task& t, std::vector<Tensor>& out) const;
 
-  // A rescue for a blocked submit: tries the reclaim the allocator would do
-  // while spinning. True if anything was freed.
-  bool reclaim_for(Resource r, int ring);
-
   // get_tensor_data: may the orchestrator read this tensor yet?
   bool read_ready(const Tensor& t);
   std::int64_t read(const Tensor& t, std::int64_t element) const { return data_.get(t.buffer, element); }
@@ -227,7 +221,6 @@ class Runtime {
   std::uint64_t dummy_tasks() const { return dummy_count_; }
   std::uint64_t predicated_skips() const { return predicated_skip_count_; }
   // Tasks submitted in the innermost open scope.
-  std::size_t innermost_scope_tasks() const { return scopes_.back().tasks.size(); }
 
   struct ScopeInfo {
     ScopeMode mode;
@@ -285,9 +278,7 @@ class Runtime {
   std::uint64_t dummy_count_ = 0;
   std::uint64_t predicated_skip_count_ = 0;
   std::uint64_t submit_counter_ = 0;
-  std::uint64_t next_buffer_addr_[kNumRings] = {};
   LatchedError error_;
-  std::vector<Tensor> scratch_outputs_;
   std::vector<TensorMap::Match> scratch_matches_;
 };
 

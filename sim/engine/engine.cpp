@@ -135,11 +135,9 @@ class SummaryStats : public SimObserver {
     for (const BlockRecord& b : t.blocks)
       if (b.end > b.start && b.end != kNever) k.core_busy += b.end - b.start;
   }
-  void on_block_finished(const Task&, const BlockRecord&) override { ++subtasks_finished; }
   void on_completed(Task& t) override {
     if (t.kind == TaskKind::Alloc) last_alloc = std::max(last_alloc, t.complete_time);
   }
-  std::uint64_t subtasks_finished = 0;
   Time last_alloc = 0;
 };
 
@@ -370,7 +368,6 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   info.sched_threads = l.config.sched_threads;
   info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
   info.fatal = !ok;
-  info.end_time = sc_core::sc_time_stamp().value();
   std::vector<std::string> files;
   for (auto& w : writers) {
     w->finish(info);

@@ -276,8 +276,6 @@ void print_sites(const ScopeStatsReport& rep, std::ostream& out) {
 
 }  // namespace
 
-const char* scope_stats_resource_name(int resource) { return kResourceNames[resource]; }
-
 std::uint64_t ScopeStatsReport::usable(int resource, int ring) const {
   std::uint64_t cap = meta.capacity[resource][ring];
   return resource == kResHeap ? cap : cap - 1;  // window-1 live slots; pool entry 0 is a sentinel

@@ -40,7 +40,6 @@ namespace npusim::record {
 constexpr int kScopeStatsRings = 4;
 constexpr int kScopeStatsResources = 3;  // task window, heap, dep pool
 enum ScopeStatsResource { kResTaskWindow = 0, kResHeap = 1, kResDepPool = 2 };
-const char* scope_stats_resource_name(int resource);  // "task_window", "heap", "dep_pool"
 
 struct ScopeStatsMeta {
   std::uint64_t version = 0;

@@ -33,7 +33,6 @@ struct RunInfo {
   int sched_threads = 0;
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
   bool fatal = false;            // the run ended in a device failure
-  Time end_time = 0;             // simulated time at the end of the run
 };
 
 class OutputWriter : public SimObserver {
