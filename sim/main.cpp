@@ -133,6 +133,10 @@ int sc_main(int argc, char* argv[]) {
         return v;
       };
       bc.core_types = split(bc_types);
+      for (const std::string& type : bc.core_types)
+        if (type != "aiv" && type != "aic" && type != "mix")
+          throw npusim::InputError(npusim::config::kCommandLine, "--core-type",
+                                   "expected aiv, aic or mix, got \"" + type + "\"");
       for (const std::string& n : split(bc_parts)) {
         std::size_t used = 0;
         int v = -1;
@@ -141,10 +145,10 @@ int sc_main(int argc, char* argv[]) {
         } catch (const std::exception&) {
         }
         if (v < 1 || used != n.size())
-          throw npusim::InputError("command line", "--participants", "expected positive integers, got \"" + n + "\"");
+          throw npusim::InputError(npusim::config::kCommandLine, "--participants", "expected positive integers, got \"" + n + "\"");
         bc.participants.push_back(v);
       }
-      return npusim::engine::barrier_cost(bc, std::cout, std::cerr);
+      return npusim::engine::barrier_cost(bc, std::cout);
     }
     if (*stats) return npusim::record::scope_stats_command(stats_file, stats_html, stats_svg, std::cout);
   } catch (const npusim::InputError& e) {

@@ -88,6 +88,11 @@ TEST_CASE("bad command-line options exit 2 and name the option", "[cli]") {
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --aicpu-thread-num: aicpu_thread_num must be 0 (auto) or an "
                  "integer >= 2, got 3x\n");
+  // barrier-cost checks its options before it measures anything.
+  r = npusim("barrier-cost --core-type aiv,bogus");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "npusim: error: command line: at --core-type: expected aiv, aic or mix, got \"bogus\"\n");
   fs::path out = scratch("max_seed");
   r = npusim("run traces/chain.json --quiet --seed 18446744073709551615 --out '" + out.string() + "'");
   REQUIRE(r.status == 0);

@@ -17,7 +17,8 @@ struct BarrierCostRequest {
   std::string csv, svg, html;     // extra outputs ("" = none)
 };
 
-// Returns an exit status (0, or 2 for bad options).
-int barrier_cost(const BarrierCostRequest& req, std::ostream& out, std::ostream& err);
+// Returns an exit status (0). The core types are checked by the caller; a bad
+// platform is an InputError.
+int barrier_cost(const BarrierCostRequest& req, std::ostream& out);
 
 }  // namespace npusim::engine

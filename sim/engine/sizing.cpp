@@ -34,7 +34,7 @@ std::optional<Outcome> rerun(const SizingRequest& req, const RunConfig& cfg, con
   fs::remove_all(dir);
   std::string args = "run " + shell_quote(req.trace_path) + " --platform " + shell_quote(platform) +
                      " --out " + shell_quote(dir.string()) +
-                    " --quiet --no-suggest --no-host-stats --swimlane-level 0 --no-deps --no-scope-stats" +
+                    " --quiet --no-suggest --no-host-stats --swimlane-level 0 --no-deps --no-scope-stats --no-task-stats" +
                     " --aicpu-thread-num " + std::to_string(cfg.aicpu_thread_num) + " --runtime " +
                     runtime_name(cfg.runtime) + " --seed " + std::to_string(cfg.seed) +
                     " --ring-task-window " + list(cfg.task_window) + " --ring-heap " + list(cfg.heap) +
