@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/config/json_util.h"
+
 namespace npusim::json_input {
 namespace {
 
@@ -110,19 +112,9 @@ json read_file(const std::string& path) {
   return parse(text.str(), path);
 }
 
-std::string child(const std::string& base, const std::string& key) {
-  std::string out = base + "/";
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
+std::string child(const std::string& base, const std::string& key) { return config::pointer_join(base, key); }
 
-std::string child(const std::string& base, std::size_t index) {
-  return base + "/" + std::to_string(index);
-}
+std::string child(const std::string& base, std::size_t index) { return config::pointer_join(base, index); }
 
 std::string describe(const json& v) {
   switch (v.type()) {

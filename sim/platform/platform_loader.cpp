@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/json_util.h"
 #include "sim/platform/json_input.h"
 
 namespace npusim::platform {
@@ -304,14 +305,6 @@ std::vector<std::string> top_level_keys() {
 
 // ---- parsing ---------------------------------------------------------------
 
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& item : items) s += (s.empty() ? "" : ", ") + item;
-  return s;
-}
-
-bool ignored_key(const std::string& key) { return key.rfind("x_", 0) == 0; }
-
 class Reader {
  public:
   Reader(const std::string& file, Platform& p) : file_(file), p_(p) {}
@@ -344,15 +337,19 @@ class Reader {
     throw InputError(file_, pointer, message);
   }
 
+  void reject_unknown(const json& obj, const std::string& pointer, const std::vector<std::string>& known) const {
+    for (const auto& item : obj.items()) {
+      if (config::is_annotation_key(item.key())) continue;
+      if (std::find(known.begin(), known.end(), item.key()) == known.end())
+        fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
+                                             config::join_names(known) + " (keys starting with x_ are ignored)");
+    }
+  }
+
   // Unknown keys first (a typo also shows up as a missing field), then missing ones.
   void require_keys(const json& obj, const std::string& pointer, const std::vector<std::string>& known,
                     const char* what) const {
-    for (const auto& item : obj.items()) {
-      if (ignored_key(item.key())) continue;
-      if (std::find(known.begin(), known.end(), item.key()) == known.end())
-        fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
-                                             join(known) + " (keys starting with x_ are ignored)");
-    }
+    reject_unknown(obj, pointer, known);
     for (const auto& key : known)
       if (!obj.contains(key))
         fail(child(pointer, key), std::string("missing ") + what + " \"" + key +
@@ -383,11 +380,7 @@ class Reader {
       fail(pointer, "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found " +
                         describe(l));
     static const std::vector<std::string> leaf_keys = {"value", "source", "assumption", "note"};
-    for (const auto& item : l.items())
-      if (!ignored_key(item.key()) &&
-          std::find(leaf_keys.begin(), leaf_keys.end(), item.key()) == leaf_keys.end())
-        fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
-                                             join(leaf_keys) + " (keys starting with x_ are ignored)");
+    reject_unknown(l, pointer, leaf_keys);
     if (!l.contains("value")) fail(pointer, "missing \"value\"");
     bool has_source = l.contains("source"), has_assumption = l.contains("assumption");
     if (has_source == has_assumption)
@@ -507,8 +500,8 @@ Platform load_platform(const std::string& name_or_path) {
       auto names = available_names(dirs);
       throw InputError(name_or_path, "",
                        "no platform named \"" + name_or_path + "\": looked for " + name_or_path +
-                           ".json in " + join(dirs) + "; available: " +
-                           (names.empty() ? std::string("none") : join(names)));
+                           ".json in " + config::join_names(dirs) + "; available: " +
+                           (names.empty() ? std::string("none") : config::join_names(names)));
     }
   }
   json doc = json_input::read_file(path);
