@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <string>
 
 namespace npusim {
 
@@ -23,5 +25,12 @@ inline Time from_ns(double v) { return v <= 0 ? 0 : static_cast<Time>(v * 1000.0
 
 inline double to_ns(Time t) { return static_cast<double>(t) / 1000.0; }
 inline double to_us(Time t) { return static_cast<double>(t) / 1000000.0; }
+
+// For messages: "12.345 us" (rounded to the nanosecond).
+inline std::string us_text(Time t) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
+  return b;
+}
 
 }  // namespace npusim

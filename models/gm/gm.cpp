@@ -47,7 +47,6 @@ std::string format(const char* f, T v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
-std::string us_text(Time t) { return format("%.3f us", to_us(t)); }
 std::string hex(std::uint64_t v) { return format("0x%llx", static_cast<unsigned long long>(v)); }
 
 std::string task_label(TaskId id, const KernelDef* k) {

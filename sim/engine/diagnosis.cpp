@@ -9,12 +9,6 @@ namespace npusim::engine {
 
 namespace {
 
-std::string fmt_us(Time t) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
-  return b;
-}
-
 std::string bytes(std::uint64_t b) {
   char s[64];
   if (b >= (1ull << 30) && b % (1ull << 20) == 0)
@@ -149,7 +143,7 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
     std::string list;
     for (int c : e.arrived) list += (list.empty() ? "" : ",") + std::to_string(c);
     why.push_back(std::to_string(e.arrived.size()) + " core(s) [" + list + "] wait at a HARD syncall (FFTS, core_type " +
-                  core_type_name(e.type) + ") since " + fmt_us(e.first_arrival) +
+                  core_type_name(e.type) + ") since " + us_text(e.first_arrival) +
                   "; the FFTS barrier releases only when all " + std::to_string(e.participants) + " physical " +
                   core_type_name(e.type) + " cores arrive, and " + std::to_string(e.participants - e.arrived.size()) +
                   " never will:");
@@ -319,8 +313,8 @@ Failure diagnose(Chip& chip) {
   device_lines(f, completed, total, running, ready, waiting, rt.orchestration_done());
 
   // ---- what only a simulator knows
-  why.push_back("progress stopped at " + fmt_us(f.stall_time) + " of simulated time; the device reports it at " +
-                fmt_us(f.device_time) + " (" + f.detector + ")");
+  why.push_back("progress stopped at " + us_text(f.stall_time) + " of simulated time; the device reports it at " +
+                us_text(f.device_time) + " (" + f.detector + ")");
   const SubmitProgress& sp = orch.pending_submit();
   const std::string op = w.kind != OrchWait::Kind::None ? w.path : orch.op_path();
   d["op"] = op;
@@ -385,8 +379,8 @@ Failure diagnose(Chip& chip) {
         std::string state = state_name(t->state);
         if (!t->blocks.empty()) {
           const BlockRecord& b = t->blocks.front();
-          state = "running on core " + std::to_string(b.core) + " since " + fmt_us(b.start) + ", ending at " +
-                  fmt_us(b.end);
+          state = "running on core " + std::to_string(b.core) + " since " + us_text(b.start) + ", ending at " +
+                  us_text(b.end);
         } else if (!t->is_ready()) {
           state = "waiting for " + std::to_string(t->fanin_count - t->fanin_refcount) + " producer(s)";
         }
@@ -399,7 +393,7 @@ Failure diagnose(Chip& chip) {
   }
   if (w.kind == OrchWait::Kind::Space) {
     why.push_back("the orchestrator is blocked on the " + std::string(resource_name(w.resource)) + " of ring " +
-                  std::to_string(w.ring) + " since " + fmt_us(w.since));
+                  std::to_string(w.ring) + " since " + us_text(w.since));
     d["orchestrator"] = {{"waiting_for", resource_name(w.resource)}, {"ring", w.ring}, {"op", w.path},
                          {"since_ns", to_ns(w.since)}};
   } else if (!rt.orchestration_done() && !rt.has_error()) {

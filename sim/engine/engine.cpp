@@ -146,15 +146,6 @@ void write_text(const fs::path& p, const std::string& s) {
   o << s;
 }
 
-std::string fmt_us(Time t) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f us", to_us(t));
-  return b;
-}
-
-}  // namespace
-
-namespace {
 
 // summary.json (cli-and-outputs.md), in the spec's key order.
 nlohmann::ordered_json summary_json(const Loaded& l, bool ok, Time device_wall, Time makespan, Time sched_window,
@@ -252,7 +243,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     out << "npusim: " << l.trace.name << " on " << l.platform.name << " (" << runtime_name(l.config.runtime)
         << ", " << l.config.aicpu_thread_num << " AICPU threads)\n";
     out << "status " << (ok ? "ok" : "error") << ": " << completed << "/" << submitted
-        << " tasks completed, device_wall " << fmt_us(device_wall) << ", makespan " << fmt_us(makespan) << "\n";
+        << " tasks completed, device_wall " << us_text(device_wall) << ", makespan " << us_text(makespan) << "\n";
     if (f) out << "error: " << f->name << " (host code " << f->host_code << ")\n";
     out << "outputs in " << out_dir << "/\n";
   };
