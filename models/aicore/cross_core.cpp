@@ -13,11 +13,7 @@ CrossCorePipes::CrossCorePipes(AicoreComplex& cores, const Platform& platform)
 }
 
 Time CrossCorePipes::copy_cost(const PhaseCtx& ctx, Time fixed) const {
-  std::int64_t bytes = 0;
-  if (!ctx.phase->bytes.empty()) {
-    BlockEnv env(ctx.block, ctx.block_num);
-    bytes = ctx.phase->bytes.eval(env);
-  }
+  const std::int64_t bytes = ctx.phase->bytes.eval_or(BlockEnv(ctx.block, ctx.block_num), 0);
   double ns = platform_.cross_core.bytes_per_ns > 0 ? static_cast<double>(bytes) / platform_.cross_core.bytes_per_ns : 0;
   return fixed + from_ns(ns);
 }

@@ -60,6 +60,8 @@ class Expr {
 
   // Throws EvalError ("division by zero in 'i/n'", "variable 'x' is not bound", ...).
   std::int64_t eval(const ExprEnv& env) const;
+  // `dflt` for an absent (empty) expression, else eval(env).
+  std::int64_t eval_or(const ExprEnv& env, std::int64_t dflt) const { return empty() ? dflt : eval(env); }
 
   // Slots this expression reads (for static binding checks).
   std::vector<int> slots() const;

@@ -53,13 +53,10 @@ std::string task_label(TaskId id, const KernelDef* k) {
   return task_display(id) + " (" + (k ? k->name : std::string("?")) + ")";
 }
 
-std::int64_t eval_or(const Expr& e, const BlockEnv& env, std::int64_t dflt) { return e.empty() ? dflt : e.eval(env); }
-
 }  // namespace
 
 GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer)
-    : cores_(cores), platform_(platform), gm_(platform.gm), data_(data), obs_(observer),
-      line_bytes_(platform.gm.line_bytes ? platform.gm.line_bytes : 64), prune_at_(kPruneMin),
+    : cores_(cores), gm_(platform.gm), data_(data), obs_(observer), line_bytes_(platform.gm.line_bytes), prune_at_(kPruneMin),
       io_sweep_at_(kIoSweepMin) {
   core_.resize(static_cast<std::size_t>(cores.map().total()));
 }
@@ -72,8 +69,8 @@ Time GmModel::transfer(std::uint64_t bytes) const {
 GmModel::Span GmModel::span_of(const PhaseCtx& ctx) {
   const Phase& ph = *ctx.phase;
   BlockEnv env(ctx.block, ctx.block_num);
-  const std::int64_t off = std::max<std::int64_t>(0, eval_or(ph.offset, env, 0));
-  const std::int64_t n = std::max<std::int64_t>(0, eval_or(ph.bytes, env, 0));
+  const std::int64_t off = std::max<std::int64_t>(0, ph.offset.eval_or(env, 0));
+  const std::int64_t n = std::max<std::int64_t>(0, ph.bytes.eval_or(env, 0));
   const Tensor& v = ctx.task->args[static_cast<std::size_t>(ph.arg)];
   const std::uint64_t lo = view_base(v) + static_cast<std::uint64_t>(off);
   const std::uint64_t end = static_cast<std::uint64_t>(off) + static_cast<std::uint64_t>(n);
@@ -294,7 +291,7 @@ std::vector<GmModel::OpenSoftBarrier> GmModel::open_soft_barriers() const {
   std::vector<OpenSoftBarrier> v;
   for (const auto& [line, b] : barriers_) {
     if (b.arrived.empty()) continue;
-    OpenSoftBarrier o{line * platform_.gm.line_bytes, b.target, {}};
+    OpenSoftBarrier o{line * line_bytes_, b.target, {}};
     for (const Arrival& a : b.arrived) o.arrived.push_back(a.core);
     v.push_back(std::move(o));
   }
@@ -307,7 +304,7 @@ Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
   const Tensor& ws = ctx.task->args[static_cast<std::size_t>(ctx.phase->workspace_arg)];
   Barrier& b = barriers_[line_of(view_base(ws))];
   BlockEnv env(ctx.block, ctx.block_num);
-  const std::int64_t n = std::max<std::int64_t>(1, eval_or(ctx.phase->used_cores, env, 1));
+  const std::int64_t n = std::max<std::int64_t>(1, ctx.phase->used_cores.eval_or(env, 1));
   if (b.arrived.empty()) b.target = static_cast<int>(std::min<std::int64_t>(n, 1 << 30));
   const Time start = std::max(t, b.owner_until);
   const Time inc_done = start + gm_.line_serialize + gm_.line_latency;

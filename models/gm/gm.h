@@ -204,7 +204,6 @@ class GmModel : public PhaseHandler {
   std::string tensor_label(const Tensor& v) const;
 
   AicoreComplex& cores_;
-  const Platform& platform_;
   const GmCosts& gm_;
   const DataStore& data_;
   SimObserver* obs_;

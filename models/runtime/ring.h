@@ -76,7 +76,7 @@ class Ring {
       last_retired_heap_end_ = t.heap_end;
       last_retired_heap_end_unwrapped_ = t.heap_end_unwrapped;
       last_retired_dep_mark_ = t.dep_pool_mark;
-      spill_used_ -= t.fanin.size() > spill_inline_cap_ ? t.fanin.size() - spill_inline_cap_ : 0;
+      spill_used_ -= spill_of(t.fanin.size());
       ++tail_;
       ++n;
     }
@@ -114,6 +114,8 @@ class Ring {
 
   // ---- fanin spill pool (§2.7): fanin edges beyond the inline cap.
   void set_spill_inline_cap(std::uint64_t cap) { spill_inline_cap_ = cap; }
+  // Spill entries a task with `fanin` edges takes: those beyond the inline cap.
+  std::uint64_t spill_of(std::uint64_t fanin) const { return fanin > spill_inline_cap_ ? fanin - spill_inline_cap_ : 0; }
   bool spill_has_room(std::uint64_t n) const {
     return unbounded_ || spill_used_ + n <= dep_cap_ - 1;
   }

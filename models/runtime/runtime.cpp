@@ -301,8 +301,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
   }
   for (const FaninRef& f : p.merged)
     if (f.flags & kDepWait) ++p.wait_edges;
-  std::uint64_t cap = static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap);
-  p.spill = p.merged.size() > cap ? p.merged.size() - cap : 0;
+  p.spill = rings_[p.ring].spill_of(p.merged.size());
 }
 
 void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
@@ -340,9 +339,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       }
     }
   }
-  r.spill_take(t.fanin.size() > static_cast<std::size_t>(platform_.limits.fanin_inline_cap)
-                   ? t.fanin.size() - platform_.limits.fanin_inline_cap
-                   : 0);
+  r.spill_take(r.spill_of(t.fanin.size()));
   t.dep_pool_mark = r.dep_top();
   // WAIT-only edges release their lifetime pin at wiring time.
   for (const FaninRef& f : t.fanin)
