@@ -24,29 +24,13 @@
 
 #include <systemc>
 
+#include "models/common/core_map.h"
 #include "models/common/platform.h"
 #include "models/common/run_config.h"
 #include "models/runtime/observer.h"
 #include "models/runtime/task.h"
 
 namespace npusim {
-
-enum class CoreKind : std::uint8_t { AIC, AIV };
-
-// Core numbering of runtime-semantics.md §1: workers 0..B-1 are AIC,
-// B..3B-1 AIV; cluster ci = {AIC ci, AIV0 B+2ci, AIV1 B+2ci+1}.
-struct CoreMap {
-  int clusters = 0;
-  int aic(int ci) const { return ci; }
-  int aiv0(int ci) const { return clusters + 2 * ci; }
-  int aiv1(int ci) const { return clusters + 2 * ci + 1; }
-  int of_lane(int ci, int lane) const {
-    return lane == kLaneAic ? aic(ci) : lane == kLaneAiv0 ? aiv0(ci) : aiv1(ci);
-  }
-  int total() const { return 3 * clusters; }
-  CoreKind kind(int core) const { return core < clusters ? CoreKind::AIC : CoreKind::AIV; }
-  int cluster_of(int core) const { return core < clusters ? core : (core - clusters) / 2; }
-};
 
 // A block the AICPU saw finish.
 struct FinishedBlock {

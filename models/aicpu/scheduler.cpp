@@ -401,7 +401,7 @@ void SchedulerThread::publish(bool gated, Time& t) {
     rec.block_idx = p.block;
     rec.lane = p.lane;
     rec.dispatch = dispatch_ts;
-    rec.thread = m.cluster_of(p.core) % num_threads_;
+    rec.thread = m.thread_of(p.core, num_threads_);
     rec.gated = gated;
     p.task->blocks.push_back(rec);
     ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, static_cast<int>(p.task->blocks.size()) - 1, t, gated);

@@ -23,6 +23,9 @@ constexpr Time us(std::uint64_t v) { return v * 1000000ull; }
 // ns given as a double (platform files), rounded to the nearest picosecond.
 inline Time from_ns(double v) { return v <= 0 ? 0 : static_cast<Time>(v * 1000.0 + 0.5); }
 
+// The length of [from, to], 0 if `to` is not after `from`.
+constexpr Time span(Time from, Time to) { return to > from ? to - from : 0; }
+
 inline double to_ns(Time t) { return static_cast<double>(t) / 1000.0; }
 inline double to_us(Time t) { return static_cast<double>(t) / 1000000.0; }
 

@@ -145,7 +145,9 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
     if (std::find(ns.begin(), ns.end(), full) == ns.end() && req.participants.empty()) ns.push_back(full);
     for (int n : ns) {
       if (n < per_block || n > full || n % per_block) continue;
-      Point pt{type, n};
+      Point pt;
+      pt.type = type;
+      pt.participants = n;
       const int blocks = n / per_block;
       pt.soft_ns = measure(req.platform, barrier_trace(type, blocks, n, false), dir);
       if (n == full)

@@ -345,7 +345,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   }
   // A failed run ends when progress stopped, or at its last observed completion if later.
   const Time end = ok ? last_completion : std::max(last_completion, failure->stall_time);
-  const Time device_wall = end > orch_start ? end - orch_start : 0;
+  const Time device_wall = span(orch_start, end);
   const AicoreComplex& cores = chip.cores();
   const Time makespan = cores.first_start() == kNever || cores.last_end() < cores.first_start()
                             ? 0

@@ -1,14 +1,17 @@
 // chip_swimlane_records.json, levels 1-4 (runtime-semantics.md §8.2).
 //
 // Cycle values need the platform's system counter, which a writer only learns
-// in finish(); so the event records are appended as they are (fixed-size
-// binary rows in simulated picoseconds) to scratch files, one per output
-// array, and finish() formats them in order, converting with
-// Platform::sys_cnt. The per-event cost is one small copy.
+// in finish() (OutputWriter's interface); so the event records are appended
+// as they are (fixed-size binary rows in simulated picoseconds) to scratch
+// files: the blocks (read twice, for aicore_tasks and aicpu_tasks), the
+// orchestrator's submits and one file of phases per scheduler thread; finish()
+// formats them in order, converting with Platform::sys_cnt. The per-event cost
+// is one small copy.
 #include <algorithm>
 #include <array>
 #include <type_traits>
 
+#include "models/common/core_map.h"
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
@@ -63,7 +66,7 @@ class ChipSwimlaneWriter : public OutputWriter {
     put_rows<BlockRow>(out, blocks_, [&](JsonBuf& b, const BlockRow& r) {
       std::uint64_t start = p.sys_cnt(r.b.start), receive = p.sys_cnt(r.b.receive);
       b.ch('[').i(r.b.core).raw(", ").u(r.task).raw(", ").u(r.b.token).raw(", ").u(start);
-      b.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(start > receive ? start - receive : 0).ch(']');
+      b.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(span(receive, start)).ch(']');
     });
     out.raw(",\n  \"aicpu_tasks\": ");
     if (level_ >= 2)
@@ -114,13 +117,10 @@ class ChipSwimlaneWriter : public OutputWriter {
     for (int c = 0; c < cores; ++c) (c ? out.raw(", ") : out).raw(c < clusters ? "\"aic\"" : "\"aiv\"");
     out.ch(']');
     if (level_ >= 3) {
-      // Core -> scheduler thread: the cores of cluster ci (AIC ci, AIV0
-      // clusters+2ci, AIV1 clusters+2ci+1) belong to thread ci % threads.
+      // Core -> scheduler thread (CoreMap::thread_of).
       out.raw(", \"core_to_thread\": [");
-      for (int c = 0; c < cores; ++c) {
-        int cluster = c < clusters ? c : (c - clusters) / 2;
-        (c ? out.raw(", ") : out).i(sched_threads > 0 ? cluster % sched_threads : -1);
-      }
+      const CoreMap m{clusters};
+      for (int c = 0; c < cores; ++c) (c ? out.raw(", ") : out).i(sched_threads > 0 ? m.thread_of(c, sched_threads) : -1);
       out.ch(']');
     }
     out.raw("},\n");

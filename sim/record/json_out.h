@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/time.h"
+#include "models/runtime/tensor.h"
 
 namespace npusim::record {
 
@@ -52,6 +53,11 @@ class JsonBuf {
   JsonBuf& str(std::string_view v);
   // Picoseconds as microseconds, exactly: "1.234567", "80.0", "0.0".
   JsonBuf& us(Time t);
+  // A task id in the runtime's display form (task_display): "t5", "r2t5".
+  JsonBuf& task(TaskId id) {
+    if (int r = task_ring(id)) ch('r').i(r);
+    return ch('t').u(task_local(id));
+  }
 
   std::string_view text() const { return {b_, len_}; }
   std::size_t size() const { return len_; }

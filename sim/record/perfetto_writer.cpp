@@ -56,12 +56,6 @@ const char* phase_color(SchedPhase k) {
   return "grey";
 }
 
-// t<local> on ring 0, r<ring>t<local> otherwise (task_display).
-JsonBuf& put_disp(JsonBuf& b, TaskId id) {
-  if (int r = task_ring(id)) b.ch('r').i(r);
-  return b.ch('t').u(task_local(id));
-}
-
 // The converter's label: "<kernel>(<disp>)", "_spmd" added before "(" for
 // SPMD tasks unless the name says so already; "dummy(<disp>)" for dummies.
 void make_label(JsonBuf& b, const KernelDef* k, int block_num, TaskId id) {
@@ -72,14 +66,14 @@ void make_label(JsonBuf& b, const KernelDef* k, int block_num, TaskId id) {
     b.raw(k->name);
     if (block_num > 1 && k->name.find("spmd") == std::string::npos) b.raw("_spmd");
   }
-  put_disp(b.ch('('), id).ch(')');
+  b.ch('(').task(id).ch(')');
 }
 
 // "<n>: [<disp>, ...]"
 template <class List, class Id>
 void put_hint(JsonBuf& b, const List& list, Id id_of) {
   b.u(list.size()).raw(": [");
-  for (std::size_t k = 0; k < list.size(); ++k) put_disp(k ? b.raw(", ") : b, id_of(list[k]));
+  for (std::size_t k = 0; k < list.size(); ++k) (k ? b.raw(", ") : b).task(id_of(list[k]));
   b.ch(']');
 }
 
@@ -139,7 +133,7 @@ class PerfettoWriter : public OutputWriter {
     if (!overflow) view_finish_[b.core] = b.finish;
     Lanes::mark(lanes_.view_cores, b.core, overflow ? 2 : 1);
     make_label(label_, t.kernel, t.block_num, t.id);
-    const Time dur = b.finish > b.dispatch ? b.finish - b.dispatch : 0;
+    const Time dur = span(b.dispatch, b.finish);
     begin_event();
     put_event_hint(t, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
     events_.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
@@ -197,7 +191,7 @@ class PerfettoWriter : public OutputWriter {
     }
     events_.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(phase_color(x.kind));
     events_.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
-    end_x(kPidSched, sched_tid(x.thread), x.start, x.end > x.start ? x.end - x.start : 0);
+    end_x(kPidSched, sched_tid(x.thread), x.start, span(x.start, x.end));
     if (x.kind == SchedPhase::Complete || x.kind == SchedPhase::Dispatch) {
       events_.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
       events_.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
@@ -214,15 +208,15 @@ class PerfettoWriter : public OutputWriter {
     events_.raw("{\"wait\": \"").raw(wait_kind_name(kind)).raw("\", \"block\": ").i(block);
     events_.raw(", \"taskId\": ").u(t.id).raw("}, \"cat\": \"stall\", \"cname\": \"bad\", \"name\": \"wait ");
     events_.raw(wait_kind_name(kind)).ch('"');
-    end_x(kPidWorker, core_tid(core), start, end > start ? end - start : 0);
+    end_x(kPidWorker, core_tid(core), start, span(start, end));
   }
 
   void on_orch_submit(const OrchSubmitRecord& x) override {
     if (level_ < 4) return;
     begin_event();
     put_submit_args(events_, x.submit_idx, x.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"submit(");
-    put_disp(events_, x.task_id).raw(")\"");
-    end_x(kPidOrch, kTidOrch, x.start, x.end > x.start ? x.end - x.start : 0);
+    events_.task(x.task_id).raw(")\"");
+    end_x(kPidOrch, kTidOrch, x.start, span(x.start, x.end));
     if (x.kind == TaskKind::Alloc) allocs_.record(x);
   }
 
@@ -234,8 +228,8 @@ class PerfettoWriter : public OutputWriter {
       Lanes::mark(lanes_.aicpu, orch);
       events_.raw("{\"args\": ");
       put_submit_args(events_, r.submit_idx, r.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"alloc(");
-      put_disp(events_, r.task_id).raw(")\"");
-      end_x(kPidWorker, aicpu_tid(orch), r.start, r.end > r.start ? r.end - r.start : 0);
+      events_.task(r.task_id).raw(")\"");
+      end_x(kPidWorker, aicpu_tid(orch), r.start, span(r.start, r.end));
     });
     allocs_.close_and_remove();
 
@@ -282,7 +276,7 @@ class PerfettoWriter : public OutputWriter {
 
   JsonBuf& put_event_hint(const Task& t, int core) {
     events_.raw("{\"event-hint\": \"Task:");
-    put_disp(events_, t.id).raw(", FuncId:").i(t.kernel ? t.kernel->func_id : -1);
+    events_.task(t.id).raw(", FuncId:").i(t.kernel ? t.kernel->func_id : -1);
     return events_.raw(", CoreId:").i(core).ch('"');
   }
 
@@ -313,10 +307,10 @@ class PerfettoWriter : public OutputWriter {
     for (const BlockRecord& b : t.blocks) {
       Lanes::mark(lanes_.worker_cores, b.core);
       const Time ts = std::min(b.receive, b.start);
-      const Time dur = b.end > ts ? b.end - ts : 0;
+      const Time dur = span(ts, b.end);
       begin_event();
       put_event_hint(t, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
-      events_.raw(", \"kernel-duration-us\": ").us(b.end > b.start ? b.end - b.start : 0);
+      events_.raw(", \"kernel-duration-us\": ").us(span(b.start, b.end));
       events_.raw(", \"local_setup_us\": ").us(b.start - ts).raw(", \"taskId\": ").u(t.id);
       events_.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ").str(label_.text());
       end_x(kPidWorker, core_tid(b.core), ts, dur);
@@ -354,7 +348,7 @@ class PerfettoWriter : public OutputWriter {
     begin_event();
     events_.raw(dummy ? "{\"phase\": \"dummy_task\"" : "{\"phase\": \"predicated_skip\", \"predicated_pass\": false");
     events_.raw(", \"task_id\": ").u(x.task_id).raw("}, \"cat\": \"scheduler\", \"name\": ").str(label_.text());
-    end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(x.end > x.start ? x.end - x.start : 0, kMarkerMin));
+    end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(span(x.start, x.end), kMarkerMin));
   }
 
   static std::string core_name(int core, int clusters) {

@@ -37,7 +37,7 @@ class TaskStatsWriter : public OutputWriter {
       last_start = std::max(last_start, b.start);
       last_end = std::max(last_end, b.end);
     }
-    out_.u(t.id).ch(',').raw(task_display(t.id)).ch(',').raw(kind_name(t)).ch(',');
+    out_.u(t.id).ch(',').task(t.id).ch(',').raw(kind_name(t)).ch(',');
     if (t.kernel) out_.raw(t.kernel->name).ch(',').i(t.kernel->func_id);
     else out_.ch(',');
     out_.ch(',').i(t.ring).ch(',').i(t.block_num).ch(',').i(t.dispatch_ops).ch(',').i(t.staged_blocks).ch(',');
