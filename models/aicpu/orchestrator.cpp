@@ -101,8 +101,7 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   rt_.submit_commit(req, sp_, now());
   Task& task = *sp_.task;
   // Tasks ready at submit are pushed by the orchestrator.
-  t += static_cast<Time>(sp_.work.ready_pushes) * platform_.sched.ready_push +
-       static_cast<Time>(sp_.work.predicate_evals) * platform_.sched.predicate_eval;
+  t += sp_.work.ready_cost(platform_.sched);
   task.submit_start = t0;
   task.submit_end = t;
   OrchSubmitRecord rec;

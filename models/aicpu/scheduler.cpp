@@ -199,15 +199,17 @@ int SchedulerThread::complete_phase(Time& t) {
 }
 
 void SchedulerThread::finish_task(Task& task, Time& t) {
+  complete(task, costs_.complete_task, t);
+  defer_release(&task, t);
+}
+
+void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   sync(t);  // completion is visible to other threads from this moment
   SubmitWork w;
-  int visited = ctx_.rt->complete_task(task, t, w);
-  t += costs_.complete_task + static_cast<Time>(visited) * costs_.fanout_edge +
-       static_cast<Time>(w.ready_pushes) * costs_.ready_push +
-       static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
+  const int visited = ctx_.rt->complete_task(task, t, w);
+  t += fixed + static_cast<Time>(visited) * costs_.fanout_edge + w.ready_cost(costs_);
   release_staged(w.released, t);
   last_completion_ = std::max(last_completion_, t);
-  defer_release(&task, t);
 }
 
 void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t) {
@@ -260,13 +262,7 @@ int SchedulerThread::dummy_phase(Time& t) {
     ++n;
     record(task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask, t, t, 1, q0, task->id);
     t += costs_.dummy_task;
-    SubmitWork w;
-    sync(t);
-    int visited = ctx_.rt->complete_task(*task, t, w);
-    t += static_cast<Time>(visited) * costs_.fanout_edge + static_cast<Time>(w.ready_pushes) * costs_.ready_push +
-         static_cast<Time>(w.predicate_evals) * costs_.predicate_eval;
-    release_staged(w.released, t);
-    last_completion_ = std::max(last_completion_, t);
+    complete(*task, 0, t);
     deferred_.push_back(task);
   }
   record(SchedPhase::Dummy, start, t, n, q0);

@@ -91,6 +91,9 @@ class SchedulerThread : public sc_core::sc_module {
   int release_phase(Time& t);
   void defer_release(Task* task, Time& t);
   void finish_task(Task& task, Time& t);
+  // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
+  // caller's own cost of the completion.
+  void complete(Task& task, Time fixed, Time& t);
   // Rings the doorbells of early-staged consumers made ready by a completion.
   void release_staged(const std::vector<Task*>& released, Time& t);
 

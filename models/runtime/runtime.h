@@ -88,6 +88,11 @@ struct SubmitWork {
   int predicate_evals = 0;
   // Early-staged consumers made ready: their doorbells are to be rung.
   std::vector<Task*> released;
+  // What making those tasks ready costs the thread that did it: the pushes
+  // onto ready queues and the predicate reads.
+  Time ready_cost(const SchedCosts& c) const {
+    return static_cast<Time>(ready_pushes) * c.ready_push + static_cast<Time>(predicate_evals) * c.predicate_eval;
+  }
 };
 
 // A submit in progress: submission can stall on a ring resource part-way
