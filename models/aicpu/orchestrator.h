@@ -36,7 +36,8 @@ class OrchestratorThread : public sc_core::sc_module {
 
   // Notified by the chip when a ring's watermark advances or a task completes.
   sc_core::sc_event& progress() { return progress_; }
-  // Notified (by the chip) when orchestration ends or fails.
+  // Called by this thread when orchestration ends or fails (the chip wakes
+  // the schedulers).
   void set_on_finish(std::function<void()> f) { on_finish_ = std::move(f); }
 
   bool done() const { return done_; }

@@ -292,7 +292,8 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     try {
       std::rethrow_exception(ie);
     } catch (const InputError& e) {
-      // The interpreter does not know the file name; the path is exact.
+      // An error raised inside the model (the orchestrator's host_build_graph
+      // read check) has no file name: it is the trace's; the path is exact.
       InputError full(e.file().empty() ? l.trace.file : e.file(), e.path(), e.message());
       err << "npusim: error: " << full.what() << "\n";
     }

@@ -13,7 +13,7 @@
 // take them anywhere in the array), closes the array and renames the file.
 // A task's Worker View bars, its dispatch flows and its incoming dependency
 // flows are drawn at on_retired, when fanin, consumers and blocks are final.
-// A small summary per task (label, where its last block ended) is kept while
+// A small summary per task (kernel, block_num, where its last block ended) is kept while
 // the task is live or a consumer of it may still draw a flow from it.
 // Flow starts sit 0.01 µs inside the end of the bar they leave (as the
 // converter's `complete` flow does), so viewers bind them to that bar and not

@@ -1,7 +1,9 @@
 // The program interpreter: a program counter over the compiled code
 // (sim/trace/program.h) and a table of variable slots. Loops keep their
 // counters in one state per `for` op; nothing is allocated per operation once
-// the caller's OrchOp has grown to the program's largest op.
+// the caller's OrchOp has grown to the program's largest op (the set of
+// (kernel, block_num) pairs whose phase expressions were checked grows with
+// the distinct pairs, not the operations).
 #include <limits>
 #include <set>
 #include <stdexcept>

@@ -3,7 +3,9 @@
 // The loader flattens the program into a linear code of instructions with
 // jumps (a `for` becomes ForInit ... ForNext), resolves every variable name to
 // a slot and compiles every expression once. The interpreter walks the code
-// with a program counter and a slot table; nothing grows while it runs.
+// with a program counter and a slot table; nothing grows with the number of
+// operations run (only a set of the (kernel, block_num) pairs submitted, each
+// checked once).
 #pragma once
 
 #include <cstdint>
