@@ -68,6 +68,19 @@ inline Result run(const std::string& args, const std::string& name, fs::path& ou
   return npusim("run " + args + " --out '" + out.string() + "'");
 }
 
+// `npusim run <args> --out <scratch/name>` with the summary.json it wrote
+// (null if none).
+struct RunResult : Result {
+  json summary;
+};
+inline RunResult run_summary(const std::string& args, const std::string& name) {
+  fs::path out;
+  RunResult x;
+  static_cast<Result&>(x) = run(args, name, out);
+  if (fs::exists(out / "summary.json")) x.summary = load(out / "summary.json");
+  return x;
+}
+
 // Per task id (decimal): the latest AICPU-observed finish and the earliest
 // kernel start, in cycles, from chip_swimlane_records.json.
 struct TaskTimes {

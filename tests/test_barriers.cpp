@@ -20,30 +20,10 @@ namespace {
 
 using cli::has;
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-  json summary;
-};
-
-// `npusim run <args>` into a scratch directory, with its summary.
-Result run(const std::string& args, const std::string& out_name) {
-  fs::path out;
-  cli::Result r = cli::run(args, out_name, out);
-  Result x{r.status, r.out, r.err, json()};
-  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
-  return x;
-}
-
-Result npusim(const std::string& args) {
-  cli::Result r = cli::npusim(args);
-  return Result{r.status, r.out, r.err, json()};
-}
-
 }  // namespace
 
 TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507018 and says why", "[barrier]") {
-  Result r = run("traces/barriers/hard_partial_16.json --quiet", "partial");
+  cli::RunResult r = cli::run_summary("traces/barriers/hard_partial_16.json --quiet", "partial");
   CHECK(r.status == 1);
   const json& e = r.summary["error"];
   CHECK(e["name"] == "SCHEDULER_TIMEOUT");
@@ -68,14 +48,14 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
 }
 
 TEST_CASE("the same kernel on 48 AIV blocks with sync_start completes", "[barrier]") {
-  Result r = run("traces/barriers/hard_full_48.json --quiet", "full");
+  cli::RunResult r = cli::run_summary("traces/barriers/hard_full_48.json --quiet", "full");
   CHECK(r.status == 0);
   CHECK(r.summary["status"] == "ok");
   CHECK(r.summary["tasks"]["blocks_dispatched"] == 48);
 }
 
 TEST_CASE("npusim check flags the partial HARD launch and passes the full one", "[barrier]") {
-  Result bad = npusim("check traces/barriers/hard_partial_16.json");
+  cli::Result bad = cli::npusim("check traces/barriers/hard_partial_16.json");
   CHECK(bad.status == 1);
   CHECK(has(bad.err, "npusim check: traces/barriers/hard_partial_16.json: at /program/0: error [HardSyncallOccupancy]: "
                      "hard pl.system.syncall(core_type=aiv) in kernel BAR requires the SPMD launch to fill all 48 AIV "
@@ -83,14 +63,14 @@ TEST_CASE("npusim check flags the partial HARD launch and passes the full one", 
                      "blocks. Use mode=\"soft\" (GM-polling) for partial occupancy.\n"));
   CHECK(has(bad.err, "requires the SPMD launch to set sync_start=True so all blocks are co-resident at the FFTS barrier"));
   CHECK(has(bad.out, "failed (1 submits, 1 kernels, 2 error(s), 0 warning(s))"));
-  Result good = npusim("check traces/barriers/hard_full_48.json");
+  cli::Result good = cli::npusim("check traces/barriers/hard_full_48.json");
   CHECK(good.status == 0);
   CHECK(good.err.empty());
   CHECK(has(good.out, "ok (1 submits"));
 }
 
 TEST_CASE("barrier-cost gives HARD the FFTS release at full occupancy and a deadlock below it", "[barrier]") {
-  Result r = npusim("barrier-cost --core-type aiv --participants 16,48");
+  cli::Result r = cli::npusim("barrier-cost --core-type aiv --participants 16,48");
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "aiv                 16"));
   CHECK(has(r.out, "deadlock (507018): waits for all 48"));
@@ -99,16 +79,16 @@ TEST_CASE("barrier-cost gives HARD the FFTS release at full occupancy and a dead
 }
 
 TEST_CASE("SOFT syncall among 16 blocks completes at partial occupancy", "[barrier]") {
-  Result r = run("traces/barriers/soft_16.json --quiet", "soft");
+  cli::RunResult r = cli::run_summary("traces/barriers/soft_16.json --quiet", "soft");
   CHECK(r.status == 0);
   CHECK(r.summary["status"] == "ok");
   CHECK(r.summary["tasks"]["blocks_dispatched"] == 16);
-  CHECK(npusim("check traces/barriers/soft_16.json").status == 0);
+  CHECK(cli::npusim("check traces/barriers/soft_16.json").status == 0);
 }
 
 TEST_CASE("barrier-cost: SOFT rises with the participants, HARD is the FFTS release", "[barrier]") {
   fs::path csv = cli::scratch("barrier.csv");
-  Result r = npusim("barrier-cost --core-type aiv --participants 2,8,16,48 --csv '" + csv.string() + "'");
+  cli::Result r = cli::npusim("barrier-cost --core-type aiv --participants 2,8,16,48 --csv '" + csv.string() + "'");
   REQUIRE(r.status == 0);
   std::ifstream in(csv);
   std::string line;

@@ -17,15 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-// `npusim run traces/coherency/<trace>.json`; `summary` is the summary.json
-// it wrote (null if none).
-cli::Result npusim_run(const std::string& trace, json& summary, const std::string& extra = "") {
-  fs::path out;
-  cli::Result r = cli::run("traces/coherency/" + trace + ".json --quiet --swimlane-level 0 --no-deps --no-scope-stats " +
-                               extra,
-                           trace, out);
-  summary = fs::exists(out / "summary.json") ? cli::load(out / "summary.json") : json();
-  return r;
+// `npusim run traces/coherency/<trace>.json` and its summary.
+cli::RunResult npusim_run(const std::string& trace, const std::string& extra = "") {
+  return cli::run_summary(
+      "traces/coherency/" + trace + ".json --quiet --swimlane-level 0 --no-deps --no-scope-stats " + extra, trace);
 }
 
 struct Expect {
@@ -38,14 +33,14 @@ struct Expect {
 }  // namespace
 
 TEST_CASE("the SOFT-barrier hand-off done right reports nothing", "[coherency][cli]") {
-  json summary;
-  cli::Result r = npusim_run("soft_handoff_ok", summary);
+  cli::RunResult r = npusim_run("soft_handoff_ok");
+  json& summary = r.summary;
   REQUIRE(r.status == 0);
   CHECK(summary["status"] == "ok");
   CHECK(summary["warnings"]["count"] == 0);
   CHECK(r.err.find("coherency") == std::string::npos);
   // Strict mode changes nothing when there is nothing to report.
-  CHECK(npusim_run("soft_handoff_ok", summary, "--strict-coherency").status == 0);
+  CHECK(npusim_run("soft_handoff_ok", "--strict-coherency").status == 0);
 }
 
 TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[coherency][cli]") {
@@ -58,8 +53,8 @@ TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[cohe
   };
   for (const Expect& e : cases) {
     INFO(e.trace);
-    json summary;
-    cli::Result r = npusim_run(e.trace, summary);
+    cli::RunResult r = npusim_run(e.trace);
+    json& summary = r.summary;
     REQUIRE(r.status == 0);  // a hazard is a warning unless --strict-coherency
     CHECK(summary["status"] == "ok");
     const json& w = summary["warnings"];
@@ -79,8 +74,8 @@ TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[cohe
 }
 
 TEST_CASE("strict coherency (--strict-coherency) makes a coherency report a device-side failure", "[coherency][cli]") {
-  json summary;
-  cli::Result r = npusim_run("soft_handoff_no_fence", summary, "--strict-coherency");
+  cli::RunResult r = npusim_run("soft_handoff_no_fence", "--strict-coherency");
+  json& summary = r.summary;
   CHECK(r.status == 1);
   CHECK(summary["status"] == "error");
   const json& e = summary["error"];
@@ -96,9 +91,9 @@ TEST_CASE("strict coherency (--strict-coherency) makes a coherency report a devi
 }
 
 TEST_CASE("a SOFT syncall that can never gather used_cores hangs: scheduler timeout, running-stalled", "[coherency][cli]") {
-  json summary;
-  CHECK(npusim_run("soft_barrier_hang", summary, "--no-suggest").status == 1);
-  const json& e = summary["error"];
+  cli::RunResult r = npusim_run("soft_barrier_hang", "--no-suggest");
+  CHECK(r.status == 1);
+  json& e = r.summary["error"];
   CHECK(e["name"] == "SCHEDULER_TIMEOUT");
   CHECK(e["sub_class"] == "S1:running-stalled");
 }

@@ -22,20 +22,10 @@ namespace {
 
 using cli::has;
 
-struct Run {
-  int status = -1;
-  std::string err;
-  json summary;
-};
+using Run = cli::RunResult;
 
 Run npusim_run(const std::string& trace, const std::string& extra = "") {
-  fs::path out;
-  cli::Result r = cli::run(trace + " --quiet --no-host-stats " + extra, "fatal", out);
-  Run x;
-  x.status = r.status;
-  x.err = r.err;
-  if (fs::exists(out / "summary.json")) x.summary = cli::load(out / "summary.json");
-  return x;
+  return cli::run_summary(trace + " --quiet --no-host-stats " + extra, "fatal");
 }
 
 // What every device-reported fatal shares.
