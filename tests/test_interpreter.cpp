@@ -36,7 +36,7 @@ struct Driver {
   std::unique_ptr<OpSource> src;
   int depth = 0;
   std::uint64_t next_local[4] = {0, 0, 0, 0};
-  std::uint64_t next_addr = 0x1000;
+  trace::DryRunOutputs outputs{data};  // each OUTPUT arg becomes a fresh buffer owned by its task
 
   explicit Driver(const std::string& program) : trace(load(program)), src(trace::make_interpreter(trace, data)) {}
 
@@ -60,21 +60,6 @@ struct Driver {
     s += dtype_trace_name(a.tensor.dtype);
     for (int d = 0; d < a.tensor.ndims; ++d) s += (d ? "x" : "[") + std::to_string(a.tensor.shape[d]);
     return s + "]";
-  }
-
-  // The task's outputs: each OUTPUT arg becomes a fresh buffer owned by `id`.
-  std::vector<Tensor> outputs(const std::vector<SubmitArg>& args, TaskId id) {
-    std::vector<Tensor> out;
-    for (const SubmitArg& a : args) {
-      if (a.tag != ArgTag::Output) continue;
-      Tensor t = a.tensor;
-      t.buffer = data.new_buffer("");
-      t.addr = next_addr;
-      next_addr += t.buffer_bytes();
-      t.owner = id;
-      out.push_back(t);
-    }
-    return out;
   }
 
   std::string step(OrchOp& op) {
@@ -114,7 +99,7 @@ struct Driver {
       for (const WriteSpec& w : r.writes) s << " write=" << w.arg << "#" << w.element << ":" << w.value;
       if (!r.site.empty()) s << " @" << r.site;
     }
-    src->deliver_task(id, outputs(args, id));
+    src->deliver_task(id, outputs.make(args, id));
     return s.str();
   }
 
