@@ -24,16 +24,22 @@ inline npusim::RunConfig config_for(const npusim::Platform& p, npusim::RunOption
   return npusim::config::resolve(o, p, "test");
 }
 
+// A compute phase of `ns` nanoseconds.
+inline npusim::Phase compute(double ns) {
+  npusim::Phase ph;
+  ph.kind = npusim::PhaseKind::Compute;
+  ph.duration.kind = npusim::Duration::Kind::Ns;
+  ph.duration.a = ns;
+  return ph;
+}
+
 inline std::unique_ptr<npusim::KernelDef> kernel(const std::string& name, int func_id,
                                                  npusim::CoreType core, double ns) {
   auto k = std::make_unique<npusim::KernelDef>();
   k->name = name;
   k->func_id = func_id;
   k->core = core;
-  npusim::Phase ph;
-  ph.kind = npusim::PhaseKind::Compute;
-  ph.duration.kind = npusim::Duration::Kind::Ns;
-  ph.duration.a = ns;
+  const npusim::Phase ph = compute(ns);
   auto lane = [&](int l) {
     k->lanes[l].active = true;
     k->lanes[l].phases = {ph};

@@ -19,9 +19,7 @@
 #include <functional>
 #include <map>
 
-#include "models/chip/chip.h"
-#include "tests/runtime_fixture.h"
-#include "tests/sc_fixture.h"
+#include "tests/chip_fixture.h"
 
 using namespace npusim;
 using namespace testing_support;
@@ -71,36 +69,14 @@ struct Obs : SimObserver {
   }
 };
 
-struct Sim {
-  ScKernelFixture kernel;
-  Platform platform = tiny_platform();
-  RunConfig config;
-  DataStore data;
-  OpList src;
-  Obs obs;
-  std::unique_ptr<Chip> chip;
-  Sim() {
-    RunOptions o;
-    o.aicpu_thread_num = 2;  // one scheduler thread owning every core, and the orchestrator
-    config = config_for(platform, o);
-  }
-  void run() {
-    chip = std::make_unique<Chip>("chip", platform, config, src, data, &obs);
-    sc_core::sc_start();
-  }
-  Tensor ext(const std::string& name, DType dt, std::int64_t n) { return data.add_external(name, dt, {n}, 0, {}); }
+struct Sim : ChipSim<OpList, Obs> {
+  Sim() : ChipSim(one_scheduler()) {}
 };
 
 Expr bexpr(const std::string& text) {
   return Expr::parse(text, [](const std::string& n) { return n == "block_idx" ? 0 : n == "block_num" ? 1 : -1; });
 }
 
-Phase compute(double ns) {
-  Phase p;
-  p.kind = PhaseKind::Compute;
-  p.duration.a = ns;
-  return p;
-}
 Phase transfer(PhaseKind kind, int arg, std::int64_t bytes, const std::string& offset = "0") {
   Phase p;
   p.kind = kind;

@@ -9,9 +9,7 @@
 #include <functional>
 #include <map>
 
-#include "models/chip/chip.h"
-#include "tests/runtime_fixture.h"
-#include "tests/sc_fixture.h"
+#include "tests/chip_fixture.h"
 
 using namespace npusim;
 using namespace testing_support;
@@ -56,31 +54,7 @@ struct Blocks : SimObserver {
   void on_sched_phase(const SchedPhaseRecord& r) override { phases.push_back(r); }
 };
 
-struct Sim {
-  ScKernelFixture kernel;
-  Platform platform = tiny_platform();
-  RunConfig config;
-  DataStore data;
-  ScriptSource src;
-  Blocks obs;
-  std::unique_ptr<Chip> chip;
-  explicit Sim(RunOptions o = {}) { config = config_for(platform, o); }
-  void run() {
-    chip = std::make_unique<Chip>("chip", platform, config, src, data, &obs);
-    sc_core::sc_start();
-  }
-  Time last_completion() const {
-    Time t = 0;
-    for (const auto& s : chip->schedulers()) t = std::max(t, s->last_completion());
-    return t;
-  }
-};
-
-RunOptions one_scheduler() {
-  RunOptions o;
-  o.aicpu_thread_num = 2;  // 1 scheduler thread owning both clusters + the orchestrator
-  return o;
-}
+using Sim = ChipSim<ScriptSource, Blocks>;
 
 }  // namespace
 
@@ -188,12 +162,6 @@ std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, d
   k->func_id = 7;
   k->core = CoreType::MIX;
   k->cross_core_slots = slots;
-  auto compute = [](double ns) {
-    Phase p;
-    p.kind = PhaseKind::Compute;
-    p.duration.a = ns;
-    return p;
-  };
   Phase push;
   push.kind = PhaseKind::Push;
   push.push_to = kMaskAiv0;
@@ -221,17 +189,12 @@ struct Waits : Blocks {
 TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a full ring stalls the cube", "[timing]") {
   for (int slots : {1, 8}) {
     INFO("slots " << slots);
-    ScKernelFixture kernel_ctx;
-    Platform platform = tiny_platform();
-    RunConfig config = config_for(platform, one_scheduler());
-    DataStore data;
-    ScriptSource src;
-    Waits obs;
+    ChipSim<ScriptSource, Waits> s(one_scheduler());
     auto k = pipelined_mix(slots, 3, 500, 2000);
-    src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {})); });
-    Chip chip("chip", platform, config, src, data, &obs);
-    sc_core::sc_start();
-    REQUIRE(chip.runtime().finished());
+    s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {})); });
+    s.run();
+    auto& obs = s.obs;
+    REQUIRE(s.chip->runtime().finished());
     REQUIRE(obs.done.size() == 2);  // one block, two lanes
     const BlockRecord* aic = nullptr;
     const BlockRecord* aiv = nullptr;
@@ -251,8 +214,8 @@ TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a 
       // at 2600..2650) and stalls from 1600 to 2650.
       CHECK(aic->end == ns(1320 + 2700));
       bool stalled = false;
-      for (const auto& [core, kind, s, e] : obs.waits)
-        if (core == 0 && kind == WaitKind::Push && s == ns(1320 + 1600) && e == ns(1320 + 2700)) stalled = true;
+      for (const auto& [core, kind, from, to] : obs.waits)
+        if (core == 0 && kind == WaitKind::Push && from == ns(1320 + 1600) && to == ns(1320 + 2700)) stalled = true;
       CHECK(stalled);
     }
   }
