@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,8 +22,10 @@ namespace cli {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// A file's bytes; throws (the test fails) if it cannot be opened.
 inline std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + p.string());
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/cli_support.h"
 #include "tests/fuzz/targets.h"
 
 using namespace npusim;
@@ -16,13 +17,6 @@ using namespace npusim;
 namespace {
 
 const std::string kCorpus = NPUSIM_TEST_DATA_DIR "/../fuzz/corpus/";
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // "path|message" of the InputError loading and interpreting `text` raises.
 std::string trace_error(const std::string& text, std::uint64_t loop_iterations = trace::kMaxLoopIterations) {
@@ -75,9 +69,9 @@ TEST_CASE("fuzz regressions: each finding's input in the corpus ends in its Inpu
   };
   for (const Finding& f : traces) {
     INFO(f.file);
-    CHECK(trace_error(read_file(kCorpus + "trace/" + f.file)) == f.error);
+    CHECK(trace_error(cli::slurp(kCorpus + "trace/" + f.file)) == f.error);
   }
-  CHECK(platform_error(read_file(kCorpus + "platform/finding_number_overflow.json")) ==
+  CHECK(platform_error(cli::slurp(kCorpus + "platform/finding_number_overflow.json")) ==
         "|invalid JSON: number overflow parsing '1e400' (beyond a double's range)");
 }
 
@@ -96,7 +90,7 @@ TEST_CASE("fuzz regressions: the committed corpus replays without a finding") {
     CHECK(files.size() >= 5);
     for (const fs::path& f : files) {
       INFO(f.string());
-      const std::string text = read_file(f);
+      const std::string text = cli::slurp(f);
       t.run(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
     }
   }

@@ -16,6 +16,7 @@
 
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
+#include "tests/cli_support.h"
 
 using namespace npusim;
 using namespace npusim::record;
@@ -24,6 +25,8 @@ using nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 namespace {
+
+using cli::slurp;
 
 // A fresh directory under /tmp, removed with everything in it.
 struct TempDir {
@@ -43,14 +46,6 @@ struct TempDir {
     return v;
   }
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> v;
