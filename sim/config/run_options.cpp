@@ -191,14 +191,19 @@ RunOptions merge(const RunOptions& base, const RunOptions& over) {
   return m;
 }
 
-RunConfig resolve(const RunOptions& options, const Platform& platform, const std::string& file) {
-  RunConfig c;
+void check_against(const RunOptions& options, const Platform& platform, const std::string& file) {
   const int max_threads = platform.topo.aicpu_threads_max;
   const int n = options.aicpu_thread_num.value_or(0);
   if (n != 0 && (n < 2 || n > max_threads))
     throw InputError(file, file == kCommandLine ? "--aicpu-thread-num" : "/run/aicpu_thread_num",
                      "aicpu_thread_num must be 0 (auto) or in range [2, " + std::to_string(max_threads) +
                          "], got " + std::to_string(n));
+}
+
+RunConfig resolve(const RunOptions& options, const Platform& platform, const std::string& file) {
+  check_against(options, platform, file);
+  RunConfig c;
+  const int n = options.aicpu_thread_num.value_or(0);
   c.aicpu_thread_num = n == 0 ? platform.topo.aicpu_threads_default : n;
   c.runtime = options.runtime.value_or(RuntimeKind::TensormapRingbuffer);
   c.sched_threads = c.runtime == RuntimeKind::TensormapRingbuffer ? c.aicpu_thread_num - 1 : c.aicpu_thread_num;

@@ -48,6 +48,11 @@ RunOptions parse_run_block(const nlohmann::json& run, const std::string& file,
 // Field by field: a field set in `over` replaces the one in `base`.
 RunOptions merge(const RunOptions& base, const RunOptions& over);
 
+// The checks of options against a platform (aicpu_thread_num within the
+// platform's range), InputError naming `file`'s field (or, for kCommandLine,
+// the option).
+void check_against(const RunOptions& options, const Platform& platform, const std::string& file);
+
 // Effective configuration: defaults from the platform, aicpu_thread_num 0 ->
 // platform default, range checks against the platform (InputError on failure,
 // `file` names where the options came from).

@@ -39,7 +39,7 @@ struct Loaded {
 
 Loaded load(const RunRequest& req) {
   Loaded l{platform::load_platform(req.platform), trace::load_trace(req.trace_path), {}};
-  config::resolve(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
+  config::check_against(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
   RunOptions opts = config::merge(l.trace.run, req.cli);
   l.config = config::resolve(opts, l.platform, l.trace.file);
   l.config.swimlane_level = req.swimlane_level;
