@@ -43,7 +43,8 @@ std::string bad_ring_count(const std::string& field, std::size_t n) {
 // One ring entry: 0 (platform default) or a value satisfying the rule.
 bool ring_value_ok(const std::string& field, std::uint64_t v) { return v == 0 || ring_rule(field).ok(v); }
 
-std::uint64_t ring_entry_json(const nlohmann::json& v, const std::string& field, const std::string& file,
+template <class Json>
+std::uint64_t ring_entry_json(const Json& v, const std::string& field, const std::string& file,
                               const std::string& path) {
   std::uint64_t u = 0;
   if (!json_uint64(v, u) || !ring_value_ok(field, u))
@@ -89,8 +90,9 @@ void take(std::optional<T>& into, const std::optional<T>& from) {
 
 }  // namespace
 
-RingValues parse_ring_json(const nlohmann::json& value, const std::string& field, const std::string& file,
-                           const std::string& path) {
+template <class Json>
+RingValues ring_values_json(const Json& value, const std::string& field, const std::string& file,
+                            const std::string& path) {
   RingValues r{};
   if (value.is_array()) {
     if (value.size() != r.size()) throw InputError(file, path, bad_ring_count(field, value.size()));
@@ -99,6 +101,11 @@ RingValues parse_ring_json(const nlohmann::json& value, const std::string& field
   }
   r.fill(ring_entry_json(value, field, file, path));
   return r;
+}
+
+RingValues parse_ring_json(const nlohmann::json& value, const std::string& field, const std::string& file,
+                           const std::string& path) {
+  return ring_values_json(value, field, file, path);
 }
 
 RingValues parse_ring_cli(const std::string& text, const std::string& field) {
@@ -146,14 +153,15 @@ int parse_thread_num_cli(const std::string& text) {
   return negative ? static_cast<int>(-static_cast<std::int64_t>(v)) : static_cast<int>(v);
 }
 
-RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, const std::string& path) {
+template <class Json>
+RunOptions run_block(const Json& run, const std::string& file, const std::string& path) {
   if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
   check_keys(run, file, path,
              {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "seed"});
   RunOptions o;
   for (auto it = run.begin(); it != run.end(); ++it) {
     const std::string& key = it.key();
-    const nlohmann::json& v = it.value();
+    const Json& v = it.value();
     const std::string at = pointer_join(path, key);
     if (key == "aicpu_thread_num") {
       std::int64_t n = 0;
@@ -161,14 +169,14 @@ RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, c
         throw InputError(file, at, "aicpu_thread_num must be 0 (auto) or an integer >= 2, got " + describe_json(v));
       o.aicpu_thread_num = static_cast<int>(n);
     } else if (key == "ring_task_window") {
-      o.ring_task_window = parse_ring_json(v, key, file, at);
+      o.ring_task_window = ring_values_json(v, key, file, at);
     } else if (key == "ring_heap") {
-      o.ring_heap = parse_ring_json(v, key, file, at);
+      o.ring_heap = ring_values_json(v, key, file, at);
     } else if (key == "ring_dep_pool") {
-      o.ring_dep_pool = parse_ring_json(v, key, file, at);
+      o.ring_dep_pool = ring_values_json(v, key, file, at);
     } else if (key == "runtime") {
       RuntimeKind k{};
-      if (!v.is_string() || !runtime_from_name(v.get<std::string>(), k))
+      if (!v.is_string() || !runtime_from_name(v.template get<std::string>(), k))
         throw InputError(file, at, kRuntimeExpected + describe_json(v));
       o.runtime = k;
     } else if (key == "seed") {
@@ -178,6 +186,13 @@ RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, c
     }
   }
   return o;
+}
+
+RunOptions parse_run_block(const nlohmann::json& run, const std::string& file, const std::string& path) {
+  return run_block(run, file, path);
+}
+RunOptions parse_run_block(const nlohmann::ordered_json& run, const std::string& file, const std::string& path) {
+  return run_block(run, file, path);
 }
 
 RunOptions merge(const RunOptions& base, const RunOptions& over) {

@@ -42,7 +42,11 @@ std::uint64_t parse_seed_cli(const std::string& text);
 int parse_thread_num_cli(const std::string& text);
 
 // The whole `run` block (unknown keys are errors, `x_` keys ignored).
+// Either JSON type: the trace loader keeps the document's key order, so the
+// first bad key in the file is the one reported.
 RunOptions parse_run_block(const nlohmann::json& run, const std::string& file,
+                           const std::string& path);
+RunOptions parse_run_block(const nlohmann::ordered_json& run, const std::string& file,
                            const std::string& path);
 
 // Field by field: a field set in `over` replaces the one in `base`.

@@ -166,7 +166,7 @@ class Loader {
     t_.file = file_;
     t_.name = default_name;
     if (const J* n = get(root, "name")) t_.name = nonempty_string(*n, "/name");
-    if (const J* run = get(root, "run")) t_.run = config::parse_run_block(nlohmann::json(*run), file_, "/run");
+    if (const J* run = get(root, "run")) t_.run = config::parse_run_block(*run, file_, "/run");
     const J& kernels = need(root, "", "kernels");
     const J& program = need(root, "", "program");
     load_kernels(kernels, "/kernels");
