@@ -162,16 +162,18 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
   Time last_progress = tb;
   Time next_check = tb + check_period;
   wait_ = OrchWait{OrchWait::Kind::Space, st.blocked, st.ring, tb, path, kNoTask};
+  // The allocator's structural test: the ring's reclaim head is pinned by a
+  // scope that is still open (the tensormap pool is global, it has none).
+  auto structural = [&] { return st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring); };
   while (st.kind == SubmitStatus::Kind::Blocked) {
     const Time deadline = last_progress + platform_.timeouts.alloc_no_progress;
     // Nothing else is left to happen in the whole device: no reclaim can ever
     // come, the deadlock is provable now. Skip to the moment the device's
     // detector fires (the structural test, or else the backstop).
     if (!sc_core::sc_pending_activity()) {
-      const bool structural = st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring);
-      sync(structural ? next_check : deadline);
-      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + (structural ? kStructural : backstop_text()),
-            st.ring);
+      const bool pinned = structural();
+      sync(pinned ? next_check : deadline);
+      fatal(code_of(st.blocked), banner(st.blocked, st.ring) + (pinned ? kStructural : backstop_text()), st.ring);
       return false;
     }
     const Time until = std::min(next_check, deadline);
@@ -194,7 +196,7 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
       continue;
     }
     if (now() >= next_check) {
-      if (st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring)) {
+      if (structural()) {
         fatal(code_of(st.blocked), banner(st.blocked, st.ring) + kStructural, st.ring);
         return false;
       }
