@@ -162,13 +162,14 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
       const std::uint64_t lo = std::max({s.lo, p.lo, rl * line_bytes_});
       const std::uint64_t hi = std::min({s.hi, p.hi, rh * line_bytes_});
       if (lo >= hi) continue;
-      const std::string w = writer_label(p.core, p.block, p.task, p.kernel, *ctx.task);
-      const std::string what =
-          "bytes that " + w + " stored at " + us_text(p.stored_at) +
-          (p.visible_at == kNever ? " and has not fenced" : " and makes visible only at " + us_text(p.visible_at)) +
-          ": they may still sit in that core's cache";
-      for (Line x = line_of(lo); x <= line_of(hi - 1); ++x)
-        report(kUnfenced, rd, x, what, "fence on core " + std::to_string(p.core) + " after its store, before the hand-off");
+      auto what = [&] {
+        return "bytes that " + writer_label(p.core, p.block, p.task, p.kernel, *ctx.task) + " stored at " +
+               us_text(p.stored_at) +
+               (p.visible_at == kNever ? " and has not fenced" : " and makes visible only at " + us_text(p.visible_at)) +
+               ": they may still sit in that core's cache";
+      };
+      const std::string missing = "fence on core " + std::to_string(p.core) + " after its store, before the hand-off";
+      for (Line x = line_of(lo); x <= line_of(hi - 1); ++x) report(kUnfenced, rd, x, what, missing);
     }
     if (bypass) continue;
     // Lines this core fetched before another core's stores to them became visible.
@@ -179,22 +180,25 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
       const CacheSeg& seg = c.cache[i];
       if (seg.at >= o.at) continue;
       const Line lo = std::max(rl, seg.lo), hi = std::min(rh, seg.hi);
-      const std::string w = writer_label(o.core, o.block, o.task, o.kernel, *ctx.task);
-      const std::string what = "which " + w + " wrote and made visible at " + us_text(o.at) +
-                               (o.at_end ? " (the end of its block)" : " (its fence)") +
-                               ", after this core cached it at " + us_text(seg.at);
+      auto what = [&] {
+        return "which " + writer_label(o.core, o.block, o.task, o.kernel, *ctx.task) + " wrote and made visible at " +
+               us_text(o.at) + (o.at_end ? " (the end of its block)" : " (its fence)") +
+               ", after this core cached it at " + us_text(seg.at);
+      };
       for (Line x = lo; x < hi; ++x) {
         const Region* g = nullptr;
         for (const Region& reg : c.regions)
           if (reg.lo <= x && x < reg.hi && reg.at >= o.at) g = &reg;
         if (g)
           report(kPartial, rd, x,
-                 what + "; the region cacheinvalid at " + us_text(g->at) +
-                     " dropped only the line of its view's base address (GM " + hex(g->base * line_bytes_) +
-                     "), not this one: the cached copy is stale",
+                 [&] {
+                   return what() + "; the region cacheinvalid at " + us_text(g->at) +
+                          " dropped only the line of its view's base address (GM " + hex(g->base * line_bytes_) +
+                          "), not this one: the cached copy is stale";
+                 },
                  "cacheinvalid \"all\" (the region form drops only the line of the view's base address)");
         else
-          report(kStale, rd, x, what + ": the cached copy is stale",
+          report(kStale, rd, x, [&] { return what() + ": the cached copy is stale"; },
                  "cacheinvalid of this line (or cacheinvalid \"all\") after the hand-off, before the load");
       }
     }
@@ -530,12 +534,14 @@ void GmModel::check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t) {
     const IoRange& rd = is_store ? o : me;
     const IoRange& wr = is_store ? me : o;
     const Reader reader{ctx.task, rd.core, rd.block, rd.arg, rd.at};
-    const std::string what = "which " +
-                             (wr.block == rd.block && wr.core == rd.core
-                                  ? std::string("this block")
-                                  : "block " + std::to_string(wr.block) + " (core " + std::to_string(wr.core) + ")") +
-                             " of the same task stores at " + us_text(wr.at) +
-                             ": a bypass load reads GM directly and is not ordered with the kernel's own stores";
+    auto what = [&] {
+      return "which " +
+             (wr.block == rd.block && wr.core == rd.core
+                  ? std::string("this block")
+                  : "block " + std::to_string(wr.block) + " (core " + std::to_string(wr.core) + ")") +
+             " of the same task stores at " + us_text(wr.at) +
+             ": a bypass load reads GM directly and is not ordered with the kernel's own stores";
+    };
     for (Line x = line_of(lo); x <= line_of(hi - 1); ++x)
       report(kBypass, reader, x, what,
              "a cached load (cache \"default\") after the writer's fence, the barrier and cacheinvalid");
@@ -564,7 +570,8 @@ std::string GmModel::writer_label(int core, int block, TaskId task, const Kernel
   return s + ")";
 }
 
-void GmModel::report(int kind, const Reader& rd, Line line, const std::string& what, const std::string& missing) {
+template <class What>
+void GmModel::report(int kind, const Reader& rd, Line line, const What& what, std::string_view missing) {
   if (!reported_.insert(ReportKey{rd.task->id, line, kind}).second) return;
   ++reports_;
   if (!obs_) return;
@@ -574,7 +581,7 @@ void GmModel::report(int kind, const Reader& rd, Line line, const std::string& w
                     " on core " + std::to_string(rd.core) + " at " + us_text(rd.at) + ": " +
                     (kind == kBypass ? "a cache \"bypass\" load" : "a load") + " reads line " +
                     std::to_string(line - first) + " of " + tensor_label(v) + " (GM " + hex(line * line_bytes_) +
-                    "), " + what + "; missing: " + missing;
+                    "), " + what() + "; missing: " + std::string(missing);
   obs_->on_warning(kKindNames[kind], msg);
 }
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -199,7 +200,10 @@ class GmModel : public PhaseHandler {
 
   // Reports.
   void check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t);
-  void report(int kind, const Reader& rd, Line line, const std::string& what, const std::string& missing);
+  // Reports (task, line, kind) once; `what()` builds the explanation only
+  // for a report that is emitted (a repeated stale load costs a lookup).
+  template <class What>
+  void report(int kind, const Reader& rd, Line line, const What& what, std::string_view missing);
   std::string writer_label(int core, int block, TaskId task, const KernelDef* kernel, const Task& reader) const;
   std::string tensor_label(const Tensor& v) const;
 
