@@ -12,6 +12,10 @@
 #include <cstdlib>
 #include <systemc>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "models/common/errors.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/barrier_cost.h"
@@ -68,7 +72,12 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
 // banner would otherwise go to stderr before sc_main runs.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
+  const int status = sc_core::sc_elab_and_sim(argc, argv);
+#if defined(__SANITIZE_ADDRESS__)
+  // The leak check, before static teardown (docs/testing.md, "Sanitizers").
+  __lsan_do_leak_check();
+#endif
+  return status;
 }
 
 int sc_main(int argc, char* argv[]) {

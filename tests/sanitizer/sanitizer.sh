@@ -40,7 +40,7 @@ sanitizer_check() {  # sanitizer_check LOGDIR: 0 if no report was written
   local f bad=0 warned=0
   for f in "$1"/asan.*; do
     [ -e "$f" ] || continue
-    if grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$f"; then
+    if grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|Sanitizer has encountered a fatal error" "$f"; then
       echo "sanitizer report in $f:" >&2
       cat "$f" >&2
       bad=1
