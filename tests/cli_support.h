@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/test_paths.h"
+
 namespace cli {
 
 namespace fs = std::filesystem;

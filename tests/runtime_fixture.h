@@ -13,6 +13,7 @@
 #include "models/runtime/orch_ops.h"
 #include "sim/config/run_options.h"
 #include "sim/platform/platform_loader.h"
+#include "tests/test_paths.h"
 
 namespace testing_support {
 

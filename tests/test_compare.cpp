@@ -12,6 +12,7 @@
 
 #include "sim/platform/json_input.h"
 #include "sim/record/compare.h"
+#include "tests/test_paths.h"
 
 using namespace npusim;
 using nlohmann::json;

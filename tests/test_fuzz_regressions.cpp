@@ -16,7 +16,7 @@ using namespace npusim;
 
 namespace {
 
-const std::string kCorpus = NPUSIM_TEST_DATA_DIR "/../fuzz/corpus/";
+const std::string kCorpus = std::string(NPUSIM_TEST_DATA_DIR) + "/../fuzz/corpus/";
 
 // "path|message" of the InputError loading and interpreting `text` raises.
 std::string trace_error(const std::string& text, std::uint64_t loop_iterations = trace::kMaxLoopIterations) {

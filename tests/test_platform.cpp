@@ -14,6 +14,7 @@
 
 #include "sim/platform/json_input.h"
 #include "sim/platform/platform_loader.h"
+#include "tests/test_paths.h"
 
 using namespace npusim;
 using nlohmann::json;
@@ -323,8 +324,8 @@ TEST_CASE("platform: file and JSON syntax errors", "[platform]") {
 
   check_error(error_of([] { load_platform("/nonexistent/dir/x.json"); }), "/nonexistent/dir/x.json", "",
               "file not found");
-  check_error(error_of([] { load_platform(NPUSIM_TEST_DATA_DIR "/platform/"); }),
-              NPUSIM_TEST_DATA_DIR "/platform/", "", "is a directory, expected a JSON file");
+  check_error(error_of([] { load_platform(std::string(NPUSIM_TEST_DATA_DIR) + "/platform/"); }),
+              std::string(NPUSIM_TEST_DATA_DIR) + "/platform/", "", "is a directory, expected a JSON file");
 
   check_error(error_of([] {
                 parse_platform(R"({"npusim_platform": 1, "topology": {"clusters": {"value": 1, "value": 2}}})",

@@ -7,13 +7,14 @@
 #include <sstream>
 
 #include "sim/trace/trace.h"
+#include "tests/test_paths.h"
 
 using namespace npusim;
 using trace::Trace;
 
 namespace {
 
-const std::string kData = NPUSIM_TEST_DATA_DIR "/trace/";
+const std::string kData = std::string(NPUSIM_TEST_DATA_DIR) + "/trace/";
 
 // A trace document around `program` (and `kernels` / `tensors` when given).
 std::string doc(const std::string& program,

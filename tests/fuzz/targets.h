@@ -29,6 +29,7 @@
 #include "sim/config/run_options.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/trace/trace.h"
+#include "tests/test_paths.h"
 
 namespace npusim::fuzz {
 
@@ -99,7 +100,7 @@ inline bool edit_input(const EditBase& base, const std::uint8_t* bytes, std::siz
 // The a2a3 platform, loaded once (the run block is resolved against it, as
 // `npusim check` does).
 inline const Platform& a2a3() {
-  static const Platform p = platform::load_platform(NPUSIM_SOURCE_DIR "/platforms/a2a3.json");
+  static const Platform p = platform::load_platform(std::string(NPUSIM_SOURCE_DIR) + "/platforms/a2a3.json");
   return p;
 }
 
@@ -176,7 +177,7 @@ inline void time_kernels(const trace::Trace& t, const Platform& p) {
 
 // Inputs starting with "@" edit tests/data/trace/all_features.json (edit_input).
 inline void trace_one(const std::uint8_t* bytes, std::size_t size) {
-  static const EditBase base(NPUSIM_SOURCE_DIR "/tests/data/trace/all_features.json");
+  static const EditBase base(std::string(NPUSIM_SOURCE_DIR) + "/tests/data/trace/all_features.json");
   std::string text;
   if (!edit_input(base, bytes, size, text)) return;
   try {
@@ -203,7 +204,7 @@ inline void parse_platform_checked(const std::string& text) {
 
 // Any other input is a whole platform file (see edit_input for "@" inputs).
 inline void platform_one(const std::uint8_t* bytes, std::size_t size) {
-  static const EditBase base(NPUSIM_SOURCE_DIR "/platforms/a2a3.json");
+  static const EditBase base(std::string(NPUSIM_SOURCE_DIR) + "/platforms/a2a3.json");
   std::string text;
   if (edit_input(base, bytes, size, text)) parse_platform_checked(text);
 }
