@@ -47,7 +47,17 @@ case "$what" in
     # The whole suite, even if this build directory was once narrowed to a few tests.
     build_one "$dir" "-DNPUSIM_TEST_GLOB=test_*"
     status=0
-    ctest --test-dir "$dir" --output-on-failure -j "$jobs" || status=1
+    # Every ctest entry must run a test case (-w NoTests in tests/CMakeLists.txt),
+    # ctest must find entries at all, and every test case must run exactly once.
+    suite() {  # suite DIR: 0 if every entry passed and every test case ran once
+      local log rc=0
+      log=$(cd "$1" && pwd)/tests/ran.log
+      rm -f "$log"
+      NPUSIM_TEST_RAN_LOG="$log" ctest --test-dir "$1" --no-tests=error --output-on-failure -j "$jobs" || rc=1
+      tests/ran_once.sh "$1/tests/npusim_tests" "$log" || rc=1
+      return $rc
+    }
+    suite "$dir" || status=1
     if [ "${NPUSIM_SANITIZE:-1}" != 0 ]; then
       # -O1 -g1: half the compile time of -O2 -g, line numbers in reports, asserts on.
       build_one build-asan "-DNPUSIM_TEST_GLOB=test_*" -DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -55,7 +65,7 @@ case "$what" in
       . tests/sanitizer/sanitizer.sh
       sanitizer_env build-asan/sanitizer-logs
       echo "setup: the test suite under ASan + UBSan (build-asan/)"
-      ctest --test-dir build-asan --output-on-failure -j "$jobs" || status=1
+      suite build-asan || status=1
       sanitizer_check build-asan/sanitizer-logs || status=1
     fi
     exit "$status"

@@ -4,7 +4,35 @@
 #include <cstdlib>
 #include <systemc>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "tests/cli_support.h"
+
+namespace {
+
+// With NPUSIM_TEST_RAN_LOG set, each test case appends its name to that file
+// as it starts (one write() of one line, O_APPEND: safe under ctest -j).
+// tests/ran_once.sh then checks that every test case ran exactly once: a ctest
+// entry that matches no test case (a name split at a ';') or two entries that
+// run the same case are caught there (docs/testing.md).
+struct RanLog : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  void testCaseStarting(Catch::TestCaseInfo const& info) override {
+    const char* path = std::getenv("NPUSIM_TEST_RAN_LOG");
+    if (!path || !*path) return;
+    const std::string line = info.name + "\n";
+    const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      std::fprintf(stderr, "cannot append to NPUSIM_TEST_RAN_LOG=%s\n", path);
+      std::abort();
+    }
+    ::close(fd);
+  }
+};
+CATCH_REGISTER_LISTENER(RanLog)
+
+}  // namespace
 
 // Our own main (it takes precedence over libsystemc's): SystemC's copyright
 // banner would otherwise go to stderr before sc_main runs.

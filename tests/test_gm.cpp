@@ -139,7 +139,7 @@ std::map<int, Time> barrier_releases(int n) {
 
 }  // namespace
 
-TEST_CASE("load, store, fence and cacheinvalid take their platform costs; a fence writes the dirty lines back", "[gm]") {
+TEST_CASE("load, store, fence and cacheinvalid take their platform costs, and a fence writes the dirty lines back", "[gm]") {
   Sim s;
   Tensor in = s.ext("in", DType::FP32, 4096);
   Tensor out = s.ext("out", DType::FP32, 4096);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# ran_once.sh BINARY LOG: every test case BINARY lists ran exactly once, by the
+# LOG its runs appended to (NPUSIM_TEST_RAN_LOG, tests/sc_catch_main.cpp).
+# setup.sh test runs it after each ctest pass. It fails on a test case that
+# never ran (its ctest entry was split or misnamed: the entries matching
+# nothing also fail on their own, with -w NoTests) and on one that ran twice
+# (two entries matching it). docs/testing.md.
+set -euo pipefail
+binary=$1 log=$2
+listed=$(mktemp) ran=$(mktemp)
+trap 'rm -f "$listed" "$ran"' EXIT
+# Catch2 exits with the number of test cases it listed, not 0.
+{ "$binary" --list-test-names-only || true; } | sed '/^$/d' | LC_ALL=C sort >"$listed"
+[ -s "$listed" ] || { echo "ran_once: $binary lists no test case" >&2; exit 1; }
+[ -e "$log" ] || : >"$log"
+LC_ALL=C sort "$log" >"$ran"
+status=0
+missing=$(LC_ALL=C comm -23 "$listed" <(LC_ALL=C sort -u "$ran"))
+twice=$(LC_ALL=C uniq -d "$ran")
+unknown=$(LC_ALL=C comm -13 "$listed" <(LC_ALL=C sort -u "$ran"))
+if [ -n "$missing" ]; then
+  echo "ran_once: test cases that never ran (is their ctest entry split or misnamed?):" >&2
+  sed 's/^/  /' <<<"$missing" >&2; status=1
+fi
+if [ -n "$twice" ]; then
+  echo "ran_once: test cases that ran more than once:" >&2
+  sed 's/^/  /' <<<"$twice" >&2; status=1
+fi
+if [ -n "$unknown" ]; then
+  echo "ran_once: runs of test cases the binary does not list:" >&2
+  sed 's/^/  /' <<<"$unknown" >&2; status=1
+fi
+echo "ran_once: $(wc -l <"$ran") run(s) of $(wc -l <"$listed") test case(s) of $(basename "$binary")$([ $status = 0 ] && echo ", each exactly once")"
+exit $status
