@@ -4,63 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include "models/runtime/runtime.h"
-#include "tests/runtime_fixture.h"
+#include "tests/runtime_harness.h"
 
 using namespace npusim;
 using namespace testing_support;
 
 namespace {
-
-// Records what the runtime reports.
-struct Recorder : RuntimeHooks {
-  std::vector<std::vector<EdgeInfo>> edges;
-  std::vector<TaskId> retired;
-  std::vector<ScopeSample> samples;
-  std::vector<std::string> sites;
-  void on_submitted(const Task&, const std::vector<EdgeInfo>& e) override { edges.push_back(e); }
-  void on_retired(Task& t) override { retired.push_back(t.id); }
-  void on_scope_sample(const ScopeSample& s) override {
-    samples.push_back(s);
-    sites.push_back(*s.site);
-  }
-};
-
-struct Harness {
-  Platform platform = tiny_platform();
-  RunConfig config;
-  DataStore data;
-  Recorder rec;
-  std::unique_ptr<Runtime> rt;
-  std::unique_ptr<KernelDef> k = kernel("K", 0, CoreType::AIV, 1000);
-
-  explicit Harness(RunOptions o = {}) {
-    config = config_for(platform, o);
-    rt = std::make_unique<Runtime>(platform, config, data, &rec);
-    rt->begin_orchestration();
-  }
-  Tensor ext(std::int64_t n) { return data.add_external("x", DType::FP32, {n}, 0, {}); }
-  // Submits and commits; returns the task (or nullptr if blocked/fatal).
-  Task* sub(const SubmitRequest& r, bool alloc = false) {
-    SubmitProgress p;
-    SubmitStatus st = rt->submit_prepare(r, p, alloc, 0);
-    last = st;
-    if (st.kind != SubmitStatus::Kind::Done) return nullptr;
-    rt->submit_commit(r, p, 0);
-    return p.task;
-  }
-  // Runs a task to completion and release, as a scheduler would.
-  void finish(Task* t) {
-    SubmitWork w;
-    rt->complete_task(*t, 0, w);
-    rt->release_task(*t);
-  }
-  Tensor output(Task* t, int i = 0) {
-    std::vector<Tensor> outs;
-    rt->outputs_of(*t, outs);
-    return outs.at(i);
-  }
-  SubmitStatus last;
-};
 
 bool has_edge(const std::vector<EdgeInfo>& es, TaskId pred, EdgeSource src) {
   for (const auto& e : es)
