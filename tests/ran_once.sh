@@ -19,16 +19,16 @@ missing=$(LC_ALL=C comm -23 "$listed" <(LC_ALL=C sort -u "$ran"))
 twice=$(LC_ALL=C uniq -d "$ran")
 unknown=$(LC_ALL=C comm -13 "$listed" <(LC_ALL=C sort -u "$ran"))
 if [ -n "$missing" ]; then
-  echo "ran_once: test cases that never ran (is their ctest entry split or misnamed?):" >&2
-  sed 's/^/  /' <<<"$missing" >&2; status=1
+  echo "ran_once: test cases that never ran (is their ctest entry split or misnamed?):"
+  sed 's/^/  /' <<<"$missing"; status=1
 fi
 if [ -n "$twice" ]; then
-  echo "ran_once: test cases that ran more than once:" >&2
-  sed 's/^/  /' <<<"$twice" >&2; status=1
+  echo "ran_once: test cases that ran more than once:"
+  sed 's/^/  /' <<<"$twice"; status=1
 fi
 if [ -n "$unknown" ]; then
-  echo "ran_once: runs of test cases the binary does not list:" >&2
-  sed 's/^/  /' <<<"$unknown" >&2; status=1
+  echo "ran_once: runs of test cases the binary does not list:"
+  sed 's/^/  /' <<<"$unknown"; status=1
 fi
-echo "ran_once: $(wc -l <"$ran") run(s) of $(wc -l <"$listed") test case(s) of $(basename "$binary")$([ $status = 0 ] && echo ", each exactly once")"
+echo "ran_once: $(wc -l <"$ran") run(s) of $(wc -l <"$listed") test case(s) of $(basename "$binary")$([ $status = 0 ] && echo ", each exactly once" || echo ": FAILED")"
 exit $status

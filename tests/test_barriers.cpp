@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +32,8 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(e["host_code"] == 507018);
   CHECK(e["sub_class"] == "S1:running-stalled");
   // The device reports it after its 10 s scheduler timeout; npusim at once.
-  CHECK(e["device_time_ns"].get<double>() - e["stall_time_ns"].get<double>() == Approx(1e10));
+  // Both are whole nanoseconds (exact in a double): exactly 1e10 apart.
+  CHECK(e["device_time_ns"].get<double>() - e["stall_time_ns"].get<double>() == 1e10);
   const json& b = e["diagnosis"]["barriers"];
   REQUIRE(b.size() == 1);
   CHECK(b[0]["core_type"] == "AIV");
@@ -104,11 +106,10 @@ TEST_CASE("barrier-cost: SOFT rises with the participants, HARD is the FFTS rele
     soft.push_back(std::stod(f[2]));
     if (f[1] == "48") hard48 = f[3];
   }
-  REQUIRE(soft.size() == 4);
-  for (std::size_t i = 1; i < soft.size(); ++i) CHECK(soft[i] > soft[i - 1]);
   // 2 participants: two serialized increments (348 each), one poll round,
-  // one serialized final reload (64): docs/barriers.md.
-  CHECK(soft[0] == Approx(1075.0));
+  // one serialized final reload (64): docs/barriers.md, whose table the
+  // others are.
+  CHECK(soft == std::vector<double>{1075.0, 3433.0, 6577.0, 19487.0});
   CHECK(hard48 == "500.0");
   CHECK(soft[3] > 10 * std::stod(hard48));
 }

@@ -284,6 +284,17 @@ TEST_CASE("a task's stores are visible to its consumer task without a fence (haz
   s.run();
   REQUIRE(s.chip->runtime().finished());
   CHECK(s.obs.warnings.empty());
+  REQUIRE(s.obs.done.size() == 2);
+  const BlockRecord& p = s.obs.done[0].second;
+  const BlockRecord& c = s.obs.done[1].second;
+  // Producer: load 256 B (200 + 4) and store 256 B (200 + 4) from 1320.
+  CHECK(p.start == ns(1320));
+  CHECK(p.end == ns(1320 + 204 + 204));
+  // Consumer: after the producer's completion, one load of 256 B into an
+  // empty cache, nobody else owning the lines: 204, no memory stall.
+  CHECK(c.start > p.finish);
+  CHECK(c.end - c.start == ns(204));
+  CHECK(s.obs.waits.empty());
 }
 
 TEST_CASE("coherency reports inside one kernel run: each missing step, once per (task, line, kind)", "[gm]") {
@@ -366,4 +377,8 @@ TEST_CASE("a streaming load of a read-only input keeps no per-line state and a s
   REQUIRE(s.chip->runtime().finished());
   CHECK(s.chip->gm().tracked_runs() == 1);  // the 16384 stored lines as one range
   CHECK(s.obs.warnings.empty());
+  // Two loads of 4 MiB (200 + 65536 each, cached lines or not) and a store
+  // of 1 MiB (200 + 16384).
+  REQUIRE(s.obs.done.size() == 1);
+  CHECK(s.obs.done[0].second.end - s.obs.done[0].second.start == ns(2 * 65736 + 16584));
 }

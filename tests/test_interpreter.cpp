@@ -2,7 +2,6 @@
 // orchestration ops for small programs, run-time errors, and its speed.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <sstream>
 
 #include "sim/trace/trace.h"
@@ -342,26 +341,32 @@ TEST_CASE("interpreter: results must be delivered before the next op") {
 }
 
 TEST_CASE("interpreter: a million submits stream at constant memory") {
+  // Speed is a benchmark's business (tools/bench.sh), not a test's: what is
+  // checked here is that nothing grows per submit.
   Trace t = load(R"([{"op": "scope", "body": [
     {"op": "for", "var": "i", "to": 1000000, "body": [
       {"op": "submit", "kernel": "K", "id": "prev", "args": [
         {"in": "a", "offset": ["i%4*64", 0], "shape": [64, 128]}, {"out": "o", "shape": [64], "dtype": "fp32"}]}]}]}])");
   DataStore data;
   auto src = trace::make_interpreter(t, data);
+  const std::int32_t buffers_before = data.new_buffer("probe");
   OrchOp op;
   std::vector<Tensor> outs(1);
-  std::uint64_t n = 0;
+  std::uint64_t n = 0, scopes = 0, bad_offsets = 0;
   const SubmitArg* args_before = nullptr;
-  auto start = std::chrono::steady_clock::now();
   while (src->next(op)) {
-    if (op.kind != OrchOp::Kind::Submit) continue;
+    if (op.kind != OrchOp::Kind::Submit) {
+      ++scopes;
+      continue;
+    }
     if (n == 1) args_before = op.submit.args.data();
+    bad_offsets += op.submit.args[0].tensor.offset[0] != static_cast<std::int64_t>(n % 4 * 64);
     outs[0] = op.submit.args[1].tensor;
     src->deliver_task(make_task_id(1, n++), outs);
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(n == 1000000);
+  CHECK(bad_offsets == 0);                      // each view evaluated with its own i
+  CHECK(scopes == 2);                           // the scope's begin and end, nothing else
   CHECK(op.submit.args.data() == args_before);  // the op's storage is reused
-  WARN("interpreter: " << seconds * 1e3 << " ns per submit");
-  CHECK(seconds < 5.0);  // ~0.1 s in a Release build; generous for sanitizer builds
+  CHECK(data.new_buffer("probe") == buffers_before + 1);  // the interpreter made no buffer
 }

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <map>
 #include <fstream>
 #include <random>
 #include <set>
@@ -194,18 +195,85 @@ json run_random(unsigned seed, const std::string& platform, Limits lim, int max_
   return s;
 }
 
-}  // namespace
+// The default run (40 seeds per platform, in two halves of 20 so that each
+// test case stays well under ctest's timeout in the sanitized build) is
+// pinned: on a2a3 the edges checked and the drains reached, on tiny the
+// outcome of every seed. NPUSIM_RANDOM_PROGRAMS=N runs N per platform instead
+// (a soak), with the general checks only.
+constexpr int kDefaultPrograms = 40;
 
-TEST_CASE("random programs terminate, complete on a2a3 and honour every edge", "[random]") {
+// a2a3, per half: kernel-to-kernel edges checked, and sync_start cohorts
+// wider than one scheduler thread's share (they go through the drain).
+struct A2a3Counts {
+  int edges_checked, wide_cohorts;
+};
+constexpr A2a3Counts kA2a3Counts[2] = {{6247, 140}, {6163, 144}};
+
+// Tiny (2 clusters, 64-slot rings, dep pool 64, tensormap 256): capacity
+// fatals are legitimate results, a SCHEDULER_TIMEOUT never is. Each seed's
+// outcome, "ok" or the fatal's name: a model change that moves one is a bug
+// or a rule change, to be recorded here with the reason. (Most of these
+// programs overflow tiny's 64-entry dep pool: each scope's tasks wait on
+// many live producers, and the pool is reclaimed only every 64 retired
+// tasks.) 15 of the 40 run clean.
+const std::map<unsigned, std::string> kTinyOutcomes = {
+    {2000, "ok"},
+    {2001, "DEP_POOL_OVERFLOW"},
+    {2002, "DEP_POOL_OVERFLOW"},
+    {2003, "DEP_POOL_OVERFLOW"},
+    {2004, "DEP_POOL_OVERFLOW"},
+    {2005, "DEP_POOL_OVERFLOW"},
+    {2006, "DEP_POOL_OVERFLOW"},
+    {2007, "ok"},
+    {2008, "DEP_POOL_OVERFLOW"},
+    {2009, "ok"},
+    {2010, "DEP_POOL_OVERFLOW"},
+    {2011, "DEP_POOL_OVERFLOW"},
+    {2012, "DEP_POOL_OVERFLOW"},
+    {2013, "DEP_POOL_OVERFLOW"},
+    {2014, "DEP_POOL_OVERFLOW"},
+    {2015, "DEP_POOL_OVERFLOW"},
+    {2016, "DEP_POOL_OVERFLOW"},
+    {2017, "DEP_POOL_OVERFLOW"},
+    {2018, "DEP_POOL_OVERFLOW"},
+    {2019, "ok"},
+    {2020, "ok"},
+    {2021, "ok"},
+    {2022, "DEP_POOL_OVERFLOW"},
+    {2023, "DEP_POOL_OVERFLOW"},
+    {2024, "ok"},
+    {2025, "DEP_POOL_OVERFLOW"},
+    {2026, "DEP_POOL_OVERFLOW"},
+    {2027, "DEP_POOL_OVERFLOW"},
+    {2028, "ok"},
+    {2029, "ok"},
+    {2030, "ok"},
+    {2031, "ok"},
+    {2032, "ok"},
+    {2033, "ok"},
+    {2034, "DEP_POOL_OVERFLOW"},
+    {2035, "ok"},
+    {2036, "ok"},
+    {2037, "DEP_POOL_OVERFLOW"},
+    {2038, "DEP_POOL_OVERFLOW"},
+    {2039, "DEP_POOL_OVERFLOW"},
+};
+
+// The first or second half of this run's programs per platform: [first, end).
+std::pair<int, int> half(int which) {
   const int n = programs_per_platform();
-  int ok = 0, cohorts = 0, checked = 0;
-  for (int i = 0; i < n; ++i) {
+  return which == 0 ? std::make_pair(0, n / 2) : std::make_pair(n / 2, n);
+}
+
+void a2a3_programs(int which) {
+  const auto [first, end] = half(which);
+  int cohorts = 0, checked = 0;
+  for (int i = first; i < end; ++i) {
     const unsigned seed = 1000 + static_cast<unsigned>(i);
     fs::path out;
     json s = run_random(seed, "a2a3", Limits{24, 48}, 300, out, &cohorts);
     INFO("seed " << seed);
     REQUIRE(s["status"] == "ok");  // a2a3's rings are far larger than these programs
-    ++ok;
     // Every edge: the consumer's first kernel start is after the producer's
     // last AICPU-observed finish.
     json deps = cli::load(out / "deps.json");
@@ -218,17 +286,49 @@ TEST_CASE("random programs terminate, complete on a2a3 and honour every edge", "
       ++checked;
     }
   }
-  CHECK(ok == n);
-  CHECK(checked > n);  // the edges between kernel tasks were there to check
-  CHECK(cohorts > 0);  // the programs do reach the drain path
+  if (programs_per_platform() == kDefaultPrograms) {
+    CHECK(checked == kA2a3Counts[which].edges_checked);
+    CHECK(cohorts == kA2a3Counts[which].wide_cohorts);
+  } else {
+    CHECK(checked > 10 * (end - first));
+    CHECK((cohorts > 0 || end == first));
+  }
 }
 
-TEST_CASE("random programs on the tiny platform terminate and never hang", "[random]") {
-  // tiny: 2 clusters, 64-slot rings; capacity fatals are legitimate results
-  // here, a SCHEDULER_TIMEOUT is not.
-  const int n = programs_per_platform();
-  for (int i = 0; i < n; ++i) {
+void tiny_programs(int which) {
+  const auto [first, end] = half(which);
+  std::map<unsigned, std::string> outcomes;
+  std::string table;  // this run's outcomes, to record after a deliberate change
+  for (int i = first; i < end; ++i) {
+    const unsigned seed = 2000 + static_cast<unsigned>(i);
     fs::path out;
-    run_random(2000 + static_cast<unsigned>(i), "tiny", Limits{2, 4}, 120, out);
+    json s = run_random(seed, "tiny", Limits{2, 4}, 120, out);
+    outcomes[seed] = s["status"] == "ok" ? "ok" : s["error"]["name"].get<std::string>();
+    table += "    {" + std::to_string(seed) + ", \"" + outcomes[seed] + "\"},\n";
   }
+  INFO("this run's outcomes:\n" << table);
+  for (const auto& [seed, outcome] : outcomes) {
+    auto it = kTinyOutcomes.find(seed);
+    if (it == kTinyOutcomes.end()) continue;  // beyond the recorded seeds (a longer soak)
+    INFO("seed " << seed);
+    CHECK(outcome == it->second);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("random programs terminate, complete on a2a3 and honour every edge: first half", "[random]") {
+  a2a3_programs(0);
+}
+
+TEST_CASE("random programs terminate, complete on a2a3 and honour every edge: second half", "[random]") {
+  a2a3_programs(1);
+}
+
+TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded: first half", "[random]") {
+  tiny_programs(0);
+}
+
+TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded: second half", "[random]") {
+  tiny_programs(1);
 }

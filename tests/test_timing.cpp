@@ -403,7 +403,14 @@ TEST_CASE("a true predicate dispatches the task as usual", "[timing]") {
   // Ready at 2610 (as above), no dummy work: dispatched at 2610 + 20 + 100.
   CHECK(gated.dispatch == ns(2730));
   CHECK(gated.start == ns(2730 + 300 + 200 + 500));
-  CHECK(s.obs.done[2].second.start > gated.finish);
+  // It ends at 4730; its FIN, visible 100 later, is read at 4830 (the idle
+  // loop skips to that poll). Completing it: 50 + its one consumer (10);
+  // the consumer is dispatched at 4890 + pop 20 + payload 100.
+  const BlockRecord& cons = s.obs.done[2].second;
+  CHECK(gated.end == ns(4730));
+  CHECK(gated.finish == ns(4830));
+  CHECK(cons.dispatch == ns(5010));
+  CHECK(cons.start == ns(5010 + 300 + 200 + 500));
 }
 
 TEST_CASE("a HARD syncall releases every core ffts.barrier_release after the last arrival", "[timing]") {
