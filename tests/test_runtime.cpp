@@ -241,21 +241,6 @@ TEST_CASE("alloc_tensors completes inline and its consumers take a creator edge"
   CHECK(h.rt->finished());
 }
 
-TEST_CASE("a producer that must be waited for takes one dep-pool entry per consumer edge", "[runtime]") {
-  RunOptions o;
-  o.ring_dep_pool = RingValues{4, 0, 0, 0};
-  Harness h(o);
-  Tensor x = h.ext(64);
-  std::vector<Task*> prods;
-  for (int i = 0; i < 4; ++i) prods.push_back(h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, i * 16, 16))})));
-  // One consumer of all four: 4 WAIT edges, but the pool holds 3 (entry 0 is a sentinel).
-  SubmitProgress p;
-  SubmitRequest r = submit(h.k.get(), {arg(ArgTag::Input, x)});
-  SubmitStatus st = h.rt->submit_prepare(r, p, false, 0);
-  CHECK(st.kind == SubmitStatus::Kind::Blocked);
-  CHECK(st.blocked == Resource::DepPool);
-}
-
 TEST_CASE("the heap wraps to offset 0 when the end does not fit and the front is free", "[runtime]") {
   RunOptions o;
   o.ring_heap = RingValues{4096, 0, 0, 0};
