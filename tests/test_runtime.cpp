@@ -280,20 +280,66 @@ TEST_CASE("a submit wraps the heap to offset 0 once the oldest task retires, was
 
 TEST_CASE("scope samples carry ring, depth and head/tail counters", "[runtime]") {
   Harness h;
+  Tensor x = h.ext(64);
   REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "site:7"));
-  h.sub(submit(h.k.get(), {out(256)}));
+  Task* a = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x), out(256)}));
+  REQUIRE(h.sub(submit(h.k.get(), {arg(ArgTag::Input, h.output(a))})));
   h.rt->scope_end();
   REQUIRE(h.rec.samples.size() == 3);  // root begin, s begin, s end
   CHECK(h.rec.sites[0] == "(unknown):0");
+  CHECK(h.rec.samples[0].begin);
+  CHECK(h.rec.samples[0].depth == 0);
+  CHECK(h.rec.samples[1].begin);
+  CHECK(h.rec.samples[1].tensormap == 0);
   const ScopeSample& e = h.rec.samples[2];
   CHECK(h.rec.sites[2] == "site:7");
   CHECK_FALSE(e.begin);
   CHECK(e.depth == 1);
   CHECK(e.ring == 1);
   CHECK(e.task_window_start == 0);
-  CHECK(e.task_window_end == 1);
+  CHECK(e.task_window_end == 2);
+  CHECK(e.heap_start == 0);
   CHECK(e.heap_end == 1024);
   CHECK(e.dep_pool_start == 1);
+  CHECK(e.dep_pool_end == 2);  // the consumer's one WAIT edge on a pending producer
+  CHECK(e.tensormap == 1);     // a's INOUT of x
+}
+
+TEST_CASE("a predicate whose element a pending non-dependency writes is reported, other elements are not",
+          "[runtime]") {
+  // Runtime::check_predicate_producers: the cell the predicate reads, its
+  // creator and its tensormap writers; a pending writer that is not a WAIT
+  // dependency may write it after the scheduler read it.
+  Harness h;
+  Tensor gate = h.data.add_external("gate", DType::INT32, {4}, 0, {});
+  Task* w = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(gate, 2, 1))}));  // writes element 2
+  REQUIRE(w);
+  auto gated = [&](std::int64_t element, std::vector<TaskId> deps) {
+    SubmitRequest r = submit(h.k.get(), {}, std::move(deps));
+    PredicateSpec p;
+    p.tensor = gate;
+    p.element = element;
+    p.cmp = Cmp::GT;
+    r.predicate = p;
+    r.path = "/program/" + std::to_string(element);
+    return h.sub(r);
+  };
+  REQUIRE(gated(0, {}));  // element 0: nobody writes it
+  REQUIRE(gated(3, {}));
+  CHECK(h.rec.warnings.empty());
+  REQUIRE(gated(2, {w->id}));  // element 2, but w is a dependency
+  CHECK(h.rec.warnings.empty());
+  Task* g = gated(2, {});
+  REQUIRE(g);
+  REQUIRE(h.rec.warnings.size() == 1);
+  CHECK(h.rec.warnings[0].first == "stale_predicate");
+  CHECK(h.rec.warnings[0].second ==
+        "the predicate of " + task_display(g->id) + " (/program/2) reads an element written by " +
+            task_display(w->id) + " (K), which is not among its dependencies: the scheduler may read it before " +
+            task_display(w->id) + " writes it and decide on a stale value (add it to deps)");
+  h.finish(w);  // a completed writer is no hazard
+  REQUIRE(gated(2, {}));
+  CHECK(h.rec.warnings.size() == 1);
 }
 
 TEST_CASE("require_sync_start with more blocks than cores fails at submit with code 7", "[runtime]") {

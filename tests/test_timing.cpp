@@ -34,7 +34,8 @@ class ScriptSource : public OpSource {
     ids.push_back(id);
     outs.push_back(o);
   }
-  void deliver_value(std::int64_t) override {}
+  void deliver_value(std::int64_t v) override { values.push_back(v); }
+  std::vector<std::int64_t> values;
 
  private:
   std::size_t pos_ = 0;
@@ -47,11 +48,20 @@ OrchOp submit_op(SubmitRequest r) {
   return op;
 }
 
+OrchOp scope_op(bool begin) {
+  OrchOp op;
+  op.kind = begin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
+  op.site = "s";
+  return op;
+}
+
 struct Blocks : SimObserver {
   std::vector<std::pair<TaskId, BlockRecord>> done;
   std::vector<SchedPhaseRecord> phases;
+  std::vector<OrchSubmitRecord> submits;
   void on_block_finished(const Task& t, const BlockRecord& b) override { done.emplace_back(t.id, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { phases.push_back(r); }
+  void on_orch_submit(const OrchSubmitRecord& r) override { submits.push_back(r); }
 };
 
 using Sim = ChipSim<ScriptSource, Blocks>;
@@ -442,4 +452,80 @@ TEST_CASE("a HARD syncall releases every core ffts.barrier_release after the las
     CHECK(d.second.start == ns(1620));
     CHECK(d.second.end == ns(3220));
   }
+}
+
+TEST_CASE("get_tensor_data polls every read_poll from its start and costs one more poll", "[timing]") {
+  // OrchestratorThread::do_read; upstream pto_orchestrator.cpp, the
+  // get_tensor_data wait on the producer's task state.
+  Sim s(one_scheduler());
+  auto k = kernel("P", 0, CoreType::AIV, 1000);
+  s.src.steps.push_back([&](ScriptSource&) {
+    SubmitRequest r = submit(k.get(), {out(256)});
+    r.writes.push_back(WriteSpec{0, 3, 7});  // element 3 of its output := 7
+    return submit_op(r);
+  });
+  s.src.steps.push_back([&](ScriptSource& x) {
+    OrchOp op;
+    op.kind = OrchOp::Kind::Read;
+    op.read_tensor = x.outs[0][0];
+    op.read_element = 3;
+    return op;
+  });
+  s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {})); });
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  // P: submitted 0..200, completed at 2520 (as "one AIV task"). The read
+  // starts at 200 and polls every 100: the poll at 200 + 24 x 100 = 2600 is
+  // the first after 2520; one more poll (100) returns the value at 2700,
+  // when the next submit starts.
+  CHECK(s.src.values == std::vector<std::int64_t>{7});
+  REQUIRE(s.obs.submits.size() == 2);
+  CHECK(s.obs.submits[0].task_id == s.src.ids[0]);
+  CHECK(s.obs.submits[0].start == ns(0));
+  CHECK(s.obs.submits[0].end == ns(200));
+  CHECK(s.obs.submits[1].task_id == s.src.ids[1]);
+  CHECK(s.obs.submits[1].submit_idx == 1);
+  CHECK(s.obs.submits[1].start == ns(2700));
+  CHECK(s.obs.submits[1].end == ns(2900));
+}
+
+TEST_CASE("a blocked submit's structural deadlock check counts its 1024 spins from the last reclaim progress",
+          "[timing]") {
+  // OrchestratorThread::wait_for_space; upstream pto_ring_buffer.h
+  // PTO2TaskAllocator::alloc: spin_count restarts when last_task_alive moves.
+  // Ring 3 (depth >= 3), heap 4096. Scope A (depth 3) stays open; inside it
+  // scope B (depth 4) holds b0 (1024 B), then A allocates a0 (2048 B,
+  // alloc_tensors: complete at once) and submits a1 (2048 B), which does not
+  // fit. b0 retires, freeing [0, 1024): progress, but a1 still does not fit,
+  // and the head a0 is pinned by A.
+  RunOptions o = one_scheduler();
+  o.ring_heap = RingValues{0, 0, 0, 4096};
+  Sim s(o);
+  auto k = kernel("K", 0, CoreType::AIV, 1000);
+  for (int d = 0; d < 4; ++d) s.src.steps.push_back([](ScriptSource&) { return scope_op(true); });
+  s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {out(256)})); });   // b0
+  s.src.steps.push_back([](ScriptSource&) { return scope_op(false); });                           // B ends
+  s.src.steps.push_back([](ScriptSource&) {  // a0
+    OrchOp op;
+    op.kind = OrchOp::Kind::Alloc;
+    op.alloc_outputs = {out(512)};
+    return op;
+  });
+  s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {out(512)})); });  // a1
+  s.run();
+  const Runtime& rt = s.chip->runtime();
+  REQUIRE(rt.has_error());
+  // b0: submitted 0..200, completed at 2520 + 50; the scheduler's next,
+  // idle iteration (10) releases it at 2580: it retires. a0 200..300 (alloc
+  // 100); a1 blocked from 300; its spins (100) notice the progress at 2600,
+  // and the structural test runs 1024 spins later: 2600 + 102400 (not
+  // 300 + 102400).
+  CHECK(rt.error().code == ErrorCode::HeapRingDeadlock);
+  CHECK(rt.error().time == ns(2600 + 102400));
+  CHECK(rt.error().ring == 3);
+  CHECK(rt.error().message ==
+        "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=3 Provable head-of-line deadlock: the ring's "
+        "reclaim head is pinned by an open scope");
+  CHECK(rt.ring(3).tail() == 1);
+  CHECK(rt.ring(3).heap_tail_unwrapped() == 1024);
 }
