@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -71,6 +72,8 @@ class Staging {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
   ~Staging() {
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -146,20 +149,39 @@ void write_text(const fs::path& p, const std::string& s) {
   o << s;
 }
 
+// Wall-clock time since the run began (host measurements only).
+class Stopwatch {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// What a run found: the outcome, the times and counts of the summary, the
+// hazards the run counted, and the files its writers staged.
+struct Result {
+  bool ok = false;
+  std::unique_ptr<Failure> failure;       // null when ok
+  Time device_wall = 0, makespan = 0, sched_window = 0;
+  std::uint64_t submitted = 0, completed = 0;
+  nlohmann::ordered_json tasks;           // summary.json's `tasks`
+  std::unique_ptr<SummaryStats> stats;    // null when the device failed before the first task
+  std::vector<std::string> files;         // staged by the writers, relative to the staging directory
+};
 
 // summary.json (cli-and-outputs.md), in the spec's key order.
-nlohmann::ordered_json summary_json(const Loaded& l, bool ok, Time device_wall, Time makespan, Time sched_window,
-                                    const nlohmann::ordered_json& tasks, const Failure* failure) {
+nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
   nlohmann::ordered_json s;
   s["npusim_summary"] = 1;
   s["trace"] = l.trace.name;
   s["platform"] = l.platform.name;
-  s["status"] = ok ? "ok" : "error";
-  s["device_wall_ns"] = to_ns(device_wall);
-  s["makespan_ns"] = to_ns(makespan);
-  s["scheduling_window_ns"] = to_ns(sched_window);
-  s["tasks"] = tasks;
-  s["error"] = failure ? nlohmann::ordered_json(failure->to_json()) : nlohmann::ordered_json(nullptr);
+  s["status"] = r.ok ? "ok" : "error";
+  s["device_wall_ns"] = to_ns(r.device_wall);
+  s["makespan_ns"] = to_ns(r.makespan);
+  s["scheduling_window_ns"] = to_ns(r.sched_window);
+  s["tasks"] = r.tasks;
+  s["error"] = r.failure ? nlohmann::ordered_json(r.failure->to_json()) : nlohmann::ordered_json(nullptr);
   s["run"] = {{"runtime", runtime_name(l.config.runtime)},
               {"aicpu_thread_num", l.config.aicpu_thread_num},
               {"sched_threads", l.config.sched_threads},
@@ -169,6 +191,17 @@ nlohmann::ordered_json summary_json(const Loaded& l, bool ok, Time device_wall, 
               {"tensormap_pool", l.config.tensormap_pool},
               {"seed", l.config.seed}};
   s["sim"] = {{"seed", l.config.seed}};
+  if (!r.stats) return s;
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
+  for (const auto& [name, k] : r.stats->kernels)
+    kernels[name] = {{"func_id", k.func_id},         {"tasks", k.tasks},
+                     {"blocks", k.blocks},           {"dispatch_ops", k.dispatch_ops},
+                     {"staged_blocks", k.staged_blocks}, {"predicated_skip", k.predicated_skip},
+                     {"core_busy_ns", to_ns(k.core_busy)}};
+  s["kernels"] = kernels;
+  s["warnings"] = {{"count", r.stats->warning_count},
+                   {"by_kind", r.stats->warnings_by_kind},
+                   {"first", r.stats->warnings}};
   return s;
 }
 
@@ -205,193 +238,226 @@ void print_failure(const Failure& f, std::ostream& err) {
   for (const auto& line : f.diagnosis_lines) err << "  " << line << "\n";
 }
 
-}  // namespace
+// ---- the steps of `run` ----------------------------------------------------
 
-int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
-  const auto wall0 = std::chrono::steady_clock::now();
-  auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count(); };
-  Loaded l;
-  try {
-    l = load(req);
-  } catch (const InputError& e) {
-    err << "npusim: error: " << e.what() << "\n";
-    return kExitInputError;
-  }
-  const std::string out_dir = req.out_dir.empty() ? default_out_dir(l.trace.name) : req.out_dir;
-  std::unique_ptr<Staging> staging;
-  try {
-    staging = std::make_unique<Staging>(out_dir);
-  } catch (const fs::filesystem_error& e) {
-    err << "npusim: error: " << out_dir << ": cannot create the output directory: " << e.what() << "\n";
-    return kExitInputError;
-  }
-  auto commit = [&](std::vector<std::string> files, nlohmann::ordered_json& s) {
-    if (req.host_stats) add_host_stats(s, wall(), s["tasks"]["submitted"].get<std::uint64_t>());
-    write_text(fs::path(staging->dir()) / "summary.json", s.dump(2) + "\n");
-    files.push_back("summary.json");
-    try {
-      staging->commit(files);
-    } catch (const fs::filesystem_error& e) {
-      err << "npusim: error: " << out_dir << ": cannot write outputs: " << e.what() << "\n";
-      return false;
+std::string output_dir(const RunRequest& req, const Loaded& l) {
+  return req.out_dir.empty() ? default_out_dir(l.trace.name) : req.out_dir;
+}
+
+// The runtime's arena is allocated before anything runs (rtMalloc): a run
+// whose arena does not fit fails there, before the first task.
+std::optional<Result> arena_failed(const Loaded& l) {
+  if (arena_bytes(l.platform, l.config) <= l.platform.topo.device_memory_bytes) return std::nullopt;
+  Result r;
+  r.failure = std::make_unique<Failure>(arena_failure(l.platform, l.config));
+  r.tasks = {{"submitted", 0}, {"completed", 0}, {"blocks_dispatched", 0},
+             {"predicated_skip", 0}, {"dummy", 0}, {"alloc", 0}};
+  return r;
+}
+
+// The output writers the request asks for, fed with the summary's counters.
+class Writers {
+ public:
+  Writers(const RunRequest& req, const Loaded& l, const std::string& dir) : stats_(std::make_unique<SummaryStats>()) {
+    if (l.config.swimlane_level > 0) {
+      writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level));
+      writers_.push_back(record::make_perfetto_writer(dir, l.config.swimlane_level));
     }
-    return true;
-  };
-  auto banner = [&](bool ok, std::uint64_t completed, std::uint64_t submitted, Time device_wall, Time makespan,
-                    const Failure* f) {
-    if (req.quiet) return;
-    out << "npusim: " << l.trace.name << " on " << l.platform.name << " (" << runtime_name(l.config.runtime)
-        << ", " << l.config.aicpu_thread_num << " AICPU threads)\n";
-    out << "status " << (ok ? "ok" : "error") << ": " << completed << "/" << submitted
-        << " tasks completed, device_wall " << us_text(device_wall) << ", makespan " << us_text(makespan) << "\n";
-    if (f) out << "error: " << f->name << " (host code " << f->host_code << ")\n";
-    out << "outputs in " << out_dir << "/\n";
-  };
-
-  // The runtime's arena is allocated before anything runs (rtMalloc).
-  if (arena_bytes(l.platform, l.config) > l.platform.topo.device_memory_bytes) {
-    Failure f = arena_failure(l.platform, l.config);
-    nlohmann::ordered_json tasks = {{"submitted", 0}, {"completed", 0}, {"blocks_dispatched", 0},
-                                    {"predicated_skip", 0}, {"dummy", 0}, {"alloc", 0}};
-    nlohmann::ordered_json s = summary_json(l, false, 0, 0, 0, tasks, &f);
-    if (!commit({}, s)) return kExitInputError;
-    print_failure(f, err);
-    banner(false, 0, 0, 0, 0, &f);
-    return kExitDeviceFailure;
+    if (l.config.deps) writers_.push_back(record::make_deps_writer(dir));
+    if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir));
+    writers_.push_back(record::make_name_map_writer(dir));
+    if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir));
+    fanout_.add(stats_.get());
+    for (auto& w : writers_) fanout_.add(w.get());
   }
+  SimObserver& observer() { return fanout_; }
+  const SummaryStats& stats() const { return *stats_; }
+  std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
 
-  // Writers.
-  std::vector<std::unique_ptr<record::OutputWriter>> writers;
-  if (l.config.swimlane_level > 0) {
-    writers.push_back(record::make_chip_swimlane_writer(staging->dir(), l.config.swimlane_level));
-    writers.push_back(record::make_perfetto_writer(staging->dir(), l.config.swimlane_level));
-  }
-  if (l.config.deps) writers.push_back(record::make_deps_writer(staging->dir()));
-  if (l.config.scope_stats) writers.push_back(record::make_scope_stats_writer(staging->dir()));
-  writers.push_back(record::make_name_map_writer(staging->dir()));
-  if (req.task_stats) writers.push_back(record::make_task_stats_writer(staging->dir()));
-  SummaryStats stats;
-  ObserverFanout fanout;
-  fanout.add(&stats);
-  for (auto& w : writers) fanout.add(w.get());
-
-  // The device.
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  DataStore data;
-  std::unique_ptr<OpSource> program;
-  try {
-    program = trace::make_interpreter(l.trace, data);
-  } catch (const InputError& e) {
-    err << "npusim: error: " << e.what() << "\n";
-    return kExitInputError;
-  }
-  Chip chip("chip", l.platform, l.config, *program, data, &fanout);
-  sc_core::sc_start();
-
-  if (std::exception_ptr ie = chip.orchestrator().input_error()) {
-    try {
-      std::rethrow_exception(ie);
-    } catch (const InputError& e) {
-      // An error raised inside the model (the orchestrator's host_build_graph
-      // read check) has no file name: it is the trace's; the path is exact.
-      InputError full(e.file().empty() ? l.trace.file : e.file(), e.path(), e.message());
-      err << "npusim: error: " << full.what() << "\n";
+  // Each writer writes its final files; returns their paths.
+  std::vector<std::string> finish(const Loaded& l, bool ok) {
+    record::RunInfo info;
+    info.platform = &l.platform;
+    info.config = &l.config;
+    info.trace_name = l.trace.name;
+    for (const auto& k : l.trace.kernels) info.kernels.push_back(k.get());
+    info.sched_threads = l.config.sched_threads;
+    info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
+    info.fatal = !ok;
+    std::vector<std::string> files;
+    for (auto& w : writers_) {
+      w->finish(info);
+      for (const std::string& f : w->files()) files.push_back(f);
     }
-    return kExitInputError;
+    return files;
   }
 
-  Runtime& rt = chip.runtime();
-  // Tasks still live at the end are handed to the writers once, in ring order.
+ private:
+  std::unique_ptr<SummaryStats> stats_;
+  std::vector<std::unique_ptr<record::OutputWriter>> writers_;
+  ObserverFanout fanout_;
+};
+
+// An input error raised inside the model (the orchestrator's host_build_graph
+// read check) has no file name: it is the trace's; the path is exact.
+void rethrow_model_input_error(Chip& chip, const Loaded& l) {
+  std::exception_ptr ie = chip.orchestrator().input_error();
+  if (!ie) return;
+  try {
+    std::rethrow_exception(ie);
+  } catch (const InputError& e) {
+    throw InputError(e.file().empty() ? l.trace.file : e.file(), e.path(), e.message());
+  }
+}
+
+// Tasks still live at the end are handed to the writers once, in ring order.
+void retire_live_tasks(Runtime& rt, SimObserver& observer) {
   for (int r = 0; r < kNumRings; ++r) {
     Ring& g = rt.ring(r);
-    for (std::uint64_t local = g.tail(); local < g.head(); ++local) fanout.on_retired(g.slot(local));
+    for (std::uint64_t local = g.tail(); local < g.head(); ++local) observer.on_retired(g.slot(local));
   }
-  bool ok = rt.finished() && !rt.has_error();
-  std::unique_ptr<Failure> failure;
-  if (!ok) {
-    failure = std::make_unique<Failure>(diagnose(chip));
-    if (req.suggest) {
-      SizingRequest sr{req.trace_path, l.platform.path, l.config};
-      if (std::optional<Suggestion> sug = search_sizes(sr, *failure)) {
-        failure->diagnosis["enough"] = sug->to_json();
-        failure->diagnosis_lines.push_back("sizes that would have been enough: " + sug->describe());
-      } else if (!failure->size_field.empty()) {
-        failure->diagnosis_lines.push_back("no " + failure->size_field +
-                                           " up to its limit gets this program past the failure: the program "
-                                           "itself must change (split the scope, move the submission to another "
-                                           "ring, shrink the intermediates)");
-      }
-    }
-  }
+}
 
-  // --strict-coherency: a read that could see stale data fails the run.
+// The outcome of a finished simulation: ok, or the failure explained
+// (--strict-coherency turns coherency reports into one), and the times.
+Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats) {
+  Runtime& rt = chip.runtime();
+  Result r;
+  r.ok = rt.finished() && !rt.has_error();
+  if (!r.ok) r.failure = std::make_unique<Failure>(diagnose(chip));
   if (req.strict_coherency && stats.coherency_count) {
-    if (ok) {
-      failure = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
-      ok = false;
+    if (r.ok) {
+      r.failure = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
+      r.ok = false;
     } else {
-      failure->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
-                                         " coherency report(s) (--strict-coherency; see the warnings)");
+      r.failure->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
+                                           " coherency report(s) (--strict-coherency; see the warnings)");
     }
   }
 
-  // Times.
   const Time orch_start = chip.orchestrator().start_time();
   Time last_completion = stats.last_alloc;
-  Time sched_window = 0;
   for (const auto& s : chip.schedulers()) {
     last_completion = std::max(last_completion, s->last_completion());
     if (s->first_dispatch() != kNever && s->last_completion() > s->first_dispatch())
-      sched_window = std::max(sched_window, s->last_completion() - s->first_dispatch());
+      r.sched_window = std::max(r.sched_window, s->last_completion() - s->first_dispatch());
   }
   // A failed run ends when progress stopped, or at its last observed completion if later.
-  const Time end = ok ? last_completion : std::max(last_completion, failure->stall_time);
-  const Time device_wall = span(orch_start, end);
+  const Time end = r.ok ? last_completion : std::max(last_completion, r.failure->stall_time);
+  r.device_wall = span(orch_start, end);
   const AicoreComplex& cores = chip.cores();
-  const Time makespan = cores.first_start() == kNever || cores.last_end() < cores.first_start()
-                            ? 0
-                            : cores.last_end() - cores.first_start();
+  r.makespan = cores.first_start() == kNever || cores.last_end() < cores.first_start()
+                   ? 0
+                   : cores.last_end() - cores.first_start();
+  r.submitted = rt.total_submitted();
+  r.completed = rt.completed();
+  r.tasks = {{"submitted", rt.total_submitted()},
+             {"completed", rt.completed()},
+             {"blocks_dispatched", chip.blocks_dispatched()},
+             {"predicated_skip", rt.predicated_skips()},
+             {"dummy", rt.dummy_tasks()},
+             {"alloc", rt.alloc_tasks()},
+             {"dispatch_ops", stats.dispatch_ops}};
+  return r;
+}
 
-  record::RunInfo info;
-  info.platform = &l.platform;
-  info.config = &l.config;
-  info.trace_name = l.trace.name;
-  for (const auto& k : l.trace.kernels) info.kernels.push_back(k.get());
-  info.sched_threads = l.config.sched_threads;
-  info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
-  info.fatal = !ok;
-  std::vector<std::string> files;
-  for (auto& w : writers) {
-    w->finish(info);
-    for (const std::string& f : w->files()) files.push_back(f);
+// Builds the chip, its program and the writers, runs the simulation to its
+// end (finished, failed, or a hang diagnosed), and stages the writers' files.
+Result simulate(const RunRequest& req, const Loaded& l, const std::string& staging_dir) {
+  if (std::optional<Result> failed = arena_failed(l)) return std::move(*failed);
+  Writers writers(req, l, staging_dir);
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  DataStore data;
+  std::unique_ptr<OpSource> program = trace::make_interpreter(l.trace, data);
+  Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
+  sc_core::sc_start();
+  rethrow_model_input_error(chip, l);
+  retire_live_tasks(chip.runtime(), writers.observer());
+  Result r = outcome(req, chip, writers.stats());
+  r.files = writers.finish(l, r.ok);
+  r.stats = writers.take_stats();
+  return r;
+}
+
+// After a capacity fatal: the sizes that would have been enough, found by
+// re-running the program (sizing.h).
+void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r) {
+  if (!r.stats || !r.failure || !req.suggest) return;
+  Failure& f = *r.failure;
+  SizingRequest sr{req.trace_path, l.platform.path, l.config};
+  if (std::optional<Suggestion> sug = search_sizes(sr, f)) {
+    f.diagnosis["enough"] = sug->to_json();
+    f.diagnosis_lines.push_back("sizes that would have been enough: " + sug->describe());
+  } else if (!f.size_field.empty()) {
+    f.diagnosis_lines.push_back("no " + f.size_field +
+                                " up to its limit gets this program past the failure: the program "
+                                "itself must change (split the scope, move the submission to another "
+                                "ring, shrink the intermediates)");
   }
+}
 
-  nlohmann::ordered_json tasks = {{"submitted", rt.total_submitted()},
-                                  {"completed", rt.completed()},
-                                  {"blocks_dispatched", chip.blocks_dispatched()},
-                                  {"predicated_skip", rt.predicated_skips()},
-                                  {"dummy", rt.dummy_tasks()},
-                                  {"alloc", rt.alloc_tasks()},
-                                  {"dispatch_ops", stats.dispatch_ops}};
-  nlohmann::ordered_json s = summary_json(l, ok, device_wall, makespan,
-                                          sched_window, tasks, failure.get());
-  nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
-  for (const auto& [name, k] : stats.kernels)
-    kernels[name] = {{"func_id", k.func_id},         {"tasks", k.tasks},
-                     {"blocks", k.blocks},           {"dispatch_ops", k.dispatch_ops},
-                     {"staged_blocks", k.staged_blocks}, {"predicated_skip", k.predicated_skip},
-                     {"core_busy_ns", to_ns(k.core_busy)}};
-  s["kernels"] = kernels;
-  s["warnings"] = {{"count", stats.warning_count}, {"by_kind", stats.warnings_by_kind}, {"first", stats.warnings}};
-  if (!commit(files, s)) return kExitInputError;
-  constexpr std::size_t kPrinted = 20;
-  for (std::size_t i = 0; i < stats.warnings.size() && i < kPrinted; ++i)
-    err << "npusim: warning: " << stats.warnings[i] << "\n";
-  if (stats.warning_count > kPrinted)
-    err << "npusim: " << (stats.warning_count - kPrinted) << " more warning(s) in summary.json\n";
-  if (failure) print_failure(*failure, err);
-  banner(ok, rt.completed(), rt.total_submitted(), device_wall, makespan, failure.get());
-  return ok ? kExitOk : kExitDeviceFailure;
+// summary.json beside the writers' files, then all of them moved into the
+// output directory together.
+void write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
+                   Staging& staging, const std::string& out_dir) {
+  nlohmann::ordered_json s = summary_json(l, r);
+  if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
+  write_text(fs::path(staging.dir()) / "summary.json", s.dump(2) + "\n");
+  std::vector<std::string> files = r.files;
+  files.push_back("summary.json");
+  try {
+    staging.commit(files);
+  } catch (const fs::filesystem_error& e) {
+    throw InputError(out_dir, "", std::string("cannot write outputs: ") + e.what());
+  }
+}
+
+// Warnings, the failure (as the device says it, then npusim's diagnosis) and
+// the one-paragraph summary.
+void report(const RunRequest& req, const Loaded& l, const Result& r, const std::string& out_dir, std::ostream& out,
+            std::ostream& err) {
+  if (r.stats) {
+    constexpr std::size_t kPrinted = 20;
+    for (std::size_t i = 0; i < r.stats->warnings.size() && i < kPrinted; ++i)
+      err << "npusim: warning: " << r.stats->warnings[i] << "\n";
+    if (r.stats->warning_count > kPrinted)
+      err << "npusim: " << (r.stats->warning_count - kPrinted) << " more warning(s) in summary.json\n";
+  }
+  if (r.failure) print_failure(*r.failure, err);
+  if (req.quiet) return;
+  out << "npusim: " << l.trace.name << " on " << l.platform.name << " (" << runtime_name(l.config.runtime) << ", "
+      << l.config.aicpu_thread_num << " AICPU threads)\n";
+  out << "status " << (r.ok ? "ok" : "error") << ": " << r.completed << "/" << r.submitted
+      << " tasks completed, device_wall " << us_text(r.device_wall) << ", makespan " << us_text(r.makespan) << "\n";
+  if (r.failure) out << "error: " << r.failure->name << " (host code " << r.failure->host_code << ")\n";
+  out << "outputs in " << out_dir << "/\n";
+}
+
+Staging open_staging(const std::string& out_dir) {
+  try {
+    return Staging(out_dir);
+  } catch (const fs::filesystem_error& e) {
+    throw InputError(out_dir, "", std::string("cannot create the output directory: ") + e.what());
+  }
+}
+
+}  // namespace
+
+int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  const Stopwatch wall;
+  try {
+    const Loaded l = load(req);                                 // the platform, the trace, the configuration
+    const std::string out_dir = output_dir(req, l);
+    Staging staging = open_staging(out_dir);                    // outputs are built beside the output directory
+    Result r = simulate(req, l, staging.dir());                 // build the chip, run it to its end
+    suggest_sizes(req, l, r);                                   // after a capacity fatal: what would have been enough
+    write_outputs(req, l, r, wall, staging, out_dir);           // summary.json and the writers' files, together
+    report(req, l, r, out_dir, out, err);                       // warnings, the failure, the summary line
+    return r.ok ? kExitOk : kExitDeviceFailure;
+  } catch (const InputError& e) {
+    err << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
 }
 
 namespace {
