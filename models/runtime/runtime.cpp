@@ -491,7 +491,8 @@ void Runtime::task_published(Task& t, Time /*now*/) {
   if (t.published) return;
   t.published = true;
   if (!t.early_resolve) return;
-  for (TaskId cid : t.fanout) {
+  for (auto it = t.fanout.rbegin(); it != t.fanout.rend(); ++it) {  // from fanout_head, newest first
+    const TaskId cid = *it;
     Task* c = find(cid);
     if (!c || c->ready_claimed) continue;
     ++c->dispatch_fanin;
@@ -534,7 +535,10 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   ++completed_;
   hooks_->on_completed(t);
   int visited = 0;
-  for (TaskId cid : t.fanout) {
+  // The fanout list is a prepend-linked list (wire_fanin_task prepends each
+  // new consumer to fanout_head): walked newest consumer first.
+  for (auto it = t.fanout.rbegin(); it != t.fanout.rend(); ++it) {
+    const TaskId cid = *it;
     ++visited;
     Task* c = find(cid);
     if (!c) continue;
