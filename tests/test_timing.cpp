@@ -210,22 +210,23 @@ TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a 
     const BlockRecord* aiv = nullptr;
     for (const auto& d : obs.done) (d.second.core == 0 ? aic : aiv) = &d.second;
     REQUIRE((aic && aiv));
-    // Both lanes are published in one batch at 320 and start together at 1320.
-    CHECK(aic->start == ns(1320));
-    CHECK(aiv->start == ns(1320));
-    // Vector side: pop at 1320 waits for the first tile (ready at 1320+550),
+    // Both lanes are published in one batch (pop 20 + one payload per core,
+    // 2 x 100) at 420 and start together at 1420.
+    CHECK(aic->start == ns(1420));
+    CHECK(aiv->start == ns(1420));
+    // Vector side: pop at 1420 waits for the first tile (ready at 1420+550),
     // pop 50, compute 2000, and so on: 600, 2600, 2650, 4650, 4700, 6700.
-    CHECK(aiv->end == ns(1320 + 6700));
+    CHECK(aiv->end == ns(1420 + 6700));
     if (slots == 8) {
       // Cube side never waits: 500 + 50 per tile.
-      CHECK(aic->end == ns(1320 + 1650));
+      CHECK(aic->end == ns(1420 + 1650));
     } else {
       // One slot: the third push finds the slot still holding tile 2 (popped
       // at 2600..2650) and stalls from 1600 to 2650.
-      CHECK(aic->end == ns(1320 + 2700));
+      CHECK(aic->end == ns(1420 + 2700));
       bool stalled = false;
       for (const auto& [core, kind, from, to] : obs.waits)
-        if (core == 0 && kind == WaitKind::Push && from == ns(1320 + 1600) && to == ns(1320 + 2700)) stalled = true;
+        if (core == 0 && kind == WaitKind::Push && from == ns(1420 + 1600) && to == ns(1420 + 2700)) stalled = true;
       CHECK(stalled);
     }
   }

@@ -82,6 +82,9 @@ class AicoreComplex : public sc_core::sc_module {
     const Core& c = cores_[core];
     return c.running >= 0 && c.pending < 0 && !c.pending_occupied;
   }
+  // The latest token written and not yet ACKed (CoreTracker pending_occupied):
+  // no further block may be written to this core.
+  bool pending_occupied(int core) const { return cores_[core].pending_occupied; }
   // The running slot is a gated (early-dispatched) block still waiting for its
   // doorbell: the scheduler does not poll such a core.
   bool parked(int core) const;

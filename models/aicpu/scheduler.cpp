@@ -104,6 +104,11 @@ void SchedulerThread::run() {
       progress += early_dispatch_phase(t);
     }
     if (progress) continue;
+    // The drain leader with every thread acknowledged has work (a peer's
+    // notification may have come while this thread was not waiting for it).
+    if (ctx_.drain.active && index_ == 0 &&
+        std::all_of(ctx_.drain.acked.begin(), ctx_.drain.acked.end(), [](char a) { return a != 0; }))
+      continue;
     // No progress: release deferred tasks (their producer pins), then idle.
     if (!deferred_.empty()) {
       release_phase(t);
@@ -298,25 +303,20 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   ++task.dispatch_ops;
   if (early) task.staged_blocks += n;
   ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
-  ++pop_hit_;
-  t += costs_.dispatch_pop + costs_.dispatch_task + static_cast<Time>(n) * costs_.dispatch_block;
-  // Blocks remain: re-push at once so other threads can place more (§5.6).
-  if (task.blocks_remaining() > 0) {
-    if (early)
-      ctx_.rt->requeue_early(task);
-    else
-      ctx_.rt->requeue(task);
-  }
+  t += costs_.dispatch_task;
+  // Blocks remain: re-push at once so other threads can place more.
+  if (task.blocks_remaining() > 0) push_back(task, early, t);
 }
 
-void SchedulerThread::start_drain(Task* task) {
-  if (ctx_.drain.active) return;
+bool SchedulerThread::start_drain(Task* task) {
+  if (ctx_.drain.active) return false;
   ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
   // The starter stops placing at once: it acks here, since a notification
   // of its own wake-up event would be lost while it is running.
   ctx_.drain.acked[index_] = 1;
   for (SchedulerThread* p : ctx_.threads)
     if (p != this) p->wake().notify();
+  return true;
 }
 
 void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, Time& t) {
@@ -360,6 +360,8 @@ void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, T
     pop(s, sync_tier, early);
     const int n = std::min(task->blocks_remaining(), free);
     const int first = task->next_block;
+    ++pop_hit_;
+    t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
     claim(*task, n, early, t);
     int b = 0;
     if (mix) {
@@ -417,7 +419,180 @@ bool SchedulerThread::has_free_slot() const {
   return false;
 }
 
-// AIC before AIV on even threads, AIV before AIC on odd ones (§5.6).
+// ------------------------------------------------- dispatch (item: one pop, one flush)
+
+std::vector<int> SchedulerThread::dispatchable(Shape s, Stage stage) const {
+  const CoreMap& m = ctx_.cores->map();
+  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+  std::vector<int> out;
+  for (int c : cores_) {
+    if (m.kind(c) != want || taken_[c]) continue;
+    const bool ok = stage == Stage::Idle ? ctx_.cores->idle(c)
+                                         : !ctx_.cores->idle(c) && !ctx_.cores->pending_occupied(c);
+    if (ok) out.push_back(c);
+  }
+  return out;
+}
+
+SchedulerThread::MixPlacement SchedulerThread::classify_mix(int ci, std::uint8_t mask) const {
+  const CoreMap& m = ctx_.cores->map();
+  int used = 0, idle = 0;
+  for (int l = 0; l < kNumLanes; ++l) {
+    if (!(mask >> l & 1)) continue;
+    const int c = m.of_lane(ci, l);
+    ++used;
+    // A core claimed in this pass carries its payload: pending_occupied.
+    if (taken_[c] || ctx_.cores->pending_occupied(c)) return MixPlacement::Reject;
+    if (ctx_.cores->idle(c)) ++idle;
+  }
+  if (used == 0) return MixPlacement::Reject;
+  return idle == used ? MixPlacement::Running : MixPlacement::Pending;
+}
+
+bool SchedulerThread::has_idle(Shape s) const {
+  const CoreMap& m = ctx_.cores->map();
+  if (s == Shape::MIX) {
+    // get_valid_cluster_offset_states(MIX): all three cores of a cluster idle.
+    for (int ci : clusters_)
+      if (ctx_.cores->idle(m.aic(ci)) && ctx_.cores->idle(m.aiv0(ci)) && ctx_.cores->idle(m.aiv1(ci))) return true;
+    return false;
+  }
+  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
+  for (int c : cores_)
+    if (m.kind(c) == want && ctx_.cores->idle(c)) return true;
+  return false;
+}
+
+bool SchedulerThread::peer_has_idle(Shape s) const {
+  for (SchedulerThread* p : ctx_.threads)
+    if (p != this && p->has_idle(s)) return true;
+  return false;
+}
+
+void SchedulerThread::push_back(Task& task, bool early, Time& t) {
+  t += costs_.ready_push;
+  if (early)
+    ctx_.rt->requeue_early(task);
+  else
+    ctx_.rt->requeue(task);
+}
+
+void SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
+  const CoreMap& m = ctx_.cores->map();
+  auto one = [&](int core, int lane) {
+    taken_[core] = 1;
+    plan_.push_back(Placement{&task, core, block, lane});
+    t += costs_.dispatch_block;  // build_payload: one payload per core
+    ++planned_;
+  };
+  if (task.shape == Shape::MIX) {
+    for (int l = 0; l < kNumLanes; ++l)
+      if (task.active_mask >> l & 1) one(m.of_lane(unit, l), l);
+  } else {
+    // An AIV block may run on either AIV of a cluster; it always uses the
+    // AIV0 sub-slot kernel.
+    one(unit, task.shape == Shape::AIC ? kLaneAic : kLaneAiv0);
+  }
+}
+
+void SchedulerThread::flush(bool gated, Time& t) {
+  if (plan_.empty()) return;
+  publish(gated, t);
+  plan_.clear();
+}
+
+// dispatch_shape (scheduler_dispatch.cpp): while this thread has units for
+// the shape, pop a batch of up to that many tasks (pop_ready_tasks_batch; an
+// empty pop is a pop_miss), place each task's claimed block range, re-push a
+// task with blocks left at once (so it keeps first claim over the rest of the
+// batch) and publish the pop's placements with one barrier.
+void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time& t) {
+  if (entered_drain_) return;
+  const bool mix = s == Shape::MIX;
+  auto query = [&] { return mix ? clusters_ : dispatchable(s, stage); };
+  std::vector<int> units = query();  // MIX: every owned cluster
+  if (units.empty()) return;
+  std::vector<Task*> batch;
+  std::vector<std::pair<Task*, int>> published;
+  while (!units.empty() && !entered_drain_) {
+    const std::size_t want = units.size();
+    batch.clear();
+    while (batch.size() < want) {
+      Task* x = ctx_.rt->pop_ready(s, sync_tier);
+      if (!x) break;
+      batch.push_back(x);
+    }
+    if (batch.empty()) {
+      ++pop_miss_;
+      break;
+    }
+    pop_hit_ += static_cast<int>(batch.size());
+    t += costs_.dispatch_pop;
+    // A batch holding a sync-start task publishes task by task, so earlier
+    // tasks get their head start before a drain check.
+    bool any_sync = false;
+    for (Task* x : batch) any_sync |= x->sync_start;
+    bool dispatched_any = false;
+    published.clear();
+    for (std::size_t bi = 0; bi < batch.size(); ++bi) {
+      Task& task = *batch[bi];
+      std::vector<int> selected;
+      if (mix) {
+        const MixPlacement wanted = stage == Stage::Idle ? MixPlacement::Running : MixPlacement::Pending;
+        for (int ci : units)
+          if (classify_mix(ci, task.active_mask) == wanted) selected.push_back(ci);
+        if (selected.empty()) {  // fits no cluster now: back to the queue, not a head-of-line block
+          push_back(task, false, t);
+          continue;
+        }
+      }
+      if (task.sync_start) {
+        if (stage == Stage::Pending) {  // a cohort never goes to pending slots
+          push_back(task, false, t);
+          continue;
+        }
+        const int avail = static_cast<int>(mix ? selected.size() : units.size());
+        if (avail < task.block_num) {
+          flush(false, t);
+          if (!start_drain(&task)) push_back(task, false, t);
+          for (std::size_t r = bi + 1; r < batch.size(); ++r) push_back(*batch[r], false, t);
+          entered_drain_ = true;
+          break;
+        }
+      }
+      if (units.empty()) {
+        flush(false, t);
+        t += costs_.ready_push;  // push_batch of the rest: one queue operation
+        for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue(*batch[r]);
+        break;
+      }
+      const int avail = static_cast<int>(mix ? selected.size() : units.size());
+      const int n = std::min(task.blocks_remaining(), avail);
+      if (n == 0) continue;
+      const int first = task.next_block;
+      claim(task, n, false, t);  // re-pushes the task if blocks remain
+      dispatched_any = true;
+      published.emplace_back(&task, n);
+      for (int b = 0; b < n; ++b) {
+        int unit;
+        if (mix) {
+          unit = selected[static_cast<std::size_t>(b)];
+          units.erase(std::find(units.begin(), units.end(), unit));
+        } else {
+          unit = units.front();
+          units.erase(units.begin());
+        }
+        prepare(task, unit, first + b, t);
+      }
+      if (any_sync) flush(false, t);
+    }
+    flush(false, t);
+    if (!dispatched_any) break;
+    if (units.empty()) units = query();
+  }
+}
+
+// AIC before AIV on even threads, AIV before AIC on odd ones.
 const Shape* SchedulerThread::aic_aiv_order() const {
   static const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
   return order[index_ % 2];
@@ -431,20 +606,29 @@ int SchedulerThread::dispatch_phase(Time& t) {
   const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
   pop_hit_ = pop_miss_ = 0;
+  planned_ = 0;
+  entered_drain_ = false;
   const Shape* aic_aiv = aic_aiv_order();
-  for (int tier = 0; tier < 2; ++tier) {
+  // dispatch_ready_tasks: tier 0 (ready sync-start cohorts) then tier 1, each
+  // in run_staging_order.
+  for (int tier = 0; tier < 2 && !entered_drain_; ++tier) {
     const bool sync_tier = tier == 0;
-    place(Shape::MIX, sync_tier, false, false, t);
-    bool residual_mix = ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0;
-    if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place(aic_aiv[k], sync_tier, false, false, t);
-    if (sync_tier || ctx_.drain.active) continue;  // cohorts are placed in the IDLE phase only (§5.7)
-    place(Shape::MIX, false, false, true, t);
-    residual_mix = ctx_.rt->queue_size(Shape::MIX, false) > 0;
-    if (!residual_mix)
-      for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, false, true, t);
+    auto residual_mix = [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; };
+    dispatch_shape(Shape::MIX, sync_tier, Stage::Idle, t);
+    if (entered_drain_) break;
+    bool skip_aic_aiv = residual_mix();
+    if (!skip_aic_aiv)
+      for (int k = 0; k < 2 && !entered_drain_; ++k) dispatch_shape(aic_aiv[k], sync_tier, Stage::Idle, t);
+    if (entered_drain_) break;
+    if (!peer_has_idle(Shape::MIX)) dispatch_shape(Shape::MIX, sync_tier, Stage::Pending, t);
+    if (entered_drain_) break;
+    if (skip_aic_aiv || residual_mix()) continue;
+    for (int k = 0; k < 2 && !entered_drain_; ++k)
+      if (!peer_has_idle(aic_aiv[k])) dispatch_shape(aic_aiv[k], sync_tier, Stage::Pending, t);
   }
-  return publish_pass(false, SchedPhase::Dispatch, start, q0, t);
+  if (planned_ == 0) return 0;
+  record(SchedPhase::Dispatch, start, t, planned_, q0);
+  return planned_;
 }
 
 int SchedulerThread::early_dispatch_phase(Time& t) {
@@ -520,8 +704,8 @@ int SchedulerThread::launch_drain(Time& t) {
   const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
   pop_hit_ = pop_miss_ = 0;
-  ctx_.rt->pop_ready(task->shape, true);
   const int first = task->next_block;
+  t += costs_.dispatch_pop + static_cast<Time>(blocks) * costs_.dispatch_block;
   claim(*task, blocks, false, t);
   for (int i = 0; i < blocks * lanes; ++i) {
     Placement p = units[static_cast<std::size_t>(i)];

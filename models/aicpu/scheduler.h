@@ -97,20 +97,41 @@ class SchedulerThread : public sc_core::sc_module {
   // Rings the doorbells of early-staged consumers made ready by a completion.
   void release_staged(const std::vector<Task*>& released, Time& t);
 
-  // Placement (§5.6): blocks of `s` tasks onto this thread's idle cores, or
-  // with `pending` also into free pending slots. `early` places gated blocks
-  // from the early-dispatch queues instead of the ready queues.
+  // Dispatch (scheduler_dispatch.cpp). The placement passes of one loop
+  // iteration, in the runtime's staging order (run_staging_order): per tier,
+  // MIX on idle clusters, AIC/AIV on idle cores unless MIX work remains, MIX
+  // into pending slots unless a peer has an idle MIX cluster, AIC/AIV into
+  // pending slots unless a peer has an idle core of the shape.
+  enum class Stage : std::uint8_t { Idle, Pending };
+  enum class MixPlacement : std::uint8_t { Running, Pending, Reject };
+  // One dispatch_shape call: batch pops from one queue for one shape and
+  // stage, each pop published with one barrier (flush).
+  void dispatch_shape(Shape s, bool sync_tier, Stage stage, Time& t);
+  // This thread's cores (AIC/AIV) that can take a block of `s` in `stage`,
+  // in bit order (CoreTracker::get_dispatchable_cores).
+  std::vector<int> dispatchable(Shape s, Stage stage) const;
+  // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
+  MixPlacement classify_mix(int ci, std::uint8_t mask) const;
+  bool peer_has_idle(Shape s) const;  // has_idle_in_other_threads
+  bool has_idle(Shape s) const;       // this thread: get_idle_core_offset_states(s) non-empty
+  // Plans block `block` of `task` on core `core` (a MIX block: its cluster's
+  // used lanes) for the next flush: one payload each.
+  void prepare(Task& task, int unit, int block, Time& t);
+  void push_back(Task& task, bool early, Time& t);  // re-push to the tail of its queue
+  // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
+  void flush(bool gated, Time& t);
+
+  // Early dispatch (legacy placement, until the early-dispatch rework).
   void place(Shape s, bool sync_tier, bool early, bool pending, Time& t);
   bool has_free_slot() const;  // an idle core or a free pending slot
   const Shape* aic_aiv_order() const;
-  void start_drain(Task* task);
+  bool start_drain(Task* task);  // enter_drain_mode: false if a drain is already active
   Task* peek(Shape s, bool sync_tier, bool early);
   void pop(Shape s, bool sync_tier, bool early);
   bool core_taken(int core) const;
   bool core_free_idle(int core) const;
   bool core_free_pending(int core) const;
   void claim(Task& task, int n, bool early, Time& t);
-  // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
   void publish(bool gated, Time& t);
   int publish_pass(bool gated, SchedPhase kind, Time start, const std::array<int, 3>& q0, Time& t);
   // Places the drained cohort on every thread's idle cores (leader only).
@@ -133,6 +154,8 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<FinishedBlock> done_;
   std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
   int pop_hit_ = 0, pop_miss_ = 0;
+  int planned_ = 0;            // subtasks prepared in this dispatch phase
+  bool entered_drain_ = false; // this dispatch phase started a sync-start drain
   std::uint64_t loop_iter_ = 0;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;

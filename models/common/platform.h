@@ -72,9 +72,9 @@ struct SchedCosts {
   Time complete_subtask = 0;  // decode of one FIN that is not the task's last
   Time fanout_edge = 0;       // visiting one consumer in the fanout walk
   Time ready_push = 0;        // pushing one task onto a ready queue
-  Time dispatch_pop = 0;      // one ready-queue pop (hit or miss)
+  Time dispatch_pop = 0;      // one ready-queue batch pop that returns tasks (empty pops: part of `loop`)
   Time dispatch_task = 0;     // one dispatch operation: a popped task's block claim and shared payload work
-  Time dispatch_block = 0;    // building one block's payload
+  Time dispatch_block = 0;    // building one core's payload (a MIX block: one per used lane)
   Time wmb = 0;               // the write barrier before publishing a batch
   Time mmio_write = 0;        // one DATA_MAIN_BASE store
   Time dummy_task = 0;        // retiring one dummy-queue task inline
