@@ -5,6 +5,7 @@
 namespace npusim {
 
 void SchedContext::wake_all() {
+  ++epoch;
   for (SchedulerThread* t : threads) t->wake().notify();
 }
 
@@ -47,8 +48,17 @@ std::array<int, 3> SchedulerThread::queue_depths() const {
   return d;
 }
 
-void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed,
-                             const std::array<int, 3>& q0, TaskId task) {
+const std::array<int, 3>& SchedulerThread::shared_sample(bool fresh) {
+  // One sample per iteration (get_or_sample_shared), re-taken after a phase
+  // that pushed ready tasks (capture_phase_end_fresh).
+  if (fresh || !iter_sampled_) {
+    iter_shared_ = queue_depths();
+    iter_sampled_ = true;
+  }
+  return iter_shared_;
+}
+
+void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed, TaskId task) {
   SchedPhaseRecord r;
   r.thread = index_;
   r.kind = kind;
@@ -57,11 +67,25 @@ void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processe
   r.loop_iter = loop_iter_;
   r.tasks_processed = processed;
   r.task_id = task;
-  r.shared_at_start = q0;
-  r.shared_at_end = kind == SchedPhase::DummyTask || kind == SchedPhase::PredicatedSkip ? q0 : queue_depths();
-  if (kind == SchedPhase::Dispatch || kind == SchedPhase::EarlyDispatch || kind == SchedPhase::Drain) {
-    r.pop_hit = pop_hit_;
-    r.pop_miss = pop_miss_;
+  ctx_.obs->on_sched_phase(r);
+}
+
+void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
+  SchedPhaseRecord r;
+  r.thread = index_;
+  r.kind = kind;
+  r.start = start;
+  r.end = end;
+  r.loop_iter = loop_iter_;
+  r.tasks_processed = processed;
+  r.shared_at_start = phase_start_shared_;
+  r.shared_at_end = shared_sample(fresh);
+  phase_start_shared_ = r.shared_at_end;
+  if (kind == SchedPhase::Dispatch) {
+    r.pop_hit = pop_hit_ - pop_hit_emitted_;
+    r.pop_miss = pop_miss_ - pop_miss_emitted_;
+    pop_hit_emitted_ = pop_hit_;
+    pop_miss_emitted_ = pop_miss_;
   }
   ctx_.obs->on_sched_phase(r);
 }
@@ -85,61 +109,85 @@ bool SchedulerThread::has_idle_mix_cluster() const {
 
 void SchedulerThread::run() {
   Time t = now();
+  phase_start_shared_ = queue_depths();
   for (;;) {
     const Time T = t;  // this iteration's start
+    const std::uint64_t seen_epoch = ctx_.epoch;
     ++loop_iter_;
+    iter_sampled_ = false;
+    phase_t0_ = T;
     t += costs_.loop;
     if (running_cores() == 0) {
       sync(t);
       if (ctx_.stop || ctx_.rt->has_error() || ctx_.rt->finished()) break;
     }
-    int progress = complete_phase(t);
+    bool progress = false;
+    if (running_cores() > 0) {
+      complete_phase(t, T, progress);
+      phase_t0_ = t;
+    }
     if (ctx_.stop) break;
     if (ctx_.drain.active) {
-      // A sync-start drain skips the rest of the iteration (§5.5 step 4).
-      progress += drain_phase(t);
+      // A sync-start drain skips the rest of the iteration.
+      if (drain_phase(t)) continue;
     } else {
-      if (index_ < ctx_.platform->topo.dummy_threads) progress += dummy_phase(t);
-      progress += dispatch_phase(t);
-      progress += early_dispatch_phase(t);
+      if (index_ < ctx_.platform->topo.dummy_threads) dummy_phase(t, progress);
+      const std::uint64_t misses = pop_miss_;
+      dispatch_phase(t, progress);
+      early_dispatch_phase(t, progress);
+      if (progress) continue;
+      // No progress: release deferred tasks (their producer pins), then idle.
+      if (!deferred_.empty()) release_phase(t, true);
+      idle_misses_ = pop_miss_ - misses;  // empty pops of an idle iteration
     }
-    if (progress) continue;
     // The drain leader with every thread acknowledged has work (a peer's
     // notification may have come while this thread was not waiting for it).
     if (ctx_.drain.active && index_ == 0 &&
         std::all_of(ctx_.drain.acked.begin(), ctx_.drain.acked.end(), [](char a) { return a != 0; }))
       continue;
-    // No progress: release deferred tasks (their producer pins), then idle.
-    if (!deferred_.empty()) {
-      release_phase(t);
-      continue;
-    }
     // Idle: skip to the first iteration that can see something new, or to
-    // the iteration that notices a wake-up.
-    const Time P = t - T;  // an idle iteration's length
-    const Time next = next_event_iteration(t, P);
+    // the iteration that notices a wake-up. Each skipped iteration polls the
+    // same cores and pops the same empty queues.
+    const Time P = costs_.loop + static_cast<Time>(polled_cores()) * costs_.poll_cond;
+    // Catch up with simulated time first: a wake-up (work made available,
+    // a core's timeline becoming known) notified while this thread was not
+    // waiting for it is then seen here, not lost.
     sync(t);
+    if (ctx_.epoch != seen_epoch) continue;
+    const Time next = next_event_iteration(t, P);
     if (next == kNever)
       wait(wake_);
     else if (next > now())
       wait(sc_core::sc_time::from_value(next - now()), wake_);
     const Time x = now();
+    Time skipped = 0;
     if (P == 0) {  // a zero-cost loop: iterations are instantaneous
       t = x;
-      continue;
-    }
-    if (next != kNever && x >= next) {
-      loop_iter_ += (next - t) / P;
+    } else if (next != kNever && x >= next) {
+      skipped = (next - t) / P;
       t = next;
-      continue;
+    } else {
+      // Woken at x: the dispatch check of iteration m lies at t + m*P + P (the
+      // end of an idle iteration); resume at the first one not before x.
+      Time m = x > t + P ? (x - t - P + P - 1) / P : 0;
+      if (next != kNever && t + m * P > next) m = (next - t) / P;
+      skipped = m;
+      t = t + m * P;
     }
-    // Woken at x: the dispatch check of iteration m lies at t + m*P + P (the
-    // end of an idle iteration); resume at the first one not before x.
-    Time m = x > t + P ? (x - t - P + P - 1) / P : 0;
-    loop_iter_ += m;
-    t = t + m * P;
-    if (next != kNever && t > next) t = next;
+    loop_iter_ += skipped;
+    if (!ctx_.drain.active) pop_miss_ += skipped * idle_misses_;
   }
+  // Loop exit: the pops since the last dispatch record go into a zero-length
+  // dispatch record, so the records' pop counts add up to the thread's.
+  if (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_)
+    record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
+}
+
+int SchedulerThread::polled_cores() const {
+  int n = 0;
+  for (int c : cores_)
+    if (!ctx_.cores->idle(c) && !ctx_.cores->parked(c)) ++n;
+  return n;
 }
 
 Time SchedulerThread::next_event_iteration(Time T, Time P) const {
@@ -165,13 +213,10 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
 
 // --------------------------------------------------------------- complete
 
-int SchedulerThread::complete_phase(Time& t) {
-  const Time start = t;
-  std::array<int, 3> q0{};
-  bool sampled = false;
+void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progress) {
   int fins = 0;
   for (int c : cores_) {
-    // Cores parked on a gated (early-dispatched) block are not polled (§5.8).
+    // Cores parked on a gated (early-dispatched) block are not polled.
     if (ctx_.cores->idle(c) || ctx_.cores->parked(c)) continue;
     t += costs_.poll_cond;
     // A core whose timeline is not known yet may finish before this read.
@@ -179,13 +224,9 @@ int SchedulerThread::complete_phase(Time& t) {
     done_.clear();
     ctx_.cores->poll(c, t, done_);
     // A drain waits for idle cores: tell its leader.
-    if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.threads[0]->wake().notify();
+    if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.wake_all();
     for (const FinishedBlock& f : done_) {
-      if (!sampled) {
-        q0 = queue_depths();
-        sampled = true;
-      }
-      ++fins;
+      ++fins;  // a finished task or a sub-block retire (phase_complete_count + phase_subretire_count)
       BlockRecord& rec = f.task->blocks[f.record];
       rec.finish = t;
       ctx_.obs->on_block_finished(*f.task, rec);
@@ -199,8 +240,10 @@ int SchedulerThread::complete_phase(Time& t) {
         t += costs_.complete_subtask;
     }
   }
-  if (fins) record(SchedPhase::Complete, start, t, fins, q0);
-  return fins;
+  if (fins == 0) return;
+  progress = true;
+  // The record spans the iteration up to here; newly ready tasks were pushed.
+  record_shared(SchedPhase::Complete, iteration_start, t, fins, true);
 }
 
 void SchedulerThread::finish_task(Task& task, Time& t) {
@@ -210,11 +253,16 @@ void SchedulerThread::finish_task(Task& task, Time& t) {
 
 void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   sync(t);  // completion is visible to other threads from this moment
+  const Time t0 = t;
   SubmitWork w;
   const int visited = ctx_.rt->complete_task(task, t, w);
   t += fixed + static_cast<Time>(visited) * costs_.fanout_edge + w.ready_cost(costs_);
   release_staged(w.released, t);
   last_completion_ = std::max(last_completion_, t);
+  // A resolve record only for walks of at least 1 us of the device counter
+  // (RESOLVE_EMIT_MIN_CYCLES).
+  const Platform& p = *ctx_.platform;
+  if (p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000) record(SchedPhase::Resolve, t0, t, visited);
 }
 
 void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t) {
@@ -233,46 +281,46 @@ void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t
 }
 
 void SchedulerThread::defer_release(Task* task, Time& t) {
+  // A full list is released inline first (no release record), then the task
+  // is added (complete_slot_task).
+  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t, false);
   deferred_.push_back(task);
-  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap)
-    release_phase(t);
 }
 
-int SchedulerThread::release_phase(Time& t) {
-  if (deferred_.empty()) return 0;
+void SchedulerThread::release_phase(Time& t, bool record_it) {
+  if (deferred_.empty()) return;
   sync(t);
   const Time start = t;
-  std::array<int, 3> q0 = queue_depths();
   for (Task* task : deferred_) {
     t += costs_.release_task;
     ctx_.rt->release_task(*task);
   }
-  int n = static_cast<int>(deferred_.size());
+  const int n = static_cast<int>(deferred_.size());
   deferred_.clear();
-  record(SchedPhase::Release, start, t, n, q0);
-  return n;
+  if (record_it) record(SchedPhase::Release, start, t, n);
 }
 
 // ------------------------------------------------------------------ dummy
 
-int SchedulerThread::dummy_phase(Time& t) {
+void SchedulerThread::dummy_phase(Time& t, bool& progress) {
   sync(t);
-  if (ctx_.rt->dummy_queue_size() == 0) return 0;
+  if (ctx_.rt->dummy_queue_size() == 0) return;
   const Time start = t;
-  std::array<int, 3> q0 = queue_depths();
   int n = 0;
   while (n < ctx_.platform->limits.dummy_pop_max) {
     Task* task = ctx_.rt->pop_dummy();
     if (!task) break;
     ++n;
-    record(task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask, t, t, 1, q0, task->id);
-    t += costs_.dummy_task;
-    complete(*task, 0, t);
+    const Time t0 = t;
+    complete(*task, costs_.dummy_task, t);  // may record a resolve
+    record(task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask, t0, t0, 1, task->id);
+    // Added, then a full list released inline (the dummy path's order).
     deferred_.push_back(task);
+    if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t, false);
   }
-  record(SchedPhase::Dummy, start, t, n, q0);
-  if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t);
-  return n;
+  progress = true;
+  record_shared(SchedPhase::Dummy, start, t, n, true);
+  phase_t0_ = t;
 }
 
 // --------------------------------------------------------------- dispatch
@@ -316,6 +364,7 @@ bool SchedulerThread::start_drain(Task* task) {
   ctx_.drain.acked[index_] = 1;
   for (SchedulerThread* p : ctx_.threads)
     if (p != this) p->wake().notify();
+  ++ctx_.epoch;
   return true;
 }
 
@@ -346,21 +395,10 @@ void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, T
     } else {
       for (int c : cores_) free += m.kind(c) == want && core_free(c);
     }
-    if (!task || free == 0) {
-      if (!task && (mix || free > 0)) ++pop_miss_;
-      return;
-    }
-    // A sync-start cohort is placed all at once: on this thread's idle cores
-    // if it has enough, else by a global drain (§5.7).
-    if (sync_tier && task->blocks_remaining() > free) {
-      start_drain(task);
-      ++pop_miss_;
-      return;
-    }
+    if (!task || free == 0) return;
     pop(s, sync_tier, early);
     const int n = std::min(task->blocks_remaining(), free);
     const int first = task->next_block;
-    ++pop_hit_;
     t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
     claim(*task, n, early, t);
     int b = 0;
@@ -406,11 +444,15 @@ void SchedulerThread::publish(bool gated, Time& t) {
     taken_[p.core] = 0;
   }
   first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
-  if (gated) return;
+  if (gated) {
+    plan_.clear();
+    return;
+  }
   // Tasks whose every block is now launch-visible tell their consumers (§5.8).
   for (const Placement& p : plan_)
     if (p.task->blocks_remaining() == 0 && p.task->early != Task::Early::Staging)
       ctx_.rt->task_published(*p.task, t);
+  plan_.clear();
 }
 
 bool SchedulerThread::has_free_slot() const {
@@ -483,7 +525,7 @@ void SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
     taken_[core] = 1;
     plan_.push_back(Placement{&task, core, block, lane});
     t += costs_.dispatch_block;  // build_payload: one payload per core
-    ++planned_;
+    ++phase_dispatch_count_;
   };
   if (task.shape == Shape::MIX) {
     for (int l = 0; l < kNumLanes; ++l)
@@ -496,9 +538,7 @@ void SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
 }
 
 void SchedulerThread::flush(bool gated, Time& t) {
-  if (plan_.empty()) return;
-  publish(gated, t);
-  plan_.clear();
+  if (!plan_.empty()) publish(gated, t);
 }
 
 // dispatch_shape (scheduler_dispatch.cpp): while this thread has units for
@@ -526,7 +566,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
       ++pop_miss_;
       break;
     }
-    pop_hit_ += static_cast<int>(batch.size());
+    pop_hit_ += batch.size();
     t += costs_.dispatch_pop;
     // A batch holding a sync-start task publishes task by task, so earlier
     // tasks get their head start before a drain check.
@@ -598,19 +638,14 @@ const Shape* SchedulerThread::aic_aiv_order() const {
   return order[index_ % 2];
 }
 
-int SchedulerThread::dispatch_phase(Time& t) {
-  // Anything to place, and anywhere to place it? (Read at our local time.)
-  sync(t);
-  if (!ctx_.rt->any_ready() || !has_free_slot()) return 0;
-  const Time start = t;
-  const std::array<int, 3> q0 = queue_depths();
-  plan_.clear();
-  pop_hit_ = pop_miss_ = 0;
-  planned_ = 0;
+void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
+  sync(t);  // the queues and the peers' cores are read at our local time
   entered_drain_ = false;
   const Shape* aic_aiv = aic_aiv_order();
   // dispatch_ready_tasks: tier 0 (ready sync-start cohorts) then tier 1, each
-  // in run_staging_order.
+  // in run_staging_order. Every stage with units pops, an empty queue being a
+  // pop_miss.
+  const int prepared = phase_dispatch_count_;
   for (int tier = 0; tier < 2 && !entered_drain_; ++tier) {
     const bool sync_tier = tier == 0;
     auto residual_mix = [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; };
@@ -626,35 +661,35 @@ int SchedulerThread::dispatch_phase(Time& t) {
     for (int k = 0; k < 2 && !entered_drain_; ++k)
       if (!peer_has_idle(aic_aiv[k])) dispatch_shape(aic_aiv[k], sync_tier, Stage::Pending, t);
   }
-  if (planned_ == 0) return 0;
-  record(SchedPhase::Dispatch, start, t, planned_, q0);
-  return planned_;
+  if (phase_dispatch_count_ > prepared) progress = true;
+  // The record covers the time since the previous record of this iteration;
+  // its count is every subtask prepared since the last dispatch record.
+  if (phase_dispatch_count_ == 0) return;
+  record_shared(SchedPhase::Dispatch, phase_t0_, t, phase_dispatch_count_, false);
+  phase_dispatch_count_ = 0;
+  phase_t0_ = t;
 }
 
-int SchedulerThread::early_dispatch_phase(Time& t) {
+void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
   // Only when every normal ready queue is empty and this thread has a free
-  // slot (§5.5 step 7).
+  // slot (try_early_dispatch).
   sync(t);
-  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return 0;
+  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
   const Time start = t;
-  const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
-  pop_hit_ = pop_miss_ = 0;
+  const int staged0 = static_cast<int>(ctx_.blocks_dispatched);
   const Shape* aic_aiv = aic_aiv_order();
   place(Shape::MIX, false, true, false, t);
   for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, false, t);
   place(Shape::MIX, false, true, true, t);
   for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, true, t);
-  return publish_pass(true, SchedPhase::EarlyDispatch, start, q0, t);
-}
-
-// The end of a placement pass: nothing planned costs nothing more (no core
-// was claimed); otherwise the plan is published and the phase recorded.
-int SchedulerThread::publish_pass(bool gated, SchedPhase kind, Time start, const std::array<int, 3>& q0, Time& t) {
-  if (plan_.empty()) return 0;
-  publish(gated, t);
-  record(kind, start, t, static_cast<int>(plan_.size()), q0);
-  return static_cast<int>(plan_.size());
+  if (plan_.empty()) return;
+  publish(true, t);
+  const int staged = static_cast<int>(ctx_.blocks_dispatched) - staged0;
+  progress = true;
+  record(SchedPhase::EarlyDispatch, start, t, staged);
+  phase_dispatch_count_ = 0;  // the staged subtasks belong to this record
+  phase_t0_ = t;
 }
 
 // ------------------------------------------------------------------ drain
@@ -663,7 +698,7 @@ int SchedulerThread::drain_phase(Time& t) {
   Drain& d = ctx_.drain;
   if (!d.acked[index_]) {
     d.acked[index_] = 1;  // this thread stops placing work
-    if (index_ != 0) ctx_.threads[0]->wake().notify();
+    if (index_ != 0) ctx_.wake_all();
   }
   if (index_ != 0) return 0;
   for (char a : d.acked)
@@ -701,9 +736,7 @@ int SchedulerThread::launch_drain(Time& t) {
   const int blocks = task->blocks_remaining();
   if (static_cast<int>(units.size()) < blocks * lanes) return 0;  // keep draining
   const Time start = t;
-  const std::array<int, 3> q0 = queue_depths();
   plan_.clear();
-  pop_hit_ = pop_miss_ = 0;
   const int first = task->next_block;
   t += costs_.dispatch_pop + static_cast<Time>(blocks) * costs_.dispatch_block;
   claim(*task, blocks, false, t);
@@ -712,11 +745,12 @@ int SchedulerThread::launch_drain(Time& t) {
     p.block = first + i / lanes;
     plan_.push_back(p);
   }
+  const int placed = static_cast<int>(plan_.size());
   publish(false, t);
-  record(SchedPhase::Drain, start, t, static_cast<int>(plan_.size()), q0);
+  record(SchedPhase::Drain, start, t, blocks);
   d = Drain{};
   ctx_.wake_all();  // the gate reopens
-  return static_cast<int>(plan_.size());
+  return placed;
 }
 
 }  // namespace npusim

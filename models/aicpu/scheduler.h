@@ -46,6 +46,9 @@ struct SchedContext {
   bool stop = false;  // emergency shutdown (a fatal was latched)
   std::uint64_t blocks_dispatched = 0;  // logical blocks placed, all threads
   Drain drain;
+  // Bumped at every wake-up of the threads: a thread that sees it changed
+  // since its iteration began runs another iteration instead of sleeping.
+  std::uint64_t epoch = 0;
   void wake_all();
 };
 
@@ -79,17 +82,25 @@ class SchedulerThread : public sc_core::sc_module {
   void sync(Time t);
   Time now() const { return sc_core::sc_time_stamp().value(); }
   std::array<int, 3> queue_depths() const;
-  void record(SchedPhase kind, Time start, Time end, int processed, const std::array<int, 3>& q0,
-              TaskId task = kNoTask);
 
-  // Loop phases; each advances `t` and returns the number of items processed.
-  int complete_phase(Time& t);
+  // Swimlane records as the runtime's scheduler loop emits them
+  // (scheduler_dispatch.cpp resolve_and_dispatch): complete, dummy and
+  // dispatch records carry ready-queue snapshots, the start one being the
+  // previous such record's end one; the others carry zeros.
+  const std::array<int, 3>& shared_sample(bool fresh);
+  void record(SchedPhase kind, Time start, Time end, int processed, TaskId task = kNoTask);
+  void record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh);
+
+  // Loop phases; each advances `t` and sets `progress` (the loop's
+  // made_progress) when it did something.
+  void complete_phase(Time& t, Time iteration_start, bool& progress);
   int drain_phase(Time& t);
-  int dummy_phase(Time& t);
-  int dispatch_phase(Time& t);
-  int early_dispatch_phase(Time& t);
-  int release_phase(Time& t);
+  void dummy_phase(Time& t, bool& progress);
+  void dispatch_phase(Time& t, bool& progress);
+  void early_dispatch_phase(Time& t, bool& progress);
+  void release_phase(Time& t, bool record_it);
   void defer_release(Task* task, Time& t);
+  int polled_cores() const;  // running cores this thread's completion phase reads
   void finish_task(Task& task, Time& t);
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
@@ -133,7 +144,6 @@ class SchedulerThread : public sc_core::sc_module {
   bool core_free_pending(int core) const;
   void claim(Task& task, int n, bool early, Time& t);
   void publish(bool gated, Time& t);
-  int publish_pass(bool gated, SchedPhase kind, Time start, const std::array<int, 3>& q0, Time& t);
   // Places the drained cohort on every thread's idle cores (leader only).
   int launch_drain(Time& t);
 
@@ -153,9 +163,18 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<Placement> plan_;
   std::vector<FinishedBlock> done_;
   std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
-  int pop_hit_ = 0, pop_miss_ = 0;
-  int planned_ = 0;            // subtasks prepared in this dispatch phase
   bool entered_drain_ = false; // this dispatch phase started a sync-start drain
+  // Swimlane counters (SchedChipSwimlaneCounters): pops since the thread
+  // started and at the last dispatch record, subtasks prepared since the
+  // last dispatch or early-dispatch record, the start of the next phase
+  // record in this iteration, the ready-queue snapshots.
+  std::uint64_t pop_hit_ = 0, pop_miss_ = 0, pop_hit_emitted_ = 0, pop_miss_emitted_ = 0;
+  int phase_dispatch_count_ = 0;
+  std::uint64_t idle_misses_ = 0;  // empty pops of the last idle iteration
+  Time phase_t0_ = 0;
+  std::array<int, 3> phase_start_shared_{};
+  std::array<int, 3> iter_shared_{};
+  bool iter_sampled_ = false;
   std::uint64_t loop_iter_ = 0;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;

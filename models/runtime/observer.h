@@ -15,7 +15,8 @@ namespace npusim {
 
 // Scheduler phase kinds, as the runtime's chip-swimlane records name them.
 enum class SchedPhase : std::uint8_t {
-  Complete, AsyncPoll, Dispatch, Release, Dummy, EarlyDispatch, Drain, DummyTask, PredicatedSkip
+  Complete, AsyncPoll, Dispatch, Release, Dummy, EarlyDispatch, Drain, DummyTask, PredicatedSkip,
+  Resolve, DrainPrepare, DrainPublish
 };
 
 inline const char* sched_phase_name(SchedPhase k) {
@@ -29,6 +30,9 @@ inline const char* sched_phase_name(SchedPhase k) {
     case SchedPhase::Drain: return "drain";
     case SchedPhase::DummyTask: return "dummy_task";
     case SchedPhase::PredicatedSkip: return "predicated_skip";
+    case SchedPhase::Resolve: return "resolve";
+    case SchedPhase::DrainPrepare: return "drain_prepare";
+    case SchedPhase::DrainPublish: return "drain_publish";
   }
   return "?";
 }
@@ -56,14 +60,18 @@ inline WaitKind wait_kind_of(PhaseKind k) {
   }
 }
 
+// One record of a scheduler thread's phase, as the runtime's collector
+// stores it (chip_swimlane_collector_aicpu.cpp): the ready-queue depth
+// snapshots are those of the complete, dummy and dispatch records; every
+// other kind carries zeros.
 struct SchedPhaseRecord {
   int thread = 0;
   SchedPhase kind = SchedPhase::Complete;
   Time start = 0, end = 0;
   std::uint64_t loop_iter = 0;
   int tasks_processed = 0;
-  int pop_hit = -1, pop_miss = -1;  // dispatch only
-  TaskId task_id = kNoTask;         // dummy_task / predicated_skip only
+  std::uint64_t pop_hit = 0, pop_miss = 0;  // dispatch only: pops since the last dispatch record
+  TaskId task_id = kNoTask;                 // dummy_task / predicated_skip only
   std::array<int, 3> shared_at_start{};
   std::array<int, 3> shared_at_end{};
 };

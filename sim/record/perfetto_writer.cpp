@@ -50,6 +50,9 @@ const char* phase_color(SchedPhase k) {
     case SchedPhase::Dummy: return "grey";
     case SchedPhase::EarlyDispatch: return "rail_animation";
     case SchedPhase::Drain: return "cq_build_running";
+    case SchedPhase::DrainPrepare: return "cq_build_running";
+    case SchedPhase::DrainPublish: return "cq_build_passed";
+    case SchedPhase::Resolve: return "good";
     case SchedPhase::DummyTask:
     case SchedPhase::PredicatedSkip: break;
   }
@@ -179,8 +182,7 @@ class PerfettoWriter : public OutputWriter {
     begin_event();
     events_.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
     events_.raw(", \"tasks_processed\": ").i(x.tasks_processed);
-    if (x.kind == SchedPhase::Dispatch || x.kind == SchedPhase::EarlyDispatch || x.kind == SchedPhase::Drain)
-      events_.raw(", \"pop_hit\": ").i(std::max(x.pop_hit, 0)).raw(", \"pop_miss\": ").i(std::max(x.pop_miss, 0));
+    if (x.kind == SchedPhase::Dispatch) events_.raw(", \"pop_hit\": ").u(x.pop_hit).raw(", \"pop_miss\": ").u(x.pop_miss);
     events_.raw(", \"shared_at_start (aic,aiv,mix)\": ");
     put_depths(x.shared_at_start);
     events_.raw(", \"shared_at_end (aic,aiv,mix)\": ");

@@ -7,8 +7,13 @@
 // submit 200, DMB arrival 300, entry poll 200, receive->start 500, FIN notice 100).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
+#include "tests/cli_support.h"
 #include "tests/conformance/conf_sched_fixture.h"
 
+namespace fs = std::filesystem;
+using nlohmann::json;
 using namespace npusim;
 using conf::ConfSim;
 using conf::root_task;
@@ -114,4 +119,124 @@ TEST_CASE("each pop is published behind its own write barrier", "[conformance]")
   CHECK(v[0].dispatch == at(2930));
   CHECK(a[0].start == at(2780 + 300 + 200 + 500));
   CHECK(v[0].start == at(2935 + 300 + 200 + 500));
+}
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch
+// (a dispatch record per iteration that prepared subtasks, spanning the time
+// since the previous record of the iteration; pop_hit / pop_miss as
+// pop_ready_tasks_batch counts them: every batch pop of a stage with units,
+// an empty one a miss, idle iterations included; the loop-exit zero-length
+// dispatch record carrying the pops since the last one; the complete record
+// spanning the iteration up to the end of its completion check).
+TEST_CASE("scheduler phase records: dispatch spans, pop counts of every pop, the loop-exit record",
+          "[conformance]") {
+  ConfSim s("sched_one_task.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto d = s.phases(SchedPhase::Dispatch);
+  REQUIRE(d.size() == 2);
+  // One scheduler thread (cores AIC 0,1, AIV 2..5). Until the task is ready
+  // every iteration (10 ns long: no core runs) pops 8 empty queues: per tier
+  // MIX idle (every cluster is a unit), AIC idle, AIV idle, MIX pending (no
+  // peer has an idle cluster). The task is ready at 200: iteration 20
+  // (190..) pops it (hit) and finds the AIV queue empty again with 3 idle
+  // AIVs left (miss): 19 x 8 + 8 misses. The record starts at the iteration's
+  // start (no running core, no complete record) and ends after the pop (20)
+  // and the payload (100).
+  CHECK(d[0].start == at(190));
+  CHECK(d[0].end == at(320));
+  CHECK(d[0].tasks_processed == 1);
+  CHECK(d[0].pop_hit == 1);
+  CHECK(d[0].pop_miss == 160);
+  // Then 9 iterations of 110 ns (loop + one COND read) with the ACK not yet
+  // seen (8 misses each), iteration 30 sees the ACK (1420) and from then on
+  // the AIV pending stage pops too (10 misses each): iterations 30..39; the
+  // FIN is seen in iteration 40 (2520), whose dispatch finds everything idle
+  // again (8). The loop exits at the next iteration's termination check
+  // (2570 + loop 10) and writes the rest as a zero-length record.
+  CHECK(d[1].start == at(2580));
+  CHECK(d[1].end == at(2580));
+  CHECK(d[1].tasks_processed == 0);
+  CHECK(d[1].pop_hit == 0);
+  CHECK(d[1].pop_miss == 9 * 8 + 10 * 10 + 8);
+  const auto c = s.phases(SchedPhase::Complete);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].start == at(2410));  // the iteration's start
+  CHECK(c[0].end == at(2570));    // FIN seen 2520, complete_task 50
+  CHECK(c[0].loop_iter == 40);
+}
+
+// Upstream: scheduler_completion.cpp SchedulerContext::complete_slot_task and
+// scheduler_dispatch.cpp resolve_and_dispatch (the dummy drain): a resolve
+// record for a fanout walk of at least 1 us of the device counter
+// (RESOLVE_EMIT_MIN_CYCLES), before the complete record; the dummy_task
+// marker after the dummy's resolve; chip_swimlane_collector_aicpu.cpp
+// chip_swimlane_aicpu_record_sched_phase: records other than complete, dummy
+// and dispatch carry zero queue snapshots.
+TEST_CASE("resolve records for long fanout walks, markers after them, zero snapshots", "[conformance]") {
+  ConfSim s("sched_wide_fanout.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto r = s.phases(SchedPhase::Resolve);
+  // P completes: 50 + 96 edges x 10 = 1010 ns >= 1 us; the dummy D (96
+  // consumers too) the same with dummy_task 50.
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].tasks_processed == 96);
+  CHECK(r[0].end - r[0].start == at(1010));
+  CHECK(r[1].tasks_processed == 96);
+  CHECK(r[1].end - r[1].start == at(1010));
+  // The order on the thread: resolve(P) before complete, resolve(D) before
+  // the dummy_task marker (at the resolve's start) before the dummy record.
+  int ri = -1, ci = -1, r2 = -1, mi = -1, di = -1;
+  for (int i = 0; i < static_cast<int>(s.obs.phases.size()); ++i) {
+    const auto& p = s.obs.phases[static_cast<std::size_t>(i)];
+    if (p.kind == SchedPhase::Resolve) (ri < 0 ? ri : r2) = i;
+    if (p.kind == SchedPhase::Complete && ci < 0 && ri >= 0) ci = i;
+    if (p.kind == SchedPhase::DummyTask && r2 >= 0 && mi < 0) mi = i;
+    if (p.kind == SchedPhase::Dummy && mi >= 0 && di < 0) di = i;
+  }
+  REQUIRE((ri >= 0 && ci >= 0 && r2 >= 0 && mi >= 0 && di >= 0));
+  CHECK(ri < ci);
+  CHECK(r2 + 1 == mi);
+  CHECK(mi < di);
+  CHECK(s.obs.phases[static_cast<std::size_t>(mi)].start == r[1].start);
+  for (const auto& p : s.obs.phases) {
+    const bool shared = p.kind == SchedPhase::Complete || p.kind == SchedPhase::Dummy || p.kind == SchedPhase::Dispatch;
+    if (shared) continue;
+    CHECK(p.shared_at_start == std::array<int, 3>{0, 0, 0});
+    CHECK(p.shared_at_end == std::array<int, 3>{0, 0, 0});
+  }
+}
+
+// Upstream: src/common/platform/shared/host/chip_swimlane_collector.cpp
+// ChipSwimlaneCollector::export_swimlane_json: the metadata object one key a
+// line, AICore and AICPU rows grouped by core, one array of phase records per
+// AICPU thread (4 on a2a3), the orchestrator phases as an array of lanes.
+// Upstream test: dfx/chip_swimlane (test_chip_swimlane.py, _swimlane_validate.py).
+TEST_CASE("chip_swimlane_records.json has the collector's layout", "[conformance]") {
+  fs::path out;
+  const cli::Result r =
+      cli::run("tests/conformance/traces/sched_fanout_walk_order.json --platform tiny --quiet --swimlane-level 4",
+               "conf_swimlane", out);
+  REQUIRE(r.status == 0);
+  const std::string text = cli::slurp(out / "chip_swimlane_records.json");
+  CHECK(text.rfind("{\n  \"chip_swimlane_level\": 4,\n  \"metadata\": {\n    \"clock_freq_hz\": 50000000,\n"
+                   "    \"num_cores\": 6,\n    \"core_types\": [\"aic\", \"aic\", \"aiv\", \"aiv\", \"aiv\", \"aiv\"],\n"
+                   "    \"core_to_thread\": [0, 0, 0, 0, 0, 0]\n  },\n  \"aicore_tasks\": [\n    [0, ",
+                   0) == 0);
+  CHECK(cli::has(text, "\n  \"aicpu_scheduler_phases\": [\n    [\n      {\"kind\": \"dispatch\", "));
+  CHECK(cli::has(text, "\n    ],\n    [],\n    [],\n    []\n  ],\n  \"aicpu_orchestrator_phases\": [\n    [\n"
+                       "      {\"submit_idx\": 0, "));
+  CHECK(text.size() > 8);
+  CHECK(text.substr(text.size() - 8) == "]\n  ]\n}\n");
+  // Rows grouped by core, in core order: C2's row (core 2) comes before C1's
+  // (core 3) although C1's FIN was observed first.
+  const json j = json::parse(text);
+  for (const char* key : {"aicore_tasks", "aicpu_tasks"}) {
+    int last = -1;
+    for (const auto& row : j[key]) {
+      CHECK(row[0].get<int>() >= last);
+      last = row[0].get<int>();
+    }
+  }
 }
