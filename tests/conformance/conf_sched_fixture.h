@@ -14,6 +14,7 @@
 #include "sim/platform/platform_loader.h"
 #include "sim/trace/trace.h"
 #include "tests/sc_fixture.h"
+#include "tests/test_paths.h"
 
 namespace conf {
 
