@@ -317,18 +317,18 @@ void tiny_programs(int which) {
 
 }  // namespace
 
-TEST_CASE("random programs terminate, complete on a2a3 and honour every edge: first half", "[random]") {
+TEST_CASE("random programs terminate, complete on a2a3 and honour every edge (first half)", "[random]") {
   a2a3_programs(0);
 }
 
-TEST_CASE("random programs terminate, complete on a2a3 and honour every edge: second half", "[random]") {
+TEST_CASE("random programs terminate, complete on a2a3 and honour every edge (second half)", "[random]") {
   a2a3_programs(1);
 }
 
-TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded: first half", "[random]") {
+TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded (first half)", "[random]") {
   tiny_programs(0);
 }
 
-TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded: second half", "[random]") {
+TEST_CASE("random programs on the tiny platform terminate, never hang and end as recorded (second half)", "[random]") {
   tiny_programs(1);
 }
