@@ -103,7 +103,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 73);
+  CHECK(pointers.size() == 74);
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);
@@ -167,6 +167,7 @@ TEST_CASE("platform: a2a3 values and their derivations", "[platform]") {
 
   CHECK(p.core.dmb_arrival + p.core.entry_poll == ns(628));  // the 633 +- 236 ns observation
   CHECK(p.core.receive_to_start == ns(349));
+  CHECK(p.core.ack_write == ns(10));
   CHECK(p.gm.line_bytes == 64);
   CHECK(p.gm.bytes_per_ns == 32.0);
   CHECK(p.ffts.barrier_release == ns(500));
@@ -311,6 +312,9 @@ TEST_CASE("platform: header fields and cross-field limits", "[platform]") {
   expect_rejected(tiny_with("/topology/dummy_threads/value", 4), "/topology/dummy_threads/value",
                   "expected an integer in [1, aicpu_threads_max - 1 = 3] (at most every scheduler thread), "
                   "found number 4");
+  expect_rejected(tiny_with("/core/ack_write_ns/value", 501), "/core/ack_write_ns/value",
+                  "expected at most receive_to_start_ns = number 500 (the ACK write is part of the receive-to-start "
+                  "setup), found number 501");
   expect_rejected(json::array(), "",
                   "expected a platform object {\"npusim_platform\": 1, \"name\": ..., sections}, found a list of 0");
 }

@@ -259,18 +259,19 @@ TEST_CASE("early resolve stages the consumer on a core before its producer compl
   CHECK(b.receive == ns(550 + 300 + 200));
   // The polls skip the parked core; A's FIN (visible 2420) is seen by
   // the read returning at 2420; completing A (50 + one edge 10) rings B's
-  // doorbell at 2480, which arrives at 2780: B starts at once, its setup done.
+  // doorbell at 2480, which arrives at 2780; B's spin loop notices it after
+  // the entry poll (2980) and writes its ACK (50): B starts at 3030
+  // (aicore_executor.cpp, tests/conformance/test_conf_sched_early.cpp).
   CHECK(a.finish == ns(2420));
-  CHECK(b.start == ns(2480 + 300));
-  CHECK(b.end == ns(3780));
-  // B's core, no longer parked, is polled in the same sweep (2580); then
-  // 2590..2700 polls and releases A; polls return every 110 from 2810: the
-  // ACK (2880) at 2920, the FIN (visible 3880) at 3910.
-  CHECK(b.finish == ns(3910));
-  CHECK(s.last_completion() == ns(3960));
+  CHECK(b.start == ns(2480 + 300 + 200 + 50));
+  CHECK(b.end == ns(4030));
+  // Polls return every 110 from 2810; B's FIN (visible 4130) is read by the
+  // one returning at 2810 + 12 x 110 = 4130, and completing B ends at 4180.
+  CHECK(b.finish == ns(4130));
+  CHECK(s.last_completion() == ns(4180));
   // Without the flag the same chain starts B at 3700 (see the chain test):
-  // the producer-end-to-consumer-start gap shrinks from 1380 to 460 ns.
-  CHECK(b.start - a.end == ns(460));
+  // the producer-end-to-consumer-start gap shrinks from 1380 to 710 ns.
+  CHECK(b.start - a.end == ns(710));
 }
 
 TEST_CASE("one unflagged producer of three disqualifies early resolve", "[timing]") {

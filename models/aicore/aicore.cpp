@@ -85,9 +85,10 @@ void AicoreComplex::advance(int core, bool notify) {
     }
     if (s.start == kNever) {
       if (s.gated && s.doorbell == kNever) break;  // parked: args ready, spinning on the doorbell
-      s.start = s.gated ? std::max(s.ready, s.doorbell) : s.ready;
-      if (s.gated && s.doorbell > s.ready && obs_)
-        obs_->on_core_wait(core, *s.task, s.block, WaitKind::Doorbell, s.ready, s.doorbell);
+      s.start = s.gated ? gated_start(s) : s.ready;
+      if (s.start > s.ready && obs_)  // spun on the doorbell from its setup until it saw it
+        obs_->on_core_wait(core, *s.task, s.block, WaitKind::Doorbell, s.ready - platform_.core.ack_write,
+                           s.start - platform_.core.ack_write);
       s.t = s.start;
       s.phase = 0;
       r.start = s.start;
@@ -105,6 +106,19 @@ void AicoreComplex::advance(int core, bool notify) {
     c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
   if (notify && changed && c.wake) c.wake->notify();
+}
+
+// aicore_executor.cpp aicore_execute: a gated block (src_payload != 0)
+// invalidates its payload and fills its arguments, then spins on the high
+// word of DATA_MAIN_BASE; the ACK is written only once the doorbell is seen.
+// Its setup is therefore receive_to_start without the ACK write; a doorbell
+// that lands while it spins is noticed after the spin loop's poll offset
+// (entry_poll, as a new token on an idle core); the ACK follows.
+Time AicoreComplex::gated_start(const Slot& s) const {
+  const CoreCosts& k = platform_.core;
+  const Time setup_done = s.ready - k.ack_write;
+  const Time seen = s.doorbell >= setup_done ? s.doorbell + k.entry_poll : setup_done;
+  return seen + k.ack_write;
 }
 
 PhaseHandler* AicoreComplex::handler_for(const Phase& ph) const {

@@ -170,6 +170,7 @@ class AicoreComplex : public sc_core::sc_module {
   // Runs the slot's phases from its current position; false if it stopped
   // at a phase that must be executed at its time.
   bool run_local(int core, Slot& s);
+  Time gated_start(const Slot& s) const;  // a gated block: ACK and start after its doorbell
   PhaseHandler* handler_for(const Phase& ph) const;
   Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;

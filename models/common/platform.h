@@ -102,6 +102,7 @@ struct CoreCosts {
   Time dmb_arrival = 0;         // AICPU DATA_MAIN_BASE store reaches the core
   Time entry_poll = 0;          // an idle core's DMB spin loop notices it
   Time receive_to_start = 0;    // payload invalidate + ACK before the kernel starts
+  Time ack_write = 0;           // the ACK write (set_cond) itself, part of receive_to_start
   Time first_task_extra = 0;    // cold first task on a core
   Time loop = 0;                // FIN to the next DMB read on a busy core
   Time fin_notice = 0;          // COND write until an AICPU read can see it

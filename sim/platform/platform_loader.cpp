@@ -235,6 +235,7 @@ const std::vector<Field<CoreCosts>>& core_fields() {
       time_ns("dmb_arrival", &C::dmb_arrival),
       time_ns("entry_poll", &C::entry_poll),
       time_ns("receive_to_start", &C::receive_to_start),
+      time_ns("ack_write", &C::ack_write),
       time_ns("first_task_extra", &C::first_task_extra),
       time_ns("loop", &C::loop),
       time_ns("fin_notice", &C::fin_notice),
@@ -449,6 +450,11 @@ class Reader {
            "expected an integer in [1, aicpu_threads_max - 1 = " + std::to_string(t.aicpu_threads_max - 1) +
                "] (at most every scheduler thread), found " +
                describe(doc["topology"]["dummy_threads"]["value"]));
+    if (p_.core.ack_write > p_.core.receive_to_start)
+      fail("/core/ack_write_ns/value",
+           "expected at most receive_to_start_ns = " + describe(doc["core"]["receive_to_start_ns"]["value"]) +
+               " (the ACK write is part of the receive-to-start setup), found " +
+               describe(doc["core"]["ack_write_ns"]["value"]));
   }
 
   const std::string& file_;
