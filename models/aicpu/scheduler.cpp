@@ -140,11 +140,10 @@ void SchedulerThread::run() {
       if (!deferred_.empty()) release_phase(t, true);
       idle_misses_ = pop_miss_ - misses;  // empty pops of an idle iteration
     }
-    // The drain leader with every thread acknowledged has work (a peer's
-    // notification may have come while this thread was not waiting for it).
-    if (ctx_.drain.active && index_ == 0 &&
-        std::all_of(ctx_.drain.acked.begin(), ctx_.drain.acked.end(), [](char a) { return a != 0; }))
-      continue;
+    // The drain has work for this thread: the coordinator with every thread
+    // acknowledged checks capacity, a thread released to stage stages (a
+    // peer's notification may have come while this thread was not waiting).
+    if (drain_has_work()) continue;
     // Idle: skip to the first iteration that can see something new, or to
     // the iteration that notices a wake-up. Each skipped iteration polls the
     // same cores and pops the same empty queues.
@@ -358,7 +357,8 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
 
 bool SchedulerThread::start_drain(Task* task) {
   if (ctx_.drain.active) return false;
-  ctx_.drain = Drain{true, task, std::vector<char>(ctx_.threads.size(), 0), now()};
+  const std::vector<char> none(ctx_.threads.size(), 0);
+  ctx_.drain = Drain{true, task, none, now(), false, none};
   // The starter stops placing at once: it acks here, since a notification
   // of its own wake-up event would be lost while it is running.
   ctx_.drain.acked[index_] = 1;
@@ -519,13 +519,14 @@ void SchedulerThread::push_back(Task& task, bool early, Time& t) {
     ctx_.rt->requeue(task);
 }
 
-void SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
+int SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
   const CoreMap& m = ctx_.cores->map();
+  int payloads = 0;
   auto one = [&](int core, int lane) {
     taken_[core] = 1;
     plan_.push_back(Placement{&task, core, block, lane});
     t += costs_.dispatch_block;  // build_payload: one payload per core
-    ++phase_dispatch_count_;
+    ++payloads;
   };
   if (task.shape == Shape::MIX) {
     for (int l = 0; l < kNumLanes; ++l)
@@ -535,6 +536,7 @@ void SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
     // AIV0 sub-slot kernel.
     one(unit, task.shape == Shape::AIC ? kLaneAic : kLaneAiv0);
   }
+  return payloads;
 }
 
 void SchedulerThread::flush(bool gated, Time& t) {
@@ -622,7 +624,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           unit = units.front();
           units.erase(units.begin());
         }
-        prepare(task, unit, first + b, t);
+        phase_dispatch_count_ += prepare(task, unit, first + b, t);
       }
       if (any_sync) flush(false, t);
     }
@@ -694,63 +696,86 @@ void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
 
 // ------------------------------------------------------------------ drain
 
+// scheduler_completion.cpp handle_drain_mode: every thread acknowledges (it
+// stops placing work); the coordinator (thread 0) checks the machine's idle
+// capacity for the cohort (count_global_available) and, when it is there,
+// releases the staging; every thread then stages the cohort on its own idle
+// cores (stage_sync_start_cores) in parallel, and the coordinator reopens the
+// gate once all have. While capacity is short the threads only poll
+// completions (the loop's `continue` skips dummy, dispatch and release) and
+// retry in the next iteration.
 int SchedulerThread::drain_phase(Time& t) {
   Drain& d = ctx_.drain;
   if (!d.acked[index_]) {
     d.acked[index_] = 1;  // this thread stops placing work
     if (index_ != 0) ctx_.wake_all();
   }
-  if (index_ != 0) return 0;
-  for (char a : d.acked)
-    if (!a) return 0;
+  const Time drain_t0 = t;
+  if (index_ == 0 && !d.go) {
+    if (!std::all_of(d.acked.begin(), d.acked.end(), [](char a) { return a != 0; })) return 0;
+    sync(t);
+    if (global_idle_units(*d.task) < d.task->blocks_remaining()) return 0;  // keep draining
+    d.go = true;
+    ctx_.wake_all();
+  }
+  if (!d.go || d.staged[index_]) return 0;
   sync(t);
-  return launch_drain(t);
+  Task* task = d.task;
+  const int staged = stage_cohort(*task, t);
+  d.staged[index_] = 1;
+  if (staged > 0) record(SchedPhase::Drain, drain_t0, t, staged);
+  ctx_.wake_all();
+  // Followers spin until the coordinator reopens the gate; the coordinator
+  // until every thread has staged, then reopens it.
+  auto all_staged = [&] { return std::all_of(d.staged.begin(), d.staged.end(), [](char a) { return a != 0; }); };
+  while (!ctx_.stop && (index_ == 0 ? !all_staged() : ctx_.drain.active)) wait(wake_);
+  t = std::max(t, now());
+  if (index_ == 0 && !ctx_.stop) {
+    d = Drain{};
+    ctx_.wake_all();
+  }
+  return 1;
 }
 
-int SchedulerThread::launch_drain(Time& t) {
-  Drain& d = ctx_.drain;
-  Task* task = d.task;
-  const CoreMap& m = ctx_.cores->map();
-  const std::uint8_t mask = task->active_mask;
-  auto cluster_idle = [&](int ci) {
-    for (int l = 0; l < kNumLanes; ++l)
-      if ((mask >> l & 1) && !ctx_.cores->idle(m.of_lane(ci, l))) return false;
-    return true;
-  };
-  // Global idle capacity for the cohort's shape, in thread then bit order.
-  std::vector<Placement> units;
-  for (SchedulerThread* th : ctx_.threads) {
-    if (task->shape == Shape::MIX) {
-      for (int ci : th->clusters())
-        if (cluster_idle(ci))
-          for (int l = 0; l < kNumLanes; ++l)
-            if (mask >> l & 1) units.push_back(Placement{task, m.of_lane(ci, l), 0, l});
-    } else {
-      const CoreKind want = task->shape == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
-      for (int c : th->cores())
-        if (m.kind(c) == want && ctx_.cores->idle(c))
-          units.push_back(Placement{task, c, 0, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
-    }
-  }
-  const int lanes = task->shape == Shape::MIX ? __builtin_popcount(mask) : 1;
-  const int blocks = task->blocks_remaining();
-  if (static_cast<int>(units.size()) < blocks * lanes) return 0;  // keep draining
-  const Time start = t;
-  plan_.clear();
-  const int first = task->next_block;
-  t += costs_.dispatch_pop + static_cast<Time>(blocks) * costs_.dispatch_block;
-  claim(*task, blocks, false, t);
-  for (int i = 0; i < blocks * lanes; ++i) {
-    Placement p = units[static_cast<std::size_t>(i)];
-    p.block = first + i / lanes;
-    plan_.push_back(p);
-  }
-  const int placed = static_cast<int>(plan_.size());
+bool SchedulerThread::drain_has_work() const {
+  const Drain& d = ctx_.drain;
+  if (!d.active) return false;
+  if (d.go) return !d.staged[index_];
+  return index_ == 0 && std::all_of(d.acked.begin(), d.acked.end(), [](char a) { return a != 0; });
+}
+
+int SchedulerThread::global_idle_units(const Task& task) const {
+  int units = 0;
+  for (SchedulerThread* th : ctx_.threads) units += static_cast<int>(th->idle_units(task).size());
+  return units;
+}
+
+std::vector<int> SchedulerThread::idle_units(const Task& task) const {
+  if (task.shape != Shape::MIX) return dispatchable(task.shape, Stage::Idle);
+  // get_mix_running_cluster_offset_states: every used core of the cluster idle.
+  std::vector<int> out;
+  for (int ci : clusters_)
+    if (classify_mix(ci, task.active_mask) == MixPlacement::Running) out.push_back(ci);
+  return out;
+}
+
+int SchedulerThread::stage_cohort(Task& task, Time& t) {
+  const std::vector<int> units = idle_units(task);
+  const int n = std::min(task.blocks_remaining(), static_cast<int>(units.size()));
+  if (n == 0) return 0;
+  // claim_block_range: this thread's share of the block indices.
+  const int first = task.next_block;
+  task.next_block += n;
+  ++task.dispatch_ops;
+  ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
+  const Time prep_t0 = t;
+  int subtasks = 0;
+  for (int b = 0; b < n; ++b) subtasks += prepare(task, units[static_cast<std::size_t>(b)], first + b, t);
+  const Time pub_t0 = t + costs_.wmb;
+  record(SchedPhase::DrainPrepare, prep_t0, pub_t0, subtasks);
   publish(false, t);
-  record(SchedPhase::Drain, start, t, blocks);
-  d = Drain{};
-  ctx_.wake_all();  // the gate reopens
-  return placed;
+  record(SchedPhase::DrainPublish, pub_t0, t, subtasks);
+  return n;
 }
 
 }  // namespace npusim

@@ -26,14 +26,18 @@ namespace npusim {
 
 class SchedulerThread;
 
-// A global sync-start drain in progress (§5.7): every thread stops placing
-// work; once all have acknowledged and the machine has enough idle cores of
-// the cohort's shape, the leader (thread 0) launches every block at once.
+// A global sync-start drain in progress (scheduler_completion.cpp
+// handle_drain_mode): every thread stops placing work; once all have
+// acknowledged and the machine has enough idle cores of the cohort's shape,
+// the coordinator (thread 0) lets every thread stage the cohort on its own
+// cores, and reopens the gate when all have.
 struct Drain {
   bool active = false;
   Task* task = nullptr;
-  std::vector<char> acked;  // per thread
+  std::vector<char> acked;   // per thread: stopped placing
   Time since = 0;
+  bool go = false;           // drain_stage_go: capacity found, staging released
+  std::vector<char> staged;  // per thread: drain_stage_done_mask
 };
 
 // What the scheduler threads share.
@@ -127,7 +131,8 @@ class SchedulerThread : public sc_core::sc_module {
   bool has_idle(Shape s) const;       // this thread: get_idle_core_offset_states(s) non-empty
   // Plans block `block` of `task` on core `core` (a MIX block: its cluster's
   // used lanes) for the next flush: one payload each.
-  void prepare(Task& task, int unit, int block, Time& t);
+  // Returns the payloads built.
+  int prepare(Task& task, int unit, int block, Time& t);
   void push_back(Task& task, bool early, Time& t);  // re-push to the tail of its queue
   // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
   void flush(bool gated, Time& t);
@@ -144,8 +149,13 @@ class SchedulerThread : public sc_core::sc_module {
   bool core_free_pending(int core) const;
   void claim(Task& task, int n, bool early, Time& t);
   void publish(bool gated, Time& t);
-  // Places the drained cohort on every thread's idle cores (leader only).
-  int launch_drain(Time& t);
+  // The drain (handle_drain_mode): this thread's share of the cohort staged
+  // on its own idle units (stage_sync_start_cores), the units that can take
+  // a block of the cohort now, and their count over every thread.
+  int stage_cohort(Task& task, Time& t);
+  std::vector<int> idle_units(const Task& task) const;
+  int global_idle_units(const Task& task) const;
+  bool drain_has_work() const;
 
   // Idle skipping: the start of the first iteration after `T` (period `P`)
   // in which a poll could decode something new.

@@ -44,3 +44,45 @@ TEST_CASE("a gated block sees its doorbell through the spin loop, then ACKs and 
   CHECK(c[0].start == at(3030));
   CHECK(c[0].end == at(4030));
 }
+
+// Upstream: scheduler_completion.cpp SchedulerContext::handle_drain_mode
+// (ack, availability on the coordinator, then every thread stages its own
+// cores: stage_sync_start_cores, with DrainPrepare / DrainPublish records
+// per staged batch, and a Drain record per thread that staged);
+// scheduler_dispatch.cpp resolve_and_dispatch (the drain check `continue`s
+// past dummy, dispatch and release). Upstream test: spmd_sync_start
+// (a cohort wider than one thread's cores).
+TEST_CASE("a drained sync-start cohort is staged by each thread on its own cores", "[conformance]") {
+  ConfSim s("sched_drain_parallel.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto k = s.of_task(root_task(0));
+  REQUIRE(k.size() == 4);
+  // Staging is released at 230 (the coordinator saw every thread's ack and
+  // 4 idle AIVs); thread 0 and thread 1 each claim two blocks and build
+  // their two payloads (100 each) in parallel, so every block is published
+  // at 430. One thread placing all four would have built four payloads.
+  int staged_by[3] = {0, 0, 0};
+  for (const auto& b : k) {
+    CHECK(b.dispatch == at(430));
+    CHECK(b.start == at(430 + 300 + 200 + 500));
+    ++staged_by[b.thread];
+  }
+  CHECK(staged_by[0] == 2);
+  CHECK(staged_by[1] == 2);
+  // One drain, drain_prepare and drain_publish record per staging thread,
+  // counting its blocks / subtasks; thread 2 owns no cluster and stages
+  // nothing, so it records none.
+  for (SchedPhase kind : {SchedPhase::Drain, SchedPhase::DrainPrepare, SchedPhase::DrainPublish}) {
+    INFO(sched_phase_name(kind));
+    const auto recs = s.phases(kind);
+    REQUIRE(recs.size() == 2);
+    for (int i = 0; i < 2; ++i) {
+      CHECK(recs[i].thread == i);
+      CHECK(recs[i].tasks_processed == 2);
+    }
+  }
+  const auto prep = s.phases(SchedPhase::DrainPrepare);
+  CHECK(prep[0].start == at(230));
+  CHECK(prep[0].end == at(430));
+}
