@@ -78,6 +78,9 @@ struct ConfSim {
   }
 };
 
+// A simulated time given in ns, for expected values.
+inline npusim::Time at(double ns) { return npusim::from_ns(ns); }
+
 // Task ids of ring 0 in submission order (a program without scopes).
 inline npusim::TaskId root_task(std::uint64_t n) { return npusim::make_task_id(0, n); }
 

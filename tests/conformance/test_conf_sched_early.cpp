@@ -12,11 +12,9 @@
 
 using namespace npusim;
 using conf::ConfSim;
+using conf::at;
 using conf::root_task;
 
-namespace {
-Time at(double v) { return from_ns(v); }
-}  // namespace
 
 // Upstream: aicore_executor.cpp aicore_execute: a gated payload
 // (src_payload != 0) fills its arguments, then spins until

@@ -16,11 +16,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace npusim;
 using conf::ConfSim;
+using conf::at;
 using conf::root_task;
 
-namespace {
-Time at(double v) { return from_ns(v); }
-}  // namespace
 
 // Upstream: pto_scheduler.h PTO2SchedulerState::on_task_complete walks
 // fanout_head; pto_orchestrator.cpp PTO2OrchestratorState::wire_fanin_task
