@@ -214,7 +214,7 @@ TEST_CASE("trace loader: kernel definition errors") {
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aiv2": {}}})") ==
         "/kernels/K/lanes/aiv2|unknown key \"aiv2\" (expected one of: aic, aiv, aiv0, aiv1)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"duration": {"ns": 1}, "core": "aic"}}})") ==
-        "/kernels/K/lanes/aic/core|unknown key \"core\" (expected one of: duration, body)");
+        "/kernels/K/lanes/aic/core|unknown key \"core\" (expected one of: duration, body, func_id)");
   CHECK(error(doc("[]", R"({"A": {"func_id": 3, "core": "aiv", "duration": {"ns": 1}},
                             "B": {"func_id": 3, "core": "aic", "duration": {"ns": 1}}})")) ==
         "/kernels/B/func_id|func_id 3 is already used by kernel \"A\"");
@@ -225,16 +225,16 @@ TEST_CASE("trace loader: duration errors") {
     return kernel_error(R"({"func_id": 0, "core": "aiv", "duration": )" + d + "}");
   };
   CHECK(dur(R"({"ns": 1, "cycles": 2})") ==
-        R"(/kernels/K/duration|expected exactly one of {"ns": N}, {"cycles": N} or {"mean_ns": M, "sigma_ns": S})");
+        R"(/kernels/K/duration|expected exactly one of {"ns": N}, {"cycles": N}, {"mean_ns": M, "sigma_ns": S} or {"ns_by_block": [N, ...]})");
   CHECK(dur("{}") ==
-        R"(/kernels/K/duration|expected exactly one of {"ns": N}, {"cycles": N} or {"mean_ns": M, "sigma_ns": S})");
+        R"(/kernels/K/duration|expected exactly one of {"ns": N}, {"cycles": N}, {"mean_ns": M, "sigma_ns": S} or {"ns_by_block": [N, ...]})");
   CHECK(dur(R"({"mean_ns": 10})") == "/kernels/K/duration|missing key \"sigma_ns\"");
   CHECK(dur(R"({"sigma_ns": 10})") == "/kernels/K/duration|missing key \"mean_ns\"");
   CHECK(dur(R"({"ns": -1})") == "/kernels/K/duration/ns|expected a number in [0, 3.6e12], got -1");
   CHECK(dur(R"({"ns": "5"})") == "/kernels/K/duration/ns|expected a number in [0, 3.6e12], got \"5\"");
   CHECK(dur(R"({"ns": true})") == "/kernels/K/duration/ns|expected a number in [0, 3.6e12], got true");
   CHECK(dur(R"({"us": 5})") ==
-        "/kernels/K/duration/us|unknown key \"us\" (expected one of: ns, cycles, mean_ns, sigma_ns)");
+        "/kernels/K/duration/us|unknown key \"us\" (expected one of: ns, cycles, mean_ns, sigma_ns, ns_by_block)");
   CHECK(dur("5") == "/kernels/K/duration|expected an object, got 5");
 }
 
@@ -287,7 +287,7 @@ TEST_CASE("trace loader: phase errors") {
 TEST_CASE("trace loader: external tensor errors") {
   CHECK(tensor_error(R"({"shape": [4], "dtype": "fp8"})") ==
         "/tensors/t/dtype|expected a dtype (one of: fp32, fp16, bf16, int8, int16, int32, int64, uint8, uint16, "
-        "uint32, uint64), got \"fp8\"");
+        "uint32, uint64, bool), got \"fp8\"");
   CHECK(tensor_error(R"({"shape": [4]})") == "/tensors/t|missing key \"dtype\"");
   CHECK(tensor_error(R"({"dtype": "fp32"})") == "/tensors/t|missing key \"shape\"");
   CHECK(tensor_error(R"({"shape": [], "dtype": "fp32"})") ==
@@ -315,12 +315,12 @@ TEST_CASE("trace loader: external tensor errors") {
 TEST_CASE("trace loader: operation and argument errors") {
   CHECK(program_error(R"([{"op": "sumbit"}])") ==
         "/program/0/op|expected one of \"scope\", \"alloc\", \"view\", \"submit\", \"dummy\", \"read\", \"for\", "
-        "\"let\", got \"sumbit\"");
+        "\"let\", \"set\", \"fatal\", got \"sumbit\"");
   CHECK(program_error(R"([{"kernel": "K"}])") == "/program/0|missing key \"op\"");
   CHECK(program_error(R"([5])") == "/program/0|expected an object, got 5");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"inn": "a"}]}])") ==
-        "/program/0/args/0/inn|unknown key \"inn\" (expected one of: in, inout, out, out_existing, no_dep, offset, "
-        "shape, manual_dep)");
+        "/program/0/args/0/inn|unknown key \"inn\" (expected one of: in, inout, out, out_existing, no_dep, manual_dep, "
+        "offset, shape, start, strides, dtype, byte_offset, numel, version, creator)");
   CHECK(program_error(R"([{"op": "submit", "kernel": "QKK"}])") == "/program/0/kernel|unknown kernel \"QKK\"");
   CHECK(program_error(R"([{"op": "submit"}])") == "/program/0|missing key \"kernel\"");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "block_num": true}])") ==
@@ -335,7 +335,7 @@ TEST_CASE("trace loader: operation and argument errors") {
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"manual_dep": true}]}])") ==
         "/program/0/args/0|expected one of the keys in, inout, out, out_existing, no_dep");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "a", "dtype": "fp32"}]}])") ==
-        "/program/0/args/0/dtype|\"dtype\" is only allowed with \"out\"");
+        "/program/0/args/0|the strided form of a view needs \"shape\" and \"strides\" (\"dtype\" given)");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"out": "b", "dtype": "fp32"}]}])") ==
         "/program/0/args/0|missing key \"shape\"");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"out": "b", "shape": [4]}]}])") ==
@@ -382,7 +382,7 @@ TEST_CASE("trace loader: submit fields that refer to arguments") {
         "/program/0/predicate/cmp|expected one of \"==\", \"!=\", \">\", \"<\", \">=\", \"<=\", got \"=>\"");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K",
                            "predicate": {"tensor": "a", "index": [0, 0], "cmp": "==", "value": 1, "not": true}}])") ==
-        "/program/0/predicate/not|unknown key \"not\" (expected one of: tensor, index, cmp, value)");
+        "/program/0/predicate/not|unknown key \"not\" (expected one of: tensor, index, element, cmp, value)");
 }
 
 TEST_CASE("trace loader: names must be bound before they are used") {
@@ -441,7 +441,7 @@ TEST_CASE("trace loader: variable names, loops, lets, reads and views") {
   CHECK(program_error(R"([{"op": "alloc", "outputs": []}])") ==
         "/program/0/outputs|expected a non-empty list of outputs, got a list");
   CHECK(program_error(R"([{"op": "alloc", "outputs": [{"bind": "x", "shape": [4], "dtype": "int32", "in": "a"}]}])") ==
-        "/program/0/outputs/0/in|unknown key \"in\" (expected one of: bind, shape, dtype)");
+        "/program/0/outputs/0/in|unknown key \"in\" (expected one of: bind, shape, dtype, fill)");
   CHECK(program_error(R"([{"op": "alloc", "outputs": [{"shape": [4], "dtype": "int32"}]}])") ==
         "/program/0/outputs/0|missing key \"bind\"");
 }

@@ -209,6 +209,7 @@ std::vector<AicoreComplex::Waiting> AicoreComplex::waiting_cores() const {
 Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
   switch (d.kind) {
     case Duration::Kind::Ns: return from_ns(d.a);
+    case Duration::Kind::ByBlock: return from_ns(d.by_block[static_cast<std::size_t>(s.block) % d.by_block.size()]);
     case Duration::Kind::Cycles: return platform_.aicore_cycles(d.a);
     case Duration::Kind::Normal: {
       std::uint64_t key = hash_key(config_.seed, s.task->id, static_cast<std::uint64_t>(s.block),

@@ -51,11 +51,23 @@ void OrchestratorThread::run() {
           ok = do_submit(op, t);
           break;
         case OrchOp::Kind::Read:
+        case OrchOp::Kind::Write:
           if (hbg_)
             throw InputError("", op.path,
-                             "read (get_tensor_data) is not available with runtime "
-                             "host_build_graph: the graph is built on the host before the run");
-          ok = do_read(op, t);
+                             std::string(op.kind == OrchOp::Kind::Read ? "read (get_tensor_data)"
+                                                                       : "set (set_tensor_data)") +
+                                 " is not available with runtime host_build_graph: the graph is built on "
+                                 "the host before the run");
+          ok = do_access(op, t);
+          break;
+        case OrchOp::Kind::Fatal:
+          // rt_report_fatal (pto_orchestrator.cpp, orch_report_fatal_v): latched
+          // at once; the device log line is "FATAL(code=N): message".
+          sync(t);
+          fatal(static_cast<ErrorCode>(op.fatal_code),
+                "FATAL(code=" + std::to_string(op.fatal_code) + ")" +
+                    (op.fatal_message.empty() ? std::string() : ": " + op.fatal_message));
+          ok = false;
           break;
       }
     }
@@ -211,17 +223,23 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
   return true;
 }
 
-bool OrchestratorThread::do_read(const OrchOp& op, Time& t) {
+// get_tensor_data (Read) and set_tensor_data (Write), pto_runtime2.cpp: spin
+// until the tensor is ready (a write also waits for the writers' consumers),
+// then one access, charged as one more spin.
+bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
   sync(t);
+  const bool write = op.kind == OrchOp::Kind::Write;
   const Time t0 = now();
   const Time deadline = t0 + platform_.timeouts.tensor_wait;
   wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, op.read_tensor.owner};
-  while (!rt_.read_ready(op.read_tensor)) {
+  auto ready = [&] { return write ? rt_.write_ready(op.read_tensor) : rt_.read_ready(op.read_tensor); };
+  while (!ready()) {
     if (now() >= deadline) {
       fatal(ErrorCode::TensorWaitTimeout,
-            "FATAL(code=8): get_tensor_data timed out after " +
-                std::to_string(platform_.timeouts.tensor_wait / 1000000000ull) +
-                " ms waiting for task " + task_display(op.read_tensor.owner));
+            std::string("FATAL(code=8): ") + (write ? "set_tensor_data" : "get_tensor_data") + " timed out after " +
+                std::to_string(platform_.timeouts.tensor_wait / 1000000000ull) + " ms waiting for " +
+                (op.read_tensor.owner == kNoTask ? std::string("the tensor's writers")
+                                                 : "task " + task_display(op.read_tensor.owner)));
       return false;
     }
     wait(sc_core::sc_time::from_value(deadline - now()), progress_);
@@ -233,7 +251,10 @@ bool OrchestratorThread::do_read(const OrchOp& op, Time& t) {
   wait_ = OrchWait{};
   t = now() + costs_.read_poll;
   sync(t);
-  source_.deliver_value(rt_.read(op.read_tensor, op.read_element));
+  if (write)
+    rt_.data().set(op.read_tensor.buffer, op.read_element, op.write_value);
+  else
+    source_.deliver_value(rt_.read(op.read_tensor, op.read_element));
   return true;
 }
 

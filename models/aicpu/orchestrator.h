@@ -57,7 +57,7 @@ class OrchestratorThread : public sc_core::sc_module {
   Time now() const { return sc_core::sc_time_stamp().value(); }
   // Returns false when a fatal error was latched.
   bool do_submit(const OrchOp& op, Time& t);
-  bool do_read(const OrchOp& op, Time& t);
+  bool do_access(const OrchOp& op, Time& t);  // Read or Write
   // Spins until the blocked resource frees; false on a fatal error.
   bool wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st, const std::string& path);
   void fatal(ErrorCode code, const std::string& message, int ring = -1);

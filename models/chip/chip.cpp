@@ -49,6 +49,9 @@ void Chip::on_ring_progress(int r) {
   orch_->progress().notify();
 }
 
+// A release drops pins set_tensor_data may be waiting for.
+void Chip::on_released(Task&) { orch_->progress().notify(); }
+
 void Chip::on_error(const LatchedError& e) {
   obs_->on_error(e);
   ctx_.stop = true;  // emergency shutdown: every thread stops at its next check

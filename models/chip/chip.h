@@ -48,6 +48,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   void on_completed(Task& t) override;
   void on_retired(Task& t) override { obs_->on_retired(t); }
   void on_ring_progress(int r) override;
+  void on_released(Task& t) override;
   void on_scope_sample(const ScopeSample& s) override { obs_->on_scope_sample(s); }
   void on_error(const LatchedError& e) override;
   void on_warning(const std::string& k, const std::string& m) override { obs_->on_warning(k, m); }

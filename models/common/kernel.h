@@ -33,10 +33,13 @@ inline Shape shape_of_mask(std::uint8_t mask) {
 }
 
 struct Duration {
-  enum class Kind : std::uint8_t { Ns, Cycles, Normal };
+  // ByBlock: one ns figure per block_idx (modulo their count), as a device
+  // capture records them (an extension: "ns_by_block").
+  enum class Kind : std::uint8_t { Ns, Cycles, Normal, ByBlock };
   Kind kind = Kind::Ns;
   double a = 0;  // ns, cycles, or mean_ns
   double b = 0;  // sigma_ns (Normal only)
+  std::vector<double> by_block;
 };
 
 // Push/Pop: the AIC-to-AIV hand-off of a mix kernel through the cluster's
@@ -79,6 +82,9 @@ struct Phase {
 struct LaneBody {
   bool active = false;
   std::vector<Phase> phases;
+  // The func_id this lane runs, where it is not the kernel's own: a MIX task
+  // an SDK program composes from per-lane incores (MixedKernels). -1: func_id.
+  int func_id = -1;
 };
 
 struct KernelDef {
@@ -96,6 +102,14 @@ struct KernelDef {
     return m;
   }
   Shape shape() const { return shape_of_mask(active_mask()); }
+  // The func_id of a lane's kernel (deps.json's kernel_ids).
+  int lane_func_id(int lane) const { return lanes[lane].func_id >= 0 ? lanes[lane].func_id : func_id; }
+  // Composed of incores by an SDK program: the kernel's own func_id names no callable.
+  bool composed() const {
+    for (const LaneBody& l : lanes)
+      if (l.active && l.func_id >= 0) return true;
+    return false;
+  }
 };
 
 // The names a kernel's phase expressions may use: slot 0 = block_idx,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/common/dtype.h"
@@ -52,7 +53,33 @@ class DataStore {
     return id;
   }
 
+  // A buffer id for the elements of `buffer` from `element_offset` on: an
+  // external tensor made over another's memory (make_tensor_external at an
+  // address inside it). Reads and writes go to the original buffer.
+  std::int32_t alias(std::int32_t buffer, std::int64_t element_offset) {
+    resolve(buffer, element_offset);
+    if (element_offset == 0) return buffer;
+    auto key = std::make_pair(buffer, element_offset);
+    auto it = aliases_.find(key);
+    if (it != aliases_.end()) return it->second;
+    std::int32_t id = next_id_++;
+    Buffer& b = buffers_[id];
+    b.alias_of = buffer;
+    b.alias_offset = element_offset;
+    aliases_.emplace(key, id);
+    return id;
+  }
+
+  // The buffer an alias stands for and its element offset (a buffer that is
+  // no alias: itself and 0).
+  std::pair<std::int32_t, std::int64_t> original(std::int32_t buffer) const {
+    std::int64_t offset = 0;
+    resolve(buffer, offset);
+    return {buffer, offset};
+  }
+
   std::int64_t get(std::int32_t buffer, std::int64_t element) const {
+    resolve(buffer, element);
     auto it = buffers_.find(buffer);
     if (it == buffers_.end()) return 0;
     const Buffer& b = it->second;
@@ -63,6 +90,7 @@ class DataStore {
   }
 
   void set(std::int32_t buffer, std::int64_t element, std::int64_t value) {
+    resolve(buffer, element);
     buffers_[buffer].written[element] = value;
   }
 
@@ -78,8 +106,23 @@ class DataStore {
     std::int64_t fill = 0;
     std::vector<std::int64_t> dense;
     std::unordered_map<std::int64_t, std::int64_t> written;
+    std::int32_t alias_of = -1;  // an alias: elements of that buffer from alias_offset on
+    std::int64_t alias_offset = 0;
   };
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::int32_t, std::int64_t>& p) const {
+      return std::hash<std::int64_t>()(p.second * 1000003 + p.first);
+    }
+  };
+  void resolve(std::int32_t& buffer, std::int64_t& element) const {
+    auto it = buffers_.find(buffer);
+    if (it != buffers_.end() && it->second.alias_of >= 0) {  // aliases never chain (alias() resolves first)
+      element += it->second.alias_offset;
+      buffer = it->second.alias_of;
+    }
+  }
   std::unordered_map<std::int32_t, Buffer> buffers_;
+  std::unordered_map<std::pair<std::int32_t, std::int64_t>, std::int32_t, PairHash> aliases_;
   std::int32_t next_id_ = 0;
   std::uint64_t next_external_ = kExternalBase;
 };

@@ -19,6 +19,10 @@ enum class ErrorCode : int {
   ScopeTasksOverflow = 10,
   TensormapOverflow = 11,
   SchedulerTimeout = 100,
+  // npusim's own (the device has no code for it: the AICPU process dies and
+  // the host sees an AICPU exception): the orchestration program of a scene
+  // crashed, aborted or let an exception escape (docs/scenes.md).
+  OrchestrationCrash = 200,
 };
 
 struct ErrorInfo {
@@ -70,13 +74,20 @@ inline const ErrorInfo& error_info(ErrorCode c) {
       {ErrorCode::SchedulerTimeout, "SCHEDULER_TIMEOUT", "a scheduler thread made no progress",
        "read the sub_class= line below first, then follow the S1-S5 table in the doc; raise "
        "PTO2_SCHEDULER_TIMEOUT_MS to tell a true deadlock apart from a merely slow kernel"},
+      {ErrorCode::OrchestrationCrash, "ORCHESTRATION_CRASH",
+       "the orchestration program crashed (a signal, an abort or an uncaught exception in its own code)",
+       "the bug is in the orchestration source, not in the runtime: see the message above and the program's "
+       "own output on standard error"},
   };
   for (const auto& e : table)
     if (e.code == c) return e;
-  return table[0];
+  // A code an orchestration passed to rt_report_fatal that the runtime does not define.
+  static const ErrorInfo unknown{ErrorCode::None, "UNKNOWN_ERROR", "an error code the runtime does not define",
+                                 "follow the message passed to the rt_report_fatal() call site"};
+  return c == ErrorCode::None ? table[0] : unknown;
 }
 
-inline bool is_sched_error(ErrorCode c) { return static_cast<int>(c) >= 100; }
+inline bool is_sched_error(ErrorCode c) { return static_cast<int>(c) >= 100 && static_cast<int>(c) < 200; }
 
 // Host-visible CANN codes.
 constexpr int kAclAicpuException = 507018;  // ACL_ERROR_RT_AICPU_EXCEPTION

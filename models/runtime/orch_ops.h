@@ -42,6 +42,8 @@ struct SubmitArg {
   // addr, buffer and owner. For the others: the view passed to the kernel.
   Tensor tensor;
   bool manual_dep = false;
+  // Output: the buffer's initial element value (TensorCreateInfo::set_initial_value).
+  std::int64_t fill = 0;
 };
 
 struct PredicateSpec {
@@ -62,6 +64,7 @@ struct SubmitRequest {
   std::vector<SubmitArg> args;
   int block_num = 1;
   std::vector<TaskId> deps;           // explicit dependencies
+  std::vector<std::uint8_t> dep_flags;  // DepFlags of each of `deps` (add_dep_wait: WAIT only); empty: WAIT|RETAIN
   bool early_resolve = false;
   bool sync_start = false;
   std::optional<PredicateSpec> predicate;
@@ -71,7 +74,8 @@ struct SubmitRequest {
 };
 
 struct OrchOp {
-  enum class Kind : std::uint8_t { ScopeBegin, ScopeEnd, Alloc, Submit, Dummy, Read };
+  // Write: set_tensor_data; Fatal: rt_report_fatal (an SDK program's own report).
+  enum class Kind : std::uint8_t { ScopeBegin, ScopeEnd, Alloc, Submit, Dummy, Read, Write, Fatal };
   Kind kind = Kind::Submit;
   // ScopeBegin
   ScopeMode mode = ScopeMode::Auto;
@@ -80,9 +84,13 @@ struct OrchOp {
   std::vector<SubmitArg> alloc_outputs;
   // Submit / Dummy
   SubmitRequest submit;
-  // Read
+  // Read and Write
   Tensor read_tensor;
   std::int64_t read_element = 0;  // linear element index into the buffer
+  std::int64_t write_value = 0;   // Write
+  // Fatal: the runtime's error code (PTO2_ERROR_*) and the message
+  int fatal_code = 0;
+  std::string fatal_message;
   // All kinds
   std::string path;
 };

@@ -196,7 +196,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
         v.buf_shape = v.shape;
         v.offset = {};
         v.addr = kHeapBase + static_cast<std::uint64_t>(ring) * kHeapStride + off;
-        v.buffer = data_.new_buffer("");
+        v.buffer = data_.new_buffer("", a.fill);
         v.owner = t.id;
         v.version = 0;
         off += round_up(v.buffer_bytes(), platform_.limits.packed_output_align);
@@ -261,11 +261,13 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const
 void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
   Task& t = *p.task;
   // Explicit deps (§4.1 step 3): a retired dep is silently skipped.
-  for (TaskId d : req.deps) {
+  for (std::size_t i = 0; i < req.deps.size(); ++i) {
+    const TaskId d = req.deps[i];
     if (d == t.id || retired(d)) continue;
     EdgeInfo e;
     e.source = EdgeSource::Explicit;
-    add_edge(p, d, kDepWait | kDepRetain, e);
+    // add_dep_wait: ordering only, the producer is not retained (pto_types.h, DepFlags).
+    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain, e);
   }
   if (!t.manual_scope) {
     for (std::size_t i = 0; i < req.args.size(); ++i) {
@@ -380,9 +382,11 @@ void Runtime::check_predicate_producers(const Task& t, const std::string& path) 
   const PredicateSpec& pr = *t.predicate;
   Tensor cell = pr.tensor;  // the one element the predicate reads
   std::int64_t rest = pr.element;
+  if (cell.strided) cell.start = rest;
   for (int d = cell.ndims - 1; d >= 0; --d) {
-    cell.offset[d] = rest % cell.buf_shape[d];
     cell.shape[d] = 1;
+    if (cell.strided) continue;
+    cell.offset[d] = rest % cell.buf_shape[d];
     rest /= cell.buf_shape[d];
   }
   std::vector<TaskId> writers;
@@ -416,6 +420,26 @@ bool Runtime::read_ready(const Tensor& t) {
   if (t.owner == kNoTask || retired(t.owner)) return true;
   Task* p = find(t.owner);
   return !p || p->state != TaskState::Pending;
+}
+
+// set_tensor_data's wait_for_tensor_ready(..., wait_for_consumers = true)
+// (pto_runtime2.cpp): the creator and every tensormap writer of the view must
+// have COMPLETED, and each must have been released by all of its consumers
+// (fanout_refcount reaches fanout_count, the scope bit aside).
+bool Runtime::write_ready(const Tensor& t) {
+  scratch_writers_.clear();
+  if (t.owner != kNoTask) scratch_writers_.push_back(t.owner);
+  scratch_matches_.clear();
+  tensormap_.lookup(t, false, scratch_matches_);
+  for (const TensorMap::Match& m : scratch_matches_) scratch_writers_.push_back(m.producer);
+  for (TaskId w : scratch_writers_) {
+    if (retired(w)) continue;
+    const Task* p = find(w);
+    if (!p) continue;
+    if (p->state == TaskState::Pending) return false;
+    if ((p->fanout_refcount & ~kFanoutScopeBit) < (p->fanout_count & ~kFanoutScopeBit)) return false;
+  }
+  return true;
 }
 
 // ------------------------------------------------------------------ ready
@@ -557,6 +581,7 @@ void Runtime::release_task(Task& t) {
     check_consumed(*prod);
   }
   t.self_released = true;
+  hooks_->on_released(t);
   check_consumed(t);
 }
 

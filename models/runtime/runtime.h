@@ -58,6 +58,7 @@ class RuntimeHooks {
   virtual void on_early_candidate(Task&) {}
   virtual void on_completed(Task&) {}
   virtual void on_retired(Task&) {}          // slot reclaimed (still intact)
+  virtual void on_released(Task&) {}         // its own on_task_release ran (its producers' pins dropped)
   virtual void on_ring_progress(int /*ring*/) {}
   virtual void on_scope_sample(const ScopeSample&) {}
   virtual void on_error(const struct LatchedError&) {}
@@ -172,6 +173,9 @@ class Runtime {
   // get_tensor_data: may the orchestrator read this tensor yet?
   bool read_ready(const Tensor& t);
   std::int64_t read(const Tensor& t, std::int64_t element) const { return data_.get(t.buffer, element); }
+  // set_tensor_data: may the orchestrator write this tensor yet (its writers
+  // completed and released by their consumers)?
+  bool write_ready(const Tensor& t);
 
   bool orchestration_done() const { return orch_done_; }
   int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
@@ -285,6 +289,7 @@ class Runtime {
   std::uint64_t submit_counter_ = 0;
   LatchedError error_;
   std::vector<TensorMap::Match> scratch_matches_;
+  std::vector<TaskId> scratch_writers_;
 };
 
 }  // namespace npusim

@@ -1,9 +1,12 @@
 // Tensors as the runtime sees them: a buffer in GM and a view of it.
 //
-// Every view of one buffer keeps the buffer's rank and row-major strides, so
-// two views of the same buffer are compared exactly as hyper-rectangles
-// (runtime-semantics.md §4.2). `owner` is the task that created the buffer
-// (OUTPUT or alloc_tensors result); external tensors have none.
+// A view is a box of a row-major layout of its buffer (`buf_shape`, the
+// runtime's reference shape derived from the view's strides), so two views of
+// one buffer in the same layout are compared exactly as hyper-rectangles
+// (runtime-semantics.md §4.2). A view the runtime cannot see as such a box
+// (a transpose, a permute) is `strided`: it keeps its element strides and is
+// compared by its linear extent only. `owner` is the task that created the
+// buffer (OUTPUT or alloc_tensors result); external tensors have none.
 #pragma once
 
 #include <array>
@@ -41,6 +44,11 @@ struct Tensor {
   std::array<std::int64_t, kMaxDims> shape{};      // view extent, per dim
   TaskId owner = kNoTask;       // creator task (OUTPUT / alloc_tensors), else none
   std::uint32_t version = 0;
+  // Not a box of a row-major layout: element i of the view is at
+  // start + sum(i[d] * strides[d]); buf_shape is {buffer elements, 1, ...}.
+  bool strided = false;
+  std::int64_t start = 0;
+  std::array<std::int64_t, kMaxDims> strides{};
 
   std::int64_t buffer_numel() const {
     std::int64_t n = 1;
@@ -53,20 +61,36 @@ struct Tensor {
     return n;
   }
   std::int64_t stride(int d) const {  // in elements
+    if (strided) return strides[d];
     std::int64_t s = 1;
     for (int k = d + 1; k < ndims; ++k) s *= buf_shape[k];
     return s;
   }
   std::int64_t start_offset() const {  // first element of the view, linear
+    if (strided) return start;
     std::int64_t o = 0;
     for (int d = 0; d < ndims; ++d) o += offset[d] * stride(d);
     return o;
+  }
+  bool empty() const {
+    for (int d = 0; d < ndims; ++d)
+      if (shape[d] == 0) return true;
+    return false;
+  }
+  // Linear extent of the view in elements, [first, last]; last < first when empty.
+  void extent(std::int64_t& first, std::int64_t& last) const {
+    first = start_offset();
+    last = first - 1;
+    if (empty()) return;
+    last = first;
+    for (int d = 0; d < ndims; ++d) last += (shape[d] - 1) * stride(d);
   }
   std::uint64_t buffer_bytes() const {
     return static_cast<std::uint64_t>(buffer_numel()) * dtype_bytes(dtype);
   }
   // Whole-buffer view of the same buffer.
   bool is_whole() const {
+    if (strided) return false;
     for (int d = 0; d < ndims; ++d)
       if (offset[d] != 0 || shape[d] != buf_shape[d]) return false;
     return true;
@@ -76,13 +100,23 @@ struct Tensor {
 enum class Overlap : std::uint8_t { None, Covered, Other };
 
 // Overlap of a consumer view with a producer's registered view of the same
-// buffer: None when disjoint, Covered when the consumer's view contains the
-// producer's entry, Other otherwise.
+// buffer, as the runtime's PTO2TensorMapEntry::check_overlap decides it
+// (pto_tensormap.h): a newer version of the buffer overlaps every older
+// entry; disjoint linear extents do not overlap; views that are not boxes of
+// one row-major layout (strided, another rank, dtype or layout) overlap as
+// Other; boxes of one layout are compared per dimension: Covered when the
+// consumer's box contains the producer's, Other otherwise.
 inline Overlap view_overlap(const Tensor& consumer, const Tensor& producer) {
   if (consumer.addr != producer.addr) return Overlap::None;
-  if (consumer.ndims != producer.ndims || consumer.dtype != producer.dtype ||
-      consumer.version != producer.version)
+  if (consumer.version > producer.version) return Overlap::Other;
+  std::int64_t c_first, c_last, p_first, p_last;
+  consumer.extent(c_first, c_last);
+  producer.extent(p_first, p_last);
+  if (c_last < p_first || p_last < c_first || c_last < c_first || p_last < p_first) return Overlap::None;
+  if (consumer.strided || producer.strided || consumer.ndims != producer.ndims || consumer.dtype != producer.dtype)
     return Overlap::Other;
+  for (int d = 0; d < consumer.ndims; ++d)
+    if (consumer.buf_shape[d] != producer.buf_shape[d]) return Overlap::Other;
   bool covered = true;
   for (int d = 0; d < consumer.ndims; ++d) {
     std::int64_t c0 = consumer.offset[d], c1 = c0 + consumer.shape[d];
@@ -91,6 +125,48 @@ inline Overlap view_overlap(const Tensor& consumer, const Tensor& producer) {
     if (!(c0 <= p0 && p1 <= c1)) covered = false;
   }
   return covered ? Overlap::Covered : Overlap::Other;
+}
+
+// A view given as the runtime's ChipTensor encodes it (start_offset, shapes,
+// element strides, over a buffer of `buffer_elems` elements), in npusim's
+// form: a box of the reference layout the strides imply when there is one
+// (the runtime's check_overlap derives it the same way: A[i] = strides[i-1] /
+// strides[i], A[0] = buffer elements / strides[0]), else a strided view.
+// `base` supplies addr, buffer, dtype, owner and version.
+inline Tensor view_from_strides(const Tensor& base, std::int64_t buffer_elems, int ndims, const std::int64_t* shape,
+                                const std::int64_t* strides, std::int64_t start) {
+  Tensor t = base;
+  t.ndims = static_cast<std::uint8_t>(ndims);
+  t.strided = false;
+  t.start = 0;
+  t.strides = {};
+  t.offset = {};
+  t.buf_shape = {};
+  t.shape = {};
+  for (int d = 0; d < ndims; ++d) t.shape[d] = shape[d];
+  bool box = ndims > 0 && strides[ndims - 1] == 1 && buffer_elems > 0;
+  for (int d = 0; box && d < ndims; ++d) box = strides[d] > 0 && (d == 0 || strides[d - 1] % strides[d] == 0);
+  if (box) box = buffer_elems % strides[0] == 0;
+  if (box) {
+    t.buf_shape[0] = buffer_elems / strides[0];
+    for (int d = 1; d < ndims; ++d) t.buf_shape[d] = strides[d - 1] / strides[d];
+    std::int64_t rest = start;
+    for (int d = 0; d < ndims; ++d) {
+      t.offset[d] = rest / strides[d];
+      rest %= strides[d];
+    }
+    box = rest == 0 && start >= 0;
+    for (int d = 0; box && d < ndims; ++d) box = t.offset[d] + shape[d] <= t.buf_shape[d];
+  }
+  if (box) return t;
+  t.strided = true;
+  t.start = start;
+  t.offset = {};
+  t.buf_shape = {};
+  t.buf_shape[0] = buffer_elems;
+  for (int d = 1; d < ndims; ++d) t.buf_shape[d] = 1;
+  for (int d = 0; d < ndims; ++d) t.strides[d] = strides[d];
+  return t;
 }
 
 }  // namespace npusim

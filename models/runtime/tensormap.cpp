@@ -2,15 +2,6 @@
 
 namespace npusim {
 
-namespace {
-// Linear extent of a view within its buffer, in elements.
-void extent(const Tensor& v, std::int64_t& first, std::int64_t& last) {
-  first = v.start_offset();
-  last = first;
-  for (int d = 0; d < v.ndims; ++d) last += (v.shape[d] - 1) * v.stride(d);
-}
-}  // namespace
-
 void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings) {
   capacity_ = capacity;
   unbounded_ = unbounded;
@@ -21,15 +12,17 @@ void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Matc
   auto g = groups_.find(view.addr);
   if (g == groups_.end()) return;
   std::int64_t first, last;
-  extent(view, first, last);
+  view.extent(first, last);
   auto& by_first = g->second.by_first;
-  // An entry reaching `first` starts no earlier than first - max_span.
-  auto it = by_first.lower_bound(first - g->second.max_span);
-  while (it != by_first.end() && it->first <= last) {
+  // A newer version of the buffer overlaps every entry (view_overlap); else an
+  // entry reaching `first` starts no earlier than first - max_span.
+  const bool every = view.version > 0;
+  auto it = every ? by_first.begin() : by_first.lower_bound(first - g->second.max_span);
+  while (it != by_first.end() && (every || it->first <= last)) {
     std::int32_t e = it->second;
     ++it;
     Entry& en = entries_[e];
-    if (en.last < first || stale(en)) continue;
+    if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
     out.push_back(Match{en.producer, ov, en.view});
@@ -50,7 +43,7 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   en.view = view;
   en.producer = producer;
   en.used = true;
-  extent(view, en.first, en.last);
+  view.extent(en.first, en.last);
   Group& g = groups_[view.addr];
   g.by_first.emplace(en.first, e);
   if (en.last - en.first > g.max_span) g.max_span = en.last - en.first;

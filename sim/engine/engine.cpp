@@ -280,7 +280,7 @@ class Writers {
     info.platform = &l.platform;
     info.config = &l.config;
     info.trace_name = l.trace.name;
-    for (const auto& k : l.trace.kernels) info.kernels.push_back(k.get());
+    info.kernels = l.trace.all_kernels();  // with those an external program defined while it ran
     info.sched_threads = l.config.sched_threads;
     info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
     info.fatal = !ok;
@@ -368,7 +368,7 @@ Result simulate(const RunRequest& req, const Loaded& l, const std::string& stagi
   Writers writers(req, l, staging_dir);
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   DataStore data;
-  std::unique_ptr<OpSource> program = trace::make_interpreter(l.trace, data);
+  std::unique_ptr<OpSource> program = trace::make_source(l.trace, data, l.platform, l.config);
   Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
   sc_core::sc_start();
   rethrow_model_input_error(chip, l);
@@ -471,6 +471,8 @@ class DryRun {
     OrchOp op;
     std::set<std::string> seen;  // a launch in a loop is reported once per finding
     std::uint64_t n = 0;
+    int depth = 0;
+    std::uint64_t next_local[kNumRings] = {};
     while (src.next(op)) {
       switch (op.kind) {
         case OrchOp::Kind::Alloc:
@@ -480,15 +482,30 @@ class DryRun {
             for (Finding& f : check_launch(platform_, op.submit, op.path))
               if (seen.insert(f.path + f.message).second) findings.push_back(std::move(f));
           const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
-          TaskId id = make_task_id(0, n++);
+          // The id the runtime would give: the ring of the scope depth, its next local id.
+          const int ring = Runtime::ring_of_depth(depth);
+          TaskId id = make_task_id(ring, next_local[ring]++);
+          ++n;
           src.deliver_task(id, outputs_.make(args, id));
           break;
         }
+        case OrchOp::Kind::ScopeBegin:
+          ++depth;
+          break;
+        case OrchOp::Kind::ScopeEnd:
+          --depth;
+          break;
         case OrchOp::Kind::Read:
           src.deliver_value(data_.get(op.read_tensor.buffer, op.read_element));
           break;
-        default:
+        case OrchOp::Kind::Write:
+          data_.set(op.read_tensor.buffer, op.read_element, op.write_value);
           break;
+        case OrchOp::Kind::Fatal:  // the device stops here: nothing after it runs
+          findings.push_back(Finding{true, "ReportedFatal", op.path,
+                                     "the program reports FATAL(code=" + std::to_string(op.fatal_code) + ")" +
+                                         (op.fatal_message.empty() ? "" : ": " + op.fatal_message)});
+          return n;
       }
     }
     return n;
@@ -511,7 +528,7 @@ int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
     for (const auto& k : l.trace.kernels)
       for (Finding& f : check_kernel(*k)) findings.push_back(std::move(f));
     DataStore data;
-    auto program = trace::make_interpreter(l.trace, data);
+    auto program = trace::make_source(l.trace, data, l.platform, l.config);
     DryRun dry(data, l.platform);
     tasks = dry.drive(*program, findings);
   } catch (const InputError& e) {

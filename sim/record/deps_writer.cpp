@@ -70,7 +70,7 @@ class DepsWriter : public OutputWriter {
     tasks_.raw(",\"kernel_ids\":[");
     for (int lane = 0; lane < kNumLanes; ++lane) {
       bool active = t.kernel && (t.active_mask & (1u << lane));
-      (lane ? tasks_.ch(',') : tasks_).i(active ? t.kernel->func_id : -1);
+      (lane ? tasks_.ch(',') : tasks_).i(active ? t.kernel->lane_func_id(lane) : -1);
     }
     tasks_.raw("],\"block_num\":").i(t.block_num).raw(",\"args\":[");
     for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
@@ -102,7 +102,10 @@ class DepsWriter : public OutputWriter {
     if (n_edges_++) edges_.ch(',');
     edges_.raw("{\"pred\":").qu(e.pred).raw(",\"succ\":").qu(t.id).raw(",\"arg\":").i(e.arg);
     edges_.raw(",\"source\":\"").raw(edge_source_name(e.source)).ch('"');
-    edges_.raw((e.flags & kDepRetain) ? ",\"flags\":[\"wait\",\"retain\"]" : ",\"flags\":[\"wait\"]");
+    // Explicit deps are recorded as WAIT|RETAIN whatever their kind: the
+    // capture does not carry it (dep_gen_replay.cpp, STEP 1).
+    edges_.raw((e.flags & kDepRetain) || e.source == EdgeSource::Explicit ? ",\"flags\":[\"wait\",\"retain\"]"
+                                                                          : ",\"flags\":[\"wait\"]");
     if (e.source != EdgeSource::Explicit) {
       const Tensor& c = e.consumer_view;
       edges_.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(c.addr, c.version));

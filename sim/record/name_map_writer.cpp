@@ -19,7 +19,7 @@ class NameMapWriter : public OutputWriter {
     file_ = "name_map_" + name + ".json";
     std::vector<const KernelDef*> kernels;
     for (const KernelDef* k : info.kernels)
-      if (k) kernels.push_back(k);
+      if (k && !k->composed()) kernels.push_back(k);  // a composed MIX kernel's lanes are listed as themselves
     std::stable_sort(kernels.begin(), kernels.end(),
                      [](const KernelDef* a, const KernelDef* b) { return a->func_id < b->func_id; });
     OutFile out(dir() + "/" + file_);

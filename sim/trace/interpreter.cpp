@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/runtime/chip_view.h"
 #include "sim/config/json_util.h"
 #include "sim/trace/program.h"
 #include "sim/trace/trace.h"
@@ -38,7 +39,7 @@ const char* kind_name(Value::Kind k) {
 class Interpreter final : public OpSource, private ExprEnv {
  public:
   Interpreter(const Trace& trace, DataStore& data, std::uint64_t max_loop_iterations)
-      : file_(trace.file), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()),
+      : file_(trace.file), data_(data), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()),
         loops_(prog_.fors.size()), iterations_max_(max_loop_iterations), iterations_left_(max_loop_iterations) {
     for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
       const ExternalTensor& e = trace.tensors[i];
@@ -108,11 +109,20 @@ class Interpreter final : public OpSource, private ExprEnv {
         }
         case Code::Read: {
           const ReadOp& r = prog_.reads[in.index];
-          op.kind = OrchOp::Kind::Read;
+          op.kind = r.set ? OrchOp::Kind::Write : OrchOp::Kind::Read;
           op.read_tensor = tensor_var(r.tensor);
-          op.read_element = element_of(op.read_tensor, r.index, r.path);
+          op.read_element = element_of(op.read_tensor, r.index, r.element, r.path);
+          if (r.set) op.write_value = eval(r.value);
           op.path = r.path;
-          pending_read_ = &r;
+          if (!r.set) pending_read_ = &r;
+          return true;
+        }
+        case Code::Fatal: {
+          const FatalOp& f = prog_.fatals[in.index];
+          op.kind = OrchOp::Kind::Fatal;
+          op.fatal_code = f.code;
+          op.fatal_message = f.message;
+          op.path = f.path;
           return true;
         }
       }
@@ -222,44 +232,6 @@ class Interpreter final : public OpSource, private ExprEnv {
     return v;
   }
 
-  // ---- kernel phase expressions ----------------------------------------------
-  // A kernel's phase expressions (offset, bytes, used_cores) depend only on
-  // block_idx and block_num, so each (kernel, block_num) pair is checked once,
-  // for every block, when a submit first uses it: a division by zero or an
-  // out-of-range value is an input error here, not a failure inside the model.
-  void check_block_exprs(const KernelDef& k, int block_num, const std::string& submit_path) const {
-    if (!checked_blocks_.insert({&k, block_num}).second) return;
-    for (const LaneBody& lane : k.lanes)
-      for (const Phase& ph : lane.phases) {
-        check_block_expr(ph.offset, ph.path, phase_key(ph.kind), "offset", 0, kMaxTransferBytes, block_num, submit_path);
-        check_block_expr(ph.bytes, ph.path, phase_key(ph.kind), "bytes", 0, kMaxTransferBytes, block_num, submit_path);
-        check_block_expr(ph.used_cores, ph.path, phase_key(ph.kind), "used_cores", 1, std::numeric_limits<std::int64_t>::max(),
-                         block_num, submit_path);
-      }
-  }
-
-  void check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,
-                        std::int64_t lo,
-                        std::int64_t hi, int block_num, const std::string& submit_path) const {
-    if (e.empty() || e.is_const()) return;  // constants were checked at load time
-    IntField f;
-    f.path = config::pointer_join(config::pointer_join(phase_path, key), name);
-    f.name = name;
-    f.lo = lo;
-    f.hi = hi;
-    for (int b = 0; b < block_num; ++b) {
-      std::string err;
-      try {
-        err = int_field_error(f, e.eval(BlockEnv(b, block_num)));
-      } catch (const EvalError& x) {
-        err = x.what();
-      }
-      if (!err.empty())
-        fail(f.path, err + " (block_idx " + std::to_string(b) + " of block_num " + std::to_string(block_num) +
-                         ", submitted at " + submit_path + ")");
-    }
-  }
-
   // ---- views and elements ----------------------------------------------------
   static std::string rank_mismatch(const char* list, std::size_t n, int rank) {
     return std::string(list) + " has " + std::to_string(n) + (n == 1 ? " entry" : " entries") +
@@ -267,8 +239,48 @@ class Interpreter final : public OpSource, private ExprEnv {
   }
 
   Tensor view_of(const Tensor& parent, const ViewSpec& s) const {
+    Tensor t = s.strided_form ? strided_view_of(parent, s) : box_view_of(parent, s);
+    if (s.version) t.version = static_cast<std::uint32_t>(eval(*s.version));
+    if (s.no_creator) t.owner = kNoTask;
+    return t;
+  }
+
+  // The runtime's encoding (ChipTensor), absolute in the parent's buffer.
+  Tensor strided_view_of(const Tensor& parent, const ViewSpec& s) const {
+    ChipView v;
+    v.dtype = s.dtype ? *s.dtype : parent.dtype;
+    const std::int64_t bytes = parent.buffer_numel() * dtype_bytes(parent.dtype);
+    if (s.byte_offset) {
+      const std::int64_t b = eval(*s.byte_offset);
+      if (b >= bytes)
+        fail(s.byte_offset->path, "byte_offset " + std::to_string(b) + " is beyond the buffer's " +
+                                      std::to_string(bytes) + " bytes");
+      v.byte_offset = static_cast<std::uint64_t>(b);
+    }
+    v.numel = s.numel ? eval(*s.numel) : (bytes - static_cast<std::int64_t>(v.byte_offset)) / dtype_bytes(v.dtype);
+    v.ndims = static_cast<int>(s.shape.size());
+    v.start = eval(s.start);
+    std::int64_t last = v.start;
+    bool empty = false;
+    for (int d = 0; d < v.ndims; ++d) {
+      v.shape[d] = eval(s.shape[d]);
+      v.strides[d] = eval(s.strides[d]);
+      empty = empty || v.shape[d] == 0;
+      if (v.shape[d] > 0 && __builtin_add_overflow(last, (v.shape[d] - 1) * v.strides[d], &last))
+        fail(s.path, "the view's last element overflows");
+    }
+    if (!empty && last >= v.numel)
+      fail(s.path, "view out of bounds: its last element " + std::to_string(last) + " >= the buffer's " +
+                       std::to_string(v.numel) + " elements");
+    v.version = parent.version;
+    v.owner = parent.owner;
+    return make_chip_view(data_, parent, v);
+  }
+
+  Tensor box_view_of(const Tensor& parent, const ViewSpec& s) const {
     Tensor t = parent;
     if (s.offset.empty() && s.shape.empty()) return t;
+    if (parent.strided) fail(s.path, "offset/shape views of a strided view are not supported: use the strided form");
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
       fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
@@ -293,17 +305,26 @@ class Interpreter final : public OpSource, private ExprEnv {
     return t;
   }
 
-  // Linear buffer element of `index` (per dim, within the view); `path` holds the "index" list.
-  std::int64_t element_of(const Tensor& view, const std::vector<IntField>& index, const std::string& path) const {
+  // Linear buffer element of `index` (per dim, within the view), or `element`
+  // itself; `path` holds the "index" list.
+  std::int64_t element_of(const Tensor& view, const std::vector<IntField>& index,
+                          const std::optional<IntField>& element, const std::string& path) const {
+    if (element) {
+      const std::int64_t e = eval(*element);
+      if (e >= view.buffer_numel())
+        fail(element->path, "element " + std::to_string(e) + " is beyond the buffer's " +
+                                std::to_string(view.buffer_numel()) + " elements");
+      return e;
+    }
     if (index.size() != view.ndims)
       fail(config::pointer_join(path, "index"), rank_mismatch("index", index.size(), view.ndims));
-    std::int64_t e = 0;
+    std::int64_t e = view.start_offset();
     for (std::size_t d = 0; d < index.size(); ++d) {
       std::int64_t i = eval(index[d]);
       if (i >= view.shape[d])
         fail(index[d].path, "index out of bounds in dim " + std::to_string(d) + ": " + std::to_string(i) +
                                 " >= " + std::to_string(view.shape[d]));
-      e += (view.offset[d] + i) * view.stride(static_cast<int>(d));
+      e += i * view.stride(static_cast<int>(d));
     }
     return e;
   }
@@ -322,9 +343,10 @@ class Interpreter final : public OpSource, private ExprEnv {
     t.ndims = static_cast<std::uint8_t>(a.out_shape.size());
     for (std::size_t d = 0; d < a.out_shape.size(); ++d) t.buf_shape[d] = t.shape[d] = eval(a.out_shape[d]);
     if (checked_numel(t.shape.data(), t.ndims) < 0) fail(a.path, too_many_elements());
+    out.fill = a.fill ? eval(*a.fill) : 0;
   }
 
-  void fill_task(const TaskOp& t, OrchOp& op) const {
+  void fill_task(const TaskOp& t, OrchOp& op) {
     op.kind = t.kind;
     op.path = t.path;
     if (t.kind == OrchOp::Kind::Alloc) {
@@ -337,9 +359,9 @@ class Interpreter final : public OpSource, private ExprEnv {
     s.args.clear();
     for (const ArgSpec& a : t.args) fill_arg(a, s.args.emplace_back());
     s.block_num = static_cast<int>(eval(t.block_num));
-    if (t.kernel) check_block_exprs(*t.kernel, s.block_num, t.path);
     s.deps.clear();
     for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
+    s.dep_flags = t.dep_flags;
     s.early_resolve = t.early_resolve;
     s.sync_start = t.sync_start;
     s.predicate.reset();
@@ -350,7 +372,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       if (!dtype_is_signed_int(ps.tensor.dtype))
         fail(p.tensor.path, std::string("predicate operand must be a signed integer tensor (int8, int16, int32 or "
                                         "int64), got ") + dtype_trace_name(ps.tensor.dtype));
-      ps.element = element_of(ps.tensor, p.index, p.path);
+      ps.element = element_of(ps.tensor, p.index, p.element, p.path);
       ps.cmp = p.cmp;
       ps.value = eval(p.value);
     }
@@ -358,29 +380,23 @@ class Interpreter final : public OpSource, private ExprEnv {
     for (const WriteOp& w : t.writes) {
       WriteSpec& ws = s.writes.emplace_back();
       ws.arg = w.arg;
-      ws.element = element_of(s.args[w.arg].tensor, w.index, w.path);
+      ws.element = element_of(s.args[w.arg].tensor, w.index, w.element, w.path);
       ws.value = eval(w.value);
     }
-    for (int w : t.workspace_args) {
-      const Tensor& ws = s.args[w].tensor;
-      if (ws.dtype != DType::INT32 || ws.view_numel() < 16)
-        fail(t.args[w].path, "syncall workspace argument " + std::to_string(w) +
-                                 " must be an int32 tensor of at least 16 elements, got " +
-                                 dtype_trace_name(ws.dtype) + " with " + std::to_string(ws.view_numel()) +
-                                 " elements");
-    }
+    if (t.kernel) launch_.check(*t.kernel, s, t.path);
     s.site = t.site;
     s.path = t.path;
   }
 
   std::string file_;
+  DataStore& data_;
   std::shared_ptr<const Program> keep_;
   const Program& prog_;
   std::vector<Value> vars_;
   std::vector<Loop> loops_;
   std::size_t pc_ = 0;
   std::uint64_t iterations_max_, iterations_left_;
-  mutable std::set<std::pair<const KernelDef*, int>> checked_blocks_;  // (kernel, block_num) pairs checked
+  LaunchChecker launch_{file_};
   const TaskOp* pending_task_ = nullptr;
   const ReadOp* pending_read_ = nullptr;
 };
@@ -392,6 +408,79 @@ std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data, 
   return std::make_unique<Interpreter>(trace, data, max_loop_iterations);
 }
 
+// ---- launch checks -----------------------------------------------------------
+// A kernel's phase expressions (offset, bytes, used_cores) depend only on
+// block_idx and block_num, so each (kernel, block_num) pair is checked once,
+// for every block, when a submit first uses it: a division by zero or an
+// out-of-range value is an input error here, not a failure inside the model.
+void LaunchChecker::check(const KernelDef& k, const SubmitRequest& req, const std::string& submit_path) {
+  const int nargs = static_cast<int>(req.args.size());
+  for (const LaneBody& lane : k.lanes)
+    for (const Phase& ph : lane.phases)
+      for (int a : {ph.arg, ph.workspace_arg})
+        if (a >= nargs)
+          throw InputError(file_, submit_path, "kernel \"" + k.name + "\" uses argument " + std::to_string(a) +
+                                                   " (at " + ph.path + "), but the submit passes " +
+                                                   std::to_string(nargs));
+  if (checked_.insert({&k, req.block_num}).second) {
+    for (const LaneBody& lane : k.lanes)
+      for (const Phase& ph : lane.phases) {
+        check_block_expr(ph.offset, ph.path, phase_key(ph.kind), "offset", 0, kMaxTransferBytes, req.block_num,
+                         submit_path);
+        check_block_expr(ph.bytes, ph.path, phase_key(ph.kind), "bytes", 0, kMaxTransferBytes, req.block_num,
+                         submit_path);
+        check_block_expr(ph.used_cores, ph.path, phase_key(ph.kind), "used_cores", 1,
+                         std::numeric_limits<std::int64_t>::max(), req.block_num, submit_path);
+      }
+  }
+  for (const LaneBody& lane : k.lanes)
+    for (const Phase& ph : lane.phases) {
+      if (ph.workspace_arg < 0) continue;
+      const Tensor& ws = req.args[ph.workspace_arg].tensor;
+      if (ws.dtype != DType::INT32 || ws.view_numel() < 16)
+        throw InputError(file_, config::pointer_join(config::pointer_join(submit_path, "args"), ph.workspace_arg),
+                         "syncall workspace argument " + std::to_string(ph.workspace_arg) +
+                             " must be an int32 tensor of at least 16 elements, got " + dtype_trace_name(ws.dtype) +
+                             " with " + std::to_string(ws.view_numel()) + " elements");
+    }
+}
+
+void LaunchChecker::check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,
+                                     std::int64_t lo, std::int64_t hi, int block_num,
+                                     const std::string& submit_path) const {
+  if (e.empty() || e.is_const()) return;  // constants were checked at load time
+  IntField f;
+  f.path = config::pointer_join(config::pointer_join(phase_path, key), name);
+  f.name = name;
+  f.lo = lo;
+  f.hi = hi;
+  for (int b = 0; b < block_num; ++b) {
+    std::string err;
+    try {
+      err = int_field_error(f, e.eval(BlockEnv(b, block_num)));
+    } catch (const EvalError& x) {
+      err = x.what();
+    }
+    if (!err.empty())
+      throw InputError(file_, f.path, err + " (block_idx " + std::to_string(b) + " of block_num " +
+                                          std::to_string(block_num) + ", submitted at " + submit_path + ")");
+  }
+}
+
+std::unique_ptr<OpSource> make_source(const Trace& trace, DataStore& data, const Platform& platform,
+                                      const RunConfig& config) {
+  if (trace.external) return trace.external->start(trace, data, platform, config);
+  return make_interpreter(trace, data);
+}
+
+std::vector<const KernelDef*> Trace::all_kernels() const {
+  std::vector<const KernelDef*> out;
+  for (const auto& k : kernels) out.push_back(k.get());
+  if (external)
+    for (const KernelDef* k : external->defined_kernels()) out.push_back(k);
+  return out;
+}
+
 const std::vector<Tensor>& DryRunOutputs::make(const std::vector<SubmitArg>& args, TaskId owner) {
   outs_.clear();
   for (const SubmitArg& a : args) {
@@ -401,7 +490,7 @@ const std::vector<Tensor>& DryRunOutputs::make(const std::vector<SubmitArg>& arg
     t.offset = {};
     t.addr = next_addr_;
     next_addr_ += (t.buffer_bytes() + 1023) / 1024 * 1024 + 1024;
-    t.buffer = data_.new_buffer("");
+    t.buffer = data_.new_buffer("", a.fill);
     t.owner = owner;
     outs_.push_back(t);
   }

@@ -14,7 +14,9 @@
 
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
+#include "models/runtime/task.h"
 #include "sim/trace/program.h"
+#include "sim/trace/json_doc.h"
 #include "sim/trace/trace.h"
 
 namespace npusim::trace {
@@ -340,11 +342,20 @@ class Loader {
 
   Duration duration(const J& v, const std::string& path) const {
     object(v, path);
-    check_keys(v, file_, path, {"ns", "cycles", "mean_ns", "sigma_ns"});
-    int forms = present(v, {"ns"}) + present(v, {"cycles"}) + (present(v, {"mean_ns", "sigma_ns"}) > 0);
+    check_keys(v, file_, path, {"ns", "cycles", "mean_ns", "sigma_ns", "ns_by_block"});
+    int forms = present(v, {"ns"}) + present(v, {"cycles"}) + (present(v, {"mean_ns", "sigma_ns"}) > 0) +
+                present(v, {"ns_by_block"});
     if (forms != 1)
-      fail(path, R"(expected exactly one of {"ns": N}, {"cycles": N} or {"mean_ns": M, "sigma_ns": S})");
+      fail(path, R"(expected exactly one of {"ns": N}, {"cycles": N}, {"mean_ns": M, "sigma_ns": S} or {"ns_by_block": [N, ...]})");
     Duration d;
+    if (const J* list = get(v, "ns_by_block")) {  // npusim extension: a capture's per-block durations
+      const std::string lp = pointer_join(path, "ns_by_block");
+      if (!list->is_array() || list->empty() || list->size() > static_cast<std::size_t>(kMaxBlockNum))
+        expected("a list of 1 to " + std::to_string(kMaxBlockNum) + " numbers", *list, lp);
+      d.kind = Duration::Kind::ByBlock;
+      for (std::size_t i = 0; i < list->size(); ++i) d.by_block.push_back(duration_number((*list)[i], pointer_join(lp, i)));
+      return d;
+    }
     if (const J* ns = get(v, "ns")) {
       d.kind = Duration::Kind::Ns;
       d.a = duration_number(*ns, pointer_join(path, "ns"));
@@ -516,8 +527,11 @@ class Loader {
     auto lane_at = [&](const char* key) {
       const std::string lp = pointer_join(path, key);
       const J& l = object(v.at(key), lp);
-      check_keys(l, file_, lp, {"duration", "body"});
-      return lane(l, lp);
+      check_keys(l, file_, lp, {"duration", "body", "func_id"});
+      LaneBody b = lane(l, lp);
+      // npusim extension: the incore a lane of a composed MIX task runs (deps.json's kernel_ids).
+      if (const J* f = get(l, "func_id")) b.func_id = index(*f, pointer_join(lp, "func_id"));
+      return b;
     };
     if (v.contains("aic")) k.lanes[kLaneAic] = lane_at("aic");
     if (v.contains("aiv")) k.lanes[kLaneAiv0] = k.lanes[kLaneAiv1] = lane_at("aiv");
@@ -527,6 +541,8 @@ class Loader {
     if (k.active_mask() == kMaskAiv1) std::swap(k.lanes[kLaneAiv0], k.lanes[kLaneAiv1]);  // runtime rule
   }
 
+  // (public: scene incores are kernel definitions)
+ public:
   void load_kernels(const J& v, const std::string& path) {
     object(v, path);
     std::unordered_map<int, std::string> by_id;
@@ -558,16 +574,32 @@ class Loader {
     }
   }
 
+ private:
+
   // ---- external tensors ----------------------------------------------------
+  // An element's value: an integer; for a float dtype also a number with a
+  // fraction or an exponent, stored as the dtype's bit pattern (an integer
+  // there is taken as the bit pattern itself), as the device's memory holds it.
+  std::int64_t element_value(const J& v, DType d, const std::string& path) const {
+    if (dtype_is_float(d) && v.is_number_float()) return float_bits(v.get<double>(), d);
+    return integer(v, path, kMin, kMax);
+  }
+
   void load_tensors(const J& v, const std::string& path) {
     object(v, path);
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (is_annotation_key(it.key())) continue;
-      const std::string tp = pointer_join(path, it.key());
-      const J& tv = object(it.value(), tp);
-      check_keys(tv, file_, tp, {"shape", "dtype", "data", "fill"});
+      t_.tensors.push_back(tensor_def(it.value(), it.key(), pointer_join(path, it.key())));
+    }
+  }
+
+ public:
+  ExternalTensor tensor_def(const J& value, const std::string& name, const std::string& tp) const {
+    const J& tv = object(value, tp);
+    check_keys(tv, file_, tp, {"shape", "dtype", "data", "fill"});
+    {
       ExternalTensor e;
-      e.name = it.key();
+      e.name = name;
       e.path = tp;
       const std::string sp = pointer_join(tp, "shape");
       const J& shape = need(tv, tp, "shape");
@@ -578,7 +610,7 @@ class Loader {
       if (numel < 0) fail(sp, too_many_elements());
       e.dtype = dtype(need(tv, tp, "dtype"), pointer_join(tp, "dtype"));
       if (tv.contains("data") && tv.contains("fill")) fail(tp, "\"data\" and \"fill\" are exclusive: give one");
-      if (const J* fill = get(tv, "fill")) e.fill = integer(*fill, pointer_join(tp, "fill"), kMin, kMax);
+      if (const J* fill = get(tv, "fill")) e.fill = element_value(*fill, e.dtype, pointer_join(tp, "fill"));
       if (const J* data = get(tv, "data")) {
         const std::string dp = pointer_join(tp, "data");
         list(*data, dp);
@@ -586,11 +618,14 @@ class Loader {
           fail(dp, "expected " + std::to_string(numel) + " values (one per element), got " +
                        std::to_string(data->size()));
         e.data.reserve(data->size());
-        for (std::size_t i = 0; i < data->size(); ++i) e.data.push_back(integer((*data)[i], pointer_join(dp, i), kMin, kMax));
+        for (std::size_t i = 0; i < data->size(); ++i)
+          e.data.push_back(element_value((*data)[i], e.dtype, pointer_join(dp, i)));
       }
-      t_.tensors.push_back(std::move(e));
+      return e;
     }
   }
+
+ private:
 
   // ---- program ---------------------------------------------------------------
   int slot_of(const std::string& name) {
@@ -622,7 +657,7 @@ class Loader {
   }
 
   void compile_op(const J& v, const std::string& path, bool manual) {
-    static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let"};
+    static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let", "set", "fatal"};
     object(v, path);
     const int op = choice(need(v, path, "op"), pointer_join(path, "op"), ops);
     switch (op) {
@@ -631,9 +666,11 @@ class Loader {
       case 2: return compile_view(v, path);
       case 3: return compile_task(v, path, OrchOp::Kind::Submit);
       case 4: return compile_task(v, path, OrchOp::Kind::Dummy);
-      case 5: return compile_read(v, path);
+      case 5: return compile_read(v, path, false);
       case 6: return compile_for(v, path, manual);
-      default: return compile_let(v, path);
+      case 7: return compile_let(v, path);
+      case 8: return compile_read(v, path, true);
+      default: return compile_fatal(v, path);
     }
   }
 
@@ -687,20 +724,58 @@ class Loader {
     emit(Code::Let, prog_->lets.size() - 1);
   }
 
-  // offset/shape of `obj` (each optional) as a view of a tensor.
+  // The keys of a view besides offset/shape: the runtime's own encoding and
+  // the ChipTensor fields a program can set (extensions).
+  static const Keys& view_keys() {
+    static const Keys k = {"offset", "shape", "start", "strides", "dtype", "byte_offset", "numel", "version", "creator"};
+    return k;
+  }
+
+  // offset/shape of `obj` (each optional) as a view of a tensor, or its
+  // strided form (start, strides, shape; dtype, byte_offset, numel).
   ViewSpec view_spec(const J& obj, const std::string& path) {
     ViewSpec s;
     s.path = path;
-    if (const J* o = get(obj, "offset")) s.offset = dims(*o, pointer_join(path, "offset"), "offset", 0);
-    if (const J* sh = get(obj, "shape")) s.shape = dims(*sh, pointer_join(path, "shape"), "shape", 1);
-    if (!s.offset.empty() && !s.shape.empty() && s.offset.size() != s.shape.size())
-      fail(pointer_join(path, "shape"), "expected " + std::to_string(s.offset.size()) +
-                                            " entries (as many as offset), got " + std::to_string(s.shape.size()));
+    std::string key;
+    s.strided_form = present(obj, {"start", "strides", "byte_offset", "numel"}, &key) > 0 || obj.contains("dtype");
+    if (s.strided_form) {
+      if (obj.contains("offset"))
+        fail(pointer_join(path, "offset"), "\"offset\" cannot be combined with the strided form (\"start\" and "
+                                           "\"strides\"): give the view in one form");
+      if (!obj.contains("strides") || !obj.contains("shape"))
+        fail(path, std::string("the strided form of a view needs \"shape\" and \"strides\" (") +
+                       (obj.contains("dtype") ? "\"dtype\"" : "\"" + key + "\"") + " given)");
+      s.shape = dims(obj.at("shape"), pointer_join(path, "shape"), "shape", 0);
+      s.strides = dims(obj.at("strides"), pointer_join(path, "strides"), "strides", 1);
+      if (s.strides.size() != s.shape.size())
+        fail(pointer_join(path, "strides"), "expected " + std::to_string(s.shape.size()) +
+                                                " entries (as many as shape), got " + std::to_string(s.strides.size()));
+      s.start = int_field_or(obj, path, "start", 0, 0);
+      if (const J* d = get(obj, "dtype")) s.dtype = dtype(*d, pointer_join(path, "dtype"));
+      if (const J* b = get(obj, "byte_offset")) s.byte_offset = int_field(*b, pointer_join(path, "byte_offset"), "byte_offset", 0);
+      if (const J* n = get(obj, "numel")) s.numel = int_field(*n, pointer_join(path, "numel"), "numel", 1, kMaxElements);
+    } else {
+      if (const J* o = get(obj, "offset")) s.offset = dims(*o, pointer_join(path, "offset"), "offset", 0);
+      if (const J* sh = get(obj, "shape")) s.shape = dims(*sh, pointer_join(path, "shape"), "shape", 1);
+      if (!s.offset.empty() && !s.shape.empty() && s.offset.size() != s.shape.size())
+        fail(pointer_join(path, "shape"), "expected " + std::to_string(s.offset.size()) +
+                                              " entries (as many as offset), got " + std::to_string(s.shape.size()));
+    }
+    if (const J* ver = get(obj, "version"))
+      s.version = int_field(*ver, pointer_join(path, "version"), "version", 0, std::numeric_limits<std::int32_t>::max());
+    if (const J* c = get(obj, "creator")) {
+      if (boolean(*c, pointer_join(path, "creator")))
+        fail(pointer_join(path, "creator"), "only \"creator\": false is meaningful (the view keeps its tensor's "
+                                            "creator otherwise)");
+      s.no_creator = true;
+    }
     return s;
   }
 
   void compile_view(const J& v, const std::string& path) {
-    check_keys(v, file_, path, {"op", "bind", "of", "offset", "shape"});
+    Keys keys = {"op", "bind", "of"};
+    keys.insert(keys.end(), view_keys().begin(), view_keys().end());
+    check_keys(v, file_, path, keys);
     ViewOp w;
     w.of = use(need(v, path, "of"), pointer_join(path, "of"));
     w.view = view_spec(v, path);
@@ -710,16 +785,43 @@ class Loader {
     emit(Code::View, prog_->views.size() - 1);
   }
 
-  void compile_read(const J& v, const std::string& path) {
-    check_keys(v, file_, path, {"op", "tensor", "index", "bind"});
+  // `index` (within the view) or `element` (linear, into the buffer): exactly one.
+  void element_spec(const J& v, const std::string& path, std::vector<IntField>& index,
+                    std::optional<IntField>& element) {
+    if (present(v, {"index", "element"}) != 1) fail(path, "expected exactly one of \"index\" or \"element\"");
+    if (const J* i = get(v, "index")) index = dims(*i, pointer_join(path, "index"), "index", 0);
+    if (const J* e = get(v, "element")) element = int_field(*e, pointer_join(path, "element"), "element", 0);
+  }
+
+  // read (get_tensor_data) or set (set_tensor_data).
+  void compile_read(const J& v, const std::string& path, bool set) {
+    check_keys(v, file_, path, set ? Keys{"op", "tensor", "index", "element", "value"}
+                                   : Keys{"op", "tensor", "index", "element", "bind"});
     ReadOp r;
     r.path = path;
+    r.set = set;
     r.tensor = use(need(v, path, "tensor"), pointer_join(path, "tensor"));
-    r.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    element_spec(v, path, r.index, r.element);
+    if (set) r.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
     if (const J* b = get(v, "bind")) r.bind = int_target(*b, pointer_join(path, "bind"));
     if (r.bind >= 0) bound_[r.bind] = true;
     prog_->reads.push_back(std::move(r));
     emit(Code::Read, prog_->reads.size() - 1);
+  }
+
+  // fatal (rt_report_fatal): {"code": N, "message": S}
+  void compile_fatal(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "code", "message"});
+    FatalOp f;
+    f.path = path;
+    f.code = static_cast<int>(integer(need(v, path, "code"), pointer_join(path, "code"), 1,
+                                      std::numeric_limits<std::int32_t>::max()));
+    if (const J* m = get(v, "message")) {
+      if (!m->is_string()) expected("a string", *m, pointer_join(path, "message"));
+      f.message = m->get<std::string>();
+    }
+    prog_->fatals.push_back(std::move(f));
+    emit(Code::Fatal, prog_->fatals.size() - 1);
   }
 
   // `{"out": NAME, "shape", "dtype"}` (and an alloc output `{"bind", "shape", "dtype"}`).
@@ -731,6 +833,16 @@ class Loader {
     a.name.path = pointer_join(path, name_key);
     a.out_shape = dims(need(v, path, "shape"), pointer_join(path, "shape"), "shape", 1);
     a.dtype = dtype(need(v, path, "dtype"), pointer_join(path, "dtype"));
+    if (const J* f = get(v, "fill")) {  // TensorCreateInfo::set_initial_value (an extension)
+      IntField fill;
+      fill.path = pointer_join(path, "fill");
+      fill.name = "fill";
+      if (dtype_is_float(a.dtype) && f->is_number_float())
+        fill.expr = Expr::constant(float_bits(f->get<double>(), a.dtype));
+      else
+        fill = int_field(*f, fill.path, "fill");
+      a.fill = std::move(fill);
+    }
     return a;
   }
 
@@ -742,10 +854,12 @@ class Loader {
     std::string form, other;
     int n = present(v, forms, &form, &other);
     bool out = form == "out";
-    if (!out && v.contains("dtype")) fail(pointer_join(path, "dtype"), "\"dtype\" is only allowed with \"out\"");
     Keys allowed = forms;
-    allowed.insert(allowed.end(), {"offset", "shape", "manual_dep"});
-    if (out) allowed.push_back("dtype");
+    allowed.push_back("manual_dep");
+    if (out)
+      allowed.insert(allowed.end(), {"offset", "shape", "dtype", "fill"});
+    else
+      allowed.insert(allowed.end(), view_keys().begin(), view_keys().end());
     check_keys(v, file_, path, allowed);
     if (n == 0) fail(path, "expected one of the keys " + config::join_names(forms));
     if (n > 1)
@@ -767,7 +881,7 @@ class Loader {
   }
 
   // Every argument a kernel phase refers to must be passed.
-  void check_kernel_args(TaskOp& t) const {
+  void check_kernel_args(const TaskOp& t) const {
     const int nargs = static_cast<int>(t.args.size());
     for (const LaneBody& l : t.kernel->lanes) {
       for (const Phase& p : l.phases) {
@@ -776,20 +890,17 @@ class Loader {
             fail(t.path, "kernel \"" + t.kernel->name + "\" uses argument " + std::to_string(a) + " (at " + p.path +
                              "), but the submit passes " + std::to_string(nargs));
         }
-        if (p.workspace_arg >= 0 &&
-            std::find(t.workspace_args.begin(), t.workspace_args.end(), p.workspace_arg) == t.workspace_args.end())
-          t.workspace_args.push_back(p.workspace_arg);
       }
     }
   }
 
   PredicateOp predicate(const J& v, const std::string& path) {
     object(v, path);
-    check_keys(v, file_, path, {"tensor", "index", "cmp", "value"});
+    check_keys(v, file_, path, {"tensor", "index", "element", "cmp", "value"});
     PredicateOp p;
     p.path = path;
     p.tensor = use(need(v, path, "tensor"), pointer_join(path, "tensor"));
-    p.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    element_spec(v, path, p.index, p.element);
     p.cmp = static_cast<Cmp>(choice(need(v, path, "cmp"), pointer_join(path, "cmp"), {"==", "!=", ">", "<", ">=", "<="}));
     p.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
     return p;
@@ -797,14 +908,14 @@ class Loader {
 
   WriteOp write(const J& v, const std::string& path, std::size_t nargs) {
     object(v, path);
-    check_keys(v, file_, path, {"arg", "index", "value"});
+    check_keys(v, file_, path, {"arg", "index", "element", "value"});
     WriteOp w;
     w.path = path;
     w.arg = static_cast<int>(integer(need(v, path, "arg"), pointer_join(path, "arg"), 0, std::numeric_limits<int>::max()));
     if (static_cast<std::size_t>(w.arg) >= nargs)
       fail(pointer_join(path, "arg"),
            "argument " + std::to_string(w.arg) + " does not exist (the submit has " + std::to_string(nargs) + ")");
-    w.index = dims(need(v, path, "index"), pointer_join(path, "index"), "index", 0);
+    element_spec(v, path, w.index, w.element);
     w.value = int_field(need(v, path, "value"), pointer_join(path, "value"), "value");
     return w;
   }
@@ -832,7 +943,7 @@ class Loader {
     check_arg_count(outs.size(), op);
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const std::string p = pointer_join(op, i);
-      check_keys(object(outs[i], p), file_, p, {"bind", "shape", "dtype"});
+      check_keys(object(outs[i], p), file_, p, {"bind", "shape", "dtype", "fill"});
       t.args.push_back(output(outs[i], p, "bind"));
     }
     if (const J* id = get(v, "id")) t.id_slot = target(*id, pointer_join(path, "id"));
@@ -864,7 +975,18 @@ class Loader {
     if (const J* deps = get(v, "deps")) {
       const std::string dp = pointer_join(path, "deps");
       list(*deps, dp);
-      for (std::size_t i = 0; i < deps->size(); ++i) t.deps.push_back(use((*deps)[i], pointer_join(dp, i)));
+      for (std::size_t i = 0; i < deps->size(); ++i) {
+        const J& d = (*deps)[i];
+        const std::string ip = pointer_join(dp, i);
+        if (d.is_object()) {  // {"wait": NAME}: add_dep_wait, ordering only (an extension)
+          check_keys(d, file_, ip, {"wait"});
+          t.deps.push_back(use(need(d, ip, "wait"), pointer_join(ip, "wait")));
+          t.dep_flags.push_back(kDepWait);
+        } else {
+          t.deps.push_back(use(d, ip));
+          t.dep_flags.push_back(kDepWait | kDepRetain);
+        }
+      }
     }
     if (const J* b = get(v, "early_resolve")) t.early_resolve = boolean(*b, pointer_join(path, "early_resolve"));
     if (const J* b = get(v, "sync_start")) t.sync_start = boolean(*b, pointer_join(path, "sync_start"));
@@ -907,10 +1029,30 @@ const KernelDef* Trace::kernel_by_func_id(int func_id) const {
 }
 
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name) {
-  J root = parse_json(text, file);
+  return trace_from_json(parse_document(text, file), file, default_name);
+}
+
+nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
+  return parse_json(text, file);
+}
+
+Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name) {
   Trace t;
   Loader(file, t).load(root, default_name);
   return t;
+}
+
+std::vector<std::unique_ptr<KernelDef>> parse_kernels(const nlohmann::ordered_json& defs, const std::string& file,
+                                                      const std::string& path) {
+  Trace t;
+  Loader(file, t).load_kernels(defs, path);
+  return std::move(t.kernels);
+}
+
+ExternalTensor parse_tensor(const nlohmann::ordered_json& def, const std::string& name, const std::string& file,
+                            const std::string& path) {
+  Trace t;
+  return Loader(file, t).tensor_def(def, name, path);
 }
 
 Trace load_trace(const std::string& path) {

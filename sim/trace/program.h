@@ -64,10 +64,21 @@ struct NameRef {
 };
 
 // A view relative to a tensor's current view (`offset`/`shape` lists; an
-// empty list takes its default: zeros / the parent's shape minus the offset).
+// empty list takes its default: zeros / the parent's shape minus the offset),
+// or in the runtime's own encoding (`start`, `strides` and `shape`, absolute
+// in the tensor's buffer, optionally reinterpreted: `dtype`, `byte_offset`,
+// `numel`; docs/trace-format.md, "Extensions").
 struct ViewSpec {
   std::vector<IntField> offset;
   std::vector<IntField> shape;
+  bool strided_form = false;
+  IntField start;
+  std::vector<IntField> strides;
+  std::optional<DType> dtype;
+  std::optional<IntField> byte_offset;
+  std::optional<IntField> numel;
+  std::optional<IntField> version;
+  bool no_creator = false;  // "creator": false
   std::string path;  // the object holding offset/shape
 };
 
@@ -77,13 +88,17 @@ struct ArgSpec {
   ViewSpec view;                    // not Output
   std::vector<IntField> out_shape;  // Output
   DType dtype = DType::FP32;        // Output
+  std::optional<IntField> fill;     // Output: the buffer's initial value
   bool manual_dep = false;
   std::string path;
 };
 
+// An element of a tensor: `index` within its view, or `element`, the linear
+// element index into its buffer (an extension).
 struct PredicateOp {
   NameRef tensor;
   std::vector<IntField> index;
+  std::optional<IntField> element;
   Cmp cmp = Cmp::EQ;
   IntField value;
   std::string path;
@@ -92,6 +107,7 @@ struct PredicateOp {
 struct WriteOp {
   int arg = 0;
   std::vector<IntField> index;
+  std::optional<IntField> element;
   IntField value;
   std::string path;
 };
@@ -104,11 +120,11 @@ struct TaskOp {
   int id_slot = -1;
   IntField block_num;
   std::vector<NameRef> deps;
+  std::vector<std::uint8_t> dep_flags;  // per dep: WAIT|RETAIN, or WAIT for {"wait": NAME}
   bool early_resolve = false;
   bool sync_start = false;
   std::optional<PredicateOp> predicate;
   std::vector<WriteOp> writes;
-  std::vector<int> workspace_args;  // soft-syncall workspaces of the kernel
   std::string site;
   std::string path;
 };
@@ -130,10 +146,21 @@ struct ViewOp {
   ViewSpec view;
 };
 
+// `read` (get_tensor_data) and `set` (set_tensor_data, an extension).
 struct ReadOp {
   NameRef tensor;
   std::vector<IntField> index;
+  std::optional<IntField> element;
   int bind = -1;
+  bool set = false;
+  IntField value;  // set
+  std::string path;
+};
+
+// `fatal` (rt_report_fatal, an extension).
+struct FatalOp {
+  int code = 0;
+  std::string message;
   std::string path;
 };
 
@@ -145,7 +172,7 @@ struct ForOp {
   std::size_t exit = 0;  // pc after the loop's ForNext
 };
 
-enum class Code : std::uint8_t { ScopeBegin, ScopeEnd, Task, Read, Let, View, ForInit, ForNext };
+enum class Code : std::uint8_t { ScopeBegin, ScopeEnd, Task, Read, Let, View, ForInit, ForNext, Fatal };
 
 struct Instr {
   Code code;
@@ -156,7 +183,8 @@ struct Program {
   std::vector<Instr> code;
   std::vector<ScopeOp> scopes;
   std::vector<TaskOp> tasks;
-  std::vector<ReadOp> reads;
+  std::vector<ReadOp> reads;  // reads and sets
+  std::vector<FatalOp> fatals;
   std::vector<LetOp> lets;
   std::vector<ViewOp> views;
   std::vector<ForOp> fors;

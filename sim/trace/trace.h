@@ -12,12 +12,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "models/common/dtype.h"
 #include "models/common/errors.h"
 #include "models/common/kernel.h"
+#include "models/common/platform.h"
 #include "models/common/run_config.h"
 #include "models/runtime/data_store.h"
 #include "models/runtime/orch_ops.h"
@@ -52,6 +55,19 @@ struct ExternalTensor {
 };
 
 struct Program;  // the checked program, opaque outside sim/trace
+struct Trace;
+
+// A program that is not a trace's list of operations: a scene's
+// orchestration source running in its own process (sim/scene). It hands out
+// the op source of one run, and may define kernels while it runs (MIX tasks
+// composed of per-lane incores).
+class ExternalProgram {
+ public:
+  virtual ~ExternalProgram() = default;
+  virtual std::unique_ptr<OpSource> start(const Trace& trace, DataStore& data, const Platform& platform,
+                                          const RunConfig& config) = 0;
+  virtual std::vector<const KernelDef*> defined_kernels() const = 0;
+};
 
 struct Trace {
   std::string file;   // as given ("-" shown as "<stdin>")
@@ -60,8 +76,11 @@ struct Trace {
   std::vector<std::unique_ptr<KernelDef>> kernels;  // stable addresses
   std::vector<ExternalTensor> tensors;
   std::shared_ptr<const Program> program;
+  std::shared_ptr<ExternalProgram> external;  // a scene: no `program`
 
   const KernelDef* kernel_by_func_id(int func_id) const;
+  // The kernels, with those an external program defined while it ran.
+  std::vector<const KernelDef*> all_kernels() const;
 };
 
 // `path` "-" reads standard input.
@@ -77,6 +96,26 @@ Trace parse_trace(const std::string& text, const std::string& file, const std::s
 // it lower.
 std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data,
                                            std::uint64_t max_loop_iterations = kMaxLoopIterations);
+
+// The op source of one run: the interpreter, or the external program's.
+std::unique_ptr<OpSource> make_source(const Trace& trace, DataStore& data, const Platform& platform,
+                                      const RunConfig& config);
+
+// The checks a launch of a kernel gets before the model runs it (the
+// interpreter's, and an SDK program's): the phase expressions of each
+// (kernel, block_num) evaluated for every block, once; soft-syncall
+// workspaces of the right type and size. InputErrors name `file`.
+class LaunchChecker {
+ public:
+  explicit LaunchChecker(std::string file) : file_(std::move(file)) {}
+  void check(const KernelDef& k, const SubmitRequest& req, const std::string& submit_path);
+
+ private:
+  void check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,
+                        std::int64_t lo, std::int64_t hi, int block_num, const std::string& submit_path) const;
+  std::string file_;
+  std::set<std::pair<const KernelDef*, int>> checked_;
+};
 
 // For a dry run without a device (npusim check, the fuzz targets): the
 // outputs of an accepted task op, each OUTPUT argument a fresh buffer at a

@@ -1,0 +1,28 @@
+// The JSON side of the trace loader, for the readers that share its rules
+// (scenes, sim/scene): the document parser with the format's limits and
+// messages, and the kernel and tensor definitions of the trace format.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/trace/trace.h"
+
+namespace npusim::trace {
+
+// JSON text -> document: syntax errors with line and column, duplicate keys,
+// nesting and number limits (docs/trace-format.md).
+nlohmann::ordered_json parse_document(const std::string& text, const std::string& file);
+// A parsed trace document.
+Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name);
+// Kernel definitions (a trace's `kernels` object); messages name `path`.
+std::vector<std::unique_ptr<KernelDef>> parse_kernels(const nlohmann::ordered_json& defs, const std::string& file,
+                                                      const std::string& path);
+// One external tensor definition ({"shape", "dtype", "data" | "fill"}).
+ExternalTensor parse_tensor(const nlohmann::ordered_json& def, const std::string& name, const std::string& file,
+                            const std::string& path);
+
+}  // namespace npusim::trace
