@@ -6,13 +6,16 @@
       over its folders and over the mutation kinds below.
   tools/mutate.py list [CATALOGUE]
       prints the catalogue with each mutant's diff line.
-  tools/mutate.py run [CATALOGUE] [--only ID,ID..] [--timeout S] [--work DIR]
+  tools/mutate.py run [CATALOGUE] [--only ID,ID..] [--resume] [--timeout S]
+                      [--jobs N] [--test-jobs N] [--work DIR]
       applies each mutant in a scratch copy of the tree, rebuilds it
       incrementally (its own build directory, ccache), runs the whole suite
       (ctest, stopping at the first failure) and reports each mutant as
-      killed, survived, timeout (counted as killed) or build-failed (not
-      counted). The tree itself is never modified. Results go to
-      WORK/results.tsv (default WORK: build-mutate/, ignored by git).
+      killed, survived, timeout (counted as killed), build-failed or
+      not-applicable (neither counted). The tree itself is never modified.
+      Results go to WORK/results.tsv (default WORK: build-mutate/, ignored by
+      git). --only runs the listed mutants in the order listed; --resume
+      keeps the results file and skips the mutants it already has.
   tools/mutate.py table [CATALOGUE] --results FILE [--results FILE..]
       the catalogue with the results as a Markdown table, and the score.
 
@@ -23,10 +26,13 @@ integer literal off by one), stmt (an expression statement dropped), logic
 
 A mutant is located by the text of its line (the line number is only the
 hint where several lines match), so the catalogue survives edits elsewhere in
-a file; a mutant whose line is gone is reported as stale.
+a file; a mutant whose line is gone or no longer holds the mutated text at
+its column (the model changed since the catalogue was drawn) is reported as
+not-applicable, never as killed.
 
 CPU: the run is long (one incremental build and one suite run per mutant);
-run it under `nice -n 10` on a shared machine, and use --only to iterate.
+run it under `nice -n 19` with --jobs 1 on a shared machine, and use --only
+and --resume to iterate.
 """
 import argparse
 import os
@@ -282,6 +288,8 @@ def unesc(s):
     return s.replace("\\t", "\t").replace("\\\\", "\\")
 
 
+NA = "not-applicable"  # the mutant's line is gone or changed: not run, not counted
+
 HEADER = "# id\tfile\tline\tkind\tcol\told\tnew\tline text (the anchor)\n"
 
 
@@ -379,30 +387,46 @@ def copy_tree(work):
 def run(args):
     rows = read_catalogue(args.catalogue)
     if args.only:
-        ids = set(args.only.split(","))
-        rows = [r for r in rows if r["id"] in ids]
+        by_id = {r["id"]: r for r in rows}
+        ids = [i for i in args.only.split(",") if i]
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            sys.exit("mutate: no mutant %s in %s" % (", ".join(unknown), args.catalogue))
+        rows = [by_id[i] for i in ids]
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
+    results_path = args.results or os.path.join(work, "results.tsv")
+    if args.resume and os.path.exists(results_path):
+        done = read_results(results_path)
+        rows = [r for r in rows if r["id"] not in done]
+        print("mutate: resuming: %d mutants in %s already, %d to run" % (len(done), results_path, len(rows)),
+              flush=True)
+    else:
+        with open(results_path, "w") as f:
+            f.write("# id\tstatus\tseconds\tfirst failing test\n")
     src = copy_tree(work)
     # The build directory inside the copy, as build/ is in the tree: with
     # ccache's base_dir the unchanged files' compilations are cache hits.
     build = os.path.join(src, "build")
+    # ccache: paths under the scratch copy are hashed relative to it, so its
+    # compilations are hits on the tree's own build (made with base_dir above
+    # the tree) wherever the source is the same, wherever WORK is.
+    os.environ["CCACHE_BASEDIR"] = src
     log = os.path.join(work, "mutate.log")
-    open(log, "w").close()
-    results_path = args.results or os.path.join(work, "results.tsv")
-    with open(results_path, "w") as f:
-        f.write("# id\tstatus\tseconds\tfirst failing test\n")
+    if not args.resume:
+        open(log, "w").close()
     env_flags = ["-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DNPUSIM_TEST_GLOB=test_*"]
     rc, out = sh(["cmake", "-S", src, "-B", build] + env_flags, src, log=log)
     if rc != 0:
         sys.exit("mutate: cmake failed (see %s)" % log)
     jobs = str(args.jobs)
+    test_jobs = str(args.test_jobs or args.jobs)
 
     def build_tree():
         return sh(["cmake", "--build", build, "-j", jobs], src, timeout=args.build_timeout, log=log)
 
     def suite(timeout):
-        return sh(["ctest", "--test-dir", build, "-j", jobs, "--no-tests=error", "--stop-on-failure"], src,
+        return sh(["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"], src,
                   timeout=timeout, log=log)
 
     rc, _ = build_tree()
@@ -425,32 +449,34 @@ def run(args):
                 originals[m["file"]] = f.read()
         text = apply(m, originals[m["file"]].split("\n"))
         if text is None:
-            results.append((m, "stale", 0, ""))
+            results.append((m, NA, 0, ""))
             with open(results_path, "a") as f:
-                f.write("\t".join([m["id"], "stale", "0", ""]) + "\n")
-            print("%s %-12s %s:%d %s" % (m["id"], "stale", m["file"], m["line"], diff_line(m)), flush=True)
+                f.write("\t".join([m["id"], NA, "0", ""]) + "\n")
+            print("%s %-14s %s:%d %s" % (m["id"], NA, m["file"], m["line"], diff_line(m)), flush=True)
             continue
-        with open(path, "w") as f:
-            f.write(text)
         start = time.time()
         with open(log, "a") as f:
             f.write("\n===== %s %s:%d %s\n" % (m["id"], m["file"], m["line"], diff_line(m)))
-        rc, out = build_tree()
-        if rc != 0:
-            status, by = "build-failed", ""
-        else:
-            rc, out = suite(timeout)
-            if rc is None:
-                status, by = "timeout", ""
-            elif rc != 0:
-                status = "killed"
-                failed = re.findall(r"\d+ - (unit:.*?) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
-                                    r"Child aborted|Exception)", out)
-                by = failed[0] if failed else "?"
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+            rc, out = build_tree()
+            if rc != 0:
+                status, by = "build-failed", ""
             else:
-                status, by = "survived", ""
-        with open(path, "w") as f:
-            f.write(originals[m["file"]])
+                rc, out = suite(timeout)
+                if rc is None:
+                    status, by = "timeout", ""
+                elif rc != 0:
+                    status = "killed"
+                    failed = re.findall(r"\d+ - (unit:.*?) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
+                                        r"Child aborted|Exception)", out)
+                    by = failed[0] if failed else "?"
+                else:
+                    status, by = "survived", ""
+        finally:  # also when interrupted: the scratch tree never keeps a mutant
+            with open(path, "w") as f:
+                f.write(originals[m["file"]])
         secs = time.time() - start
         results.append((m, status, secs, by))
         with open(results_path, "a") as f:
@@ -470,7 +496,7 @@ def summarize(results):
     scored = killed + count.get("survived", 0)
     print("\nmutate: %d mutants: %s" % (len(results), ", ".join("%s %d" % kv for kv in sorted(count.items()))))
     if scored:
-        print("mutate: score %d/%d killed = %.1f%% (build-failed and stale not counted)" %
+        print("mutate: score %d/%d killed = %.1f%% (build-failed and not-applicable not counted)" %
               (killed, scored, 100.0 * killed / scored))
     by_folder = {}
     for m, s, _, _ in results:
@@ -497,7 +523,7 @@ def read_results(path):
             if line.startswith("#") or not line.strip():
                 continue
             p = line.rstrip("\n").split("\t")
-            res[p[0]] = (p[1], p[3] if len(p) > 3 else "")
+            res[p[0]] = (NA if p[1] == "stale" else p[1], p[3] if len(p) > 3 else "")
     return res
 
 
@@ -529,7 +555,9 @@ def main():
     r.add_argument("--only", help="comma-separated mutant ids")
     r.add_argument("--timeout", type=int, default=0, help="suite timeout per mutant, s (default 3x the baseline)")
     r.add_argument("--build-timeout", type=int, default=1800)
-    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--jobs", type=int, default=2, help="build jobs")
+    r.add_argument("--test-jobs", type=int, default=0, help="ctest jobs (default: --jobs)")
+    r.add_argument("--resume", action="store_true", help="skip the mutants the results file has already")
     r.add_argument("--results", help="results file (default WORK/results.tsv)")
     t = sub.add_parser("table")
     t.add_argument("catalogue", nargs="?", default=DEFAULT_CATALOGUE)
