@@ -88,6 +88,36 @@ TEST_CASE("views of one buffer: disjoint ones are independent, overlapping ones 
   for (const auto& e : h.rec.edges[3]) CHECK(e.overlap == Overlap::Covered);
 }
 
+TEST_CASE("views of another layout: disjoint element ranges are independent, overlapping ones are ordered",
+          "[runtime]") {
+  // pto_tensormap.h, PTO2TensorMapEntry::check_overlap: the element-range
+  // intersection (L1) rejects first; only views whose ranges meet and whose
+  // dtype or ndims differ are OTHER without a per-dimension test.
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* a = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 0, 512))}));  // elements 0..511
+  REQUIRE(a);
+  auto row = [&](std::int64_t r) {  // x as 2 x 512, row r
+    Tensor v = x;
+    v.ndims = 2;
+    v.buf_shape[0] = 2;
+    v.buf_shape[1] = 512;
+    v.offset[0] = r;
+    v.offset[1] = 0;
+    v.shape[0] = 1;
+    v.shape[1] = 512;
+    return v;
+  };
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Input, row(1))}));  // elements 512..1023
+  REQUIRE(b);
+  CHECK(h.rec.edges[1].empty());
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, row(0))}));  // elements 0..511
+  REQUIRE(c);
+  REQUIRE(h.rec.edges[2].size() == 1);
+  CHECK(h.rec.edges[2][0].overlap == Overlap::Other);
+  CHECK(has_edge(h.rec.edges[2], a->id, EdgeSource::Tensormap));
+}
+
 TEST_CASE("in a manual scope only explicit deps make edges", "[runtime]") {
   Harness h;
   Tensor x = h.ext(1024);
