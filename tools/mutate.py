@@ -191,7 +191,7 @@ def candidates(path, lines):
         starts = prev_code.endswith((";", "{", "}", ")", ":")) or prev_code.endswith("else")
         if starts and not DECL_START.match(c) and (ASSIGN_STMT.match(c) or CALL_STMT.match(c)) and \
                 not re.search(r"\b(if|for|while|switch)\b", c):
-            found.append((no, "stmt", len(line) - len(line.lstrip()), c.strip(), ";"))
+            found.append((no, "stmt", len(line) - len(line.lstrip()), line[:len(c.rstrip())].strip(), ";"))
         prev_code = stripped
     return found
 
