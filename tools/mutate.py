@@ -11,8 +11,9 @@
       applies each mutant in a scratch copy of the tree, rebuilds it
       incrementally (its own build directory, ccache), runs the whole suite
       (ctest, stopping at the first failure) and reports each mutant as
-      killed, survived, timeout (counted as killed), build-failed or
-      not-applicable (neither counted). The tree itself is never modified.
+      killed, survived, timeout (counted as killed), build-failed,
+      not-applicable or error (the machine failed: a full disk; none of the
+      three counted). The tree itself is never modified.
       Results go to WORK/results.tsv (default WORK: build-mutate/, ignored by
       git). --only runs the listed mutants in the order listed; --resume
       keeps the results file and skips the mutants it already has.
@@ -288,6 +289,9 @@ def unesc(s):
     return s.replace("\\t", "\t").replace("\\\\", "\\")
 
 
+# Output that says the machine failed the build or a test (a full disk, no
+# memory): such a mutant is reported as `error`, not counted, and is to be run again.
+ENV_FAULT = re.compile(r"No space left on device|Cannot allocate memory|std::bad_alloc|virtual memory exhausted")
 NA = "not-applicable"  # the mutant's line is gone or changed: not run, not counted
 
 HEADER = "# id\tfile\tline\tkind\tcol\told\tnew\tline text (the anchor)\n"
@@ -474,6 +478,15 @@ def run(args):
                     by = failed[0] if failed else "?"
                 else:
                     status, by = "survived", ""
+            fault = ENV_FAULT.search(out)
+            if status == "killed" and not fault:  # the failing tests' output
+                try:
+                    with open(os.path.join(build, "Testing", "Temporary", "LastTest.log"), errors="replace") as f:
+                        fault = ENV_FAULT.search(f.read())
+                except OSError:
+                    pass
+            if fault:  # the machine failed, not the suite: run it again
+                status, by = "error", fault.group(0)
         finally:  # also when interrupted: the scratch tree never keeps a mutant
             with open(path, "w") as f:
                 f.write(originals[m["file"]])
@@ -496,7 +509,7 @@ def summarize(results):
     scored = killed + count.get("survived", 0)
     print("\nmutate: %d mutants: %s" % (len(results), ", ".join("%s %d" % kv for kv in sorted(count.items()))))
     if scored:
-        print("mutate: score %d/%d killed = %.1f%% (build-failed and not-applicable not counted)" %
+        print("mutate: score %d/%d killed = %.1f%% (build-failed, not-applicable and error not counted)" %
               (killed, scored, 100.0 * killed / scored))
     by_folder = {}
     for m, s, _, _ in results:
