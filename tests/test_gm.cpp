@@ -161,6 +161,23 @@ TEST_CASE("load, store, fence and cacheinvalid take their platform costs, and a 
   CHECK(s.chip->gm().reports() == 0);
 }
 
+TEST_CASE("a store of zero bytes costs one line latency and leaves nothing to write back", "[gm]") {
+  // A block's byte count may evaluate to 0 (the remainder of a tiling past
+  // the end): no bytes move, no line turns dirty. The store costs 200 + 0;
+  // the fence then has nothing to write back: 100.
+  Sim s;
+  Tensor out = s.ext("out", DType::FP32, 4096);
+  auto k = aiv_kernel("EMPTY", {store(0, 0), fence()});
+  s.src.add(k.get(), {arg(ArgTag::Inout, out)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 1);
+  const BlockRecord& b = s.obs.done[0].second;
+  CHECK(b.start == ns(1320));
+  CHECK(b.end == ns(1320 + 200 + 100));
+  CHECK(s.obs.warnings.empty());
+}
+
 TEST_CASE("a SOFT syncall of two participants: serialized increments, polls, serialized final reloads", "[gm]") {
   // Both start at 1420. Core 2 increments 1420..1670, core 3 waits for the
   // line and increments 1670..1920 (the last). Core 2 polls from 1670: its
