@@ -365,6 +365,9 @@ def sh(cmd, cwd, timeout=None, log=None):
         os.killpg(p.pid, signal.SIGKILL)
         out, _ = p.communicate()
         rc = None
+    except BaseException:  # interrupted: the build or suite goes with us
+        os.killpg(p.pid, signal.SIGKILL)
+        raise
     if log:
         with open(log, "a") as f:
             f.write("$ %s\n%s\n%s" % (" ".join(cmd), out, "[timeout after %ss]\n" % timeout if rc is None else ""))
@@ -388,7 +391,15 @@ def copy_tree(work):
     return src
 
 
+def stop(signum, _frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
 def run(args):
+    # SIGTERM, and SIGINT even where a background job ignores it, stop the run
+    # cleanly: the running build or suite is killed, the scratch file restored.
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     rows = read_catalogue(args.catalogue)
     if args.only:
         by_id = {r["id"]: r for r in rows}
