@@ -368,6 +368,32 @@ TEST_CASE("coherency reports inside one kernel run: each missing step, once per 
   }
 }
 
+TEST_CASE("an unfenced store is a hazard to the bytes it wrote, not to the rest of their line", "[gm]") {
+  // Two blocks store 32 B each into the two halves of line 0 and do not fence;
+  // after the barrier each reads its own half (the other's bytes meet it at
+  // one byte boundary, inside the line): nothing to report. Reading one byte
+  // more reaches into the other's bytes: one unfenced read (once per task,
+  // line and kind).
+  for (const bool reach : {false, true}) {
+    INFO(reach);
+    Sim s;
+    Tensor buf = s.ext("buf", DType::FP32, 64);
+    Tensor ws = s.ext("ws", DType::INT32, 16);
+    auto k = aiv_kernel("HALVES", {store(0, 32, "block_idx*32"), soft_syncall(1, "block_num"), invalidate_all(),
+                                   reach ? load(0, 33, "block_idx*31") : load(0, 32, "block_idx*32"), compute(1000)});
+    s.src.add(k.get(), {arg(ArgTag::Inout, buf), arg(ArgTag::Inout, ws)}, 2);
+    s.run();
+    REQUIRE(s.chip->runtime().finished());
+    if (!reach) {
+      CHECK(s.obs.warnings.empty());
+      continue;
+    }
+    REQUIRE(s.obs.warnings.size() == 1);
+    CHECK(s.obs.warnings[0].first == "coherency_unfenced_read");
+    CHECK(s.obs.warnings[0].second.find("reads line 0 of") != std::string::npos);
+  }
+}
+
 TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first launch", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
