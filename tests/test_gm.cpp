@@ -394,6 +394,32 @@ TEST_CASE("an unfenced store is a hazard to the bytes it wrote, not to the rest 
   }
 }
 
+TEST_CASE("a line cached before a later, separate fetch is still known stale after another core's fence", "[gm]") {
+  // Block b caches the other block's line (1-b), then, 100 ns later, line
+  // 2+b (a second fetch: a segment of its own after the first); it stores
+  // and fences its own line b; after the barrier it reads line 1-b again
+  // without invalidating: the copy cached before the other's fence is stale,
+  // one report per line (0 and 1).
+  Sim s;
+  Tensor buf = s.ext("buf", DType::FP32, 64);  // 256 B: 4 lines
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  auto k = aiv_kernel("REREAD", {load(0, 64, "(1-block_idx)*64"), compute(100), load(0, 64, "128+block_idx*64"),
+                                 store(0, 64, "block_idx*64"), fence(), soft_syncall(1, "block_num"),
+                                 load(0, 64, "(1-block_idx)*64"), compute(1000)});
+  s.src.add(k.get(), {arg(ArgTag::Inout, buf), arg(ArgTag::Inout, ws)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.warnings.size() == 2);
+  std::vector<int> seen;
+  for (const auto& [kind, msg] : s.obs.warnings) {
+    CHECK(kind == "coherency_stale_read");
+    for (int l = 0; l < 4; ++l)
+      if (msg.find("reads line " + std::to_string(l) + " of") != std::string::npos) seen.push_back(l);
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<int>{0, 1});
+}
+
 TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first launch", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
