@@ -420,6 +420,27 @@ TEST_CASE("a line cached before a later, separate fetch is still known stale aft
   CHECK(seen == std::vector<int>{0, 1});
 }
 
+TEST_CASE("a bypass load of bytes its own block stored names 'this block' as the writer", "[gm]") {
+  // One block stores line 0 (1320 + 200 + 1 = 1521) and fences (+ 100 + the
+  // write-back of one line, 201: 1822), then reads it with a bypass load:
+  // the report names this block, not a block number and core.
+  Sim s;
+  Tensor buf = s.ext("buf", DType::FP32, 16);  // 64 B: one line
+  Phase bypass = load(0, 64);
+  bypass.cache = CacheMode::Bypass;
+  auto k = aiv_kernel("SELF", {store(0, 64), fence(), bypass});
+  s.src.add(k.get(), {arg(ArgTag::Inout, buf)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.warnings.size() == 1);
+  CHECK(s.obs.warnings[0].first == "coherency_bypass_write");
+  CHECK(s.obs.warnings[0].second ==
+        "task t0 (SELF) block 0 on core 2 at 1.822 us: a cache \"bypass\" load reads line 0 of tensor \"buf\" "
+        "(GM 0x100000000), which this block of the same task stores at 1.320 us: a bypass load reads GM directly "
+        "and is not ordered with the kernel's own stores; missing: a cached load (cache \"default\") after the "
+        "writer's fence, the barrier and cacheinvalid");
+}
+
 TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first launch", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
