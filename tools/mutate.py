@@ -385,9 +385,13 @@ def copy_tree(work):
         dst = os.path.join(src, f)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         a = os.path.join(ROOT, f)
-        # Copy only what changed, so an unchanged file keeps its timestamp and is not rebuilt.
+        # Copy only what changed, so an unchanged file keeps its timestamp and
+        # is not rebuilt; a changed one gets the time of the copy (not the
+        # tree's: an object rebuilt for an earlier mutant may be newer than
+        # that, and make would keep it).
         if not os.path.exists(dst) or open(a, "rb").read() != open(dst, "rb").read():
-            shutil.copy2(a, dst)
+            shutil.copyfile(a, dst)
+            shutil.copymode(a, dst)
     return src
 
 
