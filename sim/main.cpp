@@ -2,6 +2,7 @@
 //
 //   npusim run TRACE [options]        simulate; outputs in --out DIR
 //   npusim check TRACE [--platform]   static checks only, no simulation
+//   npusim record SCENE -o TRACE      run a scene; write the trace of its operations
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 #include <iostream>
@@ -27,18 +28,24 @@ namespace {
 
 using npusim::engine::kExitInputError;
 
-void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
-                     std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
-                     std::string& threads) {
-  cmd->add_option("TRACE", req.trace_path, "trace file (- = standard input)")->required();
+// The options that shape a simulation (run and record).
+void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw, std::string& rh,
+                     std::string& rdp, std::string& runtime, std::string& seed, std::string& threads) {
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
-  cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--seed", seed, "seed for sampled kernel durations");
   cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
   cmd->add_option("--runtime", runtime, "tensormap_and_ringbuffer | host_build_graph");
   cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
+}
+
+void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
+                     std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
+                     std::string& threads) {
+  cmd->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
+  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads);
+  cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
       ->check(CLI::Range(0, 4));
   cmd->add_flag("--no-scope-stats", [&req](std::int64_t) { req.scope_stats = false; }, "do not write scope_stats");
@@ -87,12 +94,18 @@ int sc_main(int argc, char* argv[]) {
   std::string rtw, rh, rdp, runtime;
   std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
 
-  CLI::App* run = app.add_subcommand("run", "simulate a trace");
+  CLI::App* run = app.add_subcommand("run", "simulate a trace or a scene");
   add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads);
-  CLI::App* check = app.add_subcommand("check", "check a trace without simulating");
-  check->add_option("TRACE", req.trace_path, "trace file (- = standard input)")->required();
+  CLI::App* check = app.add_subcommand("check", "check a trace or a scene without simulating");
+  check->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
   check->add_option("--platform", req.platform, "platform name or path");
   check->add_flag("-q,--quiet", req.quiet, "no output on success");
+
+  CLI::App* record = app.add_subcommand("record", "run a scene and write the trace of the operations it performed");
+  record->add_option("SCENE", req.trace_path, "scene file")->required();
+  record->add_option("-o,--output", req.record_path, "the trace to write")->required();
+  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads);
+  record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
 
   CLI::App* compare = app.add_subcommand("compare", "compare two summary.json files");
   std::string base, cur;
@@ -133,6 +146,12 @@ int sc_main(int argc, char* argv[]) {
       return npusim::engine::run(req, std::cout, std::cerr);
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
+    if (*record) {
+      to_options(req, rtw, rh, rdp, runtime, seed, threads);
+      req.outputs = false;
+      req.suggest = false;
+      return npusim::engine::record(req, std::cout, std::cerr);
+    }
     if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
     if (*bcost) {
       auto split = [](const std::string& s) {

@@ -10,9 +10,11 @@ extern const char kSourceDir[];       // the repository
 extern const char kTestDataDir[];     // tests/data
 extern const char kConformanceDir[];  // tests/conformance/traces
 extern const char kBinary[];          // the npusim executable
+extern const char kSceneCache[];      // the compile cache the scene tests share (NPUSIM_CACHE_DIR)
 }  // namespace test_paths
 
 #define NPUSIM_SOURCE_DIR (::test_paths::kSourceDir)
 #define NPUSIM_TEST_DATA_DIR (::test_paths::kTestDataDir)
 #define NPUSIM_CONFORMANCE_DIR (::test_paths::kConformanceDir)
 #define NPUSIM_BINARY (::test_paths::kBinary)
+#define NPUSIM_SCENE_CACHE (::test_paths::kSceneCache)

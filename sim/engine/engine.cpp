@@ -24,6 +24,8 @@
 #include "sim/engine/sizing.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/writer.h"
+#include "sim/scene/record.h"
+#include "sim/scene/scene.h"
 #include "sim/trace/trace.h"
 
 namespace fs = std::filesystem;
@@ -36,13 +38,14 @@ struct Loaded {
   Platform platform;
   trace::Trace trace;
   RunConfig config;
+  RunOptions options;  // the program's run block with the command line's options
 };
 
 Loaded load(const RunRequest& req) {
-  Loaded l{platform::load_platform(req.platform), trace::load_trace(req.trace_path), {}};
+  Loaded l{platform::load_platform(req.platform), scene::load_program(req.trace_path), {}, {}};
   config::check_against(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
-  RunOptions opts = config::merge(l.trace.run, req.cli);
-  l.config = config::resolve(opts, l.platform, l.trace.file);
+  l.options = config::merge(l.trace.run, req.cli);
+  l.config = config::resolve(l.options, l.platform, l.trace.file);
   l.config.swimlane_level = req.swimlane_level;
   l.config.scope_stats = req.scope_stats && l.config.runtime == RuntimeKind::TensormapRingbuffer;
   l.config.deps = req.deps;
@@ -168,6 +171,7 @@ struct Result {
   nlohmann::ordered_json tasks;           // summary.json's `tasks`
   std::unique_ptr<SummaryStats> stats;    // null when the device failed before the first task
   std::vector<std::string> files;         // staged by the writers, relative to the staging directory
+  std::string recorded;                   // npusim record: the trace of the operations performed
 };
 
 // summary.json (cli-and-outputs.md), in the spec's key order.
@@ -259,6 +263,8 @@ std::optional<Result> arena_failed(const Loaded& l) {
 class Writers {
  public:
   Writers(const RunRequest& req, const Loaded& l, const std::string& dir) : stats_(std::make_unique<SummaryStats>()) {
+    fanout_.add(stats_.get());
+    if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
       writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level));
       writers_.push_back(record::make_perfetto_writer(dir, l.config.swimlane_level));
@@ -267,11 +273,10 @@ class Writers {
     if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir));
     writers_.push_back(record::make_name_map_writer(dir));
     if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir));
-    fanout_.add(stats_.get());
     for (auto& w : writers_) fanout_.add(w.get());
   }
   SimObserver& observer() { return fanout_; }
-  const SummaryStats& stats() const { return *stats_; }
+  SummaryStats& stats() { return *stats_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
 
   // Each writer writes its final files; returns their paths.
@@ -280,7 +285,7 @@ class Writers {
     info.platform = &l.platform;
     info.config = &l.config;
     info.trace_name = l.trace.name;
-    info.kernels = l.trace.all_kernels();  // with those an external program defined while it ran
+    info.kernels = l.trace.all_kernels();  // with those a scene's program defined while it ran
     info.sched_threads = l.config.sched_threads;
     info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
     info.fatal = !ok;
@@ -363,12 +368,19 @@ Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats) {
 
 // Builds the chip, its program and the writers, runs the simulation to its
 // end (finished, failed, or a hang diagnosed), and stages the writers' files.
-Result simulate(const RunRequest& req, const Loaded& l, const std::string& staging_dir) {
+Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir) {
   if (std::optional<Result> failed = arena_failed(l)) return std::move(*failed);
   Writers writers(req, l, staging_dir);
+  SummaryStats& stats = writers.stats();
+  scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   DataStore data;
   std::unique_ptr<OpSource> program = trace::make_source(l.trace, data, l.platform, l.config);
+  std::unique_ptr<scene::Recorder> recorder;
+  if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them
+    recorder = std::make_unique<scene::Recorder>(l.trace, data, l.options);
+    program = scene::recording(std::move(program), *recorder);
+  }
   Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
   sc_core::sc_start();
   rethrow_model_input_error(chip, l);
@@ -376,6 +388,7 @@ Result simulate(const RunRequest& req, const Loaded& l, const std::string& stagi
   Result r = outcome(req, chip, writers.stats());
   r.files = writers.finish(l, r.ok);
   r.stats = writers.take_stats();
+  if (recorder) r.recorded = recorder->trace_json();
   return r;
 }
 
@@ -430,7 +443,26 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
   out << "status " << (r.ok ? "ok" : "error") << ": " << r.completed << "/" << r.submitted
       << " tasks completed, device_wall " << us_text(r.device_wall) << ", makespan " << us_text(r.makespan) << "\n";
   if (r.failure) out << "error: " << r.failure->name << " (host code " << r.failure->host_code << ")\n";
-  out << "outputs in " << out_dir << "/\n";
+  if (req.outputs) out << "outputs in " << out_dir << "/\n";
+}
+
+// npusim record: the trace, written whole or not at all.
+void write_recording(const std::string& text, const std::string& path) {
+  const std::string tmp = path + ".npusim-tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  {
+    std::ofstream o(tmp, std::ios::binary);
+    o << text;
+    if (!o) {
+      fs::remove(tmp, ec);
+      throw InputError(path, "", "cannot write the recorded trace");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(path, "", "cannot write the recorded trace: " + ec.message());
+  }
 }
 
 Staging open_staging(const std::string& out_dir) {
@@ -446,13 +478,29 @@ Staging open_staging(const std::string& out_dir) {
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   try {
-    const Loaded l = load(req);                                 // the platform, the trace, the configuration
+    Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
     const std::string out_dir = output_dir(req, l);
     Staging staging = open_staging(out_dir);                    // outputs are built beside the output directory
     Result r = simulate(req, l, staging.dir());                 // build the chip, run it to its end
     suggest_sizes(req, l, r);                                   // after a capacity fatal: what would have been enough
     write_outputs(req, l, r, wall, staging, out_dir);           // summary.json and the writers' files, together
     report(req, l, r, out_dir, out, err);                       // warnings, the failure, the summary line
+    return r.ok ? kExitOk : kExitDeviceFailure;
+  } catch (const InputError& e) {
+    err << "npusim: error: " << e.what() << "\n";
+    return kExitInputError;
+  }
+}
+
+int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  try {
+    Loaded l = load(req);                                       // the platform, the scene, the configuration
+    if (!scene::scene_of(l.trace))
+      throw InputError(req.trace_path, "", "npusim record takes a scene (\"npusim_scene\"): a trace is its own record");
+    Result r = simulate(req, l, "");                            // run it, recording its operations
+    write_recording(r.recorded, req.record_path);               // the trace, whole or not at all
+    report(req, l, r, "", out, err);                            // warnings, the failure, the summary line
+    if (!req.quiet) out << "recorded trace in " << req.record_path << "\n";
     return r.ok ? kExitOk : kExitDeviceFailure;
   } catch (const InputError& e) {
     err << "npusim: error: " << e.what() << "\n";

@@ -25,6 +25,8 @@ struct RunRequest {
   bool host_stats = true;           // wall-clock figures in summary.json's `sim`
   bool suggest = true;              // after a capacity fatal, search the sizes that would have been enough
   bool strict_coherency = false;    // a coherency report fails the run (COHERENCY_HAZARD, exit 1)
+  bool outputs = true;              // write the output files (npusim record writes only its trace)
+  std::string record_path;          // npusim record: the trace of the operations the run performed
 };
 
 // Exit statuses (cli-and-outputs.md).
@@ -39,6 +41,10 @@ constexpr int kExitInternalError = 4;
 // cannot be restarted) unless the caller swaps the simulation context.
 // Input errors are reported on `err` with file, JSON path and expectation.
 int run(const RunRequest& req, std::ostream& out, std::ostream& err);
+
+// `npusim record`: a run of a scene (req.record_path set, outputs off) that
+// writes the trace of the operations it performed. A trace is refused.
+int record(const RunRequest& req, std::ostream& out, std::ostream& err);
 
 // `npusim check`: loads and validates the trace and evaluates the whole
 // program without simulating time (every loop, view and expression), then

@@ -1,0 +1,536 @@
+// npusim-orch-runner: runs a scene's orchestration program (a shared object
+// built against npusim's SDK) as npusim's child process, and streams its
+// runtime operations to npusim (protocol.h). It is the runtime the program's
+// ops table calls: the SDK's inline wrappers call these functions.
+//
+// Everything the program's calls return is decided here as the runtime
+// would decide it (task ids, output tensors, the fatal flag), so only
+// get_tensor_data waits for npusim. A crash, an abort or an exception in the
+// program ends this process, never npusim (docs/scenes.md).
+//
+// Usage (by npusim only): npusim-orch-runner LIBRARY, with the pipes on fds
+// 3 and 4 and the init message waiting on fd 4.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "pto_orchestration_api.h"
+#include "sim/scene/protocol.h"
+
+namespace wire = npusim::scene::wire;
+
+namespace {
+
+// ---- the pipes ----------------------------------------------------------------
+wire::Writer g_out;  // messages not yet written
+// Bytes of g_out that are whole messages: what a crash still delivers.
+volatile std::size_t g_complete = 0;
+
+void write_all(int fd, const std::uint8_t* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) _exit(0);  // npusim stopped reading: the simulation has ended
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void flush() {
+  if (g_out.buf.empty()) return;
+  write_all(wire::kOpsFd, g_out.buf.data(), g_out.buf.size());
+  g_out.buf.clear();
+  g_complete = 0;
+}
+
+void read_all(int fd, void* dst, std::size_t n) {
+  auto* p = static_cast<std::uint8_t*>(dst);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) _exit(0);  // npusim has gone
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+constexpr std::size_t kFlushAt = 1u << 16;
+void sent() {
+  g_complete = g_out.buf.size();
+  if (g_out.buf.size() >= kFlushAt) flush();
+}
+
+// ---- the runtime, as the program sees it --------------------------------------
+struct State {
+  wire::Init init;
+  bool fatal = false;
+  int depth = 0;                    // the root scope (the executor's) is depth 0
+  std::uint32_t next_local[4] = {};  // per-ring task counters
+  // The outputs of each task slot: TaskOutputTensors point into them, as into
+  // the runtime's payloads, so they live until the slot is reused.
+  std::vector<std::vector<std::vector<ChipTensor>>> slots{4};
+  std::uint64_t next_vaddr = 0x600000000000ull;  // addresses handed out for OUTPUT buffers
+  std::string pending_site;
+  ChipStorageTaskArgs storage;
+  ChipTaskArgs args;
+};
+State g;
+
+// ---- the arguments' memory ---------------------------------------------------------
+// A program may read its argument tensors' memory directly (data_as<T>(), as
+// the runtime's AICPU can: a config tensor read on the host side). Their
+// address ranges are reserved inaccessible; the first touch of a page fills
+// it with the scene's values of the tensors it holds (on_fault), so only the
+// pages a program reads cost memory.
+struct Extern {
+  std::uint64_t addr = 0, bytes = 0;
+  int elem = 1;
+  const wire::Init::Tensor* t = nullptr;
+};
+std::vector<Extern> g_ext;
+std::uint64_t g_page = 4096;
+
+int elem_bytes(std::uint8_t sdk_dtype) { return static_cast<int>(get_element_size(static_cast<DataType>(sdk_dtype))); }
+
+void reserve_arguments() {
+  g_page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::uint64_t lo = ~0ull, hi = 0;
+  for (const wire::Init::Tensor& t : g.init.tensors) {
+    Extern e;
+    e.addr = t.addr;
+    e.elem = std::max(1, elem_bytes(t.dtype));
+    e.bytes = static_cast<std::uint64_t>(e.elem);
+    for (int d = 0; d < t.ndims; ++d) e.bytes *= t.shapes[d];
+    e.t = &t;
+    g_ext.push_back(e);
+    lo = std::min(lo, e.addr & ~(g_page - 1));
+    hi = std::max(hi, (e.addr + e.bytes + g_page - 1) & ~(g_page - 1));
+  }
+  if (g_ext.empty() || hi <= lo) return;
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+  void* p = ::mmap(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p != reinterpret_cast<void*>(lo)) {
+    if (p != MAP_FAILED) ::munmap(p, hi - lo);
+    g_ext.clear();  // the range is taken: direct reads fault (and say why)
+  }
+}
+
+// Makes the page holding `a` readable and fills in its argument values.
+bool populate(std::uint64_t a) {
+  const std::uint64_t page = a & ~(g_page - 1);
+  bool ours = false;
+  for (const Extern& e : g_ext) ours = ours || (a >= e.addr && a < e.addr + e.bytes);
+  if (!ours || ::mprotect(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE) != 0) return false;
+  for (const Extern& e : g_ext) {
+    const std::uint64_t from = std::max(page, e.addr), to = std::min(page + g_page, e.addr + e.bytes);
+    if (from >= to || (e.t->fill == 0 && e.t->data.empty())) continue;
+    for (std::uint64_t p = from; p + static_cast<std::uint64_t>(e.elem) <= to; p += static_cast<std::uint64_t>(e.elem)) {
+      const std::uint64_t i = (p - e.addr) / static_cast<std::uint64_t>(e.elem);
+      const std::int64_t v = i < e.t->data.size() ? e.t->data[i] : e.t->fill;
+      std::memcpy(reinterpret_cast<void*>(p), &v, static_cast<std::size_t>(e.elem));  // little-endian: the low bytes
+    }
+  }
+  return true;
+}
+
+bool is_argument_memory(std::uint64_t a) {
+  for (const Extern& e : g_ext)
+    if (a >= e.addr && a < e.addr + e.bytes) return true;
+  return false;
+}
+
+
+std::string vformat(const char* fmt, va_list ap) {
+  if (!fmt) return "";
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n <= 0) return "";
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  std::vsnprintf(s.data(), s.size(), fmt, ap);
+  s.resize(static_cast<std::size_t>(n));
+  return s;
+}
+
+void send_fatal(int32_t code, const std::string& message) {
+  g.fatal = true;
+  if (code == PTO2_ERROR_NONE) return;  // the runtime marks itself fatal and latches no code
+  const std::size_t at = g_out.begin(wire::Msg::Fatal);
+  g_out.pod(code);
+  g_out.str(message);
+  g_out.end(at);
+  flush();
+}
+
+wire::TensorWire to_wire(const ChipTensor& t) {
+  wire::TensorWire w;
+  w.addr = t.buffer.addr;
+  w.size = t.buffer.size;
+  w.owner = t.owner_task_id.raw;
+  w.start = t.start_offset;
+  w.version = t.version;
+  w.ndims = static_cast<std::uint8_t>(t.ndims);
+  w.dtype = static_cast<std::uint8_t>(t.dtype);
+  w.manual_dep = t.manual_dep;
+  for (uint32_t d = 0; d < t.ndims && d < 5; ++d) {
+    w.shapes[d] = t.shapes[d];
+    w.strides[d] = t.strides[d];
+  }
+  return w;
+}
+
+// A task: validated as the runtime's submit validates it, then streamed; the
+// outputs are materialized in the task's slot.
+TaskOutputTensors submit(wire::TaskKind kind, MixedKernels mk, const CoreTaskArgs& args) {
+  if (g.fatal) return TaskOutputTensors{};
+  const char* what = kind == wire::TaskKind::Alloc ? "alloc_tensors" : kind == wire::TaskKind::Dummy
+                                                                           ? "submit_dummy_task"
+                                                                           : "submit_task";
+  if (kind == wire::TaskKind::Alloc) {
+    if (args.tensor_count() <= 0) {
+      send_fatal(PTO2_ERROR_INVALID_ARGS, "alloc_tensors requires at least one TensorCreateInfo");
+      return TaskOutputTensors{};
+    }
+    bool outputs_only = args.scalar_count() == 0;
+    for (int32_t i = 0; i < args.tensor_count(); ++i) outputs_only = outputs_only && args.tag(i) == TensorArgType::OUTPUT;
+    if (!outputs_only) {
+      send_fatal(PTO2_ERROR_INVALID_ARGS, "alloc_tensors only accepts output TensorCreateInfo args");
+      return TaskOutputTensors{};
+    }
+  }
+  if (args.has_error) {
+    send_fatal(PTO2_ERROR_INVALID_ARGS, std::string("Invalid Arg in ") + what + ": " +
+                                            (args.error_msg ? args.error_msg : "(unknown)"));
+    return TaskOutputTensors{};
+  }
+  wire::TaskMsg t;
+  t.kind = kind;
+  if (kind == wire::TaskKind::Submit) {
+    const ActiveMask mask = mk.to_active_mask();
+    always_assert(static_cast<bool>(mask) && "MixedKernels must have at least one active slot");
+    always_assert(args.launch_spec.block_num() >= 1 && "block_num must be >= 1");
+    if (mk.aic_kernel_id == INVALID_KERNEL_ID && mk.aiv0_kernel_id == INVALID_KERNEL_ID) {  // a lone aiv1 runs as aiv0
+      mk.aiv0_kernel_id = mk.aiv1_kernel_id;
+      mk.aiv1_kernel_id = INVALID_KERNEL_ID;
+    }
+    t.kernels[0] = mk.aic_kernel_id;
+    t.kernels[1] = mk.aiv0_kernel_id;
+    t.kernels[2] = mk.aiv1_kernel_id;
+    t.block_num = args.launch_spec.block_num();
+    t.sync_start = args.launch_spec.block_num() > 1 && args.launch_spec.require_sync_start();
+    const CoreTaskPredicate& p = args.predicate();
+    if (p.op != PredicateOp::NONE) {
+      always_assert(p.operand.tensor != nullptr);
+      t.has_predicate = 1;
+      t.pred_tensor = to_wire(*p.operand.tensor);
+      t.pred_element = p.operand.tensor->compute_flat_offset(p.operand.indices, p.operand.ndims);
+      t.pred_op = static_cast<std::uint8_t>(p.op);
+      t.pred_target = p.target;
+    }
+  }
+  if (kind != wire::TaskKind::Alloc) {
+    t.early_resolve = args.allow_early_resolve();
+    for (uint32_t i = 0; i < args.explicit_dep_count(); ++i) {
+      const PTO2TaskId d = args.explicit_dep(i);
+      if (!d.is_valid()) {
+        send_fatal(PTO2_ERROR_INVALID_ARGS, "Arg.set_dependencies(...) requires valid task ids");
+        return TaskOutputTensors{};
+      }
+      t.deps.push_back(d.raw);
+      t.dep_flags.push_back(static_cast<std::uint8_t>(args.explicit_dep_kind(i)));
+    }
+    for (int32_t i = 0; i < args.scalar_count(); ++i) t.scalars.push_back(args.scalar(i));
+  }
+  const int ring = g.depth < 3 ? g.depth : 3;
+  const PTO2TaskId id = PTO2TaskId::make(static_cast<uint8_t>(ring), g.next_local[ring]++);
+  t.task_id = id.raw;
+  std::vector<std::vector<ChipTensor>>& ring_slots = g.slots[ring];
+  std::vector<ChipTensor>& slot = ring_slots[id.local() & (ring_slots.size() - 1)];
+  slot.clear();
+  slot.reserve(static_cast<std::size_t>(args.tensor_count()));
+  TaskOutputTensors result;
+  result.set_task_id(id);
+  for (int32_t i = 0; i < args.tensor_count(); ++i) {
+    wire::ArgWire a;
+    a.tag = static_cast<std::uint8_t>(args.tag(i));
+    if (args.tag(i) != TensorArgType::OUTPUT) {
+      a.tensor = to_wire(args.tensor(i).ref());
+      t.args.push_back(a);
+      continue;
+    }
+    const TensorCreateInfo& ci = args.tensor(i).create_info();
+    const uint64_t bytes = ci.buffer_size_bytes();
+    wire::OutputWire& o = a.output;
+    o.vaddr = g.next_vaddr;
+    g.next_vaddr += (bytes + 4095) / 4096 * 4096 + 4096;
+    o.dtype = static_cast<std::uint8_t>(ci.dtype);
+    o.ndims = static_cast<std::uint8_t>(ci.ndims);
+    o.manual_dep = ci.manual_dep;
+    o.has_init = ci.has_initial_value;
+    o.init = ci.initial_value;
+    for (uint32_t d = 0; d < ci.ndims; ++d) o.shapes[d] = ci.shapes[d];
+    t.args.push_back(a);
+    slot.emplace_back();
+    init_tensor_from_create_info(slot.back(), ci, reinterpret_cast<void*>(o.vaddr), bytes);
+    slot.back().owner_task_id = id;
+  }
+  for (const ChipTensor& out : slot) result.materialize_output(out);
+  const std::size_t at = g_out.begin(wire::Msg::Task);
+  g_out.task(t);
+  g_out.end(at);
+  sent();
+  return result;
+}
+
+// ---- the ops table ----------------------------------------------------------------
+TaskOutputTensors op_submit(PTO2Runtime*, const MixedKernels& mk, const CoreTaskArgs& args) {
+  return submit(wire::TaskKind::Submit, mk, args);
+}
+TaskOutputTensors op_alloc(PTO2Runtime*, const CoreTaskArgs& args) {
+  return submit(wire::TaskKind::Alloc, MixedKernels{}, args);
+}
+TaskOutputTensors op_dummy(PTO2Runtime*, const CoreTaskArgs& args) {
+  return submit(wire::TaskKind::Dummy, MixedKernels{}, args);
+}
+
+void op_scope_begin(PTO2Runtime* rt) {
+  const PTO2ScopeMode mode = rt->pending_scope_mode;
+  rt->pending_scope_mode = PTO2ScopeMode::AUTO;
+  if (g.fatal) return;
+  ++g.depth;
+  const std::size_t at = g_out.begin(wire::Msg::ScopeBegin);
+  g_out.pod(static_cast<std::uint8_t>(mode));
+  g_out.str(g.pending_site.empty() ? "(unknown):0" : g.pending_site);
+  g_out.end(at);
+  g.pending_site.clear();
+  sent();
+}
+
+void op_scope_end(PTO2Runtime*) {
+  if (g.fatal) return;
+  --g.depth;
+  g_out.end(g_out.begin(wire::Msg::ScopeEnd));
+  sent();
+}
+
+void op_orchestration_done(PTO2Runtime*) {}
+bool op_is_fatal(PTO2Runtime*) { return g.fatal; }
+
+void op_report_fatal(PTO2Runtime*, int32_t code, const char* func, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string msg = vformat(fmt, ap);
+  va_end(ap);
+  (void)func;
+  send_fatal(code, msg);
+}
+
+void log_at(int level, const char* tag, const char* func, const char* fmt, va_list ap) {
+  if (level > g.init.log_level) return;
+  std::string msg = vformat(fmt, ap);
+  std::fprintf(stderr, "npusim: orchestration %s [%s] %s\n", tag, func ? func : "?", msg.c_str());
+}
+#define NPUSIM_LOG_OP(name, level, tag)                     \
+  void name(const char* func, const char* fmt, ...) {       \
+    va_list ap;                                             \
+    va_start(ap, fmt);                                      \
+    log_at(level, tag, func, fmt, ap);                      \
+    va_end(ap);                                             \
+  }
+NPUSIM_LOG_OP(op_log_error, 0, "LOG_ERROR")
+NPUSIM_LOG_OP(op_log_warn, 1, "LOG_WARN")
+NPUSIM_LOG_OP(op_log_timing, 2, "LOG_TIMING")
+NPUSIM_LOG_OP(op_log_info, 2, "LOG_INFO")
+NPUSIM_LOG_OP(op_log_debug, 3, "LOG_DEBUG")
+
+uint64_t op_get(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_t indices[]) {
+  if (g.fatal) return 0;
+  if (t.buffer.addr == 0) {
+    std::fprintf(stderr, "npusim: orchestration LOG_ERROR [get_tensor_data] buffer not allocated (addr=0)\n");
+    return 0;
+  }
+  const std::size_t at = g_out.begin(wire::Msg::Get);
+  g_out.tensor(to_wire(t));
+  g_out.pod(static_cast<std::uint64_t>(t.compute_flat_offset(indices, ndims)));
+  g_out.end(at);
+  flush();
+  std::uint64_t v = 0;
+  read_all(wire::kReplyFd, &v, sizeof v);
+  return v;
+}
+
+void op_set(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_t indices[], uint64_t value) {
+  if (g.fatal) return;
+  if (t.buffer.addr == 0) {
+    std::fprintf(stderr, "npusim: orchestration LOG_ERROR [set_tensor_data] buffer not allocated (addr=0)\n");
+    return;
+  }
+  const std::uint64_t flat = t.compute_flat_offset(indices, ndims);
+  const std::uint64_t at_addr = t.buffer.addr + flat * get_element_size(t.dtype);
+  if (is_argument_memory(at_addr))  // the program's own reads of the memory see it too
+    std::memcpy(reinterpret_cast<void*>(at_addr), &value, static_cast<std::size_t>(get_element_size(t.dtype)));
+  const std::size_t at = g_out.begin(wire::Msg::Set);
+  g_out.tensor(to_wire(t));
+  g_out.pod(static_cast<std::uint64_t>(flat));
+  g_out.pod(value);
+  g_out.end(at);
+  sent();
+}
+
+int32_t op_clusters(PTO2Runtime*) { return g.init.clusters; }
+int32_t op_aiv(PTO2Runtime*) { return g.init.aiv; }
+
+const char* basename_of(const char* path) {
+  const char* base = path;
+  for (const char* p = path; p && *p; ++p)
+    if (*p == '/' || *p == '\\') base = p + 1;
+  return base;
+}
+void op_scope_set_site(const char* file, int line) {
+  g.pending_site = std::string(file ? basename_of(file) : "(unknown)") + ":" + std::to_string(line);
+}
+
+const PTO2RuntimeOps kOps = {op_submit,     op_scope_begin, op_scope_end,    op_orchestration_done,
+                             op_is_fatal,   op_report_fatal, op_log_error,   op_log_warn,
+                             op_log_timing, op_log_info,    op_log_debug,    op_get,
+                             op_set,        op_alloc,       op_dummy,        op_clusters,
+                             op_aiv,        op_scope_set_site};
+PTO2Runtime g_runtime{&kOps, PTO2ScopeMode::AUTO};
+PTO2Runtime* g_bound = nullptr;
+
+// ---- crashes --------------------------------------------------------------------
+// A fault in an argument's memory fills its page; any other fault at an
+// address npusim handed out (an OUTPUT buffer's) is the program reading
+// device memory directly, which npusim does not model: say so before dying.
+void on_fault(int sig, siginfo_t* info, void*) {
+  const std::uint64_t a = reinterpret_cast<std::uint64_t>(info->si_addr);
+  if ((sig == SIGSEGV || sig == SIGBUS) && populate(a)) return;
+  // The calls made before the crash still reach the simulation, as they
+  // reached the runtime on the device.
+  const std::uint8_t* p = g_out.buf.data();
+  for (std::size_t n = g_complete; n > 0;) {
+    const ssize_t w = ::write(wire::kOpsFd, p, n);
+    if (w <= 0) break;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  g_complete = 0;
+  if ((a >= 0x100000000ull && a < 0x2000000000ull) || (a >= 0x600000000000ull && a < 0x700000000000ull)) {
+    const char msg[] =
+        "npusim: the orchestration program accessed a buffer's memory directly (data_as / buffer.addr) where npusim "
+        "has no copy of it: only the arguments' memory holds the scene's values; use get_tensor_data / "
+        "set_tensor_data\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void send_end(wire::Msg m, const std::string& what) {
+  const std::size_t at = g_out.begin(m);
+  if (m != wire::Msg::Done) g_out.str(what);
+  g_out.end(at);
+  flush();
+}
+
+}  // namespace
+
+// ---- the framework symbols the program's SDK headers declare ----------------------
+extern "C" __attribute__((visibility("default"))) PTO2Runtime* framework_current_runtime(void) { return g_bound; }
+extern "C" __attribute__((visibility("default"))) void framework_bind_runtime(PTO2Runtime* rt) { g_bound = rt; }
+
+std::string get_stacktrace(int) { return std::string(); }
+
+AssertionError::AssertionError(const char* condition, const char* file, int line)
+    : std::runtime_error(std::string("Assertion failed: ") + condition + " at " + file + ":" + std::to_string(line)),
+      condition_(condition),
+      file_(file),
+      line_(line) {}
+
+[[noreturn]] void assert_impl(const char* condition, const char* file, int line) {
+  throw AssertionError(condition, file, line);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "npusim-orch-runner: started by npusim only (npusim run SCENE)\n");
+    return 2;
+  }
+  ::dup2(2, 1);  // the program's own output goes to npusim's standard error
+  std::uint32_t len = 0;
+  read_all(wire::kReplyFd, &len, sizeof len);
+  std::vector<std::uint8_t> buf(len);
+  read_all(wire::kReplyFd, buf.data(), len);
+  wire::Reader r(buf.data(), buf.size());
+  g.init = r.init();
+
+  reserve_arguments();
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO;
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  // A program that never returns and never calls the API would hang npusim:
+  // an hour of CPU time ends it (SIGXCPU, reported as its crash).
+  struct rlimit cpu {3600, 3600 + 10};
+  setrlimit(RLIMIT_CPU, &cpu);
+
+  for (int ring = 0; ring < 4; ++ring) {
+    std::uint32_t w = 1;
+    while (w < g.init.task_window[ring]) w <<= 1;
+    g.slots[ring].resize(w);
+  }
+  for (const wire::Init::Tensor& t : g.init.tensors) {
+    uint32_t shapes[5] = {};
+    for (int d = 0; d < t.ndims; ++d) shapes[d] = t.shapes[d];
+    g.storage.add_tensor(make_tensor_external(reinterpret_cast<void*>(t.addr), shapes, t.ndims,
+                                              static_cast<DataType>(t.dtype)));
+  }
+  for (std::uint64_t s : g.init.scalars) g.storage.add_scalar(s);
+  g.args.create_from_chip_args(g.storage);
+
+  void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    send_end(wire::Msg::LoadError, std::string("cannot load the orchestration library: ") + dlerror());
+    return 3;
+  }
+  using Entry = void (*)(const ChipTaskArgs&);
+  using Config = PTO2OrchestrationConfig (*)(const ChipTaskArgs&);
+  auto entry = reinterpret_cast<Entry>(dlsym(lib, g.init.entry.c_str()));
+  if (!entry) {
+    send_end(wire::Msg::LoadError, "the orchestration library has no entry function '" + g.init.entry + "'");
+    return 3;
+  }
+  auto config = reinterpret_cast<Config>(dlsym(lib, g.init.config.c_str()));
+  g_bound = &g_runtime;
+  try {
+    const std::size_t at = g_out.begin(wire::Msg::Config);
+    g_out.pod(static_cast<std::int32_t>(config ? config(g.args).expected_arg_count : -1));
+    g_out.end(at);
+    flush();
+    entry(g.args);
+  } catch (const std::exception& e) {
+    send_end(wire::Msg::Exception, e.what());
+    _exit(3);
+  } catch (...) {
+    send_end(wire::Msg::Exception, "an exception that is not a std::exception");
+    _exit(3);
+  }
+  send_end(wire::Msg::Done, "");
+  _exit(0);
+}

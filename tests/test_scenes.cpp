@@ -1,0 +1,214 @@
+// Scenes (docs/scenes.md): orchestration programs compiled against the SDK
+// and run as the simulated orchestrator; `npusim record`. These tests
+// compile their programs with the system compiler (the compile cache is
+// shared by the suite: NPUSIM_CACHE_DIR).
+#include <catch2/catch.hpp>
+
+#include "tests/cli_support.h"
+
+namespace {
+
+using cli::has;
+using cli::json;
+namespace fs = std::filesystem;
+
+// Every scene test shares one compile cache (a program compiles once per build).
+struct SceneEnv {
+  SceneEnv() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
+};
+const SceneEnv scene_env;
+
+json deps_of(const fs::path& out) { return cli::load(out / "deps.json"); }
+
+// `crash.cpp` ending the way `mode` picks (its scalar argument).
+fs::path crash_scene(int mode) {
+  fs::path dir = cli::scratch("crash_" + std::to_string(mode));
+  fs::create_directories(dir);
+  json s = {{"npusim_scene", 1},
+            {"name", "crash"},
+            {"orchestration", {{"source", std::string(NPUSIM_TEST_DATA_DIR) + "/scene/crash.cpp"}}},
+            {"incores", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+            {"args", json::array({{{"tensor", {{"shape", {64}}, {"dtype", "fp32"}}}}, {{"scalar", mode}}})}};
+  std::ofstream(dir / "crash.json") << s.dump();
+  return dir / "crash.json";
+}
+
+}  // namespace
+
+// The program of chain.cpp and the trace chain_trace.json, written by hand
+// to make the same runtime calls, give byte-identical outputs.
+TEST_CASE("a scene and the trace of the same calls give identical outputs", "[cli][scene]") {
+  fs::path a, b;
+  cli::Result ra = cli::run("tests/data/scene/chain.json --no-host-stats -q", "chain_scene", a);
+  cli::Result rb = cli::run("tests/data/scene/chain_trace.json --no-host-stats -q", "chain_trace", b);
+  REQUIRE(ra.status == 0);
+  REQUIRE(rb.status == 0);
+  for (const char* f : {"summary.json", "deps.json", "chip_swimlane_records.json", "merged_swimlane.json",
+                        "task_stats.csv", "scope_stats/scope_stats.jsonl", "name_map_chain.json"})
+    CHECK(cli::slurp(a / f) == cli::slurp(b / f));
+  json s = cli::load(a / "summary.json");
+  CHECK(s["tasks"]["submitted"] == 4);
+  CHECK(s["tasks"]["blocks_dispatched"] == 5);
+}
+
+TEST_CASE("record writes a trace that runs to the same outputs", "[cli][scene]") {
+  const fs::path rec = cli::scratch("api_recorded.json");
+  cli::Result r = cli::npusim("record tests/data/scene/api.json -o '" + rec.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "recorded trace in"));
+  json t = cli::load(rec);
+  CHECK(t["npusim_trace"] == 1);
+  CHECK(t["name"] == "api");
+  fs::path a, b;
+  REQUIRE(cli::run("tests/data/scene/api.json --no-host-stats -q", "api_scene", a).status == 0);
+  REQUIRE(cli::run("'" + rec.string() + "' --no-host-stats -q", "api_trace", b).status == 0);
+  for (const char* f : {"summary.json", "deps.json", "chip_swimlane_records.json", "merged_swimlane.json",
+                        "task_stats.csv", "scope_stats/scope_stats.jsonl", "name_map_api.json"})
+    CHECK(cli::slurp(a / f) == cli::slurp(b / f));
+  // A trace is its own record.
+  r = cli::npusim("record traces/chain.json -o '" + rec.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "npusim record takes a scene"));
+}
+
+// api.cpp turns what its calls return into block_nums and dependencies.
+TEST_CASE("the orchestration API's calls as the runtime performs them", "[cli][scene]") {
+  fs::path out;
+  cli::Result r = cli::run("tests/data/scene/api.json --no-host-stats -q", "api", out);
+  REQUIRE(r.status == 0);
+  json s = cli::load(out / "summary.json");
+  CHECK(s["tasks"]["submitted"] == 18);
+  CHECK(s["tasks"]["predicated_skip"] == 1);
+  CHECK(s["tasks"]["dummy"] == 1);
+  CHECK(s["tasks"]["alloc"] == 1);
+  json d = deps_of(out);
+  std::vector<int> blocks;
+  for (const json& t : d["tasks"]) blocks.push_back(t["block_num"]);
+  // writer, 3 chained (n read from the argument's memory), deps, 3 (data), 2 (set_tensor_data),
+  // count, 4 (declared write s0 + 1), 5 (initial value), reshape, transpose, 2 (alias), 2 predicated,
+  // 2 (geometry: 48 AIV / 24 clusters), dummy
+  CHECK(blocks == std::vector<int>{1, 1, 1, 1, 1, 3, 2, 1, 4, 5, 1, 1, 2, 1, 1, 2, 1});
+  std::vector<std::string> edges;
+  for (const json& e : d["edges"])
+    edges.push_back(e["pred"].get<std::string>() + ">" + e["succ"].get<std::string>() + " " +
+                    e["source"].get<std::string>() + (e.contains("overlap") ? " " + e["overlap"].get<std::string>() : ""));
+  CHECK(edges == std::vector<std::string>{"0>4294967296 explicit", "4294967296>4294967297 explicit",
+                                          "4294967297>4294967298 explicit", "0>1 explicit", "4294967298>1 explicit",
+                                          "0>7 tensormap other", "0>8 tensormap other"});
+  // The reshape (a box of another layout) and the transpose (no box at all) keep their strides.
+  const json& reshaped = d["tasks"][10]["args"][0];  // (deps.json lists no alloc_tensors)
+  CHECK(reshaped["shape"] == json::array({256}));
+  CHECK(reshaped["strides"] == json::array({1}));
+  const json& transposed = d["tasks"][11]["args"][0];
+  CHECK(transposed["shape"] == json::array({64, 4}));
+  CHECK(transposed["strides"] == json::array({1, 64}));
+}
+
+TEST_CASE("a crash in the program is the program's: ORCHESTRATION_CRASH, outputs kept", "[cli][scene]") {
+  const std::pair<int, const char*> cases[] = {
+      {0, "killed by signal 11 (SIGSEGV, a segmentation fault)"},
+      {1, "killed by signal 6 (SIGABRT, an abort)"},
+      {2, "an exception escaped the orchestration entry: the program gave up"},
+      {3, "an exception escaped the orchestration entry: Assertion failed: args.tensor_count() == 7"}};
+  for (const auto& [mode, why] : cases) {
+    INFO("mode " << mode);
+    cli::RunResult r = cli::run_summary("'" + crash_scene(mode).string() + "' --no-host-stats", "crash_out");
+    CHECK(r.status == 1);
+    CHECK(has(r.err, why));
+    CHECK_FALSE(has(r.err, "internal error"));
+    REQUIRE(r.summary.is_object());
+    CHECK(r.summary["error"]["name"] == "ORCHESTRATION_CRASH");
+    CHECK(r.summary["error"]["orch_error_code"] == 200);
+    CHECK(r.summary["tasks"]["submitted"] == 1);  // the task before the crash was simulated
+  }
+}
+
+TEST_CASE("rt_report_fatal and an invalid Arg fail the run as the device does", "[cli][scene]") {
+  cli::RunResult r = cli::run_summary("'" + crash_scene(4).string() + "' --no-host-stats", "fatal_out");
+  CHECK(r.status == 1);
+  CHECK(r.summary["error"]["name"] == "EXPLICIT_ORCH_FATAL");
+  CHECK(has(r.err, "FATAL(code=9): bad input 42"));
+  r = cli::run_summary("'" + crash_scene(5).string() + "' --no-host-stats", "invalid_out");
+  CHECK(r.status == 1);
+  CHECK(r.summary["error"]["name"] == "INVALID_ARGS");
+  CHECK(has(r.err, "add_input/add_output/add_inout called after add_scalar"));
+  r = cli::run_summary("'" + crash_scene(6).string() + "' --no-host-stats", "fatal_then_out");
+  CHECK(r.status == 1);
+  CHECK(r.summary["tasks"]["submitted"] == 1);
+  r = cli::run_summary("'" + crash_scene(7).string() + "' --no-host-stats", "clean_out");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("scene input errors exit 2 with the file, the path and the reason", "[cli][scene]") {
+  fs::path dir = cli::scratch("bad_scenes");
+  fs::create_directories(dir);
+  const std::string data = NPUSIM_TEST_DATA_DIR;
+  auto write = [&](const std::string& name, json s) {
+    std::ofstream(dir / name) << s.dump();
+    return "'" + (dir / name).string() + "'";
+  };
+  json base = {{"npusim_scene", 1},
+               {"orchestration", {{"source", data + "/scene/chain.cpp"}}},
+               {"incores",
+                {{"MM", {{"func_id", 0}, {"core", "aic"}, {"duration", {{"ns", 3000}}}}},
+                 {"EW", {{"func_id", 1}, {"core", "aiv"}, {"duration", {{"ns", 1200}}}}},
+                 {"JOIN", {{"func_id", 2}, {"core", "aiv"}, {"duration", {{"ns", 800}}}}}}},
+               {"args", json::array({{{"tensor", {{"shape", {64, 128}}, {"dtype", "fp32"}}}},
+                                     {{"tensor", {{"shape", {64, 128}}, {"dtype", "fp32"}}}}})}};
+  SECTION("a source that does not compile") {
+    json s = base;
+    s["orchestration"]["source"] = data + "/scene/bad_source.cpp";
+    cli::Result r = cli::npusim("run " + write("cc.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /orchestration/source: does not compile against the npusim SDK"));
+    CHECK(has(r.err, "rt_submit_task"));
+  }
+  SECTION("a func_id no incore has") {
+    json s = base;
+    s["incores"].erase("JOIN");
+    cli::Result r = cli::npusim("run " + write("fid.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /incores: the program submits func_id 2 on the aiv0 lane"));
+  }
+  SECTION("an incore on the wrong core type") {
+    json s = base;
+    s["incores"]["EW"]["core"] = "aic";
+    cli::Result r = cli::npusim("run " + write("core.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /incores/EW: incore \"EW\" is an aic kernel, but the program submits it on the aiv0 lane"));
+  }
+  SECTION("fewer arguments than the program's config expects") {
+    json s = base;
+    s["orchestration"]["source"] = data + "/scene/api.cpp";
+    s["args"].erase(1);
+    cli::Result r = cli::npusim("run " + write("args.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /args: the program's aicpu_orchestration_config expects 3 arguments, the scene gives 1"));
+  }
+  SECTION("keys") {
+    json s = base;
+    s["orchestration"]["library"] = "x.so";
+    cli::Result r = cli::npusim("check " + write("both.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /orchestration: expected exactly one of \"source\" (a .cpp file) or \"library\""));
+    s = base;
+    s["incores"]["MM"]["core"] = "mix";
+    r = cli::npusim("check " + write("mix.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /incores/MM/core: an incore runs on one core type"));
+    s = base;
+    s["args"][0] = {{"tensor", {{"shape", {4}}, {"dtype", "fp8"}}}};
+    r = cli::npusim("check " + write("dtype.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /args/0/tensor/dtype: expected a dtype"));
+  }
+}
+
+TEST_CASE("npusim check runs a scene's program without simulating", "[cli][scene]") {
+  cli::Result r = cli::npusim("check tests/data/scene/api.json");
+  CHECK(r.status == 0);
+  CHECK(r.out == "npusim check: api: ok (18 submits, 3 kernels, 0 error(s), 0 warning(s))\n");
+  r = cli::npusim("check '" + crash_scene(4).string() + "'");
+  CHECK(r.status == 1);
+  CHECK(has(r.err, "error [ReportedFatal]: the program reports FATAL(code=9): bad input 42"));
+}
