@@ -3,6 +3,7 @@
 //   npusim run TRACE [options]        simulate; outputs in --out DIR
 //   npusim check TRACE [--platform]   static checks only, no simulation
 //   npusim record SCENE -o TRACE      run a scene; write the trace of its operations
+//   npusim import DIR -o TRACE        a device capture as a trace that replays it
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 #include <iostream>
@@ -23,6 +24,7 @@
 #include "sim/engine/engine.h"
 #include "sim/record/compare.h"
 #include "sim/record/scope_stats_report.h"
+#include "sim/scene/import.h"
 
 namespace {
 
@@ -107,6 +109,13 @@ int sc_main(int argc, char* argv[]) {
   add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads);
   record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
 
+  CLI::App* import = app.add_subcommand("import", "turn a device capture into a trace that replays it");
+  std::string capture_dir, import_out, import_name;
+  import->add_option("CAPTURE_DIR", capture_dir, "deps.json, chip_swimlane_records.json, name_map_*.json, "
+                                                 "scope_stats/ (optional)")->required();
+  import->add_option("-o,--output", import_out, "the trace to write")->required();
+  import->add_option("--name", import_name, "the trace's name (default: the name map's orchestrator_name)");
+
   CLI::App* compare = app.add_subcommand("compare", "compare two summary.json files");
   std::string base, cur;
   double tolerance = 0;
@@ -151,6 +160,10 @@ int sc_main(int argc, char* argv[]) {
       req.outputs = false;
       req.suggest = false;
       return npusim::engine::record(req, std::cout, std::cerr);
+    }
+    if (*import) {
+      npusim::scene::import_to_file(capture_dir, import_out, import_name);
+      return 0;
     }
     if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
     if (*bcost) {

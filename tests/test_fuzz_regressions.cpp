@@ -82,7 +82,7 @@ TEST_CASE("fuzz regressions: the committed corpus replays without a finding") {
     void (*run)(const std::uint8_t*, std::size_t);
   };
   for (const Target& t : {Target{"trace", fuzz::trace_one}, Target{"expr", fuzz::expr_one},
-                          Target{"platform", fuzz::platform_one}}) {
+                          Target{"platform", fuzz::platform_one}, Target{"import", fuzz::import_one}}) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(kCorpus + t.name)) files.push_back(e.path());
     std::sort(files.begin(), files.end());

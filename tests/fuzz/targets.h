@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "models/runtime/orch_ops.h"
 #include "sim/config/run_options.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/scene/import.h"
 #include "sim/trace/trace.h"
 #include "tests/test_paths.h"
 
@@ -131,6 +133,13 @@ inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_o
         TaskId id = make_task_id(0, n++);
         for (const SubmitArg& a : args) {
           if (a.tensor.ndims < 1 || a.tensor.ndims > kMaxDims) property_failed("tensor rank out of range");
+          if (a.tensor.strided) {  // the runtime's strided form: its linear extent inside the buffer
+            std::int64_t first = 0, last = 0;
+            a.tensor.extent(first, last);
+            if (last >= first && (first < 0 || last >= a.tensor.buffer_numel()))
+              property_failed("strided view outside its buffer");
+            continue;
+          }
           for (int d = 0; d < a.tensor.ndims; ++d) {
             if (a.tensor.shape[d] < 1) property_failed("tensor extent < 1");
             if (a.tag != ArgTag::Output &&
@@ -142,10 +151,16 @@ inline std::uint64_t dry_run(OpSource& src, DataStore& data, std::uint64_t max_o
         break;
       }
       case OrchOp::Kind::Read:
+      case OrchOp::Kind::Write:
         if (op.read_element < 0 || op.read_element >= op.read_tensor.buffer_numel())
           property_failed("read element outside its buffer");
-        src.deliver_value(data.get(op.read_tensor.buffer, op.read_element));
+        if (op.kind == OrchOp::Kind::Write)
+          data.set(op.read_tensor.buffer, op.read_element, op.write_value);
+        else
+          src.deliver_value(data.get(op.read_tensor.buffer, op.read_element));
         break;
+      case OrchOp::Kind::Fatal:  // the device stops at a reported fatal
+        return n;
     }
   }
   if (ops < max_ops && depth != 0) property_failed("unbalanced scopes at the end of the program");
@@ -167,7 +182,9 @@ inline void time_kernels(const trace::Trace& t, const Platform& p) {
       for (const Phase& ph : lane.phases) {
         const Duration& d = ph.duration;
         if (ph.kind == PhaseKind::Compute) {
-          if (d.kind == Duration::Kind::Cycles) add(p.aicore_cycles(d.a));
+          if (d.kind == Duration::Kind::ByBlock)
+            for (double ns : d.by_block) add(from_ns(ns));
+          else if (d.kind == Duration::Kind::Cycles) add(p.aicore_cycles(d.a));
           else add(from_ns(d.a + 10 * d.b));  // a normal sample beyond 10 sigma never comes
         }
         if ((ph.kind == PhaseKind::Load || ph.kind == PhaseKind::Store) && ph.bytes.is_const())
@@ -188,6 +205,49 @@ inline void trace_one(const std::uint8_t* bytes, std::size_t size) {
     std::unique_ptr<OpSource> src = trace::make_interpreter(t, data, kLoopIterations);
     dry_run(*src, data, kMaxOps);
   } catch (const InputError&) {
+  }
+}
+
+// ---- import: a device capture ---------------------------------------------------
+
+// A capture's documents: the committed capture of tests/data/capture/chain,
+// with the input in place of one of them. "@" B1 B2 TEXT edits its deps.json
+// (edit_input); "S", "N" or "C" followed by TEXT replaces its swimlane
+// records, name map or scope_stats; anything else is a whole deps.json. A
+// capture the importer accepts must give a trace that loads and evaluates.
+inline void import_one(const std::uint8_t* bytes, std::size_t size) {
+  static const std::string dir = std::string(NPUSIM_SOURCE_DIR) + "/tests/data/capture/chain/";
+  static const EditBase base(dir + "deps.json");
+  auto read = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  static const std::string swimlane = read(dir + "chip_swimlane_records.json");
+  static const std::string name_map = read(dir + "name_map_chain.json");
+  static const std::string scope_stats = read(dir + "scope_stats/scope_stats.jsonl");
+  std::string deps = base.doc().dump(), sw = swimlane, nm = name_map, ss = scope_stats;
+  const char kind = size ? static_cast<char>(bytes[0]) : '\0';
+  if (kind == 'S' || kind == 'N' || kind == 'C') {
+    std::string text(reinterpret_cast<const char*>(bytes) + 1, size - 1);
+    (kind == 'S' ? sw : kind == 'N' ? nm : ss) = text;
+  } else if (!edit_input(base, bytes, size, deps)) {
+    return;
+  }
+  std::string trace_text;
+  try {
+    trace_text = scene::import_capture(deps, sw, nm, ss, scene::CaptureFiles{"deps.json", "swimlane.json", "map.json",
+                                                                             "scope_stats.jsonl"});
+  } catch (const InputError&) {
+    return;
+  }
+  try {
+    trace::Trace t = trace::parse_trace(trace_text, "imported.json", "imported");
+    DataStore data;
+    std::unique_ptr<OpSource> src = trace::make_interpreter(t, data, kLoopIterations);
+    dry_run(*src, data, kMaxOps);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "fuzz: the imported trace is refused: %s\n", e.what());
+    property_failed("an accepted capture gave a trace that does not load");
   }
 }
 
