@@ -59,6 +59,7 @@ struct Harness {
   npusim::Task* resume(const npusim::SubmitRequest& r, bool alloc = false) {
     if (progress.stage == npusim::SubmitProgress::Stage::Done) progress.reset();
     last = rt->submit_prepare(r, progress, alloc, 0);
+    if (last.kind == npusim::SubmitStatus::Kind::Done) last = rt->submit_wire(progress);
     if (last.kind != npusim::SubmitStatus::Kind::Done) return nullptr;
     rt->submit_commit(r, progress, 0);
     return progress.task;

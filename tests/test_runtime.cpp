@@ -225,7 +225,7 @@ TEST_CASE("reclaim is FIFO per ring: a consumed younger task waits for the head"
   h.finish(a);
   CHECK(h.rt->ring(1).tail() == 2);
   CHECK(h.rec.retired == std::vector<TaskId>{aid, bid});
-  // The heap tail follows lazily: refreshed when an allocation needs it.
+  // The heap tail follows at the next allocation attempt (update_heap_tail).
   CHECK(h.rt->ring(1).heap_used() == 2048);
   CHECK(h.rt->ring(1).heap_refresh_tail());
   CHECK(h.rt->ring(1).heap_used() == 0);
@@ -299,10 +299,10 @@ TEST_CASE("a submit wraps the heap to offset 0 once the oldest task retires, was
   REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s2"));
   REQUIRE(h.sub(submit(h.k.get(), {out(512)})));
   CHECK(g.heap_top() == 6144);
-  CHECK(g.heap_tail_unwrapped() == 0);  // the tail follows retirement lazily
+  CHECK(g.heap_tail_unwrapped() == 4096);  // refreshed at B's allocation: A retired
   // C needs 3072: 2048 left at the end, but [0, 4096) is free behind A.
   REQUIRE(h.sub(submit(h.k.get(), {out(768)})));
-  CHECK(g.heap_tail_unwrapped() == 4096);  // refreshed by the failed fit
+  CHECK(g.heap_tail_unwrapped() == 4096);
   CHECK(g.heap_top() == 3072);             // C at [0, 3072)
   CHECK(g.heap_top_unwrapped() == 8192 + 3072);
   CHECK(g.heap_used() == 8192 + 3072 - 4096);  // B, C and the wasted end gap [6144, 8192)

@@ -250,11 +250,15 @@ TEST_CASE("scope-stats: scoping lowers the high-water mark only on a ring tight 
   ScopeStatsReport scoped_tight = read_scope_stats(simulate("tests/data/scope_stats/block_scoped.json", "st", tight).string());
   fs::path wedged = simulate("tests/data/scope_stats/block_unscoped.json", "ut", tight, 1);
 
-  // Oversized (256 MiB): nothing is reclaimed, both report the same frontier,
-  // every block's intermediate (16 x 2 MiB), and hold all of it at exit.
+  // Oversized (256 MiB): both report the same frontier, every block's
+  // intermediate (16 x 2 MiB). The unscoped program holds all of it at exit;
+  // the scoped one's retired blocks are seen reclaimed, because the allocator
+  // refreshes the heap tail at every allocation once the watermark moved
+  // (pto_ring_buffer.h PTO2TaskAllocator::alloc -> update_heap_tail), even
+  // when the ring never fills.
   CHECK(scoped_big.rings[2].high_water[kResHeap].value == kAll);
   CHECK(unscoped_big.rings[2].high_water[kResHeap].value == kAll);
-  CHECK(scoped_big.rings[2].live[kResHeap].value == kAll);
+  CHECK(scoped_big.rings[2].live[kResHeap].value < kAll);
   CHECK(unscoped_big.rings[2].live[kResHeap].value == kAll);
   // Tight (8 MiB): the scoped program's blocks are reclaimed as the ring
   // fills, so a block scope's high water is at most the ring plus the one

@@ -480,7 +480,7 @@ TEST_CASE("trace loader: limits") {
           }() + "|JSON nested too deeply (more than 256 levels of objects and lists)");
   }
   SECTION("program nesting: the JSON depth bounds it at 127 nested bodies") {
-    // Scope nesting beyond the runtime's 64 levels is the device's INVALID_ARGS at run
+    // Scope nesting beyond the runtime's 64 levels is the device's assert at run
     // time (tests/test_fatal.cpp), not a load error; the loader only needs a bound.
     auto scopes = [](int n) {
       std::string p;

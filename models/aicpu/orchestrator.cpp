@@ -98,10 +98,9 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   }
   const SubmitRequest& req = alloc ? alloc_req_ : op.submit;
   sp_.reset();
-  SubmitStatus st = rt_.submit_prepare(req, sp_, alloc, now());
-  if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(req, alloc, st, op.path)) return false;
-  if (st.kind == SubmitStatus::Kind::Fatal) return false;
-  if (rt_.has_error()) return false;
+  // Slot and heap, fanin discovery, fanin spill and tensormap room.
+  auto prepare = [&] { return rt_.submit_prepare(req, sp_, alloc, now()); };
+  if (!run_stage(prepare, op.path)) return false;
   // The submit's own work (§9): alloc, argument copy, lookups, wiring, inserts.
   Time cost = (alloc ? costs_.alloc_tensors : costs_.submit_base) +
               static_cast<Time>(sp_.work.args) * costs_.submit_arg +
@@ -110,7 +109,12 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
               static_cast<Time>(sp_.inserts) * costs_.insert;
   t = now() + cost;
   sync(t);
+  // The wiring's dep-pool entries, reserved as the runtime does at the end of
+  // the submit (orch_wire_live_fanin_task).
+  auto wire = [&] { return rt_.submit_wire(sp_); };
+  if (!run_stage(wire, op.path)) return false;
   rt_.submit_commit(req, sp_, now());
+  t = std::max(t, now());
   Task& task = *sp_.task;
   // Tasks ready at submit are pushed by the orchestrator.
   t += sp_.work.ready_cost(platform_.sched);
@@ -161,7 +165,13 @@ std::string OrchestratorThread::backstop_text() const {
          std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) + " ms";
 }
 
-bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st,
+bool OrchestratorThread::run_stage(const std::function<SubmitStatus()>& stage, const std::string& path) {
+  SubmitStatus st = stage();
+  if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(stage, st, path)) return false;
+  return st.kind != SubmitStatus::Kind::Fatal && !rt_.has_error();
+}
+
+bool OrchestratorThread::wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st,
                                         const std::string& path) {
   const Time spin = costs_.spin;
   const Time check_period = std::max<Time>(1, 1024 * spin);  // structural test every 1024 spins
@@ -174,11 +184,23 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
   Time last_progress = tb;
   Time next_check = tb + check_period;
   wait_ = OrchWait{OrchWait::Kind::Space, st.blocked, st.ring, tb, path, kNoTask};
-  // The allocator's structural test: the ring's reclaim head is pinned by a
-  // scope that is still open (the tensormap pool is global, it has none).
-  auto structural = [&] { return st.blocked != Resource::TensorMap && rt_.head_pinned_by_open_scope(st.ring); };
+  // The structural test: the ring's reclaim head is pinned by a scope that is
+  // still open. The task allocator and the dep pool run it
+  // (PTO2TaskAllocator::alloc, PTO2DepListPool::ensure_space); the fanin spill
+  // pool and the global tensormap pool have only the backstop
+  // (PTO2FaninPool::ensure_space, ensure_tensormap_capacity).
+  auto structural = [&] {
+    return (st.blocked == Resource::TaskWindow || st.blocked == Resource::Heap ||
+            st.blocked == Resource::DepPool) &&
+           rt_.head_pinned_by_open_scope(st.ring);
+  };
+  // The backstop's clock starts at the first 1024-spin check without
+  // progress and is read at every later one: it fires at the first check at
+  // least `alloc_no_progress` after that anchor.
+  const Time timeout = platform_.timeouts.alloc_no_progress;
+  const Time backstop = check_period * (1 + (timeout + check_period - 1) / check_period);
   while (st.kind == SubmitStatus::Kind::Blocked) {
-    const Time deadline = last_progress + platform_.timeouts.alloc_no_progress;
+    const Time deadline = last_progress + backstop;
     // Nothing else is left to happen in the whole device: no reclaim can ever
     // come, the deadlock is provable now. Skip to the moment the device's
     // detector fires (the structural test, or else the backstop).
@@ -195,7 +217,7 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
       Time k = (now() - tb + spin - 1) / spin;
       sync(tb + k * spin);
     }
-    st = rt_.submit_prepare(req, sp_, alloc, now());
+    st = retry();
     if (st.kind == SubmitStatus::Kind::Fatal) return false;
     if (st.kind == SubmitStatus::Kind::Done) break;
     wait_.resource = st.blocked;
@@ -224,38 +246,56 @@ bool OrchestratorThread::wait_for_space(const SubmitRequest& req, bool alloc, Su
 }
 
 // get_tensor_data (Read) and set_tensor_data (Write), pto_runtime2.cpp: spin
-// until the tensor is ready (a write also waits for the writers' consumers),
-// then one access, charged as one more spin.
+// until the tensor is ready, then one access, charged as one more spin.
 bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
   sync(t);
+  // Both wait for every producer of the tensor, one after the other: its
+  // creator, then each writer the tensormap holds for it; a write also waits,
+  // per producer, until its consumers are done (pto_runtime2.cpp
+  // wait_for_tensor_ready, wait_for_consumers). Each wait spins on the slot
+  // state and reads the clock every 1024 spins; it fails at the first such
+  // check more than the timeout after that wait began.
   const bool write = op.kind == OrchOp::Kind::Write;
-  const Time t0 = now();
-  const Time deadline = t0 + platform_.timeouts.tensor_wait;
-  wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, op.read_tensor.owner};
-  auto ready = [&] { return write ? rt_.write_ready(op.read_tensor) : rt_.read_ready(op.read_tensor); };
-  while (!ready()) {
-    if (now() >= deadline) {
-      fatal(ErrorCode::TensorWaitTimeout,
-            std::string("FATAL(code=8): ") + (write ? "set_tensor_data" : "get_tensor_data") + " timed out after " +
-                std::to_string(platform_.timeouts.tensor_wait / 1000000000ull) + " ms waiting for " +
-                (op.read_tensor.owner == kNoTask ? std::string("the tensor's writers")
-                                                 : "task " + task_display(op.read_tensor.owner)));
-      return false;
-    }
-    wait(sc_core::sc_time::from_value(deadline - now()), progress_);
-    if (costs_.read_poll > 0) {
-      Time k = (now() - t0 + costs_.read_poll - 1) / costs_.read_poll;
-      sync(t0 + k * costs_.read_poll);
+  rt_.read_producers(op.read_tensor, read_producers_);
+  const Time poll = costs_.read_poll;
+  const Time check_period = std::max<Time>(1, 1024 * poll);
+  const Time timeout = platform_.timeouts.tensor_wait;
+  const Time fires_after = check_period * (timeout / check_period + 1);
+  for (TaskId producer : read_producers_) {
+    for (int phase = 0; phase < (write ? 2 : 1); ++phase) {
+      auto done = [&] { return phase == 0 ? rt_.producer_done(producer) : rt_.consumers_done(producer); };
+      if (done()) continue;
+      const Time t0 = now();
+      const Time deadline = t0 + fires_after;
+      wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, producer};
+      while (!done()) {
+        if (rt_.has_error()) return false;  // a fatal latched elsewhere ends the wait
+        if (now() >= deadline) {
+          fatal(ErrorCode::TensorWaitTimeout, access_timeout_text(write, phase == 1, producer));
+          return false;
+        }
+        wait(sc_core::sc_time::from_value(deadline - now()), progress_);
+        if (poll > 0) {
+          Time k = (now() - t0 + poll - 1) / poll;
+          sync(t0 + k * poll);
+        }
+      }
     }
   }
   wait_ = OrchWait{};
-  t = now() + costs_.read_poll;
+  t = now() + poll;
   sync(t);
   if (write)
     rt_.data().set(op.read_tensor.buffer, op.read_element, op.write_value);
   else
     source_.deliver_value(rt_.read(op.read_tensor, op.read_element));
   return true;
+}
+
+std::string OrchestratorThread::access_timeout_text(bool write, bool consumers, TaskId producer) const {
+  return std::string("FATAL(code=8): ") + (write ? "set_tensor_data" : "get_tensor_data") + " timed out after " +
+         std::to_string(platform_.timeouts.tensor_wait / 1000000000ull) + " ms waiting for " +
+         (consumers ? "the consumers of task " : "task ") + task_display(producer);
 }
 
 }  // namespace npusim

@@ -58,10 +58,14 @@ class OrchestratorThread : public sc_core::sc_module {
   // Returns false when a fatal error was latched.
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
-  // Spins until the blocked resource frees; false on a fatal error.
-  bool wait_for_space(const SubmitRequest& req, bool alloc, SubmitStatus st, const std::string& path);
+  // Runs one resumable step of a submit, spinning while it is blocked; false
+  // on a fatal error.
+  bool run_stage(const std::function<SubmitStatus()>& stage, const std::string& path);
+  // Spins until the blocked resource frees (retrying `retry`); false on a fatal error.
+  bool wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st, const std::string& path);
   void fatal(ErrorCode code, const std::string& message, int ring = -1);
   std::string backstop_text() const;
+  std::string access_timeout_text(bool write, bool consumers, TaskId producer) const;
 
   Runtime& rt_;
   OpSource& source_;
@@ -74,6 +78,7 @@ class OrchestratorThread : public sc_core::sc_module {
   SubmitProgress sp_;
   SubmitRequest alloc_req_;
   std::vector<Tensor> outputs_;
+  std::vector<TaskId> read_producers_;
   OrchWait wait_;
   std::string op_path_;
   bool done_ = false;

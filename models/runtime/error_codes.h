@@ -23,6 +23,10 @@ enum class ErrorCode : int {
   // the host sees an AICPU exception): the orchestration program of a scene
   // crashed, aborted or let an exception escape (docs/scenes.md).
   OrchestrationCrash = 200,
+  // Not a runtime code: an assert() in the runtime's AICPU code failed and the
+  // AICPU process aborted, so no error code is latched (the host sees the
+  // AICPU exception). npusim's own marker for that outcome.
+  AicpuAssert = -1,
 };
 
 struct ErrorInfo {
@@ -71,6 +75,9 @@ inline const ErrorInfo& error_info(ErrorCode c) {
       {ErrorCode::TensormapOverflow, "TENSORMAP_OVERFLOW", "the global tensormap wedged",
        "follow the preceding resource diagnostic: in HBG increase PTO2_TENSORMAP_POOL_SIZE or "
        "shrink the graph; in a reclaiming runtime also inspect entry-reclaim progress"},
+      {ErrorCode::AicpuAssert, "AICPU_ASSERT", "an assertion in the runtime's AICPU code failed (abort)",
+       "an orchestration bug: the runtime asserts on it instead of reporting an error code; the "
+       "assertion text above names the violated limit"},
       {ErrorCode::SchedulerTimeout, "SCHEDULER_TIMEOUT", "a scheduler thread made no progress",
        "read the sub_class= line below first, then follow the S1-S5 table in the doc; raise "
        "PTO2_SCHEDULER_TIMEOUT_MS to tell a true deadlock apart from a merely slow kernel"},

@@ -101,10 +101,18 @@ bool Ring::heap_refresh_tail() {
   return true;
 }
 
+void Ring::set_dep_mark(Task& t, std::uint64_t mark) {
+  t.dep_pool_mark = mark;
+  const std::uint64_t local = t.id & 0xffffffffull;
+  const std::uint64_t s = window_ ? local % window_ : local;
+  if (s >= dep_marks_.size()) dep_marks_.resize(s + 1, 0);
+  dep_marks_[s] = mark;
+}
+
 bool Ring::dep_reclaim(std::uint64_t interval) {
-  if (tail_ < dep_reclaim_watermark_ + interval) return false;
+  if (tail_ == 0 || tail_ < dep_reclaim_watermark_ + interval) return false;
   dep_reclaim_watermark_ = tail_;
-  if (last_retired_dep_mark_ <= dep_tail_) return false;
+  if (last_retired_dep_mark_ == 0 || last_retired_dep_mark_ <= dep_tail_) return false;
   dep_tail_ = last_retired_dep_mark_;
   return true;
 }

@@ -58,6 +58,8 @@ class Ring {
   std::uint64_t live() const { return head_ - tail_; }
   bool window_has_room() const { return unbounded_ || head_ - tail_ + 1 < window_; }
   Task& slot(std::uint64_t local) { return slots_.at(local); }
+  const Task& slot(std::uint64_t local) const { return slots_.at(local); }
+  bool unbounded() const { return unbounded_; }
   // The live task with this local id, or nullptr if it was retired / not yet made.
   Task* find(std::uint64_t local) {
     return (local >= tail_ && local < head_) ? &slots_.at(local) : nullptr;
@@ -75,7 +77,7 @@ class Ring {
       on_retire(t);
       last_retired_heap_end_ = t.heap_end;
       last_retired_heap_end_unwrapped_ = t.heap_end_unwrapped;
-      last_retired_dep_mark_ = t.dep_pool_mark;
+      last_retired_dep_mark_ = slot_dep_mark(tail_);
       spill_used_ -= spill_of(t.fanin.size());
       ++tail_;
       ++n;
@@ -85,7 +87,8 @@ class Ring {
   }
 
   // ---- heap (§2.6). Allocation uses the orchestrator's view of the tail,
-  // refreshed from the watermark only when an allocation does not fit.
+  // which the allocator refreshes from the watermark at every allocation
+  // attempt (pto_ring_buffer.h, PTO2TaskAllocator::alloc -> update_heap_tail).
   bool heap_try_alloc(std::uint64_t size, HeapBlock& out);
   // Would `size` fit now (with the current view of the tail)? No side effects.
   bool heap_fits(std::uint64_t size) const {
@@ -94,30 +97,40 @@ class Ring {
     return heap_plan(s, size, b);
   }
   // Refreshes the heap tail from the last retired task; true if it moved.
+  // Tasks retired before an empty-ring rebase do not move it
+  // (update_heap_tail's rebase anchor): their ends lie behind the rebased tail.
   bool heap_refresh_tail();
   std::uint64_t heap_top() const { return heap_.top; }
   std::uint64_t heap_top_unwrapped() const { return heap_.wraps_top * heap_cap_ + heap_.top; }
   std::uint64_t heap_tail_unwrapped() const { return heap_.tail_unwrapped; }
   std::uint64_t heap_used() const { return heap_top_unwrapped() - heap_.tail_unwrapped; }
 
-  // ---- dependency pool (§2.7): linear counters starting at 1.
+  // ---- dependency pool (§2.7): linear counters starting at 1; every one of
+  // its `capacity` entries is usable (pto_ring_buffer.h, PTO2DepListPool:
+  // alloc fails at used >= capacity, ensure_space wants available() >= needed).
   std::uint64_t dep_top() const { return dep_top_; }
   std::uint64_t dep_tail() const { return dep_tail_; }
   std::uint64_t dep_used() const { return dep_top_ - dep_tail_; }
   bool dep_has_room(std::uint64_t n) const {
-    return unbounded_ || dep_top_ - dep_tail_ + n <= dep_cap_ - 1;
+    return unbounded_ || dep_top_ - dep_tail_ + n <= dep_cap_;
   }
   void dep_take(std::uint64_t n) { dep_top_ += n; }
-  // Reclaim when short: tail -> mark of task last_task_alive-1, if the
-  // watermark moved >= `interval` since the last reclaim. True if it moved.
+  // Records a task's dep_pool_mark (the pool top after its wiring). Alloc
+  // tasks never write one: their slot keeps the mark of its previous occupant
+  // (0 on a fresh slot), as the device's slot state does.
+  void set_dep_mark(Task& t, std::uint64_t mark);
+  // Reclaim when short (PTO2DepListPool::reclaim): if the watermark moved
+  // >= `interval` since the last reclaim, tail -> the dep_pool_mark of task
+  // last_task_alive-1 (when that mark is > 0). True if the tail moved.
   bool dep_reclaim(std::uint64_t interval);
 
-  // ---- fanin spill pool (§2.7): fanin edges beyond the inline cap.
+  // ---- fanin spill pool (§2.7): fanin edges beyond the inline cap, sized
+  // like the dep pool, every entry usable (PTO2FaninPool::ensure_space).
   void set_spill_inline_cap(std::uint64_t cap) { spill_inline_cap_ = cap; }
   // Spill entries a task with `fanin` edges takes: those beyond the inline cap.
   std::uint64_t spill_of(std::uint64_t fanin) const { return fanin > spill_inline_cap_ ? fanin - spill_inline_cap_ : 0; }
   bool spill_has_room(std::uint64_t n) const {
-    return unbounded_ || spill_used_ + n <= dep_cap_ - 1;
+    return unbounded_ || spill_used_ + n <= dep_cap_;
   }
   void spill_take(std::uint64_t n) { spill_used_ += n; }
 
@@ -139,7 +152,13 @@ class Ring {
   std::uint64_t last_retired_heap_end_ = 0, last_retired_heap_end_unwrapped_ = 0;
 
   std::uint64_t dep_top_ = 1, dep_tail_ = 1;
-  std::uint64_t last_retired_dep_mark_ = 1;
+  std::uint64_t last_retired_dep_mark_ = 0;
+  // dep_pool_mark per slot (local id mod window), kept across slot reuse.
+  std::vector<std::uint64_t> dep_marks_;
+  std::uint64_t slot_dep_mark(std::uint64_t local) const {
+    std::uint64_t s = window_ ? local % window_ : local;
+    return s < dep_marks_.size() ? dep_marks_[s] : 0;
+  }
   std::uint64_t dep_reclaim_watermark_ = 0;
 
   std::uint64_t spill_inline_cap_ = 64;

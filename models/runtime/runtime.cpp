@@ -32,7 +32,8 @@ Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& d
     rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], unbounded_);
     rings_[r].set_spill_inline_cap(static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap));
   }
-  tensormap_.init(config_.tensormap_pool, unbounded_, &rings_);
+  tensormap_.init(config_.tensormap_pool, unbounded_, &rings_,
+                  static_cast<std::uint64_t>(platform_.limits.tensormap_cleanup_interval));
 }
 
 // ----------------------------------------------------------------- scopes
@@ -49,9 +50,15 @@ bool Runtime::in_manual_scope() const {
 bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
   int depth = static_cast<int>(scopes_.size());
   if (depth >= platform_.limits.max_scope_depth) {
-    latch_error(ErrorCode::InvalidArgs,
-                "scope nesting exceeds " + std::to_string(platform_.limits.max_scope_depth) +
-                    " levels at scope '" + site + "'",
+    // The scope stack holds PTO2_MAX_SCOPE_DEPTH entries, the root scope
+    // included; begin_scope asserts before pushing another
+    // (pto_orchestrator.cpp PTO2OrchestratorState::begin_scope). The AICPU
+    // build keeps assert() (no NDEBUG), so the orchestrator aborts.
+    latch_error(ErrorCode::AicpuAssert,
+                "pto_orchestrator.cpp: PTO2OrchestratorState::begin_scope: Assertion `orch->scope_stack_top < "
+                "static_cast<int32_t>(orch->scope_stack_capacity - 1) && \"Scope stack overflow\"' failed. "
+                "(scope '" + site + "' would be nesting level " + std::to_string(depth + 1) + " of " +
+                    std::to_string(platform_.limits.max_scope_depth) + ", the root scope included)",
                 now);
     return false;
   }
@@ -160,12 +167,13 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
     p.heap_bytes = packed_output_bytes(req.args);
-    // Task slot + heap (§3.4 step 2): the heap is checked with the
-    // orchestrator's view of the tail, refreshed only when it does not fit.
+    // Task slot + heap (§3.4 step 2; pto_ring_buffer.h PTO2TaskAllocator::alloc):
+    // the heap tail is refreshed from the watermark at every attempt, then the
+    // task window is checked before the heap, and both before committing either.
     Ring& r = rings_[ring];
-    if (!r.heap_fits(p.heap_bytes)) r.heap_refresh_tail();
-    if (!r.heap_fits(p.heap_bytes)) return SubmitStatus::block(Resource::Heap, ring);
+    r.heap_refresh_tail();
     if (!r.window_has_room()) return SubmitStatus::block(Resource::TaskWindow, ring);
+    if (!r.heap_fits(p.heap_bytes)) return SubmitStatus::block(Resource::Heap, ring);
     HeapBlock block;
     r.heap_try_alloc(p.heap_bytes, block);
     Task& t = r.take_slot();
@@ -212,36 +220,59 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
   Ring& r = rings_[p.ring];
 
   if (p.stage == SubmitProgress::Stage::Allocated) {
-    // Periodic tensormap cleanup (§2.7): every `interval` retired tasks of a ring.
-    for (int k = 0; k < kNumRings; ++k) {
-      std::uint64_t tail = rings_[k].tail();
-      if (tail >= last_cleanup_tail_[k] +
-                      static_cast<std::uint64_t>(platform_.limits.tensormap_cleanup_interval)) {
-        tensormap_.cleanup_ring(k);
-        last_cleanup_tail_[k] = tail;
-      }
-    }
+    // Tensormap validity and periodic cleanup for this task's ring
+    // (pto_orchestrator.cpp submit_task_common STEP 2 -> sync_tensormap).
+    tensormap_.sync_for_submit(p.ring, task_local(t.id), r.tail());
+    // Fanin discovery claims each live producer's fanout pin as it is found
+    // (STEP 1 explicit deps, STEP 3 compute_task_fanin -> append_fanin_or_fail).
     if (t.kind != TaskKind::Alloc) discover_fanin(req, p);
     p.stage = SubmitProgress::Stage::LookedUp;
   }
 
   if (p.stage == SubmitProgress::Stage::LookedUp) {
-    // Dep pool (§3.4 step 3): room for every WAIT edge, then the spill pool.
-    if (p.wait_edges && !r.dep_has_room(p.wait_edges)) {
-      r.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
-      if (!r.dep_has_room(p.wait_edges)) return SubmitStatus::block(Resource::DepPool, p.ring);
-    }
+    // Fanin spill entries are taken during the lookups, beyond the inline cap
+    // (append_fanin_or_fail -> PTO2FaninPool::ensure_space).
     if (p.spill && !r.spill_has_room(p.spill)) return SubmitStatus::block(Resource::FaninSpill, p.ring);
-    // TensorMap (§3.4 step 4).
+    // TensorMap room for the inserts (STEP 4, ensure_tensormap_capacity):
+    // a forced reclaim of every ring's retired entries when short.
     if (p.inserts && !tensormap_.has_room(p.inserts)) {
-      tensormap_.reclaim_all();
+      reclaim_tensormap();
       if (!tensormap_.has_room(p.inserts)) return SubmitStatus::block(Resource::TensorMap, p.ring);
     }
+    p.stage = SubmitProgress::Stage::Reserved;
   }
   return SubmitStatus::done();
 }
 
+void Runtime::reclaim_tensormap() {
+  std::array<std::uint64_t, kNumRings> alive{};
+  for (int k = 0; k < kNumRings; ++k) alive[k] = rings_[k].tail();
+  tensormap_.reclaim_all(alive);
+}
+
+SubmitStatus Runtime::submit_wire(SubmitProgress& p) {
+  if (p.stage != SubmitProgress::Stage::Reserved) return SubmitStatus::done();
+  // STEP 6: a task whose claimed WAIT producers have all completed is made
+  // ready without dep-pool entries; otherwise the pool must hold one entry per
+  // WAIT edge (orch_wire_live_fanin_task -> PTO2DepListPool::ensure_space(wfanin)),
+  // though only the live producers take one.
+  Ring& r = rings_[p.ring];
+  bool live = false;
+  for (const FaninRef& f : p.merged) {
+    if (!(f.flags & kDepWait)) continue;
+    Task* prod = find(f.producer);
+    if (prod && prod->state == TaskState::Pending) live = true;
+  }
+  if (live && !r.dep_has_room(p.wait_edges)) {
+    r.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
+    if (!r.dep_has_room(p.wait_edges)) return SubmitStatus::block(Resource::DepPool, p.ring);
+  }
+  p.stage = SubmitProgress::Stage::Wired;
+  return SubmitStatus::done();
+}
+
 void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
+  if (p.stage == SubmitProgress::Stage::Reserved) submit_wire(p);
   commit(req, p, now);
   p.stage = SubmitProgress::Stage::Done;
 }
@@ -250,11 +281,20 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const
   p.edges.push_back(info);
   p.edges.back().pred = pred;
   p.edges.back().flags = flags;
+  // A producer already claimed by this submit: fold the flags into its edge,
+  // no second pin (append_fanin_or_fail's mark_seen / or_flags_into_existing).
   for (FaninRef& f : p.merged)
     if (f.producer == pred) {
       f.flags |= flags;
       return;
     }
+  // Decide-and-claim: a retired or CONSUMED producer is no dependency; a live
+  // one is pinned now (fanout_count++), so it cannot be CONSUMED before this
+  // task is wired (append_fanin_or_fail).
+  Task* prod = find(pred);
+  if (!prod || prod->state == TaskState::Consumed) return;
+  prod->fanout_count++;
+  prod->all_consumers.push_back(p.task->id);
   p.merged.push_back(FaninRef{pred, flags});
 }
 
@@ -318,14 +358,13 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       }
     }
   }
-  // Fanout pins: only on producers still live and not CONSUMED (§2.4).
+  // Wiring (STEP 6, wire_fanin_task): the fanout pins were claimed at lookup.
+  // A WAIT producer still running takes one dep-pool entry (the consumer on
+  // its fanout list); a completed one counts towards readiness at once.
   std::uint32_t waits = 0, done = 0;
   t.all_flagged = true;
   for (const FaninRef& f : p.merged) {
-    Task* prod = find(f.producer);
-    if (!prod || prod->state == TaskState::Consumed) continue;
-    prod->fanout_count++;
-    prod->all_consumers.push_back(t.id);
+    Task* prod = find(f.producer);  // pinned: live and not CONSUMED
     t.fanin.push_back(f);
     if (f.flags & kDepWait) {
       ++waits;
@@ -342,7 +381,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     }
   }
   r.spill_take(r.spill_of(t.fanin.size()));
-  t.dep_pool_mark = r.dep_top();
+  if (t.kind != TaskKind::Alloc) r.set_dep_mark(t, r.dep_top());
   // WAIT-only edges release their lifetime pin at wiring time.
   for (const FaninRef& f : t.fanin)
     if (!(f.flags & kDepRetain)) {
@@ -416,30 +455,38 @@ void Runtime::outputs_of(const Task& t, std::vector<Tensor>& out) const {
     if (t.arg_tags[i] == ArgTag::Output) out.push_back(t.args[i]);
 }
 
-bool Runtime::read_ready(const Tensor& t) {
-  if (t.owner == kNoTask || retired(t.owner)) return true;
-  Task* p = find(t.owner);
-  return !p || p->state != TaskState::Pending;
-}
-
-// set_tensor_data's wait_for_tensor_ready(..., wait_for_consumers = true)
-// (pto_runtime2.cpp): the creator and every tensormap writer of the view must
-// have COMPLETED, and each must have been released by all of its consumers
-// (fanout_refcount reaches fanout_count, the scope bit aside).
-bool Runtime::write_ready(const Tensor& t) {
-  scratch_writers_.clear();
-  if (t.owner != kNoTask) scratch_writers_.push_back(t.owner);
+void Runtime::read_producers(const Tensor& t, std::vector<TaskId>& out) {
+  out.clear();
+  if (t.owner != kNoTask) out.push_back(t.owner);
   scratch_matches_.clear();
   tensormap_.lookup(t, false, scratch_matches_);
-  for (const TensorMap::Match& m : scratch_matches_) scratch_writers_.push_back(m.producer);
-  for (TaskId w : scratch_writers_) {
-    if (retired(w)) continue;
-    const Task* p = find(w);
-    if (!p) continue;
-    if (p->state == TaskState::Pending) return false;
-    if ((p->fanout_refcount & ~kFanoutScopeBit) < (p->fanout_count & ~kFanoutScopeBit)) return false;
+  for (const TensorMap::Match& m : scratch_matches_)
+    if (std::find(out.begin(), out.end(), m.producer) == out.end()) out.push_back(m.producer);
+}
+
+bool Runtime::producer_done(TaskId id) const {
+  const Ring& r = rings_[task_ring(id)];
+  std::uint64_t local = task_local(id);
+  if (local < r.tail()) {
+    // Retired: its slot (local mod window) may hold a newer live task.
+    const std::uint64_t w = r.window();
+    if (w == 0 || r.unbounded()) return true;
+    local += (r.tail() - local + w - 1) / w * w;
+    if (local >= r.head()) return true;
   }
-  return true;
+  if (local >= r.head()) return true;
+  return r.slot(local).state != TaskState::Pending;
+}
+
+// set_tensor_data's wait_one_consumers (pto_runtime2.cpp
+// wait_for_tensor_ready, wait_for_consumers = true): the producer has been
+// released by all of its consumers (fanout_refcount reaches fanout_count, the
+// scope bit aside). A retired producer has.
+bool Runtime::consumers_done(TaskId id) {
+  if (retired(id)) return true;
+  const Task* p = find(id);
+  if (!p) return true;
+  return (p->fanout_refcount & ~kFanoutScopeBit) >= (p->fanout_count & ~kFanoutScopeBit);
 }
 
 // ------------------------------------------------------------------ ready

@@ -96,10 +96,12 @@ struct SubmitWork {
   }
 };
 
-// A submit in progress: submission can stall on a ring resource part-way
-// (slot and heap first, then the dep pool, then the tensormap) and resume.
+// A submit in progress: submission can stall on a ring resource part-way and
+// resume, in the runtime's order (pto_orchestrator.cpp submit_task_common):
+// task window, then heap (the allocator), the fanin spill pool (during the
+// lookups), the tensormap (before the inserts), then the dep pool (wiring).
 struct SubmitProgress {
-  enum class Stage : std::uint8_t { Start, Allocated, LookedUp, Done };
+  enum class Stage : std::uint8_t { Start, Allocated, LookedUp, Reserved, Wired, Done };
   Stage stage = Stage::Start;
   Task* task = nullptr;
   int ring = 0;
@@ -151,8 +153,9 @@ class Runtime {
   // ------------------------------------------------------------ orchestrator
   // Opens the implicit root scope (depth 0, ring 0).
   void begin_orchestration();
-  // Returns false (and latches INVALID_ARGS) when the nesting limit or the
-  // auto-in-manual rule is broken.
+  // Returns false when the scope cannot open: beyond the nesting limit the
+  // runtime's assert fires (latched as AICPU_ASSERT); an auto scope inside a
+  // manual one is INVALID_ARGS.
   bool scope_begin(ScopeMode mode, const std::string& site, Time now = 0);
   // Closes the innermost scope: returns the number of tasks it released.
   std::size_t scope_end();
@@ -160,22 +163,32 @@ class Runtime {
   void end_orchestration();
 
   // Submits a kernel task (req.kernel set), a dummy task (req.kernel null) or,
-  // with `alloc`, an alloc_tensors task whose outputs are req.args. Two steps,
-  // as the real submit spends its time between them: `submit_prepare` takes
-  // the slot and heap, discovers the fanin and reserves dep-pool and tensormap
-  // space; it is resumable (call again with the same progress after a Blocked
-  // status). `submit_commit` then inserts, wires and publishes the task.
+  // with `alloc`, an alloc_tensors task whose outputs are req.args. Three
+  // steps, as the real submit spends its time between them, each resumable
+  // (call again with the same progress after a Blocked status):
+  // `submit_prepare` takes the slot and heap, discovers the fanin (pinning
+  // each live producer) and reserves fanin-spill and tensormap space;
+  // `submit_wire` reserves the dep-pool entries the wiring needs (none when
+  // every producer already completed); `submit_commit` inserts, wires and
+  // publishes the task (running `submit_wire` first if it was not called).
   SubmitStatus submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc, Time now);
+  SubmitStatus submit_wire(SubmitProgress& p);
   void submit_commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   // The OUTPUT tensors of a finished submit, in arg order.
   void outputs_of(const Task& t, std::vector<Tensor>& out) const;
 
-  // get_tensor_data: may the orchestrator read this tensor yet?
-  bool read_ready(const Tensor& t);
+  // get_tensor_data (pto_runtime2.cpp wait_for_tensor_ready): the producers a
+  // read waits for, in order: the tensor's creator, then every writer the
+  // tensormap holds for an overlapping region (INOUT / OUTPUT_EXISTING).
+  void read_producers(const Tensor& t, std::vector<TaskId>& out);
+  // Has the task in `id`'s slot completed? A retired task's slot reads as
+  // done, unless a newer task of the same ring reuses the slot: the device
+  // reads the slot, so it then waits for that task.
+  bool producer_done(TaskId id) const;
   std::int64_t read(const Tensor& t, std::int64_t element) const { return data_.get(t.buffer, element); }
-  // set_tensor_data: may the orchestrator write this tensor yet (its writers
-  // completed and released by their consumers)?
-  bool write_ready(const Tensor& t);
+  // set_tensor_data, after producer_done: has every consumer of this
+  // producer released it?
+  bool consumers_done(TaskId id);
 
   bool orchestration_done() const { return orch_done_; }
   int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
@@ -263,6 +276,7 @@ class Runtime {
   void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info);
   void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
+  void reclaim_tensormap();
 
   const Platform& platform_;
   RunConfig config_;
@@ -273,7 +287,6 @@ class Runtime {
 
   std::array<Ring, kNumRings> rings_;
   TensorMap tensormap_;
-  std::array<std::uint64_t, kNumRings> last_cleanup_tail_{};
   std::vector<ScopeInfo> scopes_;
 
   std::array<std::deque<Task*>, 3> ready_queues_;
@@ -289,7 +302,6 @@ class Runtime {
   std::uint64_t submit_counter_ = 0;
   LatchedError error_;
   std::vector<TensorMap::Match> scratch_matches_;
-  std::vector<TaskId> scratch_writers_;
 };
 
 }  // namespace npusim

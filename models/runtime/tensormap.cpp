@@ -1,9 +1,13 @@
 #include "models/runtime/tensormap.h"
 
+#include <algorithm>
+
 namespace npusim {
 
-void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings) {
+void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings,
+                     std::uint64_t cleanup_interval) {
   capacity_ = capacity;
+  cleanup_interval_ = cleanup_interval;
   unbounded_ = unbounded;
   rings_ = rings;
 }
@@ -11,6 +15,7 @@ void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ri
 void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
   auto g = groups_.find(view.addr);
   if (g == groups_.end()) return;
+  const std::size_t before = out.size();
   std::int64_t first, last;
   view.extent(first, last);
   auto& by_first = g->second.by_first;
@@ -25,9 +30,11 @@ void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Matc
     if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
-    out.push_back(Match{en.producer, ov, en.view});
+    out.push_back(Match{en.producer, ov, en.view, en.seq});
     if (remove_covered && ov == Overlap::Covered) erase(e);
   }
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
+            [](const Match& a, const Match& b) { return a.seq > b.seq; });
 }
 
 void TensorMap::insert(const Tensor& view, TaskId producer) {
@@ -42,6 +49,7 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   Entry& en = entries_[e];
   en.view = view;
   en.producer = producer;
+  en.seq = next_seq_++;
   en.used = true;
   view.extent(en.first, en.last);
   Group& g = groups_[view.addr];
@@ -86,9 +94,25 @@ std::uint64_t TensorMap::cleanup_ring(int ring) {
   return freed;
 }
 
-std::uint64_t TensorMap::reclaim_all() {
+void TensorMap::sync_for_submit(int ring, std::uint64_t local, std::uint64_t alive) {
+  alive_[ring] = alive;
+  const std::uint64_t w = (*rings_)[ring].window();
+  const bool same_slot = w != 0 && local % w == last_cleanup_[ring] % w;
+  if (alive - last_cleanup_[ring] >= cleanup_interval_ || same_slot) {
+    cleanup_ring(ring);
+    last_cleanup_[ring] = alive;
+  }
+}
+
+std::uint64_t TensorMap::reclaim_all(const std::array<std::uint64_t, kNumRings>& alive) {
   std::uint64_t freed = 0;
-  for (int r = 0; r < kNumRings; ++r) freed += cleanup_ring(r);
+  for (int r = 0; r < kNumRings; ++r) {
+    alive_[r] = alive[r];
+    if (alive[r] > last_cleanup_[r]) {
+      freed += cleanup_ring(r);
+      last_cleanup_[r] = alive[r];
+    }
+  }
   return freed;
 }
 

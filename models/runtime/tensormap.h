@@ -1,15 +1,21 @@
 // The global TensorMap (runtime-semantics.md §2.7, §4.2): which task last
 // wrote which region of which buffer.
 //
-// One pool of entries for all rings. An entry whose producer has been retired
-// (local id below its ring's watermark) is stale: lookups skip it at once, and
-// it is physically freed by periodic cleanup (every `cleanup_interval` retired
-// tasks of a ring, at submit) or by a forced reclaim when the pool is short.
+// One pool of entries for all rings (pto_tensormap.h, PTO2TensorMap). An
+// entry is stale when its producer's local id is below the watermark the map
+// last synced for that ring (lazy invalidation: the map keeps its own copy,
+// refreshed for the submitting ring at every submit and for every ring by a
+// forced reclaim, so a producer retired since is still seen as valid, and
+// lookups skip stale entries). Entries are physically freed by the periodic
+// cleanup of the submitting ring (sync_tensormap: every `cleanup_interval`
+// retired tasks, or when the new task's slot is the slot of the last cleanup
+// point) or by a forced reclaim of every ring when the pool is short.
 //
 // Like the runtime, only entries with the consumer's base address are
-// compared. Entries of one address are kept ordered by the first element of
-// their view, so a lookup visits only entries whose linear extent can reach
-// the consumer's, even when thousands of views of one buffer are live.
+// compared, and matches come newest first (the runtime inserts at the head of
+// the bucket chain). Entries of one address are kept ordered by the first
+// element of their view, so a lookup visits only entries whose linear extent
+// can reach the consumer's, even when thousands of views of one buffer are live.
 #pragma once
 
 #include <array>
@@ -31,10 +37,13 @@ class TensorMap {
     TaskId producer;
     Overlap overlap;
     Tensor producer_view;
+    std::uint64_t seq;  // insertion order of the entry
   };
 
   // `rings`: the runtime's rings, whose watermarks say which producers retired.
-  void init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings);
+  // `cleanup_interval`: PTO2_TENSORMAP_CLEANUP_INTERVAL.
+  void init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings,
+            std::uint64_t cleanup_interval);
 
   // Valid entries of the same buffer overlapping `view`, in order of their
   // first element. With `remove_covered`, entries the view covers are removed (INOUT).
@@ -46,16 +55,20 @@ class TensorMap {
   std::uint64_t in_use() const { return in_use_; }
   bool has_room(std::uint64_t n) const { return unbounded_ || in_use_ + n <= capacity_; }
 
-  // Frees stale entries of one ring (periodic cleanup) or of all rings
-  // (forced reclaim). Returns the number of entries freed.
-  std::uint64_t cleanup_ring(int ring);
-  std::uint64_t reclaim_all();
+  // At a submit of task `local` on `ring` whose watermark is `alive`
+  // (PTO2TensorMap::sync_tensormap): syncs the ring's validity threshold and
+  // runs the periodic cleanup when it is due.
+  void sync_for_submit(int ring, std::uint64_t local, std::uint64_t alive);
+  // Forced reclaim (reclaim_retired_all): syncs every ring's threshold and
+  // frees every ring's retired entries. Returns the number of entries freed.
+  std::uint64_t reclaim_all(const std::array<std::uint64_t, kNumRings>& alive);
   std::uint64_t freed_total() const { return freed_total_; }
 
  private:
   struct Entry {
     Tensor view;
     TaskId producer = kNoTask;
+    std::uint64_t seq = 0;   // insertion order (lookups return newest first)
     std::int64_t first = 0;  // linear extent of the view, in elements: [first, last]
     std::int64_t last = 0;
     std::uint32_t generation = 0;
@@ -71,12 +84,13 @@ class TensorMap {
     std::int64_t max_span = 0;  // max (last - first) ever inserted
   };
 
-  bool stale(const Entry& e) const {
-    return (*rings_)[task_ring(e.producer)].retired(task_local(e.producer));
-  }
+  bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
   void erase(std::int32_t e);
+  // Frees the ring's entries whose producers are below its synced threshold.
+  std::uint64_t cleanup_ring(int ring);
 
   std::uint64_t capacity_ = 0;
+  std::uint64_t cleanup_interval_ = 64;
   bool unbounded_ = false;
   const std::array<Ring, kNumRings>* rings_ = nullptr;
   std::vector<Entry> entries_;
@@ -85,6 +99,9 @@ class TensorMap {
   std::array<std::deque<Ref>, kNumRings> order_;  // insertion order per ring
   std::uint64_t in_use_ = 0;
   std::uint64_t freed_total_ = 0;
+  std::uint64_t next_seq_ = 0;
+  std::array<std::uint64_t, kNumRings> alive_{};         // last_task_alives
+  std::array<std::uint64_t, kNumRings> last_cleanup_{};  // last_cleanup
 };
 
 }  // namespace npusim

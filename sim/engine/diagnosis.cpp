@@ -102,6 +102,13 @@ void device_lines(Failure& f, std::uint64_t completed, std::uint64_t total, int 
   const int code = f.orch_error_code ? f.orch_error_code : f.sched_error_code;
   const char* field = f.sched_error_code ? "sched_error_code" : "orch_error_code";
   const ErrorInfo& info = error_info(static_cast<ErrorCode>(code));
+  if (f.name == error_info(ErrorCode::AicpuAssert).name) {
+    // The AICPU aborted on an assert: the device printed the assertion, the
+    // host sees only the AICPU exception.
+    f.device_lines.push_back(f.message);
+    f.device_lines.push_back("ACL error detail: " + std::to_string(f.host_code) + " ACL_ERROR_RT_AICPU_EXCEPTION");
+    return;
+  }
   f.device_lines.push_back("PTO2 runtime failed: orch_error_code=" + std::to_string(f.orch_error_code) +
                            " sched_error_code=" + std::to_string(f.sched_error_code) +
                            " runtime_status=-" + std::to_string(code));
@@ -264,7 +271,9 @@ Failure diagnose(Chip& chip) {
     const ErrorInfo& info = error_info(e.code);
     f.name = info.name;
     f.hint = info.hint;
-    (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = static_cast<int>(e.code);
+    // An assert aborts the AICPU: no runtime code is latched.
+    if (e.code != ErrorCode::AicpuAssert)
+      (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = static_cast<int>(e.code);
     f.message = e.message;
     f.device_time = e.time;
     f.ring = e.ring;
@@ -286,6 +295,9 @@ Failure diagnose(Chip& chip) {
       case ErrorCode::ScopeDeadlock:
         f.detector = "scope check at submit";
         f.size_field = "ring_task_window";
+        break;
+      case ErrorCode::AicpuAssert:
+        f.detector = "assert() in the runtime's AICPU code";
         break;
       default:
         f.detector = "argument check at submit";
@@ -359,9 +371,9 @@ Failure diagnose(Chip& chip) {
       else
         why.push_back("the submit at " + op + " waits on " + std::to_string(sp.wait_edges) +
                       " unfinished producers, one dep-pool entry each; ring " + std::to_string(w.ring) +
-                      "'s dep pool holds " + std::to_string(g.dep_pool_capacity() - 1) +
-                      " (entry 0 is a sentinel), " + std::to_string(g.dep_used()) + " in use");
-      if (sp.wait_edges > g.dep_pool_capacity() - 1)
+                      "'s dep pool holds " + std::to_string(g.dep_pool_capacity()) + ", " +
+                      std::to_string(g.dep_used()) + " in use");
+      if ((w.resource == Resource::FaninSpill ? sp.spill : sp.wait_edges) > g.dep_pool_capacity())
         why.push_back("more than the whole pool: no reclaim can ever make room");
       d["needs_entries"] = w.resource == Resource::FaninSpill ? sp.spill : sp.wait_edges;
       break;

@@ -278,7 +278,9 @@ void print_sites(const ScopeStatsReport& rep, std::ostream& out) {
 
 std::uint64_t ScopeStatsReport::usable(int resource, int ring) const {
   std::uint64_t cap = meta.capacity[resource][ring];
-  return resource == kResHeap ? cap : cap - 1;  // window-1 live slots; pool entry 0 is a sentinel
+  // window-1 live slots (PTO2TaskAllocator::alloc); every heap byte and every
+  // dep-pool entry (PTO2DepListPool::alloc fails only at used >= capacity).
+  return resource == kResTaskWindow ? cap - 1 : cap;
 }
 
 bool ScopeStatsReport::is_constraint(int resource, int ring) const {

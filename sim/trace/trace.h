@@ -32,7 +32,7 @@ namespace npusim::trace {
 // constants, when evaluated for expressions). Tensor rank: 1..kMaxDims (5,
 // models/runtime/tensor.h); expressions: kExprMaxLength, kExprMaxNesting
 // (models/common/expr.h). Scope nesting beyond the runtime's 64 levels is not
-// an input error: the run fails as the device does (INVALID_ARGS), and the
+// an input error: the run fails as the device does (its assert), and the
 // JSON depth bounds the program's nesting (at most 127 nested scope/for bodies).
 constexpr int kMaxJsonDepth = 256;            // nesting of JSON objects and lists
 constexpr int kMaxTensorArgs = 32;            // MAX_TENSOR_ARGS of the runtime's payload

@@ -1,0 +1,354 @@
+// Conformance of the runtime's rules (models/runtime, the orchestrator) with
+// the runtime's own source, hw-native-sys/simpler
+// src/a2a3/runtime/tensormap_and_ringbuffer/. Each TEST_CASE names the
+// upstream file and function it mirrors; the ones reproducing an upstream
+// system test name it too (docs/conformance.md lists them all). Plain C++
+// tests drive the runtime directly; [cli] ones run a trace of
+// tests/conformance/traces/ through the npusim binary.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/runtime/runtime.h"
+#include "tests/cli_support.h"
+#include "tests/runtime_fixture.h"
+
+using namespace npusim;
+using namespace testing_support;
+
+namespace {
+
+struct Samples : RuntimeHooks {
+  std::vector<ScopeSample> samples;
+  void on_scope_sample(const ScopeSample& s) override { samples.push_back(s); }
+};
+
+// The runtime on the tiny platform, driven as the orchestrator and a
+// scheduler would, without time.
+struct Rt {
+  Platform platform = tiny_platform();
+  RunConfig config;
+  DataStore data;
+  Samples hooks;
+  std::unique_ptr<Runtime> rt;
+  std::unique_ptr<KernelDef> k = kernel("K", 0, CoreType::AIV, 1000);
+
+  explicit Rt(RunOptions o = {}) {
+    config = config_for(platform, o);
+    rt = std::make_unique<Runtime>(platform, config, data, &hooks);
+    rt->begin_orchestration();
+  }
+  Tensor ext(std::int64_t n) { return data.add_external("x", DType::FP32, {n}, 0, {}); }
+  // prepare + wire + commit; nullptr (and `last` says why) if a step did not finish.
+  Task* sub(const SubmitRequest& r, bool alloc = false) {
+    SubmitProgress p;
+    last = rt->submit_prepare(r, p, alloc, 0);
+    if (last.kind == SubmitStatus::Kind::Done) last = rt->submit_wire(p);
+    if (last.kind != SubmitStatus::Kind::Done) return nullptr;
+    rt->submit_commit(r, p, 0);
+    return p.task;
+  }
+  // A scheduler completes and releases the task (its queue entry is left alone).
+  void finish(Task* t) {
+    SubmitWork w;
+    rt->complete_task(*t, 0, w);
+    rt->release_task(*t);
+  }
+  Tensor output(Task* t, int i = 0) {
+    std::vector<Tensor> outs;
+    rt->outputs_of(*t, outs);
+    return outs.at(i);
+  }
+  SubmitStatus last;
+};
+
+RunOptions window_heap(std::uint64_t window, std::uint64_t heap) {
+  RunOptions o;
+  o.ring_task_window = RingValues{0, 0, 0, window};
+  o.ring_heap = RingValues{0, 0, 0, heap};
+  return o;
+}
+
+RunOptions dep_pool(std::uint64_t n) {
+  RunOptions o;
+  o.ring_dep_pool = RingValues{n, n, n, n};
+  o.ring_task_window = RingValues{256, 256, 256, 256};
+  return o;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ item 1
+
+// pto_runtime2.cpp wait_for_tensor_ready (get_tensor_data): Step A the
+// creator (owner_task_id), Step B every writer the tensormap holds for an
+// overlapping region, waited one after the other.
+TEST_CASE("read waits for the creator and every tensormap writer of the tensor", "[conformance]") {
+  Rt h;
+  Task* c = h.sub(submit(h.k.get(), {out(64)}));
+  REQUIRE(c);
+  const Tensor t = h.output(c);
+  Task* w1 = h.sub(submit(h.k.get(), {arg(ArgTag::OutputExisting, view(t, 0, 32))}));
+  Task* w2 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(t, 32, 32))}));
+  Task* other = h.sub(submit(h.k.get(), {arg(ArgTag::OutputExisting, h.ext(64))}));
+  REQUIRE((w1 && w2 && other));
+  std::vector<TaskId> ps;
+  h.rt->read_producers(t, ps);
+  // The creator first, then the tensormap's writers newest first (the
+  // runtime's bucket chain is insert-at-head); another buffer's writer is not one.
+  CHECK(ps == std::vector<TaskId>{c->id, w2->id, w1->id});
+  // A read of one element's region waits only for the writers overlapping it.
+  h.rt->read_producers(view(t, 40, 1), ps);
+  CHECK(ps == std::vector<TaskId>{c->id, w2->id});
+  for (TaskId p : {c->id, w1->id, w2->id}) CHECK_FALSE(h.rt->producer_done(p));
+  h.finish(c);
+  CHECK(h.rt->producer_done(c->id));
+  CHECK_FALSE(h.rt->producer_done(w1->id));
+}
+
+// pto_runtime2.cpp wait_for_tensor_ready reads the producer's slot state by
+// local id: a retired producer's slot reads CONSUMED, unless a newer task of
+// the ring reuses the slot, which the wait then waits for.
+TEST_CASE("a read of a retired producer's tensor waits for the task reusing its slot", "[conformance]") {
+  RunOptions o;
+  o.ring_task_window = RingValues{4, 4, 4, 4};
+  Rt h(o);
+  auto scoped = [&](std::vector<SubmitArg> args) {
+    h.rt->scope_begin(ScopeMode::Auto, "s");
+    Task* t = h.sub(submit(h.k.get(), std::move(args)));
+    h.rt->scope_end();
+    return t;
+  };
+  Task* a = scoped({out(16)});
+  REQUIRE(a);
+  const TaskId aid = a->id;  // ring 1, local 0
+  h.finish(a);
+  CHECK(h.rt->retired(aid));
+  CHECK(h.rt->producer_done(aid));  // slot 0 free: reads CONSUMED
+  for (int i = 0; i < 3; ++i) {  // locals 1..3 come and go
+    Task* t = scoped({});
+    REQUIRE(t);
+    h.finish(t);
+  }
+  Task* reuse = scoped({});  // local 4 takes slot 0 (4 mod window 4)
+  REQUIRE(reuse);
+  CHECK_FALSE(h.rt->producer_done(aid));  // slot 0 holds local 4, still pending
+  h.finish(reuse);
+  CHECK(h.rt->producer_done(aid));
+}
+
+// A read after an out_existing writer sees the written value (pto_runtime2.cpp
+// get_tensor_data after wait_for_tensor_ready): the writer is a tensormap
+// producer of the external tensor, which has no creator.
+TEST_CASE("read after an out_existing writer sees the written value [cli]", "[conformance][cli]") {
+  cli::RunResult r = cli::run_summary("tests/conformance/traces/read_after_out_existing.json --quiet", "conf_read");
+  CHECK(r.status == 0);
+  REQUIRE(r.summary.is_object());
+  // The program submits one task per unit of the value it read: 1 writer + 7.
+  CHECK(r.summary["tasks"]["submitted"] == 8);
+}
+
+// ------------------------------------------------------------------ item 3
+
+// pto_ring_buffer.h PTO2TaskAllocator::alloc: `local_task_id_ - last_alive + 1
+// < window_size_` is tested before try_bump_heap, so a ring short of both
+// slots and heap blocks on the window (FLOW_CONTROL_DEADLOCK, report_deadlock
+// with heap_blocked=false).
+TEST_CASE("an allocation short of both task window and heap blocks on the window", "[conformance]") {
+  Rt h(window_heap(4, 1024));
+  for (int d = 1; d <= 3; ++d) REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));  // depth 3: ring 3
+  REQUIRE(h.sub(submit(h.k.get(), {out(256)})));  // the heap's 1024 bytes
+  REQUIRE(h.sub(submit(h.k.get(), {})));
+  REQUIRE(h.sub(submit(h.k.get(), {})));  // three live: the window of 4 is full
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));  // depth 4 shares ring 3
+  CHECK_FALSE(h.rt->ring(3).window_has_room());
+  CHECK_FALSE(h.rt->ring(3).heap_fits(1024));
+  CHECK(h.sub(submit(h.k.get(), {out(256)})) == nullptr);
+  CHECK(h.last.kind == SubmitStatus::Kind::Blocked);
+  CHECK(h.last.blocked == Resource::TaskWindow);
+}
+
+TEST_CASE("a program short of both window and heap fails with FLOW_CONTROL_DEADLOCK, advice on the window [cli]",
+          "[conformance][cli]") {
+  cli::RunResult r =
+      cli::run_summary("tests/conformance/traces/window_and_heap_short.json --quiet --no-host-stats", "conf_both");
+  CHECK(r.status == 1);
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["error"]["name"] == "FLOW_CONTROL_DEADLOCK");
+  CHECK(r.summary["error"]["orch_error_code"] == 3);
+  CHECK(cli::has(r.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3 Provable head-of-line deadlock"));
+  CHECK(r.summary["error"]["diagnosis"]["enough"]["field"] == "ring_task_window");
+}
+
+// ------------------------------------------------------------------ item 4
+
+// pto_ring_buffer.h PTO2DepListPool::ensure_space / alloc: available() =
+// capacity - used, alloc fails only at used >= capacity.
+TEST_CASE("every dep-pool entry is usable", "[conformance]") {
+  Rt h(dep_pool(4));
+  Tensor x = h.ext(64);
+  for (int i = 0; i < 4; ++i) REQUIRE(h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, i * 16, 16))})));
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
+  REQUIRE(c);  // four live producers, four entries
+  CHECK(h.rt->ring(0).dep_used() == 4);
+}
+
+// pto_ring_buffer.h PTO2FaninPool::ensure_space: the spill pool is sized like
+// the dep pool and every entry is usable; 64 edges stay inline
+// (PTO2_FANIN_INLINE_CAP), the 65th.. spill.
+TEST_CASE("every fanin spill entry is usable", "[conformance]") {
+  Rt h(dep_pool(4));
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+  SubmitRequest c = submit(h.k.get(), {});
+  for (int i = 0; i < 68; ++i) {
+    Task* p = h.sub(submit(nullptr, {}));  // dummies: their completion is not needed here
+    REQUIRE(p);
+    h.finish(p);  // completed, kept live by the open scope
+    c.deps.push_back(p->id);
+  }
+  // 68 producers, all completed: 4 spill entries and no dep-pool entry.
+  Task* t = h.sub(c);
+  REQUIRE(t);
+  CHECK(t->fanin.size() == 68);
+  CHECK(h.rt->ring(1).dep_used() == 0);
+}
+
+TEST_CASE("a fanin one spill entry beyond the pool blocks on the spill pool", "[conformance]") {
+  Rt h(dep_pool(4));
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+  SubmitRequest c = submit(h.k.get(), {});
+  for (int i = 0; i < 69; ++i) {
+    Task* p = h.sub(submit(nullptr, {}));
+    REQUIRE(p);
+    h.finish(p);
+    c.deps.push_back(p->id);
+  }
+  c.deps.push_back(c.deps.front());  // a duplicate folds into its edge: still 69
+  CHECK(h.sub(c) == nullptr);
+  CHECK(h.last.kind == SubmitStatus::Kind::Blocked);
+  CHECK(h.last.blocked == Resource::FaninSpill);
+}
+
+// pto_orchestrator.cpp submit_task_common STEP 6: when every claimed producer
+// has completed (all_claimed_fanin_completed) the task is made ready without
+// wiring, so it needs no dep-pool entry at all; orch_wire_live_fanin_task's
+// ensure_space runs only with a live producer.
+TEST_CASE("a consumer of completed producers takes no dep-pool entry", "[conformance]") {
+  Rt h(dep_pool(4));
+  Tensor x = h.ext(128);
+  for (int i = 0; i < 8; ++i) {
+    Task* p = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, i * 16, 16))}));
+    REQUIRE(p);
+    h.finish(p);
+  }
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, x)}));
+  REQUIRE(c);  // eight WAIT edges, all producers completed
+  CHECK(c->is_ready());
+  CHECK(h.rt->ring(0).dep_used() == 0);
+}
+
+// ------------------------------------------------------------------ item 5
+
+// pto_ring_buffer.h PTO2TaskAllocator::alloc calls update_heap_tail(last_alive)
+// before its first check: once the watermark moved, the next allocation sees
+// the reclaimed heap even when it would have fitted anyway, and scope_stats
+// (begin_scope/end_scope -> alloc.heap_tail()) reports that tail.
+TEST_CASE("the heap tail is refreshed at every allocation once the watermark moved", "[conformance]") {
+  Rt h;  // tiny platform: large heaps, nothing ever has to wait
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "a"));
+  Task* a = h.sub(submit(h.k.get(), {out(256)}));
+  REQUIRE(a);
+  h.finish(a);
+  h.rt->scope_end();  // a is CONSUMED and retired: ring 1's watermark is 1
+  CHECK(h.rt->ring(1).tail() == 1);
+  CHECK(h.rt->ring(1).heap_tail_unwrapped() == 0);  // nothing allocated since
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "b"));
+  REQUIRE(h.sub(submit(h.k.get(), {out(256)})));
+  CHECK(h.rt->ring(1).heap_tail_unwrapped() == 1024);
+  h.rt->scope_end();
+  const ScopeSample& end_b = h.hooks.samples.back();
+  CHECK_FALSE(end_b.begin);
+  CHECK(end_b.heap_start == 1024);  // live at exit: b's 1024 bytes only
+  CHECK(end_b.heap_end == 2048);
+}
+
+// ------------------------------------------------------------------ item 8
+
+// pto_orchestrator.cpp append_fanin_or_fail claims the producer's fanout pin
+// (fanout_count++) under its fanout_lock as the producer is found, so the
+// producer cannot become CONSUMED between the lookup and the wiring.
+TEST_CASE("a producer found by a submit is pinned at the lookup, before the commit", "[conformance]") {
+  Rt h;
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "p"));
+  Task* p = h.sub(submit(h.k.get(), {out(64)}));
+  REQUIRE(p);
+  const Tensor t = h.output(p);
+  h.rt->scope_end();  // the scope's pin on p is gone
+  SubmitProgress sp;
+  SubmitRequest r = submit(h.k.get(), {arg(ArgTag::Input, t)});
+  REQUIRE(h.rt->submit_prepare(r, sp, false, 0).kind == SubmitStatus::Kind::Done);
+  // p finishes while the consumer's submit is still under way.
+  h.finish(p);
+  CHECK(p->state == TaskState::Completed);  // held by the consumer's pin
+  CHECK(h.rt->ring(1).tail() == 0);
+  REQUIRE(h.rt->submit_wire(sp).kind == SubmitStatus::Kind::Done);
+  h.rt->submit_commit(r, sp, 0);
+  Task* c = sp.task;
+  REQUIRE(c->fanin.size() == 1);
+  CHECK(c->fanin[0].producer == p->id);
+  CHECK(c->is_ready());
+  h.finish(c);  // the consumer's release drops the pin
+  CHECK(h.rt->ring(1).tail() == 1);
+}
+
+// ------------------------------------------------------- item 9 behaviours
+
+// pto_orchestrator.cpp PTO2OrchestratorState::begin_scope:
+// assert(scope_stack_top < scope_stack_capacity - 1 && "Scope stack overflow"),
+// PTO2_MAX_SCOPE_DEPTH = 64 entries with the root scope; the AICPU build keeps
+// assert() (no NDEBUG), so a 65th level aborts instead of latching INVALID_ARGS.
+TEST_CASE("scope nesting beyond 64 levels is the runtime's assert, not INVALID_ARGS", "[conformance]") {
+  Rt h;
+  for (int d = 1; d < 64; ++d) REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+  CHECK(h.rt->scope_depth() == 63);
+  CHECK_FALSE(h.rt->has_error());
+  CHECK_FALSE(h.rt->scope_begin(ScopeMode::Auto, "deep"));
+  CHECK(h.rt->error().code == ErrorCode::AicpuAssert);
+  CHECK(cli::has(h.rt->error().message, "Scope stack overflow"));
+}
+
+TEST_CASE("scope nesting beyond 64 levels fails as an AICPU exception with no error code [cli]", "[conformance][cli]") {
+  cli::RunResult r = cli::run_summary("traces/fatal/scope_overflow.json --quiet --no-host-stats", "conf_assert");
+  CHECK(r.status == 1);
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["error"]["name"] == "AICPU_ASSERT");
+  CHECK(r.summary["error"]["orch_error_code"] == 0);
+  CHECK(r.summary["error"]["sched_error_code"] == 0);
+  CHECK(r.summary["error"]["host_code"] == 507018);
+  CHECK(cli::has(r.err, "Assertion `orch->scope_stack_top < static_cast<int32_t>(orch->scope_stack_capacity - 1) && "
+                        "\"Scope stack overflow\"' failed."));
+  CHECK_FALSE(cli::has(r.err, "INVALID_ARGS"));
+}
+
+// runtime_fatal_codes dep_pool_overflow_orch.cpp: 128 dummy producers in a
+// scope, one consumer with all 128 as explicit deps, ring_dep_pool=4. The
+// 64 edges beyond PTO2_FANIN_INLINE_CAP need the fanin spill pool, whose
+// PTO2FaninPool::ensure_space has no structural test: only the 500 ms
+// backstop fires, with DEP_POOL_OVERFLOW (pto_ring_buffer.cpp).
+TEST_CASE("runtime_fatal_codes dep_pool_overflow: the fanin spill pool overflows after the 500 ms backstop [cli]",
+          "[conformance][cli]") {
+  cli::RunResult r =
+      cli::run_summary("tests/conformance/traces/dep_pool_overflow.json --quiet --no-host-stats", "conf_dpo");
+  CHECK(r.status == 1);
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["error"]["name"] == "DEP_POOL_OVERFLOW");
+  CHECK(r.summary["error"]["orch_error_code"] == 4);
+  CHECK(cli::has(r.err, "FATAL: Fanin Spill Pool Deadlock Detected! No reclaim progress for ~500 ms"));
+  CHECK_FALSE(cli::has(r.err, "Provable head-of-line"));
+  // The backstop's clock starts at the first 1024-spin check (102.4 us of
+  // 100 ns spins) and fires at the first check 500 ms after it.
+  const double stall = r.summary["error"]["stall_time_ns"], dev = r.summary["error"]["device_time_ns"];
+  CHECK(dev - stall == Approx(102400.0 * (1 + 4883)).epsilon(0));
+}
