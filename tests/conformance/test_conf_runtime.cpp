@@ -7,7 +7,10 @@
 // tests/conformance/traces/ through the npusim binary.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -351,4 +354,216 @@ TEST_CASE("runtime_fatal_codes dep_pool_overflow: the fanin spill pool overflows
   // 100 ns spins) and fires at the first check 500 ms after it.
   const double stall = r.summary["error"]["stall_time_ns"], dev = r.summary["error"]["device_time_ns"];
   CHECK(dev - stall == Approx(102400.0 * (1 + 4883)).epsilon(0));
+}
+
+// --------------------------------------- upstream system tests, reproduced
+//
+// Each trace in tests/conformance/traces/ names in its x_about the upstream
+// test it reproduces and the outcome that test asserts.
+
+namespace {
+
+// task_stats.csv as (task name -> column -> value).
+std::map<std::string, std::map<std::string, std::string>> task_rows(const std::filesystem::path& csv) {
+  std::istringstream in(cli::slurp(csv));
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> cols;
+  for (std::size_t a = 0, b; a <= line.size(); a = b + 1) {
+    b = line.find(',', a);
+    if (b == std::string::npos) b = line.size();
+    cols.push_back(line.substr(a, b - a));
+  }
+  std::map<std::string, std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    std::map<std::string, std::string> r;
+    std::size_t i = 0;
+    for (std::size_t a = 0, b; a <= line.size() && i < cols.size(); a = b + 1, ++i) {
+      b = line.find(',', a);
+      if (b == std::string::npos) b = line.size();
+      r[cols[i]] = line.substr(a, b - a);
+    }
+    rows[r["task"]] = r;
+  }
+  return rows;
+}
+
+struct Conf {
+  cli::Result res;
+  nlohmann::json summary, deps;
+  std::map<std::string, std::map<std::string, std::string>> tasks;
+};
+
+Conf run_conf(const std::string& trace, const std::string& extra = "") {
+  std::filesystem::path out;
+  Conf c;
+  c.res = cli::run("tests/conformance/traces/" + trace + ".json --quiet --no-host-stats --no-suggest " + extra,
+                   "conf_" + trace, out);
+  if (std::filesystem::exists(out / "summary.json")) c.summary = cli::load(out / "summary.json");
+  if (std::filesystem::exists(out / "deps.json")) c.deps = cli::load(out / "deps.json");
+  if (std::filesystem::exists(out / "task_stats.csv")) c.tasks = task_rows(out / "task_stats.csv");
+  return c;
+}
+
+double ns(const std::map<std::string, std::string>& row, const char* col) { return std::stod(row.at(col)); }
+
+// Every dependency edge is honoured: a consumer becomes ready only after each
+// of its producers completed. Returns the number of edges checked.
+int check_edges(const Conf& c) {
+  int n = 0;
+  for (const auto& e : c.deps["edges"]) {
+    auto p = c.tasks.find(task_display(std::stoull(e["pred"].get<std::string>())));
+    auto s = c.tasks.find(task_display(std::stoull(e["succ"].get<std::string>())));
+    REQUIRE(p != c.tasks.end());
+    REQUIRE(s != c.tasks.end());
+    CHECK(ns(s->second, "ready_ns") >= ns(p->second, "complete_ns"));
+    ++n;
+  }
+  return n;
+}
+
+void check_fatal(const Conf& c, const std::string& name, int code) {
+  CHECK(c.res.status == 1);
+  REQUIRE(c.summary.is_object());
+  CHECK(c.summary["error"]["name"] == name);
+  CHECK(c.summary["error"]["orch_error_code"] == code);
+  CHECK(cli::has(c.res.err, "orch_error_code=" + std::to_string(code)));  // the upstream test's marker
+  CHECK(cli::has(c.res.err, "error detail: orch_error_code=" + std::to_string(code) + " " + name + " - "));
+}
+
+}  // namespace
+
+// runtime_fatal_codes flow_control_deadlock_orch.cpp; pto_ring_buffer.h
+// PTO2TaskAllocator::alloc -> report_deadlock(heap_blocked=false,
+// scope_gated=true): ring 3's head is the oldest task of the open depth-3 scope.
+TEST_CASE("runtime_fatal_codes flow_control_deadlock: 8 nested scopes of 3 dummies on a window of 4 [cli]",
+          "[conformance][cli]") {
+  Conf c = run_conf("flow_control_deadlock");
+  check_fatal(c, "FLOW_CONTROL_DEADLOCK", 3);
+  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3 Provable head-of-line deadlock"));
+  CHECK(c.summary["tasks"]["submitted"] == 9);  // depths 1, 2 and 3: three each
+}
+
+// runtime_fatal_codes heap_ring_deadlock_orch.cpp; PTO2TaskAllocator::alloc:
+// no live task on the ring, so no structural proof; the backstop fires.
+TEST_CASE("runtime_fatal_codes heap_ring_deadlock: a 32 KiB output on a 1024-byte heap [cli]", "[conformance][cli]") {
+  Conf c = run_conf("heap_ring_deadlock");
+  check_fatal(c, "HEAP_RING_DEADLOCK", 2);
+  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0 No reclaim progress for ~500 ms"));
+  CHECK(c.summary["error"]["device_time_ns"] == 102400.0 * (1 + 4883));
+}
+
+// runtime_fatal_codes scope_deadlock_orch.cpp; pto_orchestrator.cpp
+// check_scope_can_accept_task: scope_task_count >= window_size - 1.
+TEST_CASE("runtime_fatal_codes scope_deadlock: 8 dummies in one scope on a window of 4 [cli]", "[conformance][cli]") {
+  Conf c = run_conf("scope_deadlock");
+  check_fatal(c, "SCOPE_DEADLOCK", 1);
+  CHECK(cli::has(c.res.err, "FATAL: Scope Deadlock Detected! (ring 1)"));
+  CHECK(c.summary["tasks"]["submitted"] == 3);
+}
+
+// runtime_fatal_codes tensor_wait_timeout_orch.cpp; pto_runtime2.cpp
+// wait_for_tensor_ready: the clock is read every 1024 spins, the wait fails
+// at the first check more than PTO2_TENSOR_DATA_TIMEOUT_MS (15 s) after it began.
+TEST_CASE("runtime_fatal_codes tensor_wait_timeout: a read of a hung AIC task's output [cli]", "[conformance][cli]") {
+  Conf c = run_conf("tensor_wait_timeout");
+  check_fatal(c, "TENSOR_WAIT_TIMEOUT", 8);
+  const double stall = c.summary["error"]["stall_time_ns"], dev = c.summary["error"]["device_time_ns"];
+  CHECK(dev - stall == 102400.0 * 146485);
+}
+
+// tensormap_and_ringbuffer heap_empty_ring_rebase; pto_ring_buffer.h
+// try_bump_heap: top == tail and the size fits the ring -> rebase to 0
+// (heap_tail_ = 0), and update_heap_tail ignores the tasks retired before it.
+TEST_CASE("tensormap_and_ringbuffer heap_empty_ring_rebase: a drained ring takes a whole-span allocation [cli]",
+          "[conformance][cli]") {
+  std::filesystem::path out;
+  cli::Result r = cli::run("tests/conformance/traces/heap_empty_ring_rebase.json --quiet --no-host-stats", "conf_rebase", out);
+  REQUIRE(r.status == 0);
+  nlohmann::json s = cli::load(out / "summary.json");
+  CHECK(s["tasks"]["submitted"] == 4 + 84);  // y1[0] + y2[0] = 42 + 42 dummies
+  // The second scope's end record: ring 1's heap rebased to 0 after one wrap.
+  std::istringstream in(cli::slurp(out / "scope_stats" / "scope_stats.jsonl"));
+  std::string line;
+  nlohmann::json end2;
+  while (std::getline(in, line)) {
+    nlohmann::json rec = nlohmann::json::parse(line);
+    if (rec.value("site", "") == "heap_empty_ring_rebase_orch.cpp:2" && rec["phase"] == "end") end2 = rec;
+  }
+  REQUIRE(end2.is_object());
+  CHECK(end2["heap_start"] == 2097152);          // the tail, rebased: 1 x capacity
+  CHECK(end2["heap_end"] == 2097152 + 1310720);  // the second scratch at offset 0
+}
+
+// tensormap_and_ringbuffer fanin_lookup_perf; pto_orchestrator.cpp: 64
+// explicit deps per consumer, all inline (PTO2_FANIN_INLINE_CAP = 64).
+TEST_CASE("tensormap_and_ringbuffer fanin_lookup_perf: 64 x 64 explicit fanin completes in order [cli]",
+          "[conformance][cli]") {
+  for (const char* t : {"fanin_lookup_perf_dummy", "fanin_lookup_perf_real"}) {
+    INFO(t);
+    Conf c = run_conf(t);
+    REQUIRE(c.res.status == 0);
+    CHECK(c.summary["tasks"]["completed"] == 128);
+    CHECK(check_edges(c) == 64 * 64);
+  }
+}
+
+// tensormap_and_ringbuffer dummy_task; pto_orchestrator.cpp
+// submit_dummy_task: a dummy takes part in tensormap and explicit
+// dependencies like any task, and is retired without a core.
+TEST_CASE("tensormap_and_ringbuffer dummy_task: consumers run after their producers through dummies [cli]",
+          "[conformance][cli]") {
+  const int tasks[] = {3, 6, 4, 20};
+  for (int k = 1; k <= 4; ++k) {
+    INFO("dummy_task_" << k);
+    Conf c = run_conf("dummy_task_" + std::to_string(k));
+    REQUIRE(c.res.status == 0);
+    CHECK(c.summary["tasks"]["completed"] == tasks[k - 1]);
+    CHECK(check_edges(c) > 0);
+    // The consumer (the last task) starts after the WRITE_CONST of X ended.
+    const auto& producer = c.tasks.at("t0");
+    const auto& consumer = c.tasks.at("t" + std::to_string(tasks[k - 1] - 1));
+    CHECK(consumer.at("kernel") == "COPY_FIRST");
+    CHECK(ns(consumer, "first_start_ns") > ns(producer, "complete_ns"));
+    for (const auto& [name, row] : c.tasks)
+      if (row.at("kind") == "dummy") CHECK(ns(consumer, "ready_ns") >= ns(row, "complete_ns"));
+  }
+}
+
+// tensormap_and_ringbuffer available_aicore_counts; pto_orchestrator.cpp
+// submit_task: require_sync_start fails only for block_num > limit
+// (total_cluster_count for MIX).
+TEST_CASE("tensormap_and_ringbuffer available_aicore_counts: a sync-start MIX launch as wide as every cluster [cli]",
+          "[conformance][cli]") {
+  Conf c = run_conf("available_aicore_counts");
+  REQUIRE(c.res.status == 0);
+  CHECK(c.summary["tasks"]["blocks_dispatched"] == 24);
+  CHECK(c.summary["tasks"]["completed"] == 1);
+}
+
+// tensormap_and_ringbuffer dfx/scope_stats (vector_example); begin_scope /
+// end_scope -> scope_stats_begin / scope_stats_end with the allocator's
+// task and heap start/end and the dep-pool snapshot.
+TEST_CASE("tensormap_and_ringbuffer dfx/scope_stats: vector_example's scope_stats.jsonl [cli]", "[conformance][cli]") {
+  std::filesystem::path out;
+  cli::Result r = cli::run("tests/conformance/traces/scope_stats_vector_example.json --quiet --no-host-stats",
+                           "conf_scope_stats", out);
+  REQUIRE(r.status == 0);
+  std::istringstream in(cli::slurp(out / "scope_stats" / "scope_stats.jsonl"));
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  nlohmann::json meta = nlohmann::json::parse(line);
+  CHECK(meta["version"] == 6);
+  CHECK(meta["fatal"] == false);
+  CHECK(meta["dropped"] == 0);
+  CHECK(meta.contains("dep_pool_max"));
+  int records = 0;
+  while (std::getline(in, line)) {
+    nlohmann::json rec = nlohmann::json::parse(line);
+    for (const char* k : {"site", "phase", "depth", "ring", "task_window_start", "task_window_end", "heap_start",
+                          "heap_end", "dep_pool_start", "dep_pool_end", "tensormap"})
+      CHECK(rec.contains(k));
+    ++records;
+  }
+  CHECK(records >= 4);
 }
