@@ -1,7 +1,7 @@
 // The seam between a program and the orchestrator: a stream of resolved
 // orchestration operations, each the equivalent of one call of the runtime's
 // device-side orchestration API (PTO2_SCOPE, alloc_tensors, submit_task,
-// rt_submit_dummy_task, get_tensor_data).
+// rt_submit_dummy_task, get_tensor_data, rt_report_fatal).
 //
 // An OpSource (sim/trace's interpreter) evaluates the trace lazily: loops,
 // variables and expressions are resolved one operation at a time, so a

@@ -1,5 +1,7 @@
 #include "models/runtime/ring.h"
 
+#include <algorithm>
+
 namespace npusim {
 
 Task& SlotStore::emplace(std::uint64_t local) {
@@ -29,12 +31,12 @@ void SlotStore::release_below(std::uint64_t tail) {
 }
 
 void Ring::init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::uint64_t dep_pool,
-                bool unbounded) {
+                bool whole_graph) {
   index_ = index;
   window_ = window;
   heap_cap_ = heap_bytes;
   dep_cap_ = dep_pool;
-  unbounded_ = unbounded;
+  whole_graph_ = whole_graph;
 }
 
 Task& Ring::take_slot() {
@@ -46,13 +48,19 @@ Task& Ring::take_slot() {
   return t;
 }
 
+void Ring::release_memory() {
+  while (!held_.empty() && slots_.at(held_.front()).self_released) held_.pop_front();
+  slots_.release_below(held_.empty() ? tail_ : std::min(tail_, held_.front()));
+}
+
 bool Ring::heap_plan(HeapState& s, std::uint64_t size, HeapBlock& out) const {
   if (size == 0) {  // zero-output tasks record base == end == current top
     out.begin = out.end = s.top;
     out.end_unwrapped = s.wraps_top * heap_cap_ + s.top;
     return true;
   }
-  if (unbounded_) {  // no ring heap (host_build_graph): addresses need only be distinct
+  if (whole_graph_) {  // forward-only bump, no wrap (host_build_graph try_bump_heap)
+    if (heap_cap_ - s.top < size) return false;
     out.begin = s.top;
     s.top += size;
     out.end = s.top;

@@ -2,7 +2,11 @@
 // and FIFO watermark, its heap, its dependency pool and fanin spill pool.
 //
 // Every capacity rule of a ring lives here; the Runtime decides when to call
-// them. A ring with `unbounded` set (host_build_graph) never refuses space.
+// them. A `whole_graph` ring (host_build_graph) is forward-only: the whole
+// graph is built before the device runs, so nothing is reclaimed while it is
+// built; its ids stop at the window and its heap at the capacity, without
+// wrap (host_build_graph pto_ring_buffer.h, PTO2TaskAllocator::alloc), and it
+// has no dep pool or spill pool (fanin is capped instead).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +49,7 @@ struct HeapBlock {
 class Ring {
  public:
   void init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::uint64_t dep_pool,
-            bool unbounded);
+            bool whole_graph);
 
   int index() const { return index_; }
   std::uint64_t window() const { return window_; }
@@ -56,10 +60,10 @@ class Ring {
   std::uint64_t head() const { return head_; }  // current_task_index
   std::uint64_t tail() const { return tail_; }  // last_task_alive
   std::uint64_t live() const { return head_ - tail_; }
-  bool window_has_room() const { return unbounded_ || head_ - tail_ + 1 < window_; }
+  bool window_has_room() const { return whole_graph_ ? head_ < window_ : head_ - tail_ + 1 < window_; }
   Task& slot(std::uint64_t local) { return slots_.at(local); }
   const Task& slot(std::uint64_t local) const { return slots_.at(local); }
-  bool unbounded() const { return unbounded_; }
+  bool whole_graph() const { return whole_graph_; }
   // The live task with this local id, or nullptr if it was retired / not yet made.
   Task* find(std::uint64_t local) {
     return (local >= tail_ && local < head_) ? &slots_.at(local) : nullptr;
@@ -68,7 +72,9 @@ class Ring {
   // Takes the next slot (caller checked window_has_room).
   Task& take_slot();
   // Walks the watermark over CONSUMED slots; calls `on_retire` for each slot
-  // passed (before it is reset). Returns the number of slots retired.
+  // passed (before it is reset). Returns the number of slots retired. A task
+  // can be CONSUMED before its own deferred release ran (the scheduler's
+  // on_task_release comes later): its slot's memory is kept until then.
   template <class F>
   std::uint64_t advance(F&& on_retire) {
     std::uint64_t n = 0;
@@ -79,12 +85,15 @@ class Ring {
       last_retired_heap_end_unwrapped_ = t.heap_end_unwrapped;
       last_retired_dep_mark_ = slot_dep_mark(tail_);
       spill_used_ -= spill_of(t.fanin.size());
+      if (!t.self_released) held_.push_back(tail_);
       ++tail_;
       ++n;
     }
-    if (n) slots_.release_below(tail_);
+    if (n) release_memory();
     return n;
   }
+  // A retired task's deferred release has run: its slot's memory may go.
+  void release_memory();
 
   // ---- heap (§2.6). Allocation uses the orchestrator's view of the tail,
   // which the allocator refreshes from the watermark at every allocation
@@ -112,7 +121,7 @@ class Ring {
   std::uint64_t dep_tail() const { return dep_tail_; }
   std::uint64_t dep_used() const { return dep_top_ - dep_tail_; }
   bool dep_has_room(std::uint64_t n) const {
-    return unbounded_ || dep_top_ - dep_tail_ + n <= dep_cap_;
+    return whole_graph_ || dep_top_ - dep_tail_ + n <= dep_cap_;
   }
   void dep_take(std::uint64_t n) { dep_top_ += n; }
   // Records a task's dep_pool_mark (the pool top after its wiring). Alloc
@@ -130,16 +139,17 @@ class Ring {
   // Spill entries a task with `fanin` edges takes: those beyond the inline cap.
   std::uint64_t spill_of(std::uint64_t fanin) const { return fanin > spill_inline_cap_ ? fanin - spill_inline_cap_ : 0; }
   bool spill_has_room(std::uint64_t n) const {
-    return unbounded_ || spill_used_ + n <= dep_cap_;
+    return whole_graph_ || spill_used_ + n <= dep_cap_;
   }
   void spill_take(std::uint64_t n) { spill_used_ += n; }
 
  private:
   int index_ = 0;
-  bool unbounded_ = false;
+  bool whole_graph_ = false;
   std::uint64_t window_ = 0, heap_cap_ = 0, dep_cap_ = 0;
   SlotStore slots_;
   std::uint64_t head_ = 0, tail_ = 0;
+  std::deque<std::uint64_t> held_;  // retired before their own release ran, oldest first
 
   struct HeapState {
     std::uint64_t top = 0, tail = 0;  // offsets; top == tail means empty

@@ -27,12 +27,12 @@ bool compare(Cmp c, std::int64_t a, std::int64_t b) {
 Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
                  RuntimeHooks* hooks)
     : platform_(platform), config_(config), data_(data), hooks_(hooks ? hooks : &null_hooks_),
-      unbounded_(config.runtime == RuntimeKind::HostBuildGraph) {
+      whole_graph_(config.runtime == RuntimeKind::HostBuildGraph) {
   for (int r = 0; r < kNumRings; ++r) {
-    rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], unbounded_);
+    rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], whole_graph_);
     rings_[r].set_spill_inline_cap(static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap));
   }
-  tensormap_.init(config_.tensormap_pool, unbounded_, &rings_,
+  tensormap_.init(config_.tensormap_pool, &rings_,
                   static_cast<std::uint64_t>(platform_.limits.tensormap_cleanup_interval));
 }
 
@@ -133,7 +133,8 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
                                      Time now) {
   if (p.stage == SubmitProgress::Stage::Start) {
     const int depth = scope_depth();
-    const int ring = ring_of_depth(depth);
+    // host_build_graph has one ring (prepare_task: ring_id = 0).
+    const int ring = whole_graph_ ? 0 : ring_of_depth(depth);
     p.ring = ring;
     // Validation (§4.1 step 0).
     if (alloc) {
@@ -161,7 +162,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
       }
     }
     // Scope check before alloc (§3.4 step 1).
-    if (!unbounded_ && scopes_.back().tasks.size() >= rings_[ring].window() - 1) {
+    if (!whole_graph_ && scopes_.back().tasks.size() >= rings_[ring].window() - 1) {
       latch_error(ErrorCode::ScopeDeadlock,
                   "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now, ring);
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
@@ -172,8 +173,11 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     // task window is checked before the heap, and both before committing either.
     Ring& r = rings_[ring];
     r.heap_refresh_tail();
-    if (!r.window_has_room()) return SubmitStatus::block(Resource::TaskWindow, ring);
-    if (!r.heap_fits(p.heap_bytes)) return SubmitStatus::block(Resource::Heap, ring);
+    if (!r.window_has_room())
+      return whole_graph_ ? graph_exhausted(Resource::TaskWindow, ring, now)
+                          : SubmitStatus::block(Resource::TaskWindow, ring);
+    if (!r.heap_fits(p.heap_bytes))
+      return whole_graph_ ? graph_exhausted(Resource::Heap, ring, now) : SubmitStatus::block(Resource::Heap, ring);
     HeapBlock block;
     r.heap_try_alloc(p.heap_bytes, block);
     Task& t = r.take_slot();
@@ -221,11 +225,15 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
 
   if (p.stage == SubmitProgress::Stage::Allocated) {
     // Tensormap validity and periodic cleanup for this task's ring
-    // (pto_orchestrator.cpp submit_task_common STEP 2 -> sync_tensormap).
-    tensormap_.sync_for_submit(p.ring, task_local(t.id), r.tail());
-    // Fanin discovery claims each live producer's fanout pin as it is found
-    // (STEP 1 explicit deps, STEP 3 compute_task_fanin -> append_fanin_or_fail).
-    if (t.kind != TaskKind::Alloc) discover_fanin(req, p);
+    // (pto_orchestrator.cpp submit_task_common STEP 2 -> sync_tensormap), then
+    // fanin discovery, which claims each live producer's fanout pin as it is
+    // found (STEP 1 explicit deps, STEP 3 compute_task_fanin ->
+    // append_fanin_or_fail). alloc_tensors does neither.
+    if (t.kind != TaskKind::Alloc) {
+      tensormap_.sync_for_submit(p.ring, task_local(t.id), r.tail());
+      discover_fanin(req, p);
+      if (whole_graph_ && p.merged.size() > kWholeGraphMaxFanin) return graph_exhausted(Resource::DepPool, p.ring, now);
+    }
     p.stage = SubmitProgress::Stage::LookedUp;
   }
 
@@ -236,12 +244,30 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     // TensorMap room for the inserts (STEP 4, ensure_tensormap_capacity):
     // a forced reclaim of every ring's retired entries when short.
     if (p.inserts && !tensormap_.has_room(p.inserts)) {
+      if (whole_graph_) return graph_exhausted(Resource::TensorMap, p.ring, now);
       reclaim_tensormap();
       if (!tensormap_.has_room(p.inserts)) return SubmitStatus::block(Resource::TensorMap, p.ring);
     }
     p.stage = SubmitProgress::Stage::Reserved;
   }
   return SubmitStatus::done();
+}
+
+SubmitStatus Runtime::graph_exhausted(Resource r, int ring, Time now) {
+  // host_build_graph reports the exhausted resource on the spot: nothing is
+  // reclaimed while the graph is built (host_build_graph pto_ring_buffer.h
+  // report_capacity_exhausted; pto_orchestrator.cpp append_fanin_or_fail,
+  // ensure_tensormap_capacity).
+  ErrorCode code = ErrorCode::None;
+  std::string banner;
+  switch (r) {
+    case Resource::TaskWindow: code = ErrorCode::FlowControlDeadlock; banner = "FATAL: Task Window Exhausted!"; break;
+    case Resource::Heap: code = ErrorCode::HeapRingDeadlock; banner = "FATAL: Graph Heap Exhausted!"; break;
+    case Resource::DepPool: code = ErrorCode::DepPoolOverflow; banner = "FATAL: Fanin Capacity Exhausted!"; break;
+    default: code = ErrorCode::TensormapOverflow; banner = "FATAL: TensorMap Entry Pool Exhausted!"; break;
+  }
+  latch_error(code, banner, now, ring);
+  return SubmitStatus::fatal(code, ring);
 }
 
 void Runtime::reclaim_tensormap() {
@@ -470,7 +496,7 @@ bool Runtime::producer_done(TaskId id) const {
   if (local < r.tail()) {
     // Retired: its slot (local mod window) may hold a newer live task.
     const std::uint64_t w = r.window();
-    if (w == 0 || r.unbounded()) return true;
+    if (w == 0 || r.whole_graph()) return true;
     local += (r.tail() - local + w - 1) / w * w;
     if (local >= r.head()) return true;
   }
@@ -629,12 +655,17 @@ void Runtime::release_task(Task& t) {
   }
   t.self_released = true;
   hooks_->on_released(t);
-  check_consumed(t);
+  if (retired(t.id))
+    rings_[t.ring].release_memory();  // CONSUMED (and retired) before this release
+  else
+    check_consumed(t);
 }
 
+// CONSUMED when COMPLETED and every fanout reference released, the scope's
+// included, whether or not the task's own deferred release has run yet
+// (pto_scheduler.h check_and_handle_consumed).
 void Runtime::check_consumed(Task& t) {
-  if (t.state == TaskState::Completed && t.self_released && t.fanout_refcount == t.fanout_count)
-    consume(t);
+  if (t.state == TaskState::Completed && t.fanout_refcount == t.fanout_count) consume(t);
 }
 
 void Runtime::consume(Task& t) {

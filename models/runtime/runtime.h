@@ -263,6 +263,9 @@ class Runtime {
   bool has_error() const { return error_.code != ErrorCode::None; }
 
   static int ring_of_depth(int depth) { return depth < kNumRings - 1 ? depth : kNumRings - 1; }
+  // host_build_graph caps a task's distinct producers (PTO2_MAX_FANIN,
+  // host_build_graph pto_runtime2_types.h): it has no spill pool.
+  static constexpr std::size_t kWholeGraphMaxFanin = 128;
   // Heap bytes of a task's packed OUTPUT block (§2.6).
   std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
 
@@ -277,13 +280,15 @@ class Runtime {
   void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   void reclaim_tensormap();
+  // host_build_graph: a resource the whole graph does not fit is a fatal at once.
+  SubmitStatus graph_exhausted(Resource r, int ring, Time now);
 
   const Platform& platform_;
   RunConfig config_;
   DataStore& data_;
   RuntimeHooks* hooks_;
   RuntimeHooks null_hooks_;
-  bool unbounded_;
+  bool whole_graph_;  // host_build_graph: the whole graph is built before the device runs
 
   std::array<Ring, kNumRings> rings_;
   TensorMap tensormap_;

@@ -4,11 +4,10 @@
 
 namespace npusim {
 
-void TensorMap::init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings,
+void TensorMap::init(std::uint64_t capacity, const std::array<Ring, kNumRings>* rings,
                      std::uint64_t cleanup_interval) {
   capacity_ = capacity;
   cleanup_interval_ = cleanup_interval;
-  unbounded_ = unbounded;
   rings_ = rings;
 }
 

@@ -42,7 +42,7 @@ class TensorMap {
 
   // `rings`: the runtime's rings, whose watermarks say which producers retired.
   // `cleanup_interval`: PTO2_TENSORMAP_CLEANUP_INTERVAL.
-  void init(std::uint64_t capacity, bool unbounded, const std::array<Ring, kNumRings>* rings,
+  void init(std::uint64_t capacity, const std::array<Ring, kNumRings>* rings,
             std::uint64_t cleanup_interval);
 
   // Valid entries of the same buffer overlapping `view`, in order of their
@@ -53,7 +53,7 @@ class TensorMap {
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t in_use() const { return in_use_; }
-  bool has_room(std::uint64_t n) const { return unbounded_ || in_use_ + n <= capacity_; }
+  bool has_room(std::uint64_t n) const { return in_use_ + n <= capacity_; }
 
   // At a submit of task `local` on `ring` whose watermark is `alive`
   // (PTO2TensorMap::sync_tensormap): syncs the ring's validity threshold and
@@ -91,7 +91,6 @@ class TensorMap {
 
   std::uint64_t capacity_ = 0;
   std::uint64_t cleanup_interval_ = 64;
-  bool unbounded_ = false;
   const std::array<Ring, kNumRings>* rings_ = nullptr;
   std::vector<Entry> entries_;
   std::vector<std::int32_t> free_;

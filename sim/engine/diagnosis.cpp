@@ -279,14 +279,17 @@ Failure diagnose(Chip& chip) {
     f.ring = e.ring;
     f.stall_time = w.kind != OrchWait::Kind::None ? w.since : e.time;
     const bool structural = e.message.find("Provable head-of-line") != std::string::npos;
+    const bool whole_graph = rt.config().runtime == RuntimeKind::HostBuildGraph;
     switch (e.code) {
       case ErrorCode::HeapRingDeadlock:
       case ErrorCode::FlowControlDeadlock:
       case ErrorCode::DepPoolOverflow:
       case ErrorCode::TensormapOverflow:
-        f.detector = structural ? "structural test after 1024 spins without reclaim progress"
-                                : "no-progress backstop (" +
-                                      std::to_string(p.timeouts.alloc_no_progress / 1000000000ull) + " ms)";
+        f.detector = whole_graph ? "host_build_graph capacity check at submit (the whole graph must fit; nothing "
+                                   "is reclaimed while it is built)"
+                     : structural ? "structural test after 1024 spins without reclaim progress"
+                                  : "no-progress backstop (" +
+                                        std::to_string(p.timeouts.alloc_no_progress / 1000000000ull) + " ms)";
         f.size_field = size_field_of(w.resource);
         break;
       case ErrorCode::TensorWaitTimeout:
@@ -298,6 +301,9 @@ Failure diagnose(Chip& chip) {
         break;
       case ErrorCode::AicpuAssert:
         f.detector = "assert() in the runtime's AICPU code";
+        break;
+      case ErrorCode::ExplicitOrchFatal:
+        f.detector = "rt_report_fatal() in the orchestration";
         break;
       default:
         f.detector = "argument check at submit";

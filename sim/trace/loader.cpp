@@ -1,5 +1,6 @@
 // Trace loading (trace-format.md): strict JSON reading, kernels, external
 // tensors, and the compilation of the program into sim/trace/program.h form.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>

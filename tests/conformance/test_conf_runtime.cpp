@@ -567,3 +567,129 @@ TEST_CASE("tensormap_and_ringbuffer dfx/scope_stats: vector_example's scope_stat
   }
   CHECK(records >= 4);
 }
+
+// runtime_fatal_codes explicit_fatal_orch.cpp; pto_runtime2.cpp
+// rt_report_fatal -> orch_report_fatal_v: the code is latched, the line is
+// "FATAL(code=9): <message>", and the orchestration API short-circuits after.
+TEST_CASE("runtime_fatal_codes explicit_fatal: rt_report_fatal latches code 9 and the rest of the orchestration is a no-op [cli]",
+          "[conformance][cli]") {
+  Conf c = run_conf("explicit_fatal");
+  check_fatal(c, "EXPLICIT_ORCH_FATAL", 9);
+  CHECK(cli::has(c.res.err, "FATAL(code=9): st injected fatal"));
+  CHECK(c.summary["error"]["detector"] == "rt_report_fatal() in the orchestration");
+  CHECK(c.summary["tasks"]["submitted"] == 1);  // the alloc before the fatal only
+}
+
+// host_build_graph pto_ring_buffer.h PTO2TaskAllocator::alloc: the whole graph
+// is built before the device runs, nothing is reclaimed meanwhile, so the
+// window caps the task count (local_task_id_ >= window_size_) and the heap is
+// bumped forward only; a graph that does not fit fails at once.
+TEST_CASE("host_build_graph: the whole graph must fit one ring, which nothing reclaims while it is built",
+          "[conformance]") {
+  RunOptions o;
+  o.runtime = RuntimeKind::HostBuildGraph;
+  o.ring_task_window = RingValues{4, 4, 4, 4};
+  o.ring_heap = RingValues{4096, 4096, 4096, 4096};
+  SECTION("every task on ring 0, up to the window's 4") {
+    Rt h(o);
+    REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));  // depth 1: ring 1 elsewhere
+    for (int i = 0; i < 4; ++i) {
+      Task* t = h.sub(submit(h.k.get(), {}));
+      REQUIRE(t);
+      CHECK(t->ring == 0);
+      h.finish(t);  // even retired tasks do not give their slot back
+    }
+    CHECK(h.sub(submit(h.k.get(), {})) == nullptr);
+    CHECK(h.last.kind == SubmitStatus::Kind::Fatal);
+    CHECK(h.rt->error().code == ErrorCode::FlowControlDeadlock);
+    CHECK(h.rt->error().message == "FATAL: Task Window Exhausted!");
+  }
+  SECTION("the heap is bumped forward, never wrapped") {
+    Rt h(o);
+    Task* a = h.sub(submit(h.k.get(), {out(768)}));  // 3072 of 4096
+    REQUIRE(a);
+    h.finish(a);
+    CHECK(h.sub(submit(h.k.get(), {out(512)})) == nullptr);  // 2048 > the 1024 left
+    CHECK(h.rt->error().code == ErrorCode::HeapRingDeadlock);
+    CHECK(h.rt->error().message == "FATAL: Graph Heap Exhausted!");
+  }
+}
+
+// host_build_graph pto_orchestrator.cpp append_fanin_or_fail: at most
+// PTO2_MAX_FANIN = 128 distinct producers, completed ones included (no spill
+// pool, no dep pool): "Fanin Capacity Exhausted!", DEP_POOL_OVERFLOW.
+TEST_CASE("host_build_graph: a task with more than 128 producers overflows its fanin", "[conformance]") {
+  RunOptions o;
+  o.runtime = RuntimeKind::HostBuildGraph;
+  o.ring_task_window = RingValues{1024, 1024, 1024, 1024};
+  o.ring_dep_pool = RingValues{4, 4, 4, 4};  // no dep pool in host_build_graph: irrelevant
+  Rt h(o);
+  SubmitRequest c = submit(h.k.get(), {});
+  for (int i = 0; i < 128; ++i) {
+    Task* p = h.sub(submit(nullptr, {}));
+    REQUIRE(p);
+    h.finish(p);
+    c.deps.push_back(p->id);
+  }
+  REQUIRE(h.sub(c));  // 128: fits
+  Task* p = h.sub(submit(nullptr, {}));
+  REQUIRE(p);
+  c.deps.push_back(p->id);  // 129
+  CHECK(h.sub(c) == nullptr);
+  CHECK(h.rt->error().code == ErrorCode::DepPoolOverflow);
+  CHECK(h.rt->error().message == "FATAL: Fanin Capacity Exhausted!");
+}
+
+// pto_orchestrator.cpp alloc_tensors runs no STEP 2 (sync_tensormap): an
+// alloc at the slot of the last cleanup point frees no tensormap entry, the
+// next kernel submit does.
+TEST_CASE("alloc_tensors runs no tensormap cleanup", "[conformance]") {
+  RunOptions o;
+  o.ring_task_window = RingValues{4, 4, 4, 4};
+  auto run = [&](bool alloc_at_slot0) {
+    Rt h(o);
+    Tensor x = h.ext(16);
+    auto scoped = [&](SubmitRequest r, bool alloc) {
+      h.rt->scope_begin(ScopeMode::Auto, "s");
+      Task* t = h.sub(r, alloc);
+      h.rt->scope_end();
+      return t;
+    };
+    Task* w = scoped(submit(h.k.get(), {arg(ArgTag::Inout, x)}), false);  // ring 1, local 0: one entry
+    REQUIRE(w);
+    h.finish(w);  // retired: ring 1's watermark is 1
+    for (int i = 0; i < 3; ++i) {  // locals 1..3
+      Task* t = scoped(submit(h.k.get(), {}), false);
+      REQUIRE(t);
+      h.finish(t);
+    }
+    CHECK(h.rt->tensormap().in_use() == 1);
+    SubmitRequest al;
+    al.args = {out(16)};
+    REQUIRE(scoped(alloc_at_slot0 ? al : submit(h.k.get(), {}), alloc_at_slot0));  // local 4: slot 0 again
+    return h.rt->tensormap().in_use();
+  };
+  CHECK(run(true) == 1);   // the alloc leaves w's retired entry
+  CHECK(run(false) == 0);  // a kernel submit at that slot cleans it up
+}
+
+// pto_scheduler.h check_and_handle_consumed: COMPLETED and fanout_refcount ==
+// fanout_count is CONSUMED, whoever releases last: a scope_end can retire a
+// completed task before the scheduler's deferred on_task_release for it ran.
+TEST_CASE("a completed task is CONSUMED at its scope's end, before its own deferred release", "[conformance]") {
+  Rt h;
+  REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+  Task* p = h.sub(submit(h.k.get(), {out(64)}));
+  REQUIRE(p);
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, h.output(p))}));
+  REQUIRE(c);
+  SubmitWork w;
+  h.rt->complete_task(*p, 0, w);  // p completes; its release is deferred
+  h.rt->complete_task(*c, 0, w);
+  h.rt->release_task(*c);         // c releases its RETAIN pin on p
+  h.rt->scope_end();              // the scope's pins on p and c go
+  CHECK(p->state == TaskState::Consumed);
+  CHECK(h.rt->ring(1).tail() == 2);  // both retired although p's release is pending
+  h.rt->release_task(*p);            // the deferred release still finds p's slot (ASan: no use after free)
+  CHECK(h.rt->ring(1).tail() == 2);
+}
