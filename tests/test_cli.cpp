@@ -153,7 +153,7 @@ TEST_CASE("no task starts before its producers complete, on every example", "[cl
       {"traces/per_block_tasks.json", {0, 0}},
       {"traces/qwen3_decode.json", {17522, 6001}},
       {"traces/rings_auto_scopes.json", {4, 0}},
-      {"traces/rings_deep_nest.json", {316, 0}},
+      {"traces/rings_deep_nest.json", {315, 0}},
       {"traces/rings_long_lived.json", {320, 68}},
       {"traces/rings_scaled.json", {0, 0}},
       {"traces/rings_streaming.json", {316, 0}},

@@ -300,14 +300,17 @@ TEST_CASE("dep pool at the runtime: WAIT edges on pending producers take entries
 
 TEST_CASE("dep pool at the runtime: a chain reclaims exactly when the watermark has moved by the interval",
           "[runtime][limits]") {
-  // Ring 1 (one scope per task), 3 usable entries, reclaim interval 2. Each
-  // task reads and writes x: one WAIT edge on its pending predecessor. The
-  // scheduler of this test finishes the oldest unfinished task only when a
-  // submit is blocked.
-  //   T1..T3 take entries 1..3 (T3's mark 4). T4: full; reclaim needs the
-  //   watermark at 2: finish T0 (tail 1, no), T1 (tail 2: dep tail = mark of
-  //   T1 = 2, 1 used): 2 finishes. T5: used 3, watermark must reach 4: 2
-  //   finishes (dep tail 4). T6: used 2, fits. T7: used 3, watermark 6: 2.
+  // Ring 1 (one scope per task), 4 entries, all usable (PTO2DepListPool::alloc
+  // fails only at used >= capacity), reclaim interval 2
+  // (PTO2DepListPool::reclaim: last_task_alive >= last_reclaimed + interval,
+  // tail -> the dep_pool_mark of task last_task_alive - 1; pto_ring_buffer.cpp).
+  // Each task reads and writes x: one edge on its pending predecessor, T0
+  // none. The scheduler of this test finishes the oldest unfinished task only
+  // when a submit is blocked.
+  //   T1..T4 take entries 1..4 (top 5; T1's mark 2, T3's 4, T5's 6...).
+  //   T5: full; reclaim needs last_task_alive 2: finish T0 (1, no), T1 (2:
+  //   tail = mark of T1 = 2, 3 used): 2 finishes. T6: full, alive must reach
+  //   4: 2 finishes (tail 4, 2 used). T7: 3 used, fits. T8: full, alive 6: 2.
   //   From there every second task waits for 2 finishes.
   RunOptions o;
   o.ring_dep_pool = RingValues{0, 4, 0, 0};
@@ -333,11 +336,11 @@ TEST_CASE("dep pool at the runtime: a chain reclaims exactly when the watermark 
     tasks.push_back(t);
     finishes.push_back(n);
   }
-  CHECK(finishes == std::vector<int>{0, 0, 0, 0, 2, 2, 0, 2, 0, 2, 0, 2});
+  CHECK(finishes == std::vector<int>{0, 0, 0, 0, 0, 2, 2, 0, 2, 0, 2, 0});
   const Ring& g = h.rt->ring(1);
-  CHECK(g.tail() == 10);      // T0..T9 finished and retired
-  CHECK(g.dep_tail() == 10);  // the mark of T9, reclaimed for T11
-  CHECK(g.dep_top() == 12);
+  CHECK(g.tail() == 8);      // T0..T7 finished and retired
+  CHECK(g.dep_tail() == 8);  // the mark of T7, reclaimed for T10
+  CHECK(g.dep_top() == 12);  // T1..T11 took one entry each
 }
 
 // ------------------------------------------------------------- fanin spill
