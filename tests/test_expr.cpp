@@ -89,6 +89,18 @@ TEST_CASE("expr: variables are read through the environment") {
   CHECK(e.eval(v) == 4 * 64 + 5 - 2);
 }
 
+TEST_CASE("expr: a name is a letter or '_' then letters, digits and '_', each range to its last character") {
+  Vars v;
+  v.values = {{"A", 1}, {"Z", 2}, {"a", 3}, {"z", 4}, {"_", 5}, {"aZ_09", 6}, {"zA9", 7}};
+  CHECK(v.eval("A + Z + a + z + _") == 15);
+  CHECK(v.eval("aZ_09 * 10 + zA9") == 67);
+  // The characters just outside each range are no name.
+  for (const char* text : {"@", "[", "`", "{"})
+    CHECK(parse_error(text) ==
+          std::string("bad expression '") + text + "': expected a number, a name, '(' , min( or max( at character 1");
+  CHECK(parse_error("a:") == "bad expression 'a:': expected an operator or the end at character 2");
+}
+
 TEST_CASE("expr: constants fold and JSON integers are constants") {
   Vars v;
   Expr e = v.parse("64*2 - 1");
