@@ -160,6 +160,9 @@ TEST_CASE("expr: division by zero and overflow name the expression") {
   CHECK(eval_error("-a", {{"a", INT64_MIN}}) == "integer overflow in '-a'");
   CHECK(eval_error("a/b", {{"a", INT64_MIN}, {"b", -1}}) == "integer overflow in 'a/b'");
   CHECK(eval_error("a%b", {{"a", INT64_MIN}, {"b", -1}}) == "no error");
+  Vars m;  // and its value is 0 (the C++ expression would overflow)
+  m.values = {{"a", INT64_MIN}, {"b", -1}};
+  CHECK(m.eval("a%b") == 0);
   CHECK(eval_error("x+1", {}) == "variable 'x' is not bound");
   // a constant error is found when the text is parsed
   CHECK(parse_error("1/0") == "division by zero in '1/0'");
