@@ -16,7 +16,9 @@
       three counted). The tree itself is never modified.
       Results go to WORK/results.tsv (default WORK: build-mutate/, ignored by
       git). --only runs the listed mutants in the order listed; --resume
-      keeps the results file and skips the mutants it already has.
+      keeps the results file and skips the mutants it already has; --tests
+      REGEX runs only the matching tests (a kill by them is a kill; a
+      survival is not a result).
   tools/mutate.py table [CATALOGUE] --results FILE [--results FILE..]
       the catalogue with the results as a Markdown table, and the score.
 
@@ -445,8 +447,9 @@ def run(args):
         return sh(["cmake", "--build", build, "-j", jobs], src, timeout=args.build_timeout, log=log)
 
     def suite(timeout):
-        return sh(["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"], src,
-                  timeout=timeout, log=log)
+        subset = ["-R", args.tests] if args.tests else []
+        return sh(["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"] + subset,
+                  src, timeout=timeout, log=log)
 
     rc, _ = build_tree()
     if rc != 0:
@@ -586,6 +589,8 @@ def main():
     r.add_argument("--jobs", type=int, default=2, help="build jobs")
     r.add_argument("--test-jobs", type=int, default=0, help="ctest jobs (default: --jobs)")
     r.add_argument("--resume", action="store_true", help="skip the mutants the results file has already")
+    r.add_argument("--tests", help="run only the ctest entries matching this regex (to confirm that a new test "
+                                   "kills a mutant quickly; a survivor of a subset proves nothing)")
     r.add_argument("--results", help="results file (default WORK/results.tsv)")
     t = sub.add_parser("table")
     t.add_argument("catalogue", nargs="?", default=DEFAULT_CATALOGUE)
