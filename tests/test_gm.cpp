@@ -58,6 +58,8 @@ struct Obs : SimObserver {
   void on_block_finished(const Task& t, const BlockRecord& b) override { done.emplace_back(t.id, b); }
   void on_warning(const std::string& k, const std::string& m) override { warnings.emplace_back(k, m); }
   void on_core_wait(int core, const Task&, int, WaitKind k, Time s, Time e) override { waits.emplace_back(core, k, s, e); }
+  std::vector<ErrorCode> errors;
+  void on_error(const LatchedError& e) override { errors.push_back(e.code); }
   // Block end by core (a test's blocks run on distinct cores).
   std::map<int, Time> end_by_core() const {
     std::map<int, Time> m;
@@ -176,6 +178,19 @@ TEST_CASE("a store of zero bytes costs one line latency and leaves nothing to wr
   CHECK(b.start == ns(1320));
   CHECK(b.end == ns(1320 + 200 + 100));
   CHECK(s.obs.warnings.empty());
+}
+
+TEST_CASE("the chip passes a runtime fatal to its observer once and stops", "[gm]") {
+  // pto_orchestrator.cpp: a require_sync_start submit of more blocks than
+  // the chip has cores is fatal (code 7) at submit; nothing runs after it.
+  Sim s;
+  auto k = aiv_kernel("K", {compute(100)});
+  s.src.add(k.get(), {}, 1000, true);
+  s.src.add(k.get(), {}, 1);
+  s.run();
+  CHECK_FALSE(s.chip->runtime().finished());
+  CHECK(s.obs.errors == std::vector<ErrorCode>{ErrorCode::RequireSyncStartInvalid});
+  CHECK(s.obs.done.empty());
 }
 
 TEST_CASE("a SOFT syncall of two participants: serialized increments, polls, serialized final reloads", "[gm]") {
