@@ -188,7 +188,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     t.shape = shape_of_mask(t.active_mask);
     t.block_num = req.kernel ? req.block_num : 1;
     t.early_resolve = req.early_resolve || alloc;
-    t.sync_start = req.sync_start;
+    // The attribute exists only for a launch of more than one block
+  // (pto_orchestrator.cpp submit_task): a one-block launch asking for it is
+  // an ordinary task (its queue, pending slots, early dispatch).
+  t.sync_start = req.sync_start && t.block_num > 1;
     t.manual_scope = in_manual_scope();
     t.predicate = req.predicate;
     t.writes = req.writes;
@@ -547,7 +550,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
   }
   if (t.shape == Shape::DUMMY || t.predicate_false)
     dummy_queue_.push_back(&t);
-  else if (t.sync_start && t.block_num > 1)
+  else if (t.sync_start)
     sync_queues_[static_cast<int>(t.shape)].push_back(&t);
   else
     ready_queues_[static_cast<int>(t.shape)].push_back(&t);
@@ -563,7 +566,7 @@ Task* Runtime::pop_ready(Shape s, bool sync_tier) {
 }
 
 void Runtime::requeue(Task& t) {
-  auto& q = (t.sync_start && t.block_num > 1 ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)];
+  auto& q = (t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)];
   q.push_back(&t);
 }
 

@@ -69,7 +69,7 @@ struct Task {
   std::uint8_t active_mask = 0;
   int block_num = 1;
   bool early_resolve = false;
-  bool sync_start = false;
+  bool sync_start = false;       // the attribute: requested and block_num > 1
   bool manual_scope = false;     // submitted inside a manual scope
   std::optional<PredicateSpec> predicate;
   bool predicate_false = false;  // evaluated false when it became ready

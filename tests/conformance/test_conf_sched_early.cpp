@@ -84,3 +84,50 @@ TEST_CASE("a drained sync-start cohort is staged by each thread on its own cores
   CHECK(prep[0].start == at(230));
   CHECK(prep[0].end == at(430));
 }
+
+// Upstream: pto_orchestrator.cpp submit_task sets the sync_start attribute
+// only `if (block_num > 1 && args.launch_spec.require_sync_start())` ("sync_start
+// is only meaningful for tasks with block_num > 1"), so a one-block launch
+// that asks for it is an ordinary task everywhere in the scheduler: its
+// normal ready queue, pending slots, and (pto_scheduler.h
+// try_enqueue_early_dispatch_candidate) the early-dispatch queue of its shape.
+// Here it is staged gated while its flagged producer runs, exactly as the
+// consumer of sched_doorbell_start.json without sync_start is.
+TEST_CASE("sync_start on a one-block launch is ignored: it early-dispatches like any task", "[conformance]") {
+  ConfSim s("sched_sync_start_one_block.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto c = s.of_task(root_task(1));
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].gated);
+  CHECK(c[0].dispatch == at(550));
+  CHECK(c[0].release == at(2480));
+  CHECK(c[0].start == at(3030));
+  REQUIRE(s.phases(SchedPhase::EarlyDispatch).size() == 1);
+}
+
+// Upstream test: tensormap_and_ringbuffer spmd_sync_start_edge (five MIX
+// launches over one INOUT output: block_num 1, c/3, c/3+1, c-1 with
+// require_sync_start, then 1 without; every block writes its cache lines).
+// pto_orchestrator.cpp submit_task: the one-block launch carries no
+// sync_start attribute; the others are cohorts, the wider than one thread's
+// 8 clusters (9, 23) drained (scheduler_completion.cpp handle_drain_mode).
+TEST_CASE("spmd_sync_start_edge: every block of each boundary-width launch runs", "[conformance]") {
+  ConfSim s("spmd_sync_start_edge.json", "a2a3");
+  s.run();
+  REQUIRE(s.finished());
+  const int widths[5] = {1, 8, 9, 23, 1};
+  for (int i = 0; i < 5; ++i) {
+    INFO("launch " << i);
+    const auto b = s.of_task(root_task(static_cast<std::uint64_t>(i)));
+    REQUIRE(static_cast<int>(b.size()) == widths[i] * 3);  // AIC + 2 AIV per block
+    std::vector<int> seen(static_cast<std::size_t>(widths[i]), 0);
+    for (const auto& r : b) ++seen[static_cast<std::size_t>(r.block_idx)];
+    for (int n : seen) CHECK(n == 3);
+  }
+  // The 9- and 23-block cohorts exceed one thread's 8 clusters: each is
+  // staged through a drain by more than one thread.
+  int drains = 0;
+  for (const auto& r : s.phases(SchedPhase::Drain)) drains += r.tasks_processed;
+  CHECK(drains == 9 + 23);
+}
