@@ -356,7 +356,7 @@ TEST_CASE("trace loader: operation and argument errors") {
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "early_resolve": "yes"}])") ==
         "/program/0/early_resolve|expected true or false, got \"yes\"");
   CHECK(program_error(R"([{"op": "dummy", "kernel": "K"}])") ==
-        "/program/0/kernel|unknown key \"kernel\" (expected one of: op, id, args, deps)");
+        "/program/0/kernel|unknown key \"kernel\" (expected one of: op, id, args, deps, early_resolve)");
   CHECK(program_error(R"([{"op": "let", "var": "x", "value": 1, "x_why": "annotated"}])") == "no error");
 
   std::string many = R"([{"op": "submit", "kernel": "K", "args": [)";

@@ -956,7 +956,7 @@ class Loader {
     check_keys(v, file_, path,
                submit ? Keys{"op", "kernel", "args", "id", "block_num", "deps", "early_resolve", "sync_start",
                              "predicate", "writes", "site"}
-                      : Keys{"op", "id", "args", "deps"});
+                      : Keys{"op", "id", "args", "deps", "early_resolve"});
     TaskOp t;
     t.kind = kind;
     t.path = path;

@@ -131,3 +131,40 @@ TEST_CASE("spmd_sync_start_edge: every block of each boundary-width launch runs"
   for (const auto& r : s.phases(SchedPhase::Drain)) drains += r.tasks_processed;
   CHECK(drains == 9 + 23);
 }
+
+// Upstream: pto_orchestrator.cpp submit_dummy_task carries the early-dispatch
+// hint over (`task_attrs.set_early_resolve(args.allow_early_resolve())`), and
+// wire_fanin_task disqualifies a consumer with any unflagged WAIT producer,
+// completed or not, while a flagged completed producer seeds its
+// dispatch_fanin. So a flagged dummy that completed before its consumer is
+// wired leaves the consumer eligible (staged gated while its flagged kernel
+// producer runs, as in sched_doorbell_start.json); an unflagged one does not.
+TEST_CASE("a flagged dummy producer leaves its consumer early-dispatchable, an unflagged one does not",
+          "[conformance]") {
+  SECTION("flagged") {
+    ConfSim s("sched_flagged_dummy.json");
+    s.run();
+    REQUIRE(s.finished());
+    const auto c = s.of_task(root_task(2));
+    REQUIRE(c.size() == 1);
+    // D is retired at 430, before C's submit ends at 600; C is staged gated
+    // in the next early-dispatch pass (dispatch 830), long before P ends.
+    // P's completion rings C's doorbell at 2540; it reaches the core at
+    // 2840, is seen at 2840 + 200 and ACKed: 3090.
+    CHECK(c[0].gated);
+    CHECK(c[0].dispatch == at(830));
+    CHECK(c[0].release == at(2540));
+    CHECK(c[0].start == at(3090));
+    CHECK(s.phases(SchedPhase::EarlyDispatch).size() == 1);
+  }
+  SECTION("unflagged") {
+    ConfSim s("sched_unflagged_dummy.json");
+    s.run();
+    REQUIRE(s.finished());
+    const auto p = s.of_task(root_task(0)), c = s.of_task(root_task(2));
+    REQUIRE((p.size() == 1 && c.size() == 1));
+    CHECK_FALSE(c[0].gated);
+    CHECK(c[0].dispatch > p[0].end);
+    CHECK(s.phases(SchedPhase::EarlyDispatch).empty());
+  }
+}
