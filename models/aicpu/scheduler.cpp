@@ -255,8 +255,20 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   const Time t0 = t;
   SubmitWork w;
   const int visited = ctx_.rt->complete_task(task, t, w);
-  t += fixed + static_cast<Time>(visited) * costs_.fanout_edge + w.ready_cost(costs_);
-  release_staged(w.released, t);
+  // on_task_complete (pto_scheduler.h): the fixed part (lock, mark
+  // completed), then the fanout walk, one edge at a time; a staged consumer
+  // made ready has its doorbells rung the moment the walk reaches it.
+  Time bells = 0;  // doorbell stores and barriers so far in the walk
+  for (const SubmitWork::Released& r : w.released) {
+    const Time reached = t0 + fixed + static_cast<Time>(r.edges) * costs_.fanout_edge +
+                         SubmitWork::ready_cost(costs_, r.ready_pushes, r.predicate_evals) + bells;
+    bells += ring_staged(*r.task, reached) - reached;
+  }
+  t += fixed + static_cast<Time>(visited) * costs_.fanout_edge + w.ready_cost(costs_) + bells;
+  // The released consumers' own propagation runs after the walk (the
+  // EarlyDispatchReleaseSink).
+  for (const SubmitWork::Released& r : w.released)
+    if (r.task->blocks_remaining() == 0) ctx_.rt->task_published(*r.task, t);
   last_completion_ = std::max(last_completion_, t);
   // A resolve record only for walks of at least 1 us of the device counter
   // (RESOLVE_EMIT_MIN_CYCLES).
@@ -264,19 +276,23 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   if (p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000) record(SchedPhase::Resolve, t0, t, visited);
 }
 
-void SchedulerThread::release_staged(const std::vector<Task*>& released, Time& t) {
-  for (Task* task : released) {
-    for (std::size_t i = 0; i < task->blocks.size(); ++i) {
-      BlockRecord& rec = task->blocks[i];
-      if (!rec.gated || rec.doorbell) continue;
-      t += costs_.mmio_write;
-      rec.doorbell = true;
-      rec.release = t;
-      rec.release_thread = index_;
-      ctx_.cores->ring_doorbell(rec.core, task, static_cast<int>(i), t);
-    }
-    if (task->blocks_remaining() == 0) ctx_.rt->task_published(*task, t);
+Time SchedulerThread::ring_staged(Task& task, Time t) {
+  // try_early_dispatch_release: every staged core of the task in core order
+  // (ring_staged_doorbell_bits), one DATA_MAIN_BASE store each, then one wmb.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < task.blocks.size(); ++i)
+    if (task.blocks[i].gated && !task.blocks[i].doorbell) order.push_back(i);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return task.blocks[a].core < task.blocks[b].core; });
+  for (std::size_t i : order) {
+    BlockRecord& rec = task.blocks[i];
+    t += costs_.mmio_write;
+    rec.doorbell = true;
+    rec.release = t;
+    rec.release_thread = index_;
+    ctx_.cores->ring_doorbell(rec.core, &task, static_cast<int>(i), t);
   }
+  return t + costs_.wmb;
 }
 
 void SchedulerThread::defer_release(Task* task, Time& t) {

@@ -109,8 +109,9 @@ class SchedulerThread : public sc_core::sc_module {
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
   void complete(Task& task, Time fixed, Time& t);
-  // Rings the doorbells of early-staged consumers made ready by a completion.
-  void release_staged(const std::vector<Task*>& released, Time& t);
+  // Rings the doorbells of an early-staged consumer made ready by a
+  // completion, from `t`; returns the time after them.
+  Time ring_staged(Task& task, Time t);
 
   // Dispatch (scheduler_dispatch.cpp). The placement passes of one loop
   // iteration, in the runtime's staging order (run_staging_order): per tier,

@@ -528,7 +528,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
       // Pre-staged: release by doorbell instead of queueing (§5.8); blocks
       // not staged yet go through the normal ready queue.
       t.early = Task::Early::Released;
-      work.released.push_back(&t);
+      work.released.push_back({&t, work.walk_edges, work.ready_pushes, work.predicate_evals});
       if (t.blocks_remaining() > 0) {
         ready_queues_[static_cast<int>(t.shape)].push_back(&t);
         ++work.ready_pushes;
@@ -639,7 +639,7 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   // new consumer to fanout_head): walked newest consumer first.
   for (auto it = t.fanout.rbegin(); it != t.fanout.rend(); ++it) {
     const TaskId cid = *it;
-    ++visited;
+    work.walk_edges = ++visited;
     Task* c = find(cid);
     if (!c) continue;
     c->fanin_refcount++;

@@ -87,12 +87,23 @@ struct SubmitWork {
   int lookups = 0;
   int ready_pushes = 0;
   int predicate_evals = 0;
-  // Early-staged consumers made ready: their doorbells are to be rung.
-  std::vector<Task*> released;
+  // Early-staged consumers made ready: their doorbells are to be rung where
+  // the fanout walk reached them (pto_scheduler.h on_task_complete rings
+  // inline), i.e. after `edges` edges and the pushes and predicate reads
+  // made before them.
+  struct Released {
+    Task* task;
+    int edges;
+    int ready_pushes;
+    int predicate_evals;
+  };
+  std::vector<Released> released;
+  int walk_edges = 0;  // edges of the current fanout walk visited so far
   // What making those tasks ready costs the thread that did it: the pushes
   // onto ready queues and the predicate reads.
-  Time ready_cost(const SchedCosts& c) const {
-    return static_cast<Time>(ready_pushes) * c.ready_push + static_cast<Time>(predicate_evals) * c.predicate_eval;
+  Time ready_cost(const SchedCosts& c) const { return ready_cost(c, ready_pushes, predicate_evals); }
+  static Time ready_cost(const SchedCosts& c, int pushes, int evals) {
+    return static_cast<Time>(pushes) * c.ready_push + static_cast<Time>(evals) * c.predicate_eval;
   }
 };
 

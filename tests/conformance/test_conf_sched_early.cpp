@@ -168,3 +168,29 @@ TEST_CASE("a flagged dummy producer leaves its consumer early-dispatchable, an u
     CHECK(s.phases(SchedPhase::EarlyDispatch).empty());
   }
 }
+
+// Upstream: pto_scheduler.h on_task_complete: "A pre-staged consumer that
+// becomes ready has its doorbell rung INLINE ... the moment its node is
+// reached, not batched to after the whole walk" (release_fanin_and_check_ready
+// -> route_ready_once -> try_early_dispatch_release rings the staged cores in
+// core order, then one wmb); the released consumers' own propagation
+// (propagate_dispatch_fanin) is collected in an EarlyDispatchReleaseSink and
+// replayed after the walk.
+TEST_CASE("a completion rings each staged consumer's doorbell when its fanout walk reaches it", "[conformance]") {
+  ConfSim s("sched_doorbell_in_walk.json");
+  s.run();
+  REQUIRE(s.finished());
+  // P's completion starts at 2440: complete 50, then the walk, newest
+  // consumer first, 10 per edge: C3's doorbell at 2500, C2's at 2510, C1's
+  // at 2520 (npusim rang all three at the walk's end, 2520).
+  const Time release[3] = {at(2520), at(2510), at(2500)};
+  for (int i = 0; i < 3; ++i) {
+    INFO("consumer C" << i + 1);
+    const auto c = s.of_task(root_task(static_cast<std::uint64_t>(i + 1)));
+    REQUIRE(c.size() == 1);
+    CHECK(c[0].gated);
+    CHECK(c[0].release == release[i]);
+    // The doorbell reaches the core 300 later, is seen 200 later, ACK 50.
+    CHECK(c[0].start == release[i] + at(550));
+  }
+}
