@@ -102,6 +102,18 @@ int drained_blocks(const ConfSim& s) {
 }
 
 
+// The four launches of spmd_sync_start(_aiv) on a2a3: every block in INOUT
+// order, the 1st, 2nd and 4th (sync_start) each placed whole, and `drained`
+// blocks staged through the drain.
+void check_four_launches(const std::string& trace, const std::vector<int>& widths, int lanes, int drained) {
+  ConfSim s(trace, "a2a3");
+  s.run();
+  REQUIRE(s.finished());
+  check_inout_chain(s, widths, lanes);
+  for (std::uint64_t i : {0u, 1u, 3u}) check_cohort_placed_whole(s.of_task(root_task(i)));
+  CHECK(drained_blocks(s) == drained);
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ SPMD launches
@@ -237,12 +249,7 @@ TEST_CASE("runtime_fatal_codes aicore_hang: a kernel that never returns is SCHED
 // 12-block one is drained (scheduler_completion.cpp handle_drain_mode).
 TEST_CASE("tensormap_and_ringbuffer spmd_sync_start: MIX cohorts on the fast path and through the drain",
           "[conformance]") {
-  ConfSim s("spmd_sync_start.json", "a2a3");
-  s.run();
-  REQUIRE(s.finished());
-  check_inout_chain(s, {2, 8, 2, 12}, 3);
-  for (std::uint64_t i : {0u, 1u, 3u}) check_cohort_placed_whole(s.of_task(root_task(i)));
-  CHECK(drained_blocks(s) == 12);
+  check_four_launches("spmd_sync_start.json", {2, 8, 2, 12}, 3, 12);
 }
 
 // Upstream test: tensormap_and_ringbuffer spmd_sync_start_aiv (four AIV
@@ -252,12 +259,7 @@ TEST_CASE("tensormap_and_ringbuffer spmd_sync_start: MIX cohorts on the fast pat
 // and the 24-block one is drained.
 TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_aiv: AIV cohorts on the fast path and through the drain",
           "[conformance]") {
-  ConfSim s("spmd_sync_start_aiv.json", "a2a3");
-  s.run();
-  REQUIRE(s.finished());
-  check_inout_chain(s, {4, 16, 4, 24}, 1);
-  for (std::uint64_t i : {0u, 1u, 3u}) check_cohort_placed_whole(s.of_task(root_task(i)));
-  CHECK(drained_blocks(s) == 24);
+  check_four_launches("spmd_sync_start_aiv.json", {4, 16, 4, 24}, 1, 24);
 }
 
 // Upstream test: tensormap_and_ringbuffer spmd_sync_start_stress (6 rounds of
