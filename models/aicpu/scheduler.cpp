@@ -340,27 +340,6 @@ void SchedulerThread::dummy_phase(Time& t, bool& progress) {
 
 // --------------------------------------------------------------- dispatch
 
-bool SchedulerThread::core_taken(int core) const { return taken_[core] != 0; }
-
-bool SchedulerThread::core_free_idle(int core) const {
-  return !core_taken(core) && ctx_.cores->idle(core);
-}
-
-bool SchedulerThread::core_free_pending(int core) const {
-  return !core_taken(core) && ctx_.cores->pending_free(core);
-}
-
-Task* SchedulerThread::peek(Shape s, bool sync_tier, bool early) {
-  return early ? ctx_.rt->peek_early(s) : ctx_.rt->peek_ready(s, sync_tier);
-}
-
-void SchedulerThread::pop(Shape s, bool sync_tier, bool early) {
-  if (early)
-    ctx_.rt->pop_early(s);
-  else
-    ctx_.rt->pop_ready(s, sync_tier);
-}
-
 void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   task.next_block += n;
   ++task.dispatch_ops;
@@ -382,64 +361,6 @@ bool SchedulerThread::start_drain(Task* task) {
     if (p != this) p->wake().notify();
   ++ctx_.epoch;
   return true;
-}
-
-void SchedulerThread::place(Shape s, bool sync_tier, bool early, bool pending, Time& t) {
-  if (ctx_.drain.active) return;  // every thread stops placing during a drain (§5.7)
-  const CoreMap& m = ctx_.cores->map();
-  const bool mix = s == Shape::MIX;
-  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
-  // Pending slots: skip a shape a peer thread has idle cores for.
-  if (pending)
-    for (SchedulerThread* p : ctx_.threads)
-      if (p != this && (mix ? p->has_idle_mix_cluster() : p->has_idle_core(want))) return;
-  // A core can take a block: idle, or (pending pass) idle or with a free pending slot.
-  auto core_free = [&](int c) { return core_free_idle(c) || (pending && core_free_pending(c)); };
-  for (;;) {
-    Task* task = peek(s, sync_tier, early);
-    // Units that can take a block of this task: cores, or for MIX the
-    // clusters whose used lanes are all free (§5.6).
-    const std::uint8_t mask = task ? task->active_mask : 0;
-    auto cluster_fits = [&](int ci) {
-      for (int l = 0; l < kNumLanes; ++l)
-        if ((mask >> l & 1) && !core_free(m.of_lane(ci, l))) return false;
-      return true;
-    };
-    int free = 0;
-    if (mix) {
-      for (int ci : clusters_) free += task && cluster_fits(ci);
-    } else {
-      for (int c : cores_) free += m.kind(c) == want && core_free(c);
-    }
-    if (!task || free == 0) return;
-    pop(s, sync_tier, early);
-    const int n = std::min(task->blocks_remaining(), free);
-    const int first = task->next_block;
-    t += costs_.dispatch_pop + static_cast<Time>(n) * costs_.dispatch_block;
-    claim(*task, n, early, t);
-    int b = 0;
-    if (mix) {
-      for (int ci : clusters_) {
-        if (b == n) break;
-        if (!cluster_fits(ci)) continue;
-        for (int l = 0; l < kNumLanes; ++l)
-          if (mask >> l & 1) {
-            taken_[m.of_lane(ci, l)] = 1;
-            plan_.push_back(Placement{task, m.of_lane(ci, l), first + b, l});
-          }
-        ++b;
-      }
-    } else {
-      // An AIV block may run on either AIV of a cluster; it always uses the
-      // AIV0 sub-slot kernel. Consecutive blocks take consecutive free cores.
-      for (int c : cores_) {
-        if (b == n) break;
-        if (m.kind(c) != want || !core_free(c)) continue;
-        taken_[c] = 1;
-        plan_.push_back(Placement{task, c, first + b++, want == CoreKind::AIC ? kLaneAic : kLaneAiv0});
-      }
-    }
-  }
 }
 
 void SchedulerThread::publish(bool gated, Time& t) {
@@ -656,28 +577,41 @@ const Shape* SchedulerThread::aic_aiv_order() const {
   return order[index_ % 2];
 }
 
+// run_staging_order (scheduler_dispatch.cpp), shared by dispatch and early
+// dispatch: MIX on idle clusters; unless MIX work remains, AIC/AIV on idle
+// cores (AIC first on even threads, AIV first on odd); MIX into pending slots
+// unless a peer has an idle MIX cluster; then, unless MIX work remains,
+// AIC/AIV into pending slots, each skipped while a peer has an idle core of
+// its shape. `stage(shape, stage)` returns true to stop the pass.
+template <typename StageFn, typename ResidualFn>
+void SchedulerThread::staging_order(StageFn&& stage, ResidualFn&& residual_mix) {
+  const Shape* aic_aiv = aic_aiv_order();
+  if (stage(Shape::MIX, Stage::Idle)) return;
+  bool skip_aic_aiv = residual_mix();
+  if (!skip_aic_aiv)
+    for (int k = 0; k < 2; ++k)
+      if (stage(aic_aiv[k], Stage::Idle)) return;
+  if (!peer_has_idle(Shape::MIX) && stage(Shape::MIX, Stage::Pending)) return;
+  if (skip_aic_aiv || residual_mix()) return;
+  for (int k = 0; k < 2; ++k)
+    if (!peer_has_idle(aic_aiv[k]) && stage(aic_aiv[k], Stage::Pending)) return;
+}
+
 void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
   sync(t);  // the queues and the peers' cores are read at our local time
   entered_drain_ = false;
-  const Shape* aic_aiv = aic_aiv_order();
   // dispatch_ready_tasks: tier 0 (ready sync-start cohorts) then tier 1, each
   // in run_staging_order. Every stage with units pops, an empty queue being a
   // pop_miss.
   const int prepared = phase_dispatch_count_;
   for (int tier = 0; tier < 2 && !entered_drain_; ++tier) {
     const bool sync_tier = tier == 0;
-    auto residual_mix = [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; };
-    dispatch_shape(Shape::MIX, sync_tier, Stage::Idle, t);
-    if (entered_drain_) break;
-    bool skip_aic_aiv = residual_mix();
-    if (!skip_aic_aiv)
-      for (int k = 0; k < 2 && !entered_drain_; ++k) dispatch_shape(aic_aiv[k], sync_tier, Stage::Idle, t);
-    if (entered_drain_) break;
-    if (!peer_has_idle(Shape::MIX)) dispatch_shape(Shape::MIX, sync_tier, Stage::Pending, t);
-    if (entered_drain_) break;
-    if (skip_aic_aiv || residual_mix()) continue;
-    for (int k = 0; k < 2 && !entered_drain_; ++k)
-      if (!peer_has_idle(aic_aiv[k])) dispatch_shape(aic_aiv[k], sync_tier, Stage::Pending, t);
+    staging_order(
+        [&](Shape s, Stage stage) {
+          dispatch_shape(s, sync_tier, stage, t);
+          return entered_drain_;
+        },
+        [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; });
   }
   if (phase_dispatch_count_ > prepared) progress = true;
   // The record covers the time since the previous record of this iteration;
@@ -688,26 +622,73 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
   phase_t0_ = t;
 }
 
+// try_early_dispatch (scheduler_dispatch.cpp): only when every normal ready
+// queue is empty and this thread has a free slot; the early-dispatch queues
+// in the same staging order as dispatch, MIX work left in the early MIX queue
+// holding back the AIC/AIV stages (has_residual_early_mix). The record counts
+// the blocks staged.
 void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
-  // Only when every normal ready queue is empty and this thread has a free
-  // slot (try_early_dispatch).
   sync(t);
   if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
   const Time start = t;
-  plan_.clear();
-  const int staged0 = static_cast<int>(ctx_.blocks_dispatched);
-  const Shape* aic_aiv = aic_aiv_order();
-  place(Shape::MIX, false, true, false, t);
-  for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, false, t);
-  place(Shape::MIX, false, true, true, t);
-  for (int k = 0; k < 2; ++k) place(aic_aiv[k], false, true, true, t);
-  if (plan_.empty()) return;
-  publish(true, t);
-  const int staged = static_cast<int>(ctx_.blocks_dispatched) - staged0;
+  int staged = 0;
+  staging_order(
+      [&](Shape s, Stage stage) {
+        staged += early_dispatch_shape(s, stage, t);
+        return false;
+      },
+      [&] { return ctx_.rt->early_queue_size(Shape::MIX) > 0; });
+  if (staged == 0) return;
   progress = true;
   record(SchedPhase::EarlyDispatch, start, t, staged);
   phase_dispatch_count_ = 0;  // the staged subtasks belong to this record
   phase_t0_ = t;
+}
+
+// early_dispatch_shape: pop up to as many candidates as this thread has
+// units for the shape and stage (a stale entry, released since it was
+// queued, is dropped); each claims a block range sized to its free units,
+// is re-pushed at once if blocks remain, and is staged gated on them with one
+// barrier (stage_consumer_blocks). When a candidate finds no unit, it and the
+// rest of the pop go back to the queue. Returns the blocks staged.
+int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
+  const bool mix = s == Shape::MIX;
+  const std::size_t units = mix ? clusters_.size() : dispatchable(s, stage).size();
+  if (units == 0) return 0;
+  std::vector<Task*> batch;
+  while (batch.size() < units) {
+    Task* x = ctx_.rt->pop_early(s);
+    if (!x) break;
+    batch.push_back(x);
+  }
+  if (batch.empty()) return 0;
+  t += costs_.dispatch_pop;
+  int staged = 0;
+  for (std::size_t bi = 0; bi < batch.size(); ++bi) {
+    Task& c = *batch[bi];
+    if (!Runtime::early_candidate(c)) continue;  // released: dropped
+    std::vector<int> bucket;
+    if (mix) {
+      const MixPlacement wanted = stage == Stage::Idle ? MixPlacement::Running : MixPlacement::Pending;
+      for (int ci : clusters_)
+        if (classify_mix(ci, c.active_mask) == wanted) bucket.push_back(ci);
+    } else {
+      bucket = dispatchable(s, stage);
+    }
+    if (bucket.empty()) {  // this and the rest of the pop back, one push
+      t += costs_.ready_push;
+      for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue_early(*batch[r]);
+      break;
+    }
+    const int n = std::min(c.blocks_remaining(), static_cast<int>(bucket.size()));
+    if (n == 0) continue;
+    const int first = c.next_block;
+    claim(c, n, true, t);  // re-pushes the candidate if blocks remain
+    for (int b = 0; b < n; ++b) prepare(c, bucket[static_cast<std::size_t>(b)], first + b, t);
+    flush(true, t);
+    staged += n;
+  }
+  return staged;
 }
 
 // ------------------------------------------------------------------ drain

@@ -138,16 +138,15 @@ class SchedulerThread : public sc_core::sc_module {
   // Writes the planned blocks: one barrier, one DATA_MAIN_BASE store each.
   void flush(bool gated, Time& t);
 
-  // Early dispatch (legacy placement, until the early-dispatch rework).
-  void place(Shape s, bool sync_tier, bool early, bool pending, Time& t);
+  // The stage order both dispatch and early dispatch follow.
+  template <typename StageFn, typename ResidualFn>
+  void staging_order(StageFn&& stage, ResidualFn&& residual_mix);
+  // One early_dispatch_shape call: candidates of one early queue staged gated
+  // on this thread's units for the shape and stage; returns the blocks staged.
+  int early_dispatch_shape(Shape s, Stage stage, Time& t);
   bool has_free_slot() const;  // an idle core or a free pending slot
   const Shape* aic_aiv_order() const;
   bool start_drain(Task* task);  // enter_drain_mode: false if a drain is already active
-  Task* peek(Shape s, bool sync_tier, bool early);
-  void pop(Shape s, bool sync_tier, bool early);
-  bool core_taken(int core) const;
-  bool core_free_idle(int core) const;
-  bool core_free_pending(int core) const;
   void claim(Task& task, int n, bool early, Time& t);
   void publish(bool gated, Time& t);
   // The drain (handle_drain_mode): this thread's share of the cohort staged

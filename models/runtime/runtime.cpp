@@ -602,13 +602,15 @@ void Runtime::task_published(Task& t, Time /*now*/) {
 
 Task* Runtime::peek_early(Shape s) {
   auto& q = early_queues_[static_cast<int>(s)];
-  while (!q.empty() && (q.front()->early != Task::Early::Staging || q.front()->ready_claimed)) q.pop_front();
+  while (!q.empty() && !early_candidate(*q.front())) q.pop_front();
   return q.empty() ? nullptr : q.front();
 }
 
 Task* Runtime::pop_early(Shape s) {
-  Task* t = peek_early(s);
-  if (t) early_queues_[static_cast<int>(s)].pop_front();
+  auto& q = early_queues_[static_cast<int>(s)];
+  if (q.empty()) return nullptr;
+  Task* t = q.front();
+  q.pop_front();
   return t;
 }
 

@@ -221,8 +221,13 @@ class Runtime {
   std::size_t dummy_queue_size() const { return dummy_queue_.size(); }
 
   // Early dispatch (§5.8): candidates waiting to be staged, per shape.
+  // pop_early pops the front entry as it is, a stale one included (a task
+  // released or routed since it was queued: early_candidate() is false);
+  // peek_early drops stale entries from the front first.
   Task* pop_early(Shape s);
-  Task* peek_early(Shape s);  // skips entries that are no longer candidates
+  Task* peek_early(Shape s);
+  static bool early_candidate(const Task& t) { return t.early == Task::Early::Staging && !t.ready_claimed; }
+  std::size_t early_queue_size(Shape s) const { return early_queues_[static_cast<int>(s)].size(); }
   void requeue_early(Task& t) { early_queues_[static_cast<int>(t.shape)].push_back(&t); }
   bool any_early();
   // Every block of `t` is placed and launch-visible: flagged producers tell

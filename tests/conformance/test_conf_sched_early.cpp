@@ -194,3 +194,38 @@ TEST_CASE("a completion rings each staged consumer's doorbell when its fanout wa
     CHECK(c[0].start == release[i] + at(550));
   }
 }
+
+// Upstream: scheduler_dispatch.cpp try_early_dispatch runs the early queues
+// through run_staging_order with has_residual_early_mix: a MIX candidate
+// left in the early MIX queue after the idle MIX stage (early_dispatch_shape
+// pops it, finds no cluster whose used cores are all idle and pushes it back)
+// holds back the AIC/AIV stages of the pass, and MIX goes into pending slots
+// first. EarlyDispatch records count the blocks staged
+// (stage_consumer_blocks' return), not the subtasks.
+TEST_CASE("early dispatch skips AIC/AIV while MIX candidates remain, and counts staged blocks", "[conformance]") {
+  ConfSim s("sched_early_mix_residual.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto m = s.of_task(root_task(3)), d = s.of_task(root_task(4));
+  REQUIRE((m.size() == 3 && d.size() == 1));
+  // P is dispatched at 4720 and makes M and D candidates together. The pass
+  // that follows: the idle MIX stage pops M (20) and puts it back (AIC0 holds
+  // P unacknowledged, AIC1 runs Q), so the AIC/AIV stages are skipped; the
+  // pending MIX stage pops M again (20) and stages it on cluster 1 (AIC1's
+  // pending slot, both AIVs idle: three payloads, 300): 5060. D waits for the
+  // next iteration (complete 5060..5320, pop 20, payload 100): 5440. npusim
+  // used to stage D on an idle AIV first and M after it, both at 4960.
+  for (const auto& b : m) {
+    CHECK(b.gated);
+    CHECK(b.dispatch == at(5060));
+    CHECK((b.core == 1 || b.core == 4 || b.core == 5));
+  }
+  CHECK(d[0].gated);
+  CHECK(d[0].dispatch == at(5440));
+  const auto recs = s.phases(SchedPhase::EarlyDispatch);
+  REQUIRE(recs.size() == 2);
+  CHECK(recs[0].tasks_processed == 1);  // M: one block of three subtasks
+  CHECK(recs[0].start == at(4720));
+  CHECK(recs[0].end == at(5060));
+  CHECK(recs[1].tasks_processed == 1);
+}
