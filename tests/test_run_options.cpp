@@ -51,7 +51,6 @@ Platform test_platform() {
 
 TEST_CASE("run options: ring values from JSON, scalar and list") {
   CHECK(config::parse_ring_json(json(1024), "ring_heap", "f", "/p") == RingValues{1024, 1024, 1024, 1024});
-  CHECK(config::parse_ring_json(json(0), "ring_heap", "f", "/p") == RingValues{0, 0, 0, 0});
   CHECK(config::parse_ring_json(json::parse("[0, 0, 2147483648, 0]"), "ring_heap", "f", "/p") ==
         RingValues{0, 0, 2147483648ull, 0});
   CHECK(config::parse_ring_json(json::parse("[4, 8, 0, 65536]"), "ring_task_window", "f", "/p") ==
@@ -61,55 +60,80 @@ TEST_CASE("run options: ring values from JSON, scalar and list") {
   CHECK(config::parse_ring_json(json(5), "ring_dep_pool", "f", "/p")[3] == 5);
 }
 
-TEST_CASE("run options: bad ring values in the runtime's message style") {
+// PyPTO validates the ring fields first (python/pypto/runtime/runner.py,
+// RunConfig._validate_ring_overrides, from __post_init__; seed 003): its
+// messages, with Python's repr of the value. What it lets through meets the
+// runtime's RuntimeEnv::validate (src/common/task_interface/call_config.h).
+TEST_CASE("run options: bad ring values get PyPTO's RunConfig messages") {
   const std::map<std::string, std::string> rule = {
       {"ring_heap", "ring_heap must be a power of 2 >= 1024 (bytes per ring), got "},
-      {"ring_task_window", "ring_task_window must be a power of 2 >= 4 (task slots per ring), got "},
-      {"ring_dep_pool", "ring_dep_pool must be in [4, 2147483647] (entries per ring), got "}};
-  // Non-integers (booleans included) get the same message as a bad value.
-  const std::map<std::string, std::vector<std::string>> bad = {
-      {"ring_heap", {"1000", "512", "true", "1024.0", "1.5", "\"1024\"", "null"}},
-      {"ring_task_window", {"6", "2", "-4", "false"}},
-      {"ring_dep_pool", {"2", "2147483648"}}};
+      {"ring_task_window", "ring_task_window must be a power of 2 >= 4, got "},
+      {"ring_dep_pool", "ring_dep_pool must be in [4, INT32_MAX], got "}};
+  // Non-integers (booleans included) get the same message as a bad value;
+  // a scalar 0 is rejected (None, not 0, leaves a field unset).
+  const std::map<std::string, std::vector<std::pair<std::string, std::string>>> bad = {
+      {"ring_heap", {{"1000", "1000"}, {"512", "512"}, {"0", "0"}, {"true", "True"}, {"1024.0", "1024.0"},
+                     {"1.5", "1.5"}, {"\"1024\"", "'1024'"}, {"{}", "{}"}, {"{\"a\": [1, null]}", "{'a': [1, None]}"}}},
+      {"ring_task_window", {{"6", "6"}, {"2", "2"}, {"-4", "-4"}, {"false", "False"}, {"0", "0"}}},
+      {"ring_dep_pool", {{"2", "2"}, {"2147483648", "2147483648"}, {"0", "0"}}}};
   for (const auto& [field, values] : bad) {
-    for (const std::string& v : values) {
-      INFO(field << " = " << v);
-      CHECK(ring_json_error(v.c_str(), field) == "t.json|/run/" + field + "|" + rule.at(field) + v);
+    for (const auto& [text, repr] : values) {
+      INFO(field << " = " << text);
+      CHECK(ring_json_error(text.c_str(), field) == "t.json|/run/" + field + "|" + rule.at(field) + repr);
     }
   }
-  CHECK(ring_json_error("{}", "ring_heap") == "t.json|/run/ring_heap|" + rule.at("ring_heap") + "an object");
+  CHECK(ring_json_error("\"it's\"", "ring_heap") == "t.json|/run/ring_heap|" + rule.at("ring_heap") + "\"it's\"");
 
-  // Lists: exactly 4 entries; the path points at a bad element.
+  // Lists: exactly 4 entries; each entry meets the rule or is 0; the path
+  // points at a bad element.
   const std::string count = " must have exactly 4 entries (one per scope-depth ring), got ";
   CHECK(ring_json_error("[1024, 1024, 1024]", "ring_heap") == "t.json|/run/ring_heap|ring_heap" + count + "3");
   CHECK(ring_json_error("[]", "ring_dep_pool") == "t.json|/run/ring_dep_pool|ring_dep_pool" + count + "0");
   CHECK(ring_json_error("[0, 1024, 1000, 0]", "ring_heap") ==
-        "t.json|/run/ring_heap/2|" + rule.at("ring_heap") + "1000");
+        "t.json|/run/ring_heap/2|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep "
+        "default), got 1000");
   CHECK(ring_json_error("[0, false, 0, 0]", "ring_task_window") ==
-        "t.json|/run/ring_task_window/1|" + rule.at("ring_task_window") + "false");
+        "t.json|/run/ring_task_window/1|ring_task_window entries must be a power of 2 >= 4 (or 0 to keep default), "
+        "got False");
+  CHECK(ring_json_error("[0, null, 0, 0]", "ring_dep_pool") ==
+        "t.json|/run/ring_dep_pool/1|ring_dep_pool entries must be in [4, INT32_MAX] (or 0 to keep default), got None");
+
+  // PyPTO has no upper bound on the window; the runtime's CallConfig does.
+  const std::string runtime = "RuntimeEnv: ring_task_window must be a power of 2 in [4, INT32_MAX]";
+  CHECK(ring_json_error("2147483648", "ring_task_window") == "t.json|/run/ring_task_window|" + runtime);
+  CHECK(ring_json_error("[0, 0, 4294967296, 0]", "ring_task_window") == "t.json|/run/ring_task_window|" + runtime);
+  CHECK(config::parse_ring_json(json(1073741824), "ring_task_window", "f", "/p")[0] == 1073741824u);
+  // The runtime takes any heap >= 1024 and dep pool in range; PyPTO is stricter.
+  CHECK(config::parse_ring_json(json(9223372036854775808ull), "ring_heap", "f", "/p")[0] == 9223372036854775808ull);
 }
 
 TEST_CASE("run options: ring values from the command line") {
   CHECK(config::parse_ring_cli("2048", "ring_heap") == RingValues{2048, 2048, 2048, 2048});
   CHECK(config::parse_ring_cli("0,0,2147483648,0", "ring_heap") == RingValues{0, 0, 2147483648ull, 0});
-  CHECK(config::parse_ring_cli("0", "ring_dep_pool") == RingValues{0, 0, 0, 0});
+  CHECK(config::parse_ring_cli("0,0,0,0", "ring_dep_pool") == RingValues{0, 0, 0, 0});
   const std::string heap = "command line|--ring-heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got ";
   CHECK(ring_cli_error("1000", "ring_heap") == heap + "1000");
+  CHECK(ring_cli_error("0", "ring_heap") == heap + "0");
   CHECK(ring_cli_error("abc", "ring_heap") == heap + "abc");
   CHECK(ring_cli_error("-4", "ring_heap") == heap + "-4");
   CHECK(ring_cli_error("1.5", "ring_heap") == heap + "1.5");
-  CHECK(ring_cli_error("", "ring_heap") == heap + "\"\"");
-  CHECK(ring_cli_error("0,0,,0", "ring_heap") == heap + "\"\"");
+  CHECK(ring_cli_error("", "ring_heap") == heap + "''");
   CHECK(ring_cli_error("99999999999999999999", "ring_heap") == heap + "99999999999999999999");
+  CHECK(ring_cli_error("0,0,,0", "ring_heap") ==
+        "command line|--ring-heap|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep "
+        "default), got ''");
   CHECK(ring_cli_error("1,2", "ring_heap") ==
         "command line|--ring-heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 2");
   CHECK(ring_cli_error("4,4,4,4,4", "ring_task_window") ==
         "command line|--ring-task-window|ring_task_window must have exactly 4 entries (one per scope-depth ring), "
         "got 5");
   CHECK(ring_cli_error("8,8,6,8", "ring_task_window") ==
-        "command line|--ring-task-window|ring_task_window must be a power of 2 >= 4 (task slots per ring), got 6");
+        "command line|--ring-task-window|ring_task_window entries must be a power of 2 >= 4 (or 0 to keep default), "
+        "got 6");
   CHECK(ring_cli_error("3", "ring_dep_pool") ==
-        "command line|--ring-dep-pool|ring_dep_pool must be in [4, 2147483647] (entries per ring), got 3");
+        "command line|--ring-dep-pool|ring_dep_pool must be in [4, INT32_MAX], got 3");
+  CHECK(ring_cli_error("2147483648", "ring_task_window") ==
+        "command line|--ring-task-window|RuntimeEnv: ring_task_window must be a power of 2 in [4, INT32_MAX]");
 }
 
 TEST_CASE("run options: the run block") {
@@ -124,6 +148,8 @@ TEST_CASE("run options: the run block") {
   CHECK(o.runtime == RuntimeKind::HostBuildGraph);
   CHECK(o.seed == 42u);
   RunOptions empty = config::parse_run_block(json::object(), "t.json", "/run");
+  // null is PyPTO's None: the field stays unset.
+  CHECK_FALSE(config::parse_run_block(json::parse(R"({"ring_heap": null})"), "t.json", "/run").ring_heap);
   CHECK_FALSE(empty.aicpu_thread_num);
   CHECK_FALSE(empty.ring_heap);
   CHECK_FALSE(empty.runtime);
@@ -138,7 +164,7 @@ TEST_CASE("run options: run block errors") {
         "ring_heap, ring_dep_pool, runtime, seed)");
   CHECK(run_error("[]") == "t.json|/run|expected an object, got a list");
   CHECK(run_error(R"({"ring_heap": [1024, 1024, 1024, 1023]})") ==
-        "t.json|/run/ring_heap/3|ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1023");
+        "t.json|/run/ring_heap/3|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep default), got 1023");
   CHECK(run_error(R"({"runtime": "tensormap"})") ==
         "t.json|/run/runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got "
         "\"tensormap\"");

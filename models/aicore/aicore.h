@@ -88,6 +88,11 @@ class AicoreComplex : public sc_core::sc_module {
   // The running slot is a gated (early-dispatched) block still waiting for its
   // doorbell: the scheduler does not poll such a core.
   bool parked(int core) const;
+  // The task whose block the AICPU last saw on this core (running slot), or nullptr.
+  const Task* running_task(int core) const {
+    const Core& c = cores_[core];
+    return c.running < 0 ? nullptr : c.slots[c.running].task;
+  }
 
   // Publishes block `block` (lane `lane`) of `task` to `core` with a
   // DATA_MAIN_BASE store at `t_write`; `record` indexes task->blocks, whose

@@ -33,6 +33,7 @@ void OrchestratorThread::run() {
   try {
     while (ok && !rt_.has_error() && source_.next(op)) {
       op_path_ = op.path;
+      op_kind_ = op.kind;
       switch (op.kind) {
         case OrchOp::Kind::ScopeBegin:
           t += costs_.scope_begin;
@@ -267,7 +268,7 @@ bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
       if (done()) continue;
       const Time t0 = now();
       const Time deadline = t0 + fires_after;
-      wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, producer};
+      wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, producer, phase == 1};
       while (!done()) {
         if (rt_.has_error()) return false;  // a fatal latched elsewhere ends the wait
         if (now() >= deadline) {

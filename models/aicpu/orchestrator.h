@@ -26,6 +26,7 @@ struct OrchWait {
   Time since = 0;
   std::string path;   // JSON pointer of the op
   TaskId task = kNoTask;  // Read: the producer waited for
+  bool consumers = false;  // Read: waiting for that producer's consumers (set_tensor_data)
 };
 
 class OrchestratorThread : public sc_core::sc_module {
@@ -48,6 +49,7 @@ class OrchestratorThread : public sc_core::sc_module {
   std::exception_ptr input_error() const { return input_error_; }
   // JSON pointer of the op being executed (or last executed).
   const std::string& op_path() const { return op_path_; }
+  OrchOp::Kind op_kind() const { return op_kind_; }  // of the op at op_path()
   // The submit in progress (what it needs, once prepared up to a stall).
   const SubmitProgress& pending_submit() const { return sp_; }
 
@@ -81,6 +83,7 @@ class OrchestratorThread : public sc_core::sc_module {
   std::vector<TaskId> read_producers_;
   OrchWait wait_;
   std::string op_path_;
+  OrchOp::Kind op_kind_ = OrchOp::Kind::Submit;
   bool done_ = false;
   Time start_ = 0, end_ = 0;
   std::exception_ptr input_error_;

@@ -51,10 +51,12 @@ struct RuntimeLimits {
   int dummy_pop_max = 8;
   std::uint64_t packed_output_align = 1024;  // PTO2_PACKED_OUTPUT_ALIGN
   std::uint64_t heap_block_align = 64;
-  // Bytes of static arena per task slot (descriptor + slot state + payload) and
-  // per dep-pool entry; with the heaps they size the arena (rtMalloc check).
+  // Bytes of static arena per task slot (descriptor + slot state + payload),
+  // per dep-list pool entry and per fanin spill pool entry (both pools have
+  // dep_pool entries); with the heaps they size the arena (rtMalloc check).
   std::uint64_t arena_bytes_per_slot = 4968;
   std::uint64_t arena_bytes_per_dep_entry = 16;
+  std::uint64_t arena_bytes_per_fanin_spill_entry = 8;
 };
 
 struct Timeouts {

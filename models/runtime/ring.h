@@ -9,6 +9,7 @@
 // has no dep pool or spill pool (fanin is capped instead).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -110,6 +111,7 @@ class Ring {
   // (update_heap_tail's rebase anchor): their ends lie behind the rebased tail.
   bool heap_refresh_tail();
   std::uint64_t heap_top() const { return heap_.top; }
+  std::uint64_t heap_tail() const { return heap_.tail; }  // the orchestrator's view, an offset
   std::uint64_t heap_top_unwrapped() const { return heap_.wraps_top * heap_cap_ + heap_.top; }
   std::uint64_t heap_tail_unwrapped() const { return heap_.tail_unwrapped; }
   std::uint64_t heap_used() const { return heap_top_unwrapped() - heap_.tail_unwrapped; }
@@ -123,7 +125,11 @@ class Ring {
   bool dep_has_room(std::uint64_t n) const {
     return whole_graph_ || dep_top_ - dep_tail_ + n <= dep_cap_;
   }
-  void dep_take(std::uint64_t n) { dep_top_ += n; }
+  void dep_take(std::uint64_t n) {
+    dep_top_ += n;
+    dep_high_water_ = std::max(dep_high_water_, dep_top_ - dep_tail_);
+  }
+  std::uint64_t dep_high_water() const { return dep_high_water_; }  // peak top - tail
   // Records a task's dep_pool_mark (the pool top after its wiring). Alloc
   // tasks never write one: their slot keeps the mark of its previous occupant
   // (0 on a fresh slot), as the device's slot state does.
@@ -141,7 +147,16 @@ class Ring {
   bool spill_has_room(std::uint64_t n) const {
     return whole_graph_ || spill_used_ + n <= dep_cap_;
   }
-  void spill_take(std::uint64_t n) { spill_used_ += n; }
+  void spill_take(std::uint64_t n) {
+    spill_used_ += n;
+    spill_top_ += n;
+    spill_high_water_ = std::max(spill_high_water_, spill_used_);
+  }
+  // The spill pool's linear counters (starting at 1) and its peak use.
+  std::uint64_t spill_top() const { return spill_top_; }
+  std::uint64_t spill_tail() const { return spill_top_ - spill_used_; }
+  std::uint64_t spill_used() const { return spill_used_; }
+  std::uint64_t spill_high_water() const { return spill_high_water_; }
 
  private:
   int index_ = 0;
@@ -170,9 +185,11 @@ class Ring {
     return s < dep_marks_.size() ? dep_marks_[s] : 0;
   }
   std::uint64_t dep_reclaim_watermark_ = 0;
+  std::uint64_t dep_high_water_ = 0;
 
   std::uint64_t spill_inline_cap_ = 64;
   std::uint64_t spill_used_ = 0;
+  std::uint64_t spill_top_ = 1, spill_high_water_ = 0;
 };
 
 }  // namespace npusim

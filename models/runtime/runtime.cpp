@@ -139,14 +139,17 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     // Validation (§4.1 step 0).
     if (alloc) {
       if (req.args.empty()) {
-        latch_error(ErrorCode::InvalidArgs, "alloc_tensors needs at least one output tensor", now);
+        latch_error(ErrorCode::InvalidArgs, "alloc_tensors requires at least one TensorCreateInfo", now);
         return SubmitStatus::fatal(ErrorCode::InvalidArgs, ring);
       }
     }
     if (static_cast<int>(req.args.size()) > platform_.limits.max_tensor_args) {
+      // The Arg builder refuses the tensor past the cap (pto_types.h); alloc_tensors
+      // reports that error, submit_task / submit_dummy_task print a banner.
+      const std::string max = std::to_string(platform_.limits.max_tensor_args);
       latch_error(ErrorCode::InvalidArgs,
-                  "submit has " + std::to_string(req.args.size()) + " tensor args (max " +
-                      std::to_string(platform_.limits.max_tensor_args) + ")",
+                  alloc ? "Too many tensor args (max " + max + ")"
+                        : "submit has " + std::to_string(req.args.size()) + " tensor args (max " + max + ")",
                   now);
       return SubmitStatus::fatal(ErrorCode::InvalidArgs, ring);
     }

@@ -1,6 +1,8 @@
-// Run configuration: validation in PyPTO RunConfig's message style
-// (runtime-semantics.md §3.3), merging, and resolution against a platform.
+// Run configuration: validation as PyPTO's RunConfig and then the runtime's
+// CallConfig check it, merging, and resolution against a platform.
 #include "sim/config/run_options.h"
+
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -14,41 +16,102 @@ constexpr std::uint64_t kInt32Max = 2147483647;
 
 bool is_pow2(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-// The constraint on a non-zero value of one ring field.
+// The ring fields are checked twice before they reach the device: first by
+// PyPTO's RunConfig (runner.py, RunConfig._validate_ring_overrides, called
+// from __post_init__), whose messages a user sees, then by the runtime's
+// CallConfig (src/common/task_interface/call_config.h, RuntimeEnv::validate),
+// which only a value PyPTO lets through can reach: a task window that is a
+// power of 2 above INT32_MAX.
+
+// PyPTO's constraint on one value of a field (a scalar, or a non-zero list entry).
 struct RingRule {
-  const char* requirement;
-  const char* unit;
+  const char* phrase;  // "be a power of 2 >= 4", as PyPTO words it after "must "
   bool (*ok)(std::uint64_t);
 };
 
 RingRule ring_rule(const std::string& field) {
-  if (field == "ring_task_window")
-    return {"a power of 2 >= 4", "task slots per ring", [](std::uint64_t v) { return is_pow2(v) && v >= 4; }};
+  if (field == "ring_task_window") return {"be a power of 2 >= 4", [](std::uint64_t v) { return is_pow2(v) && v >= 4; }};
   if (field == "ring_heap")
-    return {"a power of 2 >= 1024", "bytes per ring", [](std::uint64_t v) { return is_pow2(v) && v >= 1024; }};
-  if (field == "ring_dep_pool")
-    return {"in [4, 2147483647]", "entries per ring", [](std::uint64_t v) { return v >= 4 && v <= kInt32Max; }};
+    return {"be a power of 2 >= 1024 (bytes per ring)", [](std::uint64_t v) { return is_pow2(v) && v >= 1024; }};
+  if (field == "ring_dep_pool") return {"be in [4, INT32_MAX]", [](std::uint64_t v) { return v >= 4 && v <= kInt32Max; }};
   throw std::logic_error("unknown ring field " + field);
 }
 
-std::string bad_ring_value(const std::string& field, const std::string& got) {
-  RingRule rule = ring_rule(field);
-  return field + " must be " + rule.requirement + " (" + rule.unit + "), got " + got;
+// "ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000"; for a
+// list entry "ring_heap entries must ... (or 0 to keep default), got 1000".
+std::string bad_ring_value(const std::string& field, bool entry, const std::string& got) {
+  return field + (entry ? " entries must " : " must ") + ring_rule(field).phrase +
+         (entry ? " (or 0 to keep default)" : "") + ", got " + got;
 }
 
 std::string bad_ring_count(const std::string& field, std::size_t n) {
   return field + " must have exactly 4 entries (one per scope-depth ring), got " + std::to_string(n);
 }
 
-// One ring entry: 0 (platform default) or a value satisfying the rule.
-bool ring_value_ok(const std::string& field, std::uint64_t v) { return v == 0 || ring_rule(field).ok(v); }
+// A value PyPTO accepts: a scalar satisfying the rule, a list entry
+// satisfying it or 0 (that ring keeps its default).
+bool ring_value_ok(const std::string& field, bool entry, std::uint64_t v) {
+  return (entry && v == 0) || ring_rule(field).ok(v);
+}
+
+// RuntimeEnv::validate's task-window rule, past PyPTO's.
+void check_runtime_env(const RingValues& r, const std::string& field, const std::string& file,
+                       const std::string& path) {
+  if (field != "ring_task_window") return;
+  for (std::uint64_t v : r)
+    if (v > kInt32Max)
+      throw InputError(file, path, "RuntimeEnv: ring_task_window must be a power of 2 in [4, INT32_MAX]");
+}
+
+// A JSON value as Python's repr() shows the value json.load made of it (what
+// PyPTO's "got {value!r}" prints): True, None, 1.5, 'text', [1, 2].
+template <class Json>
+std::string python_repr(const Json& v) {
+  if (v.is_null()) return "None";
+  if (v.is_boolean()) return v.template get<bool>() ? "True" : "False";
+  if (v.is_number()) return v.dump();
+  if (v.is_string()) {
+    const std::string& s = v.template get_ref<const std::string&>();
+    const char q = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+    std::string out(1, q);
+    for (unsigned char c : s) {
+      if (c == '\\') out += "\\\\";
+      else if (c == static_cast<unsigned char>(q)) out += std::string("\\") + q;
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c < 0x20 || c == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        out += hex;
+      } else out += static_cast<char>(c);
+    }
+    return out + q;
+  }
+  std::string out = v.is_array() ? "[" : "{";
+  bool first = true;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    out += first ? "" : ", ";
+    first = false;
+    if (v.is_object()) out += python_repr(Json(it.key())) + ": ";
+    out += python_repr(it.value());
+  }
+  return out + (v.is_array() ? "]" : "}");
+}
+
+// The repr, cut short for a message.
+template <class Json>
+std::string got_repr(const Json& v) {
+  std::string s = python_repr(v);
+  return s.size() > 64 ? s.substr(0, 61) + "..." : s;
+}
 
 template <class Json>
-std::uint64_t ring_entry_json(const Json& v, const std::string& field, const std::string& file,
+std::uint64_t ring_entry_json(const Json& v, const std::string& field, bool entry, const std::string& file,
                               const std::string& path) {
   std::uint64_t u = 0;
-  if (!json_uint64(v, u) || !ring_value_ok(field, u))
-    throw InputError(file, path, bad_ring_value(field, describe_json(v)));
+  if (!json_uint64(v, u) || !ring_value_ok(field, entry, u))
+    throw InputError(file, path, bad_ring_value(field, entry, got_repr(v)));
   return u;
 }
 
@@ -96,10 +159,12 @@ RingValues ring_values_json(const Json& value, const std::string& field, const s
   RingValues r{};
   if (value.is_array()) {
     if (value.size() != r.size()) throw InputError(file, path, bad_ring_count(field, value.size()));
-    for (std::size_t i = 0; i < r.size(); ++i) r[i] = ring_entry_json(value[i], field, file, pointer_join(path, i));
-    return r;
+    for (std::size_t i = 0; i < r.size(); ++i)
+      r[i] = ring_entry_json(value[i], field, true, file, pointer_join(path, i));
+  } else {
+    r.fill(ring_entry_json(value, field, false, file, path));
   }
-  r.fill(ring_entry_json(value, field, file, path));
+  check_runtime_env(r, field, file, path);
   return r;
 }
 
@@ -121,13 +186,15 @@ RingValues parse_ring_cli(const std::string& text, const std::string& field) {
   RingValues r{};
   if (tokens.size() != 1 && tokens.size() != r.size())
     throw InputError(kCommandLine, option, bad_ring_count(field, tokens.size()));
+  const bool entries = tokens.size() != 1;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    const std::string& tok = tokens[tokens.size() == 1 ? 0 : i];
+    const std::string& tok = tokens[entries ? i : 0];
     std::uint64_t v = 0;
-    if (!parse_decimal(tok, v) || !ring_value_ok(field, v))
-      throw InputError(kCommandLine, option, bad_ring_value(field, tok.empty() ? "\"\"" : tok));
+    if (!parse_decimal(tok, v) || !ring_value_ok(field, entries, v))
+      throw InputError(kCommandLine, option, bad_ring_value(field, entries, tok.empty() ? "''" : tok));
     r[i] = v;
   }
+  check_runtime_env(r, field, kCommandLine, option);
   return r;
 }
 
@@ -168,6 +235,8 @@ RunOptions run_block(const Json& run, const std::string& file, const std::string
       if (!json_int64(v, n) || n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max())
         throw InputError(file, at, "aicpu_thread_num must be 0 (auto) or an integer >= 2, got " + describe_json(v));
       o.aicpu_thread_num = static_cast<int>(n);
+    } else if (v.is_null() && (key == "ring_task_window" || key == "ring_heap" || key == "ring_dep_pool")) {
+      continue;  // None: unset, as in PyPTO's RunConfig
     } else if (key == "ring_task_window") {
       o.ring_task_window = ring_values_json(v, key, file, at);
     } else if (key == "ring_heap") {

@@ -1,5 +1,6 @@
 #include "sim/engine/diagnosis.h"
 
+#include <array>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -95,42 +96,6 @@ std::string scopes_on_ring(const Runtime& rt, int ring) {
                                         std::to_string(n) + " tasks)");
   }
   return out.empty() ? "none" : out;
-}
-
-void device_lines(Failure& f, std::uint64_t completed, std::uint64_t total, int running,
-                  std::uint64_t ready, std::uint64_t waiting, bool orch_done) {
-  const int code = f.orch_error_code ? f.orch_error_code : f.sched_error_code;
-  const char* field = f.sched_error_code ? "sched_error_code" : "orch_error_code";
-  const ErrorInfo& info = error_info(static_cast<ErrorCode>(code));
-  if (f.name == error_info(ErrorCode::AicpuAssert).name) {
-    // The AICPU aborted on an assert: the device printed the assertion, the
-    // host sees only the AICPU exception.
-    f.device_lines.push_back(f.message);
-    f.device_lines.push_back("ACL error detail: " + std::to_string(f.host_code) + " ACL_ERROR_RT_AICPU_EXCEPTION");
-    return;
-  }
-  f.device_lines.push_back("PTO2 runtime failed: orch_error_code=" + std::to_string(f.orch_error_code) +
-                           " sched_error_code=" + std::to_string(f.sched_error_code) +
-                           " runtime_status=-" + std::to_string(code));
-  f.device_lines.push_back(std::string("error detail: ") + field + "=" + std::to_string(code) + " " +
-                           info.name + " - " + info.description);
-  f.device_lines.push_back("error hint: " + f.hint + ". See docs/troubleshooting/device-error-codes.md");
-  if (!f.sub_class.empty()) {
-    std::string sub = f.sub_class.substr(0, f.sub_class.find(':'));
-    f.device_lines.push_back("PTO2 scheduler timeout sub_class=" + f.sub_class + " (detail=" +
-                             (sub.size() > 1 && sub[0] == 'S' ? sub.substr(1) : std::string("99")) +
-                             ") completed=" + std::to_string(completed) + "/" + std::to_string(total) +
-                             " running=" + std::to_string(running) + " ready=" + std::to_string(ready) +
-                             " waiting=" + std::to_string(waiting) + " orch_done=" + (orch_done ? "1" : "0"));
-  }
-  if (!f.message.empty())  // banners are printed as the device prints them
-    f.device_lines.push_back(f.message.rfind("FATAL", 0) == 0 ? f.message
-                                                               : "FATAL(code=" + std::to_string(code) + "): " + f.message);
-  f.device_lines.push_back("ACL error detail: " + std::to_string(f.host_code) + " ACL_ERROR_RT_AICPU_EXCEPTION");
-  f.device_lines.push_back(
-      "ACL error hint: do NOT read this as 'deadlock' or 'OOM' on its own -- it is a generic host-side code. "
-      "Grep the host log for 'orch_error_code=' / 'sched_error_code=' / 'sub_class=' to get the "
-      "device-classified reason, and read the device log for the detector that fired");
 }
 
 const char* core_type_name(CoreType t) {
@@ -232,12 +197,21 @@ nlohmann::json Failure::to_json() const {
                       {"device_time_ns", to_ns(device_time)}};
   if (!sub_class.empty()) j["sub_class"] = sub_class;
   if (ring >= 0) j["ring"] = ring;
+  j["host_log"] = host_log;
+  j["device_log"] = device_log;
   j["diagnosis"] = diagnosis;
   j["diagnosis"]["explanation"] = diagnosis_lines;
   return j;
 }
 
-Failure diagnose(Chip& chip) {
+void FailureWitness::on_error(const LatchedError& e) {
+  if (seen_ || !chip_) return;
+  seen_ = true;
+  device_log_ = device_log_lines(*chip_, e);
+  stall_ = classify_stall(*chip_);
+}
+
+Failure diagnose(Chip& chip, const FailureWitness* witness) {
   Runtime& rt = chip.runtime();
   const Platform& p = chip.platform();
   const OrchestratorThread& orch = chip.orchestrator();
@@ -247,18 +221,9 @@ Failure diagnose(Chip& chip) {
   int running = 0;
   for (int c = 0; c < chip.cores().map().total(); ++c)
     if (!chip.cores().idle(c)) ++running;
-  // Live tasks by state: ready (queued, not yet placed), waiting on producers;
-  // the rest are running or done.
-  std::uint64_t ready = 0, waiting = 0;
-  for (int r = 0; r < kNumRings; ++r) {
-    Ring& g = rt.ring(r);
-    for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
-      const Task& t = g.slot(l);
-      if (t.state != TaskState::Pending) continue;
-      if (!t.is_ready()) ++waiting;
-      else if (t.next_block == 0) ++ready;
-    }
-  }
+  const bool witnessed = witness && witness->seen();
+  const StallSnapshot stall = witnessed ? witness->stall() : classify_stall(chip);
+  const std::uint64_t ready = stall.ready, waiting = stall.waiting;
   const std::uint64_t total = rt.total_submitted();
   const std::uint64_t completed = rt.completed();
   f.host_code = kAclAicpuException;
@@ -274,11 +239,12 @@ Failure diagnose(Chip& chip) {
     // An assert aborts the AICPU: no runtime code is latched.
     if (e.code != ErrorCode::AicpuAssert)
       (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = static_cast<int>(e.code);
-    f.message = e.message;
+    f.device_log = witnessed ? witness->device_log() : device_log_lines(chip, e);
     f.device_time = e.time;
     f.ring = e.ring;
     f.stall_time = w.kind != OrchWait::Kind::None ? w.since : e.time;
-    const bool structural = e.message.find("Provable head-of-line") != std::string::npos;
+    const bool structural = w.kind == OrchWait::Kind::Space && w.resource != Resource::TensorMap &&
+                            e.message.find("Provable head-of-line") != std::string::npos;
     const bool whole_graph = rt.config().runtime == RuntimeKind::HostBuildGraph;
     switch (e.code) {
       case ErrorCode::HeapRingDeadlock:
@@ -305,6 +271,11 @@ Failure diagnose(Chip& chip) {
       case ErrorCode::ExplicitOrchFatal:
         f.detector = "rt_report_fatal() in the orchestration";
         break;
+      case ErrorCode::SchedulerTimeout:
+        f.detector = "scheduler no-progress timeout (" +
+                     std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
+        f.sub_class = stall.sub_class;
+        break;
       default:
         f.detector = "argument check at submit";
         break;
@@ -320,15 +291,18 @@ Failure diagnose(Chip& chip) {
     f.device_time = now + p.timeouts.scheduler_no_progress;
     f.detector = "scheduler no-progress timeout (" +
                  std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
-    if (running) f.sub_class = "S1:running-stalled";
-    else if (ready) f.sub_class = "S3:ready-but-all-idle";
-    else if (waiting) f.sub_class = "S4:dependency-deadlock";
-    else if (!rt.orchestration_done()) f.sub_class = "S5:orchestrator-starvation";
-    else f.sub_class = "unknown:accounting/corruption";
-    f.message = "scheduler made no progress for " +
-                std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms";
+    f.sub_class = stall.sub_class;
   }
-  device_lines(f, completed, total, running, ready, waiting, rt.orchestration_done());
+  f.host_log = host_failure_lines(chip, f.orch_error_code, f.sched_error_code, stall);
+  // The device's FATAL line: the detector's banner title or report_fatal's
+  // line; for a scheduler timeout, the host's sub-class line.
+  for (const std::string& line : f.device_log)
+    if (line.rfind("FATAL", 0) == 0) {
+      f.message = line;
+      break;
+    }
+  if (f.message.empty() && rt.has_error() && rt.error().code == ErrorCode::AicpuAssert) f.message = rt.error().message;
+  if (f.message.empty() && !f.host_log.empty()) f.message = f.host_log.back();
 
   // ---- what only a simulator knows
   why.push_back("progress stopped at " + us_text(f.stall_time) + " of simulated time; the device reports it at " +
@@ -452,46 +426,120 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
   return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-// One ring's share of the arena: slots (descriptor, slot state, payload),
-// heap, and dep pool + fanin spill pool.
+// DeviceArena::kDefaultBaseAlign (src/common/utils/device_arena.h): each
+// region is committed with one allocation of its size + 1023 bytes, so the
+// base can be aligned.
+constexpr std::uint64_t kArenaBaseAlign = 1024;
+
+// One ring's share of the static arena: its task slots (descriptor, payload,
+// slot state) in the PTO2 shared memory, its heap, and in the runtime arena
+// its dep-list pool and fanin spill pool, both with dep_pool entries.
 struct RingArena {
-  std::uint64_t slots, heap, deps;
-  std::uint64_t total() const { return sat_add(sat_add(slots, heap), deps); }
+  std::uint64_t slots, heap, deps, spill;
+  std::uint64_t total() const { return sat_add(sat_add(slots, heap), sat_add(deps, spill)); }
 };
 RingArena ring_arena(const Platform& p, const RunConfig& c, int r) {
   return {sat_mul(c.task_window[r], p.limits.arena_bytes_per_slot), c.heap[r],
-          sat_mul(sat_mul(2, c.dep_pool[r]), p.limits.arena_bytes_per_dep_entry)};
+          sat_mul(c.dep_pool[r], p.limits.arena_bytes_per_dep_entry),
+          sat_mul(c.dep_pool[r], p.limits.arena_bytes_per_fanin_spill_entry)};
+}
+
+// The three allocations of setup_static_arena (DeviceRunnerBase, in this
+// order): the GM heap of all rings, the PTO2 shared memory, the runtime arena.
+// Each asks for its size + kArenaBaseAlign - 1 bytes.
+struct ArenaRegion {
+  const char* name;
+  std::uint64_t request;
+};
+std::array<ArenaRegion, 3> arena_regions(const Platform& p, const RunConfig& c) {
+  std::uint64_t heap = 0, sm = 0, runtime = 0;
+  for (int r = 0; r < kNumRings; ++r) {
+    const RingArena a = ring_arena(p, c, r);
+    heap = sat_add(heap, a.heap);
+    sm = sat_add(sm, a.slots);
+    runtime = sat_add(runtime, sat_add(a.deps, a.spill));
+  }
+  return {{{"GM heap", sat_add(heap, kArenaBaseAlign - 1)},
+           {"PTO2 shared memory", sat_add(sm, kArenaBaseAlign - 1)},
+           {"runtime arena", sat_add(runtime, kArenaBaseAlign - 1)}}};
+}
+
+// derive_arena_static_sizes refuses heap sizes whose sum overflows 64 bits.
+bool heap_sum_overflows(const RunConfig& c) {
+  std::uint64_t sum = 0;
+  for (int r = 0; r < kNumRings; ++r)
+    if (__builtin_add_overflow(sum, c.heap[r], &sum)) return true;
+  return false;
 }
 
 }  // namespace
 
+void print_failure(const Failure& f, std::ostream& err) {
+  for (const auto& line : f.host_log) err << line << "\n";
+  if (!f.device_log.empty()) {
+    err << "device log (AICPU), each line without the logger's prefix:\n";
+    for (const auto& line : f.device_log) err << line << "\n";
+  }
+  err << "npusim diagnosis:\n";
+  for (const auto& line : f.diagnosis_lines) err << "  " << line << "\n";
+}
+
 std::uint64_t arena_bytes(const Platform& p, const RunConfig& c) {
+  if (heap_sum_overflows(c)) return UINT64_MAX;
   std::uint64_t total = 0;
-  for (int r = 0; r < kNumRings; ++r) total = sat_add(total, ring_arena(p, c, r).total());
+  for (const ArenaRegion& a : arena_regions(p, c)) total = sat_add(total, a.request);
   return total;
 }
 
 Failure arena_failure(const Platform& p, const RunConfig& c) {
   Failure f;
   const std::uint64_t need = arena_bytes(p, c);
-  f.name = "ACL_ERROR_RT_MEMORY_ALLOCATION";
-  f.host_code = kAclMemoryAllocation;
-  f.message = "rtMalloc of the runtime arena (" + std::to_string(need) +
-              " bytes) failed: device memory allocation failed (out of memory)";
-  f.hint = "the static arena scales with every ring's task window, heap and dep pool; shrink the ring sizes";
-  f.detector = "rtMalloc at runtime setup, before the first task";
-  f.device_lines.push_back(f.message);
-  f.device_lines.push_back("ACL error detail: 207001 ACL_ERROR_RT_MEMORY_ALLOCATION");
-  f.device_lines.push_back("ACL error hint: device memory allocation failed (out of memory)");
-  f.diagnosis_lines.push_back("the arena needs " + bytes(need) + ", the device has " +
-                              bytes(p.topo.device_memory_bytes) + " of usable GM:");
+  f.detector = "runtime setup, before the first task";
+  f.host_log.push_back(engine::ring_sizes_line(c));
+  if (heap_sum_overflows(c)) {
+    // No allocation is attempted: binding the callable fails (-1).
+    f.name = "HEAP_SIZE_OVERFLOW";
+    f.host_code = -1;
+    f.message = "Total ring heap size overflows uint64_t";
+    f.hint = "the four rings' heaps together must fit in 64 bits; shrink ring_heap";
+    f.host_log.push_back(f.message);
+    f.diagnosis_lines.push_back("the heaps of the four rings add up to more than 2^64 - 1 bytes "
+                                "(derive_arena_static_sizes): nothing is allocated");
+  } else {
+    const AclErrorInfo& acl = *acl_error_info(kAclMemoryAllocation);
+    f.name = acl.name;
+    f.host_code = kAclMemoryAllocation;
+    f.hint = acl.hint;
+    // The first allocation that does not fit in what the earlier ones left.
+    std::uint64_t used = 0, size = 0;
+    const char* region = "";
+    for (const ArenaRegion& a : arena_regions(p, c)) {
+      if (sat_add(used, a.request) > p.topo.device_memory_bytes) {
+        size = a.request;
+        region = a.name;
+        break;
+      }
+      used += a.request;
+    }
+    for (const std::string& line : rtmalloc_failure_lines(size)) f.host_log.push_back(line);
+    f.message = f.host_log[1];
+    f.diagnosis_lines.push_back("the static arena needs " + bytes(need) + " in three allocations, the device has " +
+                                bytes(p.topo.device_memory_bytes) + " of usable GM; the " + region + " (" +
+                                bytes(size) + " with its alignment slack) is the first that does not fit:");
+    f.diagnosis["failed_region"] = region;
+    f.diagnosis["failed_request_bytes"] = size;
+  }
   nlohmann::json rings = nlohmann::json::array();
   for (int r = 0; r < kNumRings; ++r) {
-    const auto [slots, heap, deps] = ring_arena(p, c, r);
+    const auto [slots, heap, deps, spill] = ring_arena(p, c, r);
     f.diagnosis_lines.push_back("  ring " + std::to_string(r) + ": task window " + std::to_string(c.task_window[r]) +
                                 " x " + std::to_string(p.limits.arena_bytes_per_slot) + " = " + bytes(slots) +
-                                ", heap " + bytes(heap) + ", dep pool + fanin spill " + bytes(deps));
-    rings.push_back({{"ring", r}, {"slots_bytes", slots}, {"heap_bytes", heap}, {"dep_bytes", deps}});
+                                ", heap " + bytes(heap) + ", dep pool " + std::to_string(c.dep_pool[r]) + " x (" +
+                                std::to_string(p.limits.arena_bytes_per_dep_entry) + " + " +
+                                std::to_string(p.limits.arena_bytes_per_fanin_spill_entry) +
+                                ") = " + bytes(sat_add(deps, spill)) + " (dep list + fanin spill)");
+    rings.push_back({{"ring", r}, {"slots_bytes", slots}, {"heap_bytes", heap}, {"dep_bytes", deps},
+                     {"fanin_spill_bytes", spill}});
   }
   f.diagnosis_lines.push_back("a scalar ring size applies to each of the four rings: the arithmetic is per ring");
   f.diagnosis["arena_bytes"] = need;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "models/chip/chip.h"
+#include "sim/engine/diagnosis_texts.h"
 
 namespace npusim::engine {
 
@@ -27,16 +29,41 @@ struct Failure {
   Time device_time = 0;      // when the device reports it
   int ring = -1;             // the ring whose capacity failed, if any
   std::string size_field;    // the RunConfig field that sizes it (ring_heap, ...), if any
-  std::vector<std::string> device_lines;     // host log lines, as the runtime prints them
+  std::vector<std::string> host_log;         // the host's log lines, as the runtime prints them
+  std::vector<std::string> device_log;       // the AICPU's log lines of the detector, as it prints them
   std::vector<std::string> diagnosis_lines;  // npusim's explanation
   nlohmann::json diagnosis = nlohmann::json::object();
 
   nlohmann::json to_json() const;
 };
 
+// Keeps the device's log lines of a latched error as the detector prints
+// them: from the chip's state at the moment of the latch, which later
+// activity (a scheduler finishing its iteration) does not change. Attach it
+// to the run's observers and point it at the chip before sc_start.
+class FailureWitness : public SimObserver {
+ public:
+  void watch(Chip& chip) { chip_ = &chip; }
+  void on_error(const LatchedError& e) override;
+  bool seen() const { return seen_; }
+  const std::vector<std::string>& device_log() const { return device_log_; }
+  const StallSnapshot& stall() const { return stall_; }
+
+ private:
+  Chip* chip_ = nullptr;
+  bool seen_ = false;
+  std::vector<std::string> device_log_;
+  StallSnapshot stall_;
+};
+
 // The failure of a run that ended with a latched error or without finishing.
-// `chip` is inspected after sc_start returned.
-Failure diagnose(Chip& chip);
+// `chip` is inspected after sc_start returned; `witness` (if it saw the
+// latch) supplies the device's lines as they were at that moment.
+Failure diagnose(Chip& chip, const FailureWitness* witness = nullptr);
+
+// Standard error's report: the host's lines, the device log's, then npusim's
+// diagnosis under its own heading.
+void print_failure(const Failure& f, std::ostream& err);
 
 // The runtime's static arena: task slots, heaps, dep and fanin-spill pools of
 // all four rings. A run whose arena exceeds the device's memory fails in

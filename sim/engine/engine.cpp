@@ -227,19 +227,13 @@ Failure coherency_failure(const std::vector<std::string>& reports, std::uint64_t
   f.message = std::to_string(count) + " coherency report(s): a read could see stale data on silicon";
   f.hint = "add the missing fence / cacheinvalid each report names (docs/gm.md)";
   f.detector = "npusim coherency check (--strict-coherency)";
-  f.device_lines.push_back("npusim: COHERENCY_HAZARD (not a device error: the device would run on with stale data): " +
-                           f.message);
+  f.host_log.push_back("npusim: COHERENCY_HAZARD (not a device error: the device would run on with stale data): " +
+                       f.message);
   f.diagnosis_lines = reports;
   if (count > reports.size())
     f.diagnosis_lines.push_back(std::to_string(count - reports.size()) + " more in summary.json's warnings count");
   f.diagnosis["coherency_reports"] = count;
   return f;
-}
-
-void print_failure(const Failure& f, std::ostream& err) {
-  for (const auto& line : f.device_lines) err << line << "\n";
-  err << "npusim diagnosis:\n";
-  for (const auto& line : f.diagnosis_lines) err << "  " << line << "\n";
 }
 
 // ---- the steps of `run` ----------------------------------------------------
@@ -264,6 +258,7 @@ class Writers {
  public:
   Writers(const RunRequest& req, const Loaded& l, const std::string& dir) : stats_(std::make_unique<SummaryStats>()) {
     fanout_.add(stats_.get());
+    fanout_.add(&witness_);
     if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
       writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level));
@@ -277,6 +272,7 @@ class Writers {
   }
   SimObserver& observer() { return fanout_; }
   SummaryStats& stats() { return *stats_; }
+  FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
 
   // Each writer writes its final files; returns their paths.
@@ -299,6 +295,7 @@ class Writers {
 
  private:
   std::unique_ptr<SummaryStats> stats_;
+  FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
 };
@@ -325,11 +322,11 @@ void retire_live_tasks(Runtime& rt, SimObserver& observer) {
 
 // The outcome of a finished simulation: ok, or the failure explained
 // (--strict-coherency turns coherency reports into one), and the times.
-Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats) {
+Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats, const FailureWitness& witness) {
   Runtime& rt = chip.runtime();
   Result r;
   r.ok = rt.finished() && !rt.has_error();
-  if (!r.ok) r.failure = std::make_unique<Failure>(diagnose(chip));
+  if (!r.ok) r.failure = std::make_unique<Failure>(diagnose(chip, &witness));
   if (req.strict_coherency && stats.coherency_count) {
     if (r.ok) {
       r.failure = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
@@ -382,10 +379,11 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
     program = scene::recording(std::move(program), *recorder);
   }
   Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
+  writers.witness().watch(chip);
   sc_core::sc_start();
   rethrow_model_input_error(chip, l);
   retire_live_tasks(chip.runtime(), writers.observer());
-  Result r = outcome(req, chip, writers.stats());
+  Result r = outcome(req, chip, writers.stats(), writers.witness());
   r.files = writers.finish(l, r.ok);
   r.stats = writers.take_stats();
   if (recorder) r.recorded = recorder->trace_json();

@@ -181,7 +181,8 @@ TEST_CASE("a program short of both window and heap fails with FLOW_CONTROL_DEADL
   REQUIRE(r.summary.is_object());
   CHECK(r.summary["error"]["name"] == "FLOW_CONTROL_DEADLOCK");
   CHECK(r.summary["error"]["orch_error_code"] == 3);
-  CHECK(cli::has(r.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3 Provable head-of-line deadlock"));
+  CHECK(cli::has(r.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3\n"));
+  CHECK(cli::has(r.err, "\nProvable head-of-line deadlock.\n"));
   CHECK(r.summary["error"]["diagnosis"]["enough"]["field"] == "ring_task_window");
 }
 
@@ -348,7 +349,8 @@ TEST_CASE("runtime_fatal_codes dep_pool_overflow: the fanin spill pool overflows
   REQUIRE(r.summary.is_object());
   CHECK(r.summary["error"]["name"] == "DEP_POOL_OVERFLOW");
   CHECK(r.summary["error"]["orch_error_code"] == 4);
-  CHECK(cli::has(r.err, "FATAL: Fanin Spill Pool Deadlock Detected! No reclaim progress for ~500 ms"));
+  CHECK(cli::has(r.err, "FATAL: Fanin Spill Pool Deadlock Detected!\n"));
+  CHECK(cli::has(r.err, "\nFanin spill pool cannot reclaim space after ~500 ms (no progress).\n"));
   CHECK_FALSE(cli::has(r.err, "Provable head-of-line"));
   // The backstop's clock starts at the first 1024-spin check (102.4 us of
   // 100 ns spins) and fires at the first check 500 ms after it.
@@ -440,7 +442,8 @@ TEST_CASE("runtime_fatal_codes flow_control_deadlock: 8 nested scopes of 3 dummi
           "[conformance][cli]") {
   Conf c = run_conf("flow_control_deadlock");
   check_fatal(c, "FLOW_CONTROL_DEADLOCK", 3);
-  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3 Provable head-of-line deadlock"));
+  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3\n"));
+  CHECK(cli::has(c.res.err, "\nProvable head-of-line deadlock.\n"));
   CHECK(c.summary["tasks"]["submitted"] == 9);  // depths 1, 2 and 3: three each
 }
 
@@ -449,7 +452,8 @@ TEST_CASE("runtime_fatal_codes flow_control_deadlock: 8 nested scopes of 3 dummi
 TEST_CASE("runtime_fatal_codes heap_ring_deadlock: a 32 KiB output on a 1024-byte heap [cli]", "[conformance][cli]") {
   Conf c = run_conf("heap_ring_deadlock");
   check_fatal(c, "HEAP_RING_DEADLOCK", 2);
-  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0 No reclaim progress for ~500 ms"));
+  CHECK(cli::has(c.res.err, "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0\n"));
+  CHECK(cli::has(c.res.err, "\nNo reclaim progress for ~500 ms (25000000 cycles wall clock).\n"));
   CHECK(c.summary["error"]["device_time_ns"] == 102400.0 * (1 + 4883));
 }
 

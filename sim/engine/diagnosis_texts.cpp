@@ -1,0 +1,411 @@
+#include "sim/engine/diagnosis_texts.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+
+namespace npusim::engine {
+
+namespace {
+
+// printf into a std::string, as the runtime's LOG_ERROR formats its lines.
+std::string fmt(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* format, ...) {
+  va_list a;
+  va_start(a, format);
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, format, a);
+  va_end(a);
+  return buf;
+}
+
+const char* const kRule = "========================================";
+const char* const kDocs = ". See docs/troubleshooting/device-error-codes.md";
+
+template <class T>
+std::string ring_array(const std::array<T, kNumRings>& v) {  // format_ring_array
+  std::string s = "[";
+  for (int r = 0; r < kNumRings; ++r) s += (r ? ", " : "") + std::to_string(v[r]);
+  return s + "]";
+}
+
+int state_code(TaskState s) {  // PTO2TaskState
+  switch (s) {
+    case TaskState::Pending: return 0;
+    case TaskState::Completed: return 1;
+    case TaskState::Consumed: return 2;
+  }
+  return 0;
+}
+
+// "  Head task N: state=S, consumers=R/F, scope_released=B" for the ring's
+// reclaim head. With no live task the head slot is the next one to be
+// taken: never used (zeroed) on a fresh ring, else reset after its CONSUMED
+// occupant (state stays CONSUMED, no consumers, scope bit clear).
+std::string head_task_line(Ring& g) {
+  const std::int64_t head = static_cast<std::int64_t>(g.tail());
+  int state = g.tail() == 0 ? 0 : 2;
+  std::uint32_t fc = 0, rc = 0;
+  if (g.live()) {
+    const Task& h = g.slot(g.tail());
+    state = state_code(h.state);
+    fc = h.fanout_count;
+    rc = h.fanout_refcount;
+  }
+  return fmt("  Head task %" PRId64 ": state=%d, consumers=%u/%u, scope_released=%d", head, state,
+             rc & ~kFanoutScopeBit, fc & ~kFanoutScopeBit, (rc & kFanoutScopeBit) ? 1 : 0);
+}
+
+// The structural verdict the allocator and the dep-list pool print when the
+// reclaim head is the oldest task of an open scope on the ring.
+void head_of_line_lines(std::int64_t last_alive, std::vector<std::string>& out) {
+  out.push_back(fmt("Head task %" PRId64 " is the oldest task owned by an open scope on this ring ->", last_alive));
+  out.push_back("no open scope can end while the orchestrator is blocked here.");
+  out.push_back("Provable head-of-line deadlock.");
+}
+
+std::uint64_t heap_used_bytes(Ring& g) {  // PTO2TaskAllocator::heap_used_bytes
+  const std::uint64_t size = g.heap_capacity();
+  return size == 0 ? 0 : (g.heap_top() + size - g.heap_tail()) % size;
+}
+
+std::uint64_t heap_available(Ring& g) {  // PTO2TaskAllocator::heap_available
+  const std::uint64_t top = g.heap_top(), tail = g.heap_tail(), size = g.heap_capacity();
+  if (top == tail) return size;
+  if (top >= tail) return std::max(size - top, tail);
+  return tail - top;
+}
+
+double percent(std::uint64_t part, std::uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
+
+// PTO2TaskAllocator::report_deadlock (pto_ring_buffer.h).
+void allocator_banner(const Platform& p, Ring& g, bool heap_blocked, bool scope_gated, std::uint64_t requested,
+                      std::vector<std::string>& out) {
+  const unsigned r = static_cast<unsigned>(g.index());
+  const std::int64_t current = static_cast<std::int64_t>(g.head()), last_alive = static_cast<std::int64_t>(g.tail());
+  const std::int64_t active = current - last_alive, window = static_cast<std::int64_t>(g.window());
+  out.push_back(kRule);
+  out.push_back(fmt("FATAL: Task Allocator Deadlock - %s! ring=%u", heap_blocked ? "Heap Exhausted" : "Task Ring Full", r));
+  out.push_back(kRule);
+  if (scope_gated) {
+    head_of_line_lines(last_alive, out);
+  } else {
+    out.push_back(fmt("No reclaim progress for ~%" PRIu64 " ms (%" PRIu64 " cycles wall clock).",
+                      static_cast<std::uint64_t>(p.timeouts.alloc_no_progress / 1000000000ull),
+                      static_cast<std::uint64_t>(p.sys_cnt(p.timeouts.alloc_no_progress) - p.topo.sys_cnt_base)));
+  }
+  out.push_back(fmt("  Task ring %u: current=%" PRId64 ", last_alive=%" PRId64 ", active=%" PRId64 "/%" PRId64 " (%.1f%%)",
+                    r, current, last_alive, active, window, 100.0 * active / window));
+  out.push_back(fmt("  Heap ring %u: top=%" PRIu64 ", tail=%" PRIu64 ", size=%" PRIu64 ", used=%" PRIu64
+                    ", available=%" PRIu64,
+                    r, g.heap_top(), g.heap_tail(), g.heap_capacity(), heap_used_bytes(g), heap_available(g)));
+  if (heap_blocked) out.push_back(fmt("  Requested:  %" PRIu64 " bytes", requested));
+  out.push_back(head_task_line(g));
+  out.push_back("Solution:");
+  if (scope_gated) {
+    out.push_back("  The live-set retained behind this open-scope head cannot fit in the ring. Either:");
+    out.push_back("  1. Split scopes / reduce the live-set retained behind that head, or");
+    out.push_back("  2. Size the ring for the peak live-set retained behind the oldest open-scope task.");
+  } else {
+    if (heap_blocked)
+      out.push_back(fmt("  Increase heap (current: %" PRIu64 "); env PTO2_RING_HEAP=<bytes> (e.g. %" PRIu64 ")",
+                        g.heap_capacity(), g.heap_capacity() * 2));
+    else
+      out.push_back(fmt("  Increase task window (current: %" PRId64 "); env PTO2_RING_TASK_WINDOW=<pow2> (e.g. %" PRId64 ")",
+                        window, active * 2));
+    out.push_back("  If one increase completes, it was under-provisioned; otherwise debug the stuck head consumer.");
+  }
+  out.push_back(kRule);
+}
+
+// The linear counters of a pool, as the dep-list and fanin-spill pools print them.
+struct PoolState {
+  std::uint64_t capacity, top, tail, high_water;
+};
+
+void pool_lines(const PoolState& s, std::uint64_t needed, std::int64_t last_alive, std::int64_t current,
+                std::vector<std::string>& out) {
+  const std::uint64_t used = s.top - s.tail;
+  out.push_back(fmt("  - Pool used:     %" PRIu64 " / %" PRIu64 " (%.1f%%)", used, s.capacity, percent(used, s.capacity)));
+  out.push_back(fmt("  - Pool top:      %" PRIu64 " (linear)", s.top));
+  out.push_back(fmt("  - Pool tail:     %" PRIu64 " (linear)", s.tail));
+  out.push_back(fmt("  - High water:    %" PRIu64, s.high_water));
+  out.push_back(fmt("  - Needed:        %" PRIu64 " entries", needed));
+  out.push_back(fmt("  - last_task_alive: %" PRId64 " (stuck here)", last_alive));
+  out.push_back(fmt("  - current_task:    %" PRId64, current));
+  out.push_back(fmt("  - In-flight tasks: %" PRId64, current - last_alive));
+}
+
+// Both pools' "Solution:" (both are sized by PTO2_RING_DEP_POOL): twice the high water.
+void pool_solution_lines(const char* pool, const PoolState& s, std::vector<std::string>& out) {
+  out.push_back("Solution:");
+  out.push_back(fmt("  Increase %s capacity (current: %" PRIu64 ", recommended: %" PRIu64 ")", pool, s.capacity,
+                    s.high_water * 2));
+  out.push_back("  Compile-time: PTO2_DEP_LIST_POOL_SIZE in pto_runtime2_types.h");
+  out.push_back(fmt("  Runtime env:  PTO2_RING_DEP_POOL=%" PRIu64, s.high_water * 2));
+  out.push_back(kRule);
+}
+
+// PTO2DepListPool::report_deadlock (pto_ring_buffer.cpp).
+void dep_pool_banner(Ring& g, std::uint64_t needed, bool scope_gated, std::vector<std::string>& out) {
+  const std::int64_t last_alive = static_cast<std::int64_t>(g.tail());
+  out.push_back(kRule);
+  out.push_back("FATAL: Dependency Pool Deadlock Detected!");
+  out.push_back(kRule);
+  if (scope_gated) {
+    head_of_line_lines(last_alive, out);
+  } else {
+    out.push_back("DepListPool cannot reclaim space after ~500 ms (no progress).");
+  }
+  const PoolState s{g.dep_pool_capacity(), g.dep_top(), g.dep_tail(), g.dep_high_water()};
+  pool_lines(s, needed, last_alive, static_cast<std::int64_t>(g.head()), out);
+  out.push_back(head_task_line(g));
+  pool_solution_lines("dep pool", s, out);
+}
+
+// PTO2FaninPool::ensure_space's backstop (pto_ring_buffer.cpp). The runtime
+// asks for one entry per spilled edge.
+void fanin_spill_banner(Ring& g, std::vector<std::string>& out) {
+  out.push_back(kRule);
+  out.push_back("FATAL: Fanin Spill Pool Deadlock Detected!");
+  out.push_back(kRule);
+  out.push_back("Fanin spill pool cannot reclaim space after ~500 ms (no progress).");
+  // append_fanin_or_fail takes the spill entries one edge at a time
+  // (ensure_space(ring, 1), then alloc): the blocked task has filled the pool
+  // before it waits for one more entry. npusim admits the task's spill whole,
+  // so the pool is shown as the device's is at that point.
+  const std::uint64_t cap = g.dep_pool_capacity();
+  const std::uint64_t taken = cap > g.spill_used() ? cap - g.spill_used() : 0;
+  const PoolState s{cap, g.spill_top() + taken, g.spill_tail(), std::max(g.spill_high_water(), cap)};
+  pool_lines(s, 1, static_cast<std::int64_t>(g.tail()), static_cast<std::int64_t>(g.head()), out);
+  out.push_back("Diagnosis:");
+  out.push_back("  last_task_alive is not advancing, so fanin spill pool tail");
+  out.push_back("  cannot reclaim. Check TaskRing diagnostics for root cause.");
+  pool_solution_lines("fanin spill pool", s, out);
+}
+
+// ensure_tensormap_capacity's backstop (pto_orchestrator.cpp).
+void tensormap_banner(Runtime& rt, std::uint64_t needed, std::vector<std::string>& out) {
+  std::int64_t alive_sum = 0;
+  for (int r = 0; r < kNumRings; ++r) alive_sum += static_cast<std::int64_t>(rt.ring(r).tail());
+  out.push_back(kRule);
+  out.push_back("FATAL: TensorMap Entry Pool Deadlock Detected!");
+  out.push_back(kRule);
+  out.push_back("TensorMap entry pool freed no entries for ~500 ms while a task waits.");
+  out.push_back(fmt("  - Pool used:   %" PRIu64 " / %" PRIu64, rt.tensormap().in_use(), rt.tensormap().capacity()));
+  out.push_back(fmt("  - Needed:      %" PRIu64 " entries", needed));
+  out.push_back(fmt("  - last_task_alive (sum across rings): %" PRId64, alive_sum));
+  out.push_back("Diagnosis:");
+  out.push_back("  No retiring task is freeing tensormap entries (last_task_alive may");
+  out.push_back("  still move on rings with no registered outputs). Check TaskRing");
+  out.push_back("  diagnostics for the stalled producer.");
+  out.push_back("Solution:");
+  out.push_back(fmt("  Increase PTO2_TENSORMAP_POOL_SIZE (current: %" PRIu64 ").", rt.tensormap().capacity()));
+  out.push_back(kRule);
+}
+
+// check_scope_can_accept_task (pto_orchestrator.cpp).
+void scope_deadlock_banner(Runtime& rt, int ring, std::vector<std::string>& out) {
+  const Runtime::ScopeInfo& s = rt.open_scopes().back();
+  Ring& g = rt.ring(ring);
+  const std::uint64_t count = s.tasks.size(), window = g.window();
+  out.push_back(kRule);
+  out.push_back(fmt("FATAL: Scope Deadlock Detected! (ring %d)", ring));
+  out.push_back(kRule);
+  out.push_back(fmt("Tasks in current scope (%" PRIu64 ") >= task_window_size (%" PRIu64 ").", count, window));
+  out.push_back(fmt("  scope_depth:        %d", s.depth + 1));  // scope_stack_top + 1; the root scope is top 0
+  out.push_back(fmt("  ring_id:            %d", ring));
+  out.push_back(fmt("  scope_task_count:   %" PRIu64, count));
+  out.push_back(fmt("  active_tasks:       %" PRIu64 " / %" PRIu64, g.live(), window));
+  out.push_back("Root Cause:");
+  out.push_back("  Tasks within a scope hold a fanout_count reference that is only");
+  out.push_back("  released at scope_end. When scope task count >= window_size,");
+  out.push_back("  no slots can be reclaimed -> deadlock.");
+  out.push_back("Solution:");
+  out.push_back("  1. Reduce tasks per scope (use batching/unroll)");
+  out.push_back(fmt("  2. Increase task window (current: %" PRIu64 ")", window));
+  out.push_back("     Compile-time: PTO2_TASK_WINDOW_SIZE in pto_runtime2_types.h");
+  out.push_back("     Runtime env:  PTO2_RING_TASK_WINDOW=<power-of-2>");
+  out.push_back("  3. Split work across multiple scopes");
+  out.push_back(kRule);
+}
+
+// submit_task / submit_dummy_task rejecting an Arg that carries an error
+// (pto_orchestrator.cpp); the Arg builder refuses the tensor past the cap
+// with "Too many tensor args (max N)" (pto_types.h), so it holds N.
+void invalid_arg_banner(bool dummy, const Platform& p, std::vector<std::string>& out) {
+  out.push_back(kRule);
+  out.push_back(dummy ? "FATAL: Invalid Arg in submit_dummy_task!" : "FATAL: Invalid Arg Detected!");
+  out.push_back(kRule);
+  out.push_back(fmt("Error: Too many tensor args (max %d)", p.limits.max_tensor_args));
+  out.push_back(fmt("  tensor_count: %d, scalar_count: %d", p.limits.max_tensor_args, 0));
+  if (!dummy) out.push_back("This is a bug in the orchestration code.");
+  out.push_back(kRule);
+}
+
+}  // namespace
+
+StallSnapshot classify_stall(Chip& chip) {
+  Runtime& rt = chip.runtime();
+  const AicoreComplex& cores = chip.cores();
+  StallSnapshot s;
+  for (int r = 0; r < kNumRings; ++r) {
+    Ring& g = rt.ring(r);
+    for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
+      const Task& t = g.slot(l);
+      if (t.state != TaskState::Pending) continue;
+      int core = -1;
+      for (int c = 0; c < cores.map().total() && core < 0; ++c)
+        if (cores.running_task(c) == &t) core = c;
+      if (core >= 0) {
+        if (s.running++ == 0) {
+          s.stuck_task_id = static_cast<std::int64_t>(t.id);
+          s.stuck_core = core;
+        }
+      } else if (t.is_ready()) {
+        ++s.ready;
+      } else {
+        ++s.waiting;
+      }
+    }
+  }
+  s.completed = rt.completed();
+  s.total = rt.total_submitted();
+  s.orch_done = rt.orchestration_done();
+  const StallDetail d = classify_stall_detail(s.running, s.ready, s.waiting, s.orch_done);
+  s.detail = d.detail;
+  s.sub_class = d.name;
+  return s;
+}
+
+std::string ring_sizes_line(const RunConfig& c) {
+  if (c.runtime == RuntimeKind::HostBuildGraph)
+    return "Ring buffer sizes: task_window=" + ring_array(c.task_window) + " heap=" + ring_array(c.heap);
+  return "Ring buffer sizes: task_window=" + ring_array(c.task_window) + " heap=" + ring_array(c.heap) +
+         " dep_pool=" + ring_array(c.dep_pool);
+}
+
+void acl_detail_lines(int rc, std::vector<std::string>& out) {
+  const AclErrorInfo* a = acl_error_info(rc);
+  if (!a) return;
+  out.push_back(fmt("ACL error detail: %d %s - %s", rc, a->name, a->description));
+  if (a->hint) out.push_back(std::string("ACL error hint: ") + a->hint + kDocs);
+}
+
+void runtime_failure_lines(int orch, int sched, std::vector<std::string>& out) {
+  const int code = orch ? orch : sched;  // latched_error_code
+  out.push_back(fmt("PTO2 runtime failed: orch_error_code=%d sched_error_code=%d runtime_status=%d", orch, sched, -code));
+  const ErrorInfo& e = error_info(static_cast<ErrorCode>(code));
+  if (code == 0 || e.code != static_cast<ErrorCode>(code) || e.description[0] == '\0') return;
+  out.push_back(fmt("error detail: %s=%d %s - %s", orch ? "orch_error_code" : "sched_error_code", code, e.name,
+                    e.description));
+  if (e.hint[0] != '\0') out.push_back(std::string("error hint: ") + e.hint + kDocs);
+}
+
+std::vector<std::string> host_failure_lines(Chip& chip, int orch, int sched, const StallSnapshot& stall) {
+  const RunConfig& c = chip.config();
+  const bool hbg = c.runtime == RuntimeKind::HostBuildGraph;
+  std::vector<std::string> out{ring_sizes_line(c)};
+  if (hbg && orch) {  // host orchestration failed before launch
+    runtime_failure_lines(orch, sched, out);
+    out.push_back(fmt("host-orch: refusing to upload an incomplete graph after %" PRIu64 " heap bytes",
+                      heap_used_bytes(chip.runtime().ring(0))));
+    return out;
+  }
+  out.push_back(fmt("aclrtSynchronizeStreamWithTimeout (AICPU) failed: %d", kAclAicpuException));
+  acl_detail_lines(kAclAicpuException, out);
+  // No code latched (an AICPU assert aborted the process): runtime_status is
+  // 0 and the host prints no runtime-failure lines.
+  if (orch || sched) runtime_failure_lines(orch, sched, out);
+  if (!hbg && sched == static_cast<int>(ErrorCode::SchedulerTimeout))
+    out.push_back(fmt("PTO2 scheduler timeout sub_class=%s (detail=%d) completed=%" PRIu64 "/%" PRIu64
+                      " running=%" PRIu64 " ready=%" PRIu64 " waiting=%" PRIu64 " orch_done=%d stuck_task_id=%" PRId64
+                      " stuck_core=%d",
+                      stall.sub_class.c_str(), stall.detail, stall.completed, stall.total, stall.running, stall.ready,
+                      stall.waiting, stall.orch_done ? 1 : 0, stall.stuck_task_id, stall.stuck_core));
+  return out;
+}
+
+std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
+  Runtime& rt = chip.runtime();
+  const Platform& p = chip.platform();
+  const OrchestratorThread& orch = chip.orchestrator();
+  const OrchWait& w = orch.waiting();
+  const SubmitProgress& sp = orch.pending_submit();
+  std::vector<std::string> out;
+  const int code = static_cast<int>(e.code);
+  switch (e.code) {
+    case ErrorCode::HeapRingDeadlock:
+    case ErrorCode::FlowControlDeadlock:
+    case ErrorCode::DepPoolOverflow:
+    case ErrorCode::TensormapOverflow:
+      if (w.kind != OrchWait::Kind::Space) {  // host_build_graph: its banner's title
+        if (e.message.rfind("FATAL", 0) == 0) out.push_back(e.message);
+        break;
+      }
+      switch (w.resource) {
+        case Resource::Heap:
+        case Resource::TaskWindow:
+          allocator_banner(p, rt.ring(w.ring), w.resource == Resource::Heap, rt.head_pinned_by_open_scope(w.ring),
+                           sp.heap_bytes, out);
+          break;
+        case Resource::DepPool:
+          dep_pool_banner(rt.ring(w.ring), sp.wait_edges, rt.head_pinned_by_open_scope(w.ring), out);
+          break;
+        case Resource::FaninSpill:
+          fanin_spill_banner(rt.ring(w.ring), out);
+          break;
+        case Resource::TensorMap:
+          tensormap_banner(rt, sp.inserts, out);
+          break;
+        case Resource::None:
+          break;
+      }
+      break;
+    case ErrorCode::ScopeDeadlock:
+      scope_deadlock_banner(rt, e.ring >= 0 ? e.ring : rt.open_scopes().back().ring, out);
+      break;
+    case ErrorCode::TensorWaitTimeout:
+      // wait_for_tensor_ready's report_fatal, for the producer still not completed.
+      // get_tensor_data / set_tensor_data: the producer not completed, or
+      // (set_tensor_data) its consumers not done.
+      out.push_back(fmt(w.consumers ? "FATAL(code=8): Timeout (%" PRIu64
+                                      " cycles): consumers of producer (ring=%d, local=%d) not done"
+                                    : "FATAL(code=8): Timeout (%" PRIu64
+                                      " cycles): producer (ring=%d, local=%d) not completed",
+                        p.sys_cnt(p.timeouts.tensor_wait) - p.topo.sys_cnt_base, task_ring(w.task),
+                        static_cast<int>(task_local(w.task))));
+      break;
+    case ErrorCode::AicpuAssert:
+      // The AICPU aborted on an assert: the device printed the assertion.
+      out.push_back(e.message);
+      break;
+    case ErrorCode::InvalidArgs:
+      // Too many tensor args: the Arg carries the builder's error. submit_task
+      // and submit_dummy_task print a banner; alloc_tensors reports it.
+      if (!via_report_fatal(e.code, e.message)) {
+        invalid_arg_banner(orch.op_kind() == OrchOp::Kind::Dummy, p, out);
+        break;
+      }
+      [[fallthrough]];
+    default:
+      // report_fatal (orch_report_fatal_v): "FATAL(code=N): message"; an
+      // rt_report_fatal op's message is that line already.
+      if (e.message.rfind("FATAL(code=", 0) == 0)
+        out.push_back(e.message);
+      else if (via_report_fatal(e.code, e.message))
+        out.push_back(fmt("FATAL(code=%d): %s", code, e.message.c_str()));
+      break;
+  }
+  return out;
+}
+
+std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {
+  std::vector<std::string> out{fmt("rtMalloc failed: %d (size=%" PRIu64 ")", kAclMemoryAllocation, size)};
+  acl_detail_lines(kAclMemoryAllocation, out);
+  out.push_back("Failed to setup pooled static arena");
+  return out;
+}
+
+}  // namespace npusim::engine

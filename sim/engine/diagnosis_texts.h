@@ -1,0 +1,68 @@
+// What the host and the device print when a run fails, byte for byte as the
+// runtime prints it (each log line's text, without the logger's own
+// "[file:line]" / timestamp prefix). Every function names the upstream code
+// whose lines it reproduces; npusim's own explanation is elsewhere
+// (diagnosis.cpp) and is never mixed into these lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/chip/chip.h"
+
+namespace npusim::engine {
+
+// What the scheduler's no-progress watchdog records when it fires
+// (SchedulerContext::classify_stall_reason, scheduler_cold_path.cpp): over the
+// live tasks of every ring that have not completed, those on a core (the
+// first in ring order is the stuck task, its lowest core the stuck core),
+// those whose fanin is satisfied, and those still waiting; and the sub-class.
+struct StallSnapshot {
+  std::uint64_t completed = 0, total = 0;
+  std::uint64_t running = 0, ready = 0, waiting = 0;
+  bool orch_done = false;
+  std::int64_t stuck_task_id = -1;  // raw id (ring << 32 | local)
+  int stuck_core = -1;
+  int detail = 0;             // PTO2_STALL_DETAIL_*
+  std::string sub_class;      // stall_detail_name()
+};
+StallSnapshot classify_stall(Chip& chip);
+
+// "Ring buffer sizes: ..." (resolve_arena_sizing in the runtime's
+// host/runtime_maker.cpp, logged when the callable is bound; the hints of
+// HEAP_RING_DEADLOCK refer to it as "the line above").
+std::string ring_sizes_line(const RunConfig& c);
+
+// ACL_LOG_ERROR_DETAIL(rc) (acl_error_log.h): "ACL error detail: ..." and
+// "ACL error hint: ...", nothing for a code it does not characterise.
+void acl_detail_lines(int rc, std::vector<std::string>& out);
+
+// LOG_RUNTIME_FAILURE (src/common/runtime_status/error_log.h): the
+// "PTO2 runtime failed:" line, then "error detail:" and "error hint:".
+void runtime_failure_lines(int orch_error_code, int sched_error_code, std::vector<std::string>& out);
+
+// The host's lines for a runtime fatal, in the order it prints them: the ring
+// sizes at bind time; the stream sync failing with 507018 and its ACL
+// annotation (DeviceRunnerBase::sync_stream_pair); then validate_runtime_impl's
+// report, with the scheduler-timeout sub-class line for code 100
+// (tensormap_and_ringbuffer). A host_build_graph orchestration fatal happens
+// on the host before launch: no stream fails, and the runtime refuses to
+// upload the graph (host_build_graph/host/runtime_maker.cpp).
+std::vector<std::string> host_failure_lines(Chip& chip, int orch_error_code, int sched_error_code,
+                                            const StallSnapshot& stall);
+
+// The device log lines the detector of `e` prints at the moment it latches,
+// from the chip's state at that moment: the allocator's and the pools'
+// deadlock banners (pto_ring_buffer.h/.cpp, ensure_tensormap_capacity), the
+// scope-deadlock banner (check_scope_can_accept_task), the invalid-Arg
+// banners of submit_task / submit_dummy_task, and report_fatal's
+// "FATAL(code=N): ..." line (orch_report_fatal_v) with code 8's message from
+// wait_for_tensor_ready.
+std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e);
+
+// "rtMalloc failed: 207001 (size=N)" (MemoryAllocator::alloc) with its ACL
+// annotation, and the runtime's "Failed to setup pooled static arena".
+std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size);
+
+}  // namespace npusim::engine

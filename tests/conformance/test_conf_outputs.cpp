@@ -1,0 +1,315 @@
+// Conformance of what npusim prints and writes: the host's and the device's
+// lines on a failure, scope_stats.jsonl, deps.json, and the checks of the run
+// configuration, each against the upstream code that prints or writes it
+// (hw-native-sys/simpler unless stated, PyPTO's RunConfig for the messages
+// PyPTO gives first). Exact strings and bytes throughout.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/runtime/error_codes.h"
+#include "tests/cli_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using cli::has;
+using nlohmann::json;
+
+cli::RunResult run(const std::string& args, const std::string& name) {
+  return cli::run_summary(args + " --quiet --no-host-stats --no-suggest", "conf_outputs_" + name);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+// The lines of `text` from the one equal to `first`, `n` of them.
+std::vector<std::string> section(const std::string& text, const std::string& first, std::size_t n) {
+  std::vector<std::string> all = lines_of(text);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i] == first) return std::vector<std::string>(all.begin() + i, all.begin() + std::min(all.size(), i + n));
+  return {};
+}
+
+const std::string kConf = "tests/conformance/traces/";
+
+const char* const kAclAicpuDetail =
+    "ACL error detail: 507018 ACL_ERROR_RT_AICPU_EXCEPTION - an AICPU task raised an exception; several distinct "
+    "on-device mechanisms all surface as this one generic code";
+const char* const kAclAicpuHint =
+    "ACL error hint: do NOT read this as 'deadlock' or 'OOM' on its own -- it is a generic host-side code. Grep the "
+    "host log for 'orch_error_code=' / 'sched_error_code=' / 'sub_class=' to get the device-classified reason, and "
+    "read the device log for the detector that fired. See docs/troubleshooting/device-error-codes.md";
+
+}  // namespace
+
+// ============================================================ item 9: texts
+
+// src/common/runtime_status/error_names.h: error_name, error_desc,
+// error_hint, byte for byte, for every code the runtime latches.
+TEST_CASE("error_names.h: every code's name, description and hint", "[conformance]") {
+  using npusim::ErrorCode;
+  using npusim::error_info;
+  struct Row {
+    ErrorCode code;
+    const char *name, *desc_start, *desc_end, *hint_end;
+  };
+  const Row rows[] = {
+      {ErrorCode::ScopeDeadlock, "SCOPE_DEADLOCK", "tasks submitted in one scope reached the ring task-window cap",
+       "so no slot can be reclaimed", "enable CallConfig.enable_scope_stats to see which scope peaked"},
+      {ErrorCode::HeapRingDeadlock, "HEAP_RING_DEADLOCK", "the task allocator could not reserve the heap bytes",
+       "required for another task", "the 'Ring buffer sizes:' line above reports the configured capacities"},
+      {ErrorCode::FlowControlDeadlock, "FLOW_CONTROL_DEADLOCK", "the task allocator could not admit another task",
+       "had no available slot", "also check for nested submission or a stalled consumer"},
+      {ErrorCode::DepPoolOverflow, "DEP_POOL_OVERFLOW", "a task's producer dependencies exceeded",
+       "available fanin representation capacity", "raise PTO2_RING_DEP_POOL or cut fanin"},
+      {ErrorCode::InvalidArgs, "INVALID_ARGS", "an orchestration API rejected its arguments",
+       "or an CoreTaskArgs carrying an error flag)", "recheck the arguments of the orchestration API calls listed above"},
+      {ErrorCode::RequireSyncStartInvalid, "REQUIRE_SYNC_START_INVALID", "require_sync_start() asked for more blocks",
+       "which can never be satisfied", "or drop the sync-start request"},
+      {ErrorCode::TensorWaitTimeout, "TENSOR_WAIT_TIMEOUT", "waiting for tensor data timed out",
+       "never released its fanout reference", "to tell a slow kernel apart from a stuck one"},
+      {ErrorCode::ExplicitOrchFatal, "EXPLICIT_ORCH_FATAL", "the orchestration code called rt_report_fatal() itself",
+       "short-circuits to a no-op", "follow the message passed to the rt_report_fatal() call site"},
+      {ErrorCode::ScopeTasksOverflow, "SCOPE_TASKS_OVERFLOW", "the scope task-record buffer saturated",
+       "latch SCOPE_DEADLOCK or FLOW_CONTROL_DEADLOCK)", "tuning the ring capacities will not help"},
+      {ErrorCode::TensormapOverflow, "TENSORMAP_OVERFLOW", "the tensormap could not reserve the entries",
+       "register another task's outputs", "also inspect entry-reclaim progress"},
+      {ErrorCode::SchedulerTimeout, "SCHEDULER_TIMEOUT", "the scheduler saw no forward progress within its timeout",
+       "carries the device-classified reason and locators", "tell a true deadlock apart from a merely slow kernel"},
+  };
+  for (const Row& r : rows) {
+    INFO(r.name);
+    const auto& e = error_info(r.code);
+    const std::string desc = e.description, hint = e.hint;
+    CHECK(std::string(e.name) == r.name);
+    const std::string desc_end = r.desc_end, hint_end = r.hint_end;
+    CHECK(desc.rfind(r.desc_start, 0) == 0);
+    CHECK((desc.size() >= desc_end.size() && desc.compare(desc.size() - desc_end.size(), std::string::npos, desc_end) == 0));
+    CHECK((hint.size() >= hint_end.size() && hint.compare(hint.size() - hint_end.size(), std::string::npos, hint_end) == 0));
+  }
+  CHECK(std::string(error_info(ErrorCode::SchedulerTimeout).description) ==
+        "the scheduler saw no forward progress within its timeout; the sub_class= line below carries the "
+        "device-classified reason and locators");
+  CHECK(std::string(error_info(ErrorCode::None).name) == "none");
+}
+
+// The host's report of a runtime fatal, in its order: resolve_arena_sizing's
+// "Ring buffer sizes:" (tensormap_and_ringbuffer/host/runtime_maker.cpp), the
+// stream sync's failure with ACL_LOG_ERROR_DETAIL
+// (DeviceRunnerBase::sync_stream_pair; acl_error_log.h, acl_error_names.h),
+// then validate_runtime_impl's LOG_RUNTIME_FAILURE
+// (src/common/runtime_status/error_log.h). Upstream system test:
+// tests/st/runtime_fatal_codes (marker, "error detail:", name, "error hint:").
+TEST_CASE("host lines of a runtime fatal, exactly and in order", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/heap_ring_deadlock.json", "host_lines");
+  REQUIRE(r.status == 1);
+  const std::vector<std::string> expect = {
+      "Ring buffer sizes: task_window=[16384, 16384, 16384, 16384] heap=[1024, 1024, 1024, 1024] "
+      "dep_pool=[16384, 16384, 16384, 16384]",
+      "aclrtSynchronizeStreamWithTimeout (AICPU) failed: 507018",
+      kAclAicpuDetail,
+      kAclAicpuHint,
+      "PTO2 runtime failed: orch_error_code=2 sched_error_code=0 runtime_status=-2",
+      "error detail: orch_error_code=2 HEAP_RING_DEADLOCK - the task allocator could not reserve the heap bytes "
+      "required for another task",
+      "error hint: raise ring_heap (PTO2_RING_HEAP) or shrink per-task args / intermediate tensors; the 'Ring buffer "
+      "sizes:' line above reports the configured capacities. See docs/troubleshooting/device-error-codes.md",
+  };
+  std::vector<std::string> got = lines_of(r.err);
+  got.resize(std::min(got.size(), expect.size()));
+  CHECK(got == expect);
+  CHECK(r.summary["error"]["host_log"] == json(expect));
+}
+
+// PTO2TaskAllocator::report_deadlock (runtime/pto_ring_buffer.h): the banner
+// the allocator logs when its 500 ms backstop fires, with the ring's state.
+TEST_CASE("the task allocator's heap-exhausted banner", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/heap_ring_deadlock.json", "heap_banner");
+  const std::vector<std::string> expect = {
+      "========================================",
+      "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0",
+      "========================================",
+      "No reclaim progress for ~500 ms (25000000 cycles wall clock).",
+      "  Task ring 0: current=0, last_alive=0, active=0/16384 (0.0%)",
+      "  Heap ring 0: top=0, tail=0, size=1024, used=0, available=1024",
+      "  Requested:  32768 bytes",
+      "  Head task 0: state=0, consumers=0/0, scope_released=0",
+      "Solution:",
+      "  Increase heap (current: 1024); env PTO2_RING_HEAP=<bytes> (e.g. 2048)",
+      "  If one increase completes, it was under-provisioned; otherwise debug the stuck head consumer.",
+      "========================================",
+  };
+  CHECK(section(r.err, expect[0], expect.size()) == expect);
+  CHECK(r.summary["error"]["device_log"] == json(expect));
+  CHECK(r.summary["error"]["message"] == "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0");
+  // The device's lines come before npusim's own, which keep their heading.
+  CHECK(r.err.find("device log (AICPU)") < r.err.find("npusim diagnosis:\n"));
+}
+
+// check_scope_can_accept_task (runtime/pto_orchestrator.cpp). The root
+// scope is scope_stack_top 0, so the first user scope prints scope_depth 2.
+TEST_CASE("the scope-deadlock banner", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/scope_deadlock.json", "scope_banner");
+  const std::vector<std::string> expect = {
+      "========================================",
+      "FATAL: Scope Deadlock Detected! (ring 1)",
+      "========================================",
+      "Tasks in current scope (3) >= task_window_size (4).",
+      "  scope_depth:        2",
+      "  ring_id:            1",
+      "  scope_task_count:   3",
+      "  active_tasks:       3 / 4",
+      "Root Cause:",
+      "  Tasks within a scope hold a fanout_count reference that is only",
+      "  released at scope_end. When scope task count >= window_size,",
+      "  no slots can be reclaimed -> deadlock.",
+      "Solution:",
+      "  1. Reduce tasks per scope (use batching/unroll)",
+      "  2. Increase task window (current: 4)",
+      "     Compile-time: PTO2_TASK_WINDOW_SIZE in pto_runtime2_types.h",
+      "     Runtime env:  PTO2_RING_TASK_WINDOW=<power-of-2>",
+      "  3. Split work across multiple scopes",
+      "========================================",
+  };
+  CHECK(section(r.err, expect[0], expect.size()) == expect);
+}
+
+// wait_for_tensor_ready (runtime/pto_runtime2.cpp) reports code 8 through
+// report_fatal (orch_report_fatal_v: "FATAL(code=%d): %s") with the timeout
+// in counter cycles (PTO2_TENSOR_DATA_TIMEOUT_MS x 50 MHz).
+TEST_CASE("code 8's device line", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/tensor_wait_timeout.json", "code8");
+  CHECK(r.summary["error"]["device_log"] ==
+        json::array({"FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed"}));
+  CHECK(has(r.err, "\nFATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed\n"));
+}
+
+// validate_runtime_impl's sub-class line (runtime_maker.cpp) with the locators
+// classify_stall_reason records (scheduler/scheduler_cold_path.cpp): the
+// first running task in ring order and its lowest core. 16 AIV blocks stop
+// at a HARD syncall that waits for all 48 AIV cores; the first AIV core is 24.
+TEST_CASE("the scheduler-timeout sub-class line names the stuck task and core", "[conformance]") {
+  cli::RunResult r = run("traces/barriers/hard_partial_16.json", "subclass");
+  REQUIRE(r.status == 1);
+  const std::string line =
+      "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/1 running=1 ready=0 waiting=0 "
+      "orch_done=1 stuck_task_id=0 stuck_core=24";
+  CHECK(has(r.err, "error hint: read the sub_class= line below first, then follow the S1-S5 table in the doc; raise "
+                   "PTO2_SCHEDULER_TIMEOUT_MS to tell a true deadlock apart from a merely slow kernel. See "
+                   "docs/troubleshooting/device-error-codes.md\n" + line + "\n"));
+  CHECK(r.summary["error"]["sub_class"] == "S1:running-stalled");
+}
+
+// MemoryAllocator::alloc (a2a3/platform/onboard/host/memory_allocator.cpp):
+// "rtMalloc failed: %d (size=%zu)" and ACL_LOG_ERROR_DETAIL; the size is the
+// region setup_static_arena commits first and cannot fit: the four 16 GiB
+// heaps plus DeviceArena's 1023 bytes of base-alignment slack
+// (DeviceArena::commit, src/common/utils/device_arena.h). Then
+// ensure_static_arenas' "Failed to setup pooled static arena".
+TEST_CASE("rtMalloc 207001: the failing allocation's size and the ACL annotation", "[conformance]") {
+  cli::RunResult r = run("traces/chain.json --ring-heap 17179869184", "rtmalloc");
+  REQUIRE(r.status == 1);
+  const std::vector<std::string> expect = {
+      "Ring buffer sizes: task_window=[16384, 16384, 16384, 16384] heap=[17179869184, 17179869184, 17179869184, "
+      "17179869184] dep_pool=[16384, 16384, 16384, 16384]",
+      "rtMalloc failed: 207001 (size=68719477759)",
+      "ACL error detail: 207001 ACL_ERROR_RT_MEMORY_ALLOCATION - device memory allocation failed (out of memory)",
+      "ACL error hint: reduce the workload's device memory footprint, or check whether another process is holding "
+      "memory on this device. See docs/troubleshooting/device-error-codes.md",
+      "Failed to setup pooled static arena",
+  };
+  std::vector<std::string> got = lines_of(r.err);
+  got.resize(std::min(got.size(), expect.size()));
+  CHECK(got == expect);
+  CHECK(r.summary["error"]["host_code"] == 207001);
+  CHECK(r.summary["error"]["message"] == "rtMalloc failed: 207001 (size=68719477759)");
+}
+
+// submit_dummy_task rejecting an Arg that carries the builder's error
+// (pto_orchestrator.cpp; "Too many tensor args (max N)" from pto_types.h):
+// its banner, then orch_mark_fatal (code 5, without report_fatal). The trace
+// format caps arguments at 32, the runtime's CORE_MAX_TENSOR_ARGS, so the
+// test lowers the platform's cap to 4. Upstream system test:
+// runtime_fatal_codes invalid_args (an Arg error on a dummy task; the host
+// log carries orch_error_code=5, "error detail:" naming INVALID_ARGS and
+// "error hint:").
+TEST_CASE("INVALID_ARGS from an Arg error on a dummy task: banner and host lines", "[conformance]") {
+  json platform = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "platforms/tiny.json");
+  platform["name"] = "tiny_4_args";
+  platform["limits"]["max_tensor_args"]["value"] = 4;
+  const fs::path file = cli::scratch("conf_outputs_platform") / "tiny_4_args.json";
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << platform.dump(2);
+  cli::RunResult r = run(kConf + "outputs_invalid_arg_dummy.json --platform '" + file.string() + "'", "invalid_arg");
+  REQUIRE(r.status == 1);
+  CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=5 sched_error_code=0 runtime_status=-5\n"
+                   "error detail: orch_error_code=5 INVALID_ARGS - an orchestration API rejected its arguments (bad "
+                   "alloc_tensors info, illegal nested scope, unknown task id in set_dependencies, or an CoreTaskArgs "
+                   "carrying an error flag)\nerror hint: an orchestration bug, not a capacity problem"));
+  const std::vector<std::string> expect = {
+      "========================================",
+      "FATAL: Invalid Arg in submit_dummy_task!",
+      "========================================",
+      "Error: Too many tensor args (max 4)",
+      "  tensor_count: 4, scalar_count: 0",
+      "========================================",
+  };
+  CHECK(r.summary["error"]["device_log"] == json(expect));
+}
+
+// ================================================= item 13: run configuration
+
+// PyPTO validates the ring fields first (runner.py,
+// RunConfig._validate_ring_overrides, from __post_init__; seed 003), with
+// Python's repr of the value; the runtime's RuntimeEnv::validate
+// (src/common/task_interface/call_config.h) then bounds the window at
+// INT32_MAX, which PyPTO does not.
+TEST_CASE("run configuration: PyPTO's messages, then the runtime's window bound", "[conformance]") {
+  auto error_of = [](const std::string& args) {
+    cli::Result r = cli::npusim("run traces/chain.json --quiet --out /dev/null/x " + args);
+    CHECK(r.status == 2);
+    return r.err;
+  };
+  CHECK(error_of("--ring-task-window 6") ==
+        "npusim: error: command line: at --ring-task-window: ring_task_window must be a power of 2 >= 4, got 6\n");
+  CHECK(error_of("--ring-dep-pool 3") ==
+        "npusim: error: command line: at --ring-dep-pool: ring_dep_pool must be in [4, INT32_MAX], got 3\n");
+  CHECK(error_of("--ring-heap 0") ==
+        "npusim: error: command line: at --ring-heap: ring_heap must be a power of 2 >= 1024 (bytes per ring), got 0\n");
+  CHECK(error_of("--ring-heap 0,0,1000,0") ==
+        "npusim: error: command line: at --ring-heap: ring_heap entries must be a power of 2 >= 1024 (bytes per ring) "
+        "(or 0 to keep default), got 1000\n");
+  CHECK(error_of("--ring-task-window 2147483648") ==
+        "npusim: error: command line: at --ring-task-window: RuntimeEnv: ring_task_window must be a power of 2 in "
+        "[4, INT32_MAX]\n");
+}
+
+// The arena's fanin spill pool has dep_pool entries of
+// sizeof(PTO2FaninSpillEntry) = 8 bytes (pto_runtime2_types.h;
+// PTO2OrchestratorState::reserve_layout), beside the dep-list pool's 16-byte
+// entries (PTO2SchedulerState::reserve_layout). With 2^29 entries per ring
+// the four rings need 48 GiB for both pools: the arena fits the 61.3 GiB of
+// the device, and the run completes.
+TEST_CASE("run configuration: the fanin spill pool at the runtime's entry size in the arena", "[conformance]") {
+  cli::RunResult r = run("traces/chain.json --ring-dep-pool 536870912", "spill_arena");
+  CHECK(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+}
