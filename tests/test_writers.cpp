@@ -363,10 +363,14 @@ TEST_CASE("scope_stats writes the version 6 metadata line then one record per sa
   y.dep_pool_end = 3;
   y.tensormap = 2;
   w->on_scope_sample(y);
+  // EXPLICIT_ORCH_FATAL goes through report_fatal, which sets the header's
+  // fatal_latched (orch_report_fatal_v -> scope_stats_on_fatal).
+  LatchedError e;
+  e.code = ErrorCode::ExplicitOrchFatal;
+  e.message = "st injected fatal";
+  w->on_error(e);
   Scenario s;
-  RunInfo info = s.info();
-  info.fatal = true;
-  w->finish(info);
+  w->finish(s.info());
 
   REQUIRE(w->files() == std::vector<std::string>{"scope_stats/scope_stats.jsonl"});
   CHECK(dir.listing() == std::vector<std::string>{"scope_stats/scope_stats.jsonl"});  // scratch removed

@@ -276,7 +276,7 @@ class Writers {
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
 
   // Each writer writes its final files; returns their paths.
-  std::vector<std::string> finish(const Loaded& l, bool ok) {
+  std::vector<std::string> finish(const Loaded& l) {
     record::RunInfo info;
     info.platform = &l.platform;
     info.config = &l.config;
@@ -284,7 +284,6 @@ class Writers {
     info.kernels = l.trace.all_kernels();  // with those a scene's program defined while it ran
     info.sched_threads = l.config.sched_threads;
     info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
-    info.fatal = !ok;
     std::vector<std::string> files;
     for (auto& w : writers_) {
       w->finish(info);
@@ -384,7 +383,7 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   rethrow_model_input_error(chip, l);
   retire_live_tasks(chip.runtime(), writers.observer());
   Result r = outcome(req, chip, writers.stats(), writers.witness());
-  r.files = writers.finish(l, r.ok);
+  r.files = writers.finish(l);
   r.stats = writers.take_stats();
   if (recorder) r.recorded = recorder->trace_json();
   return r;

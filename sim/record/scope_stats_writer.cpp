@@ -14,20 +14,32 @@ namespace {
 constexpr const char* kFile = "scope_stats/scope_stats.jsonl";
 constexpr std::size_t kMaxBasename = 31;  // the device's site buffer
 
-// "basename:line" as the device prints it: the file's basename (at most 31
-// characters) and the line; a scope without a site is "(unknown):0".
-std::string_view site_name(std::string_view site, std::string_view& line) {
-  line = {};
-  if (site.empty()) return "(unknown):0";
-  std::size_t colon = site.rfind(':');
+// The site as the device records it (scope_stats_collector_aicpu.cpp,
+// copy_basename, and the host's "%.*s:%d"): the basename of the scope's
+// file (after the last '/' or '\\', at most 31 characters), ':' and the line
+// as a decimal int. The runtime's sites are __FILE__ and __LINE__; a trace's
+// site that does not end in ":<line>" is all file name, at line 0, as is
+// the root scope's "(unknown):0".
+void put_site(JsonBuf& out, std::string_view site) {
   std::string_view file = site;
-  if (colon != std::string_view::npos) {
-    file = site.substr(0, colon);
-    line = site.substr(colon);
+  std::int64_t line = 0;
+  const std::size_t colon = site.rfind(':');
+  if (colon != std::string_view::npos && colon + 1 < site.size() && site.size() - colon - 1 <= 10) {
+    std::int64_t v = 0;
+    bool digits = true;
+    for (char c : site.substr(colon + 1)) {
+      digits = digits && c >= '0' && c <= '9';
+      v = v * 10 + (c - '0');
+    }
+    if (digits && v <= 2147483647) {
+      file = site.substr(0, colon);
+      line = v;
+    }
   }
-  std::size_t slash = file.rfind('/');
+  const std::size_t slash = file.find_last_of("/\\");
   if (slash != std::string_view::npos) file.remove_prefix(slash + 1);
-  return file.substr(0, kMaxBasename);
+  if (file.empty() && site.empty()) file = "(unknown)";
+  out.raw(file.substr(0, kMaxBasename)).ch(':').i(line);
 }
 
 void put_ring_array(JsonBuf& b, const RingValues& values) {
@@ -44,10 +56,8 @@ class ScopeStatsWriter : public OutputWriter {
   explicit ScopeStatsWriter(const std::string& dir) : OutputWriter(dir), rows_(dir, "scope_stats") {}
 
   void on_scope_sample(const ScopeSample& x) override {
-    std::string_view line;
-    std::string_view file = site_name(x.site ? std::string_view(*x.site) : std::string_view(), line);
     site_.clear();
-    site_.raw(file).raw(line);
+    put_site(site_, x.site ? std::string_view(*x.site) : std::string_view());
     rows_.raw("{\"site\": ").str(site_.text());
     rows_.raw(x.begin ? ", \"phase\": \"begin\"" : ", \"phase\": \"end\"");
     rows_.raw(", \"depth\": ").i(x.depth);
@@ -68,7 +78,7 @@ class ScopeStatsWriter : public OutputWriter {
     OutFile out(dir() + "/" + kFile);
     RunConfig none;
     const RunConfig& c = info.config ? *info.config : none;
-    out.raw("{\"version\": 6, \"fatal\": ").boolean(info.fatal);
+    out.raw("{\"version\": 6, \"fatal\": ").boolean(fatal_);
     out.raw(", \"dropped\": 0, \"total\": ").u(total_);
     out.raw(", \"task_window_max\": ");
     put_ring_array(out, c.task_window);
@@ -83,7 +93,13 @@ class ScopeStatsWriter : public OutputWriter {
 
   std::vector<std::string> files() const override { return {kFile}; }
 
+  // The header's fatal_latched is set by scope_stats_on_fatal, which only
+  // the orchestrator's report_fatal calls (orch_report_fatal_v): the
+  // allocator and pool deadlocks and the scheduler latch their codes without it.
+  void on_error(const LatchedError& e) override { fatal_ = fatal_ || via_report_fatal(e.code, e.message); }
+
  private:
+  bool fatal_ = false;
   ScratchFile rows_;
   JsonBuf site_;
   std::uint64_t total_ = 0;

@@ -32,7 +32,6 @@ struct RunInfo {
   std::vector<const KernelDef*> kernels;
   int sched_threads = 0;
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
-  bool fatal = false;            // the run ended in a device failure
 };
 
 class OutputWriter : public SimObserver {

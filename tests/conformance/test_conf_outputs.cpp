@@ -275,6 +275,52 @@ TEST_CASE("INVALID_ARGS from an Arg error on a dummy task: banner and host lines
   CHECK(r.summary["error"]["device_log"] == json(expect));
 }
 
+// ====================================================== item 10: scope_stats
+
+// The header's fatal_latched is set only by scope_stats_on_fatal, which only
+// orch_report_fatal_v calls (pto_orchestrator.cpp; scope_stats_collector_aicpu.cpp).
+// The allocator latches HEAP_RING_DEADLOCK without it; REQUIRE_SYNC_START_INVALID
+// goes through report_fatal. Upstream system test: dfx/scope_stats.
+TEST_CASE("scope_stats: fatal only on the report-fatal path", "[conformance]") {
+  fs::path out;
+  cli::run("traces/fatal/heap_ring_deadlock.json --quiet --no-suggest", "conf_outputs_ss_heap", out);
+  const std::string heap = cli::slurp(out / "scope_stats/scope_stats.jsonl");
+  CHECK(json::parse(lines_of(heap)[0])["fatal"] == false);
+  cli::run("traces/fatal/require_sync_start_invalid.json --quiet --no-suggest", "conf_outputs_ss_sync", out);
+  const std::string sync = cli::slurp(out / "scope_stats/scope_stats.jsonl");
+  CHECK(json::parse(lines_of(sync)[0])["fatal"] == true);
+}
+
+// tensormap_used is the pool's live-entry count (PTO2TensorMap::current_used)
+// at the scope boundary, as the runtime's cleanup leaves it: sync_tensormap
+// (pto_tensormap.cpp), called per submit for the submitting task's ring only,
+// frees a ring's retired entries once its watermark moved 64 tasks past the
+// last cleanup. 65 writers on ring 1 retire; a ring-0 dummy does not free
+// their entries; the next ring-1 submit does. Sites: copy_basename
+// (scope_stats_collector_aicpu.cpp) keeps the basename after the last '/' or
+// '\', the host prints "%.*s:%d" (ScopeStatsCollector::write_jsonl); a site
+// without a line is a file name at line 0, like the root's "(unknown):0".
+TEST_CASE("scope_stats: tensormap counts after the per-ring cleanup, and sites as the device records them",
+          "[conformance]") {
+  fs::path out;
+  cli::Result r = cli::run(kConf + "outputs_scope_stats.json --quiet", "conf_outputs_ss_tm", out);
+  REQUIRE(r.status == 0);
+  std::vector<std::string> lines = lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
+  REQUIRE(lines.size() == 7);
+  std::vector<std::string> sites;
+  std::vector<int> tensormap;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    json rec = json::parse(lines[i]);
+    sites.push_back(rec["site"].get<std::string>() + " " + rec["phase"].get<std::string>());
+    tensormap.push_back(rec["tensormap"].get<int>());
+  }
+  CHECK(sites == std::vector<std::string>{"(unknown):0 begin", "writer.cpp:12 begin", "writer.cpp:12 end",
+                                          "attention:0 begin", "attention:0 end", "(unknown):0 end"});
+  CHECK(tensormap == std::vector<int>{0, 0, 65, 65, 0, 0});
+  // The records keep the collector's separators (", " and ": ").
+  CHECK(lines[4].rfind("{\"site\": \"attention:0\", \"phase\": \"begin\", \"depth\": 1, \"ring\": 1, ", 0) == 0);
+}
+
 // ================================================= item 13: run configuration
 
 // PyPTO validates the ring fields first (runner.py,
@@ -312,4 +358,30 @@ TEST_CASE("run configuration: the fanin spill pool at the runtime's entry size i
   cli::RunResult r = run("traces/chain.json --ring-dep-pool 536870912", "spill_arena");
   CHECK(r.status == 0);
   CHECK(r.summary["status"] == "ok");
+}
+
+// ==================================================== upstream DFX system tests
+
+// tests/st/a2a3/tensormap_and_ringbuffer/dfx/scope_stats/test_scope_stats.py
+// (_validate_scope_stats_artifact) on the vector example: version 6, not
+// fatal, nothing dropped, dep_pool_max present, at least 4 records, each
+// with every field of docs/dfx/scope-stats.md.
+TEST_CASE("dfx/scope_stats: the vector example's scope_stats.jsonl", "[conformance]") {
+  fs::path out;
+  cli::Result r = cli::run(kConf + "dfx_vector_example.json --quiet", "conf_outputs_dfx_ss", out);
+  REQUIRE(r.status == 0);
+  std::vector<std::string> lines = lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
+  REQUIRE(lines.size() >= 5);
+  json meta = json::parse(lines[0]);
+  CHECK(meta["version"] == 6);
+  CHECK(meta["fatal"] == false);
+  CHECK(meta["dropped"] == 0);
+  CHECK(meta.contains("dep_pool_max"));
+  const std::vector<std::string> fields = {"site", "phase", "depth", "ring", "task_window_start", "task_window_end",
+                                           "heap_start", "heap_end", "dep_pool_start", "dep_pool_end", "tensormap"};
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    json rec = json::parse(lines[i]);
+    for (const std::string& f : fields) CHECK(rec.contains(f));
+  }
+  CHECK(meta["total"] == lines.size() - 1);
 }
