@@ -22,7 +22,9 @@ struct Recorder : npusim::RuntimeHooks {
   std::vector<std::string> sites;
   std::vector<std::pair<std::string, std::string>> warnings;  // (kind, message)
   void on_warning(const std::string& kind, const std::string& message) override { warnings.emplace_back(kind, message); }
-  void on_submitted(const npusim::Task&, const std::vector<npusim::EdgeInfo>& e) override { edges.push_back(e); }
+  void on_submitted(const npusim::Task&, const npusim::SubmitRequest&, const std::vector<npusim::EdgeInfo>& e) override {
+    edges.push_back(e);
+  }
   void on_retired(npusim::Task& t) override { retired.push_back(t.id); }
   void on_scope_sample(const npusim::ScopeSample& s) override {
     samples.push_back(s);

@@ -185,18 +185,17 @@ struct Scenario {
     s.kind = TaskKind::Alloc;
     s.start = 0;
     s.end = 300000;
-    o.on_submitted(alloc, {});
+    o.on_submitted(alloc, {}, {});
     o.on_orch_submit(s);
-    o.on_submitted(a, {});
+    o.on_submitted(a, {}, {});
     s = {1, a.id, TaskKind::Kernel, 300000, 700000};
     o.on_orch_submit(s);
-    EdgeInfo e;
-    e.pred = a.id;
-    e.source = EdgeSource::Explicit;
-    o.on_submitted(b, {e});
+    SubmitRequest rb;
+    rb.deps = {a.id};
+    o.on_submitted(b, rb, {});
     s = {2, b.id, TaskKind::Kernel, 700000, us(1)};
     o.on_orch_submit(s);
-    o.on_submitted(dummy, {});
+    o.on_submitted(dummy, {}, {});
     s = {3, dummy.id, TaskKind::Dummy, us(1), us(1) + 100000};
     o.on_orch_submit(s);
 
@@ -450,10 +449,10 @@ TEST_CASE("deps lists tasks with their args, skips alloc tasks, and marks manual
   Task d = task(make_task_id(0, 2), nullptr);
   d.manual_scope = true;
 
-  w->on_submitted(alloc, {});
-  w->on_submitted(t1, {});
-  w->on_submitted(t2, {});
-  w->on_submitted(d, {});
+  w->on_submitted(alloc, {}, {});
+  w->on_submitted(t1, {}, {});
+  w->on_submitted(t2, {}, {});
+  w->on_submitted(d, {}, {});
   w->finish(Scenario().info());
   REQUIRE(w->files() == std::vector<std::string>{"deps.json"});
   CHECK(dir.listing() == std::vector<std::string>{"deps.json"});
@@ -506,7 +505,11 @@ TEST_CASE("deps lists tasks with their args, skips alloc tasks, and marks manual
   CHECK(doc["edges"] == ordered_json::array());
 }
 
-TEST_CASE("deps edges carry the fields of their source", "[writers]") {
+// dep_gen_replay.cpp (dep_gen_replay_emit_deps_json, annot_pass,
+// write_deps_json): explicit deps first, then per argument the creator edge
+// (only for a producer without an edge in this task yet) and every tensormap
+// match, newest entry first, each naming the producer entry's tensor.
+TEST_CASE("deps edges carry the fields of their source, in the replay's order", "[writers]") {
   TempDir dir;
   auto w = make_deps_writer(dir.path);
   KernelDef add = kernel("ADD", 1, CoreType::AIV);
@@ -514,52 +517,92 @@ TEST_CASE("deps edges carry the fields of their source", "[writers]") {
   Tensor part = tensor(0x1000, DType::FP32, {4, 8}, {2, 0}, {1, 8});
   whole.version = 3;
   part.version = 3;
-  Task t = task(make_task_id(0, 5), &add);
-  t.args = {whole};
-  t.arg_tags = {ArgTag::Input};
-
-  EdgeInfo ex;
-  ex.pred = make_task_id(0, 1);
-  ex.source = EdgeSource::Explicit;
-  EdgeInfo cr;
-  cr.pred = make_task_id(0, 2);
-  cr.arg = 0;
-  cr.source = EdgeSource::Creator;
-  cr.consumer_view = whole;
-  EdgeInfo tm;
-  tm.pred = make_task_id(0, 3);
-  tm.arg = 0;
-  tm.source = EdgeSource::Tensormap;
-  tm.flags = kDepWait;
-  tm.overlap = Overlap::Covered;
-  tm.consumer_view = whole;
-  tm.producer_view = part;
-  EdgeInfo tm2 = tm;  // a pair may repeat
-  tm2.overlap = Overlap::Other;
-  w->on_submitted(t, {ex, cr, tm, tm2});
+  Task t3 = task(make_task_id(0, 3), &add);  // writes the whole buffer
+  t3.args = {whole};
+  t3.arg_tags = {ArgTag::OutputExisting};
+  Task t4 = task(make_task_id(0, 4), &add);  // then one row of it
+  t4.args = {part};
+  t4.arg_tags = {ArgTag::OutputExisting};
+  Tensor read = part;
+  read.owner = make_task_id(0, 2);
+  Task t5 = task(make_task_id(0, 5), &add);
+  t5.args = {read};
+  t5.arg_tags = {ArgTag::Input};
+  SubmitRequest r5;
+  r5.deps = {make_task_id(0, 1), make_task_id(0, 1)};  // listed twice, one edge
+  Task t6 = task(make_task_id(0, 6), &add);          // reads the row twice, creator also an explicit dep
+  t6.args = {read, read};
+  t6.arg_tags = {ArgTag::Input, ArgTag::Input};
+  SubmitRequest r6;
+  r6.deps = {make_task_id(0, 2)};
+  w->on_submitted(t3, {}, {});
+  w->on_submitted(t4, {}, {});
+  w->on_submitted(t5, r5, {});
+  w->on_submitted(t6, r6, {});
   w->finish(Scenario().info());
 
-  auto doc = ordered_json::parse(slurp(dir / "deps.json"));
+  const std::string text = slurp(dir / "deps.json");
+  CHECK(text.find("],\"tensors\":[") != std::string::npos);  // no whitespace between the sections
+  CHECK(text.find("],\"edges\":[") != std::string::npos);
+  CHECK(text.back() == '\n');
+  auto doc = ordered_json::parse(text);
   const auto& edges = doc["edges"];
-  REQUIRE(edges.size() == 4);
+  REQUIRE(edges.size() == 9);
   CHECK(edges[0] ==
         ordered_json::parse(R"({"pred":"1","succ":"5","arg":-1,"source":"explicit","flags":["wait","retain"]})"));
   CHECK(edges[1] == ordered_json::parse(
                         R"({"pred":"2","succ":"5","arg":0,"source":"creator","flags":["wait","retain"],)"
-                        R"("tensor_id":"16774850196195639414","consumer_dtype":"FLOAT32","consumer_shape":[4,8],)"
-                        R"("consumer_start_offset":"0","consumer_strides":[8,1]})"));
-  CHECK(keys_of(edges[2]) == std::vector<std::string>{"pred", "succ", "arg", "source", "flags", "tensor_id",
+                        R"("tensor_id":"16774850196195639414","consumer_dtype":"FLOAT32","consumer_shape":[1,8],)"
+                        R"("consumer_start_offset":"16","consumer_strides":[8,1]})"));
+  CHECK(keys_of(edges[2]) == std::vector<std::string>{"pred", "succ", "arg", "source", "flags", "overlap", "tensor_id",
                                                       "consumer_dtype", "consumer_shape", "consumer_start_offset",
-                                                      "consumer_strides", "overlap", "producer_shape",
-                                                      "producer_start_offset", "producer_strides"});
+                                                      "consumer_strides", "producer_shape", "producer_start_offset",
+                                                      "producer_strides"});
+  CHECK(edges[2]["pred"] == "4");  // the newer entry first
   CHECK(edges[2]["flags"] == ordered_json::array({"wait"}));
   CHECK(edges[2]["overlap"] == "covered");
   CHECK(edges[2]["producer_shape"] == ordered_json::array({1, 8}));
   CHECK(edges[2]["producer_start_offset"] == "16");
   CHECK(edges[2]["producer_strides"] == ordered_json::array({8, 1}));
-  CHECK(edges[3]["overlap"] == "other");
   CHECK(edges[3]["pred"] == "3");
+  CHECK(edges[3]["overlap"] == "other");
+  CHECK(edges[3]["producer_shape"] == ordered_json::array({4, 8}));
+  // t6: the explicit edge to t2 takes the place of both creator edges; the
+  // tensormap edges of both arguments are all listed.
+  CHECK(edges[4]["source"] == "explicit");
+  CHECK(edges[4]["pred"] == "2");
+  for (int k = 5; k < 9; ++k) CHECK(edges[k]["source"] == "tensormap");
+  CHECK(edges[5]["arg"] == 0);
+  CHECK(edges[6]["arg"] == 0);
+  CHECK(edges[7]["arg"] == 1);
+  CHECK(edges[8]["arg"] == 1);
+  CHECK(edges[8]["pred"] == "3");
   CHECK(doc["tensors"].size() == 1);
+}
+
+// INOUT removes the entries it covers from the replay's tensormap
+// (annot_pass: remove_entry on COVERED), after they matched.
+TEST_CASE("deps: an INOUT that covers an earlier write replaces it in the replay", "[writers]") {
+  TempDir dir;
+  auto w = make_deps_writer(dir.path);
+  KernelDef add = kernel("ADD", 1, CoreType::AIV);
+  Tensor x = tensor(0x2000, DType::FP32, {8});
+  Task a = task(make_task_id(0, 0), &add), b = task(make_task_id(0, 1), &add), c = task(make_task_id(0, 2), &add);
+  a.args = b.args = c.args = {x};
+  a.arg_tags = {ArgTag::OutputExisting};
+  b.arg_tags = {ArgTag::Inout};
+  c.arg_tags = {ArgTag::Input};
+  w->on_submitted(a, {}, {});
+  w->on_submitted(b, {}, {});
+  w->on_submitted(c, {}, {});
+  w->finish(Scenario().info());
+  auto doc = ordered_json::parse(slurp(dir / "deps.json"));
+  const auto& edges = doc["edges"];
+  REQUIRE(edges.size() == 2);
+  CHECK(edges[0]["pred"] == "0");
+  CHECK(edges[0]["succ"] == "1");
+  CHECK(edges[1]["pred"] == "1");  // not a: b's covering write removed a's entry
+  CHECK(edges[1]["succ"] == "2");
 }
 
 // ----------------------------------------------------------- chip swimlane
@@ -766,8 +809,8 @@ TEST_CASE("perfetto scheduler view puts a block dispatched into the pending slot
   t.blocks.push_back(block(3, 1, us(1), us(1), us(1), us(2), us(2)));
   t.blocks.push_back(block(3, 2, us(1) + 500000, us(2), us(2), us(3), us(3)));  // pending while block 0 runs
   u.blocks.push_back(block(3, 3, us(4), us(4), us(4), us(5), us(5)));
-  w->on_submitted(t, {});
-  w->on_submitted(u, {});
+  w->on_submitted(t, {}, {});
+  w->on_submitted(u, {}, {});
   for (const auto& b : t.blocks) w->on_block_finished(t, b);
   w->on_block_finished(u, u.blocks[0]);
   w->on_retired(t);
@@ -797,7 +840,7 @@ TEST_CASE("perfetto draws a predicated skip as a marker with the task's label", 
   KernelDef k = kernel("SKIPPED", 9, CoreType::AIC);
   Task t = task(make_task_id(3, 4), &k, 2);
   t.predicate_false = true;
-  w->on_submitted(t, {});
+  w->on_submitted(t, {}, {});
   auto m = phase(1, SchedPhase::PredicatedSkip, us(2), us(2), 1);
   m.task_id = t.id;
   w->on_sched_phase(m);
@@ -858,7 +901,6 @@ TEST_CASE("writers cost per event", "[.bench]") {
   const int n = 200000;
   // The tasks of a chain, built before timing; each retires after its successor ran.
   std::vector<Task> tasks;
-  std::vector<std::vector<EdgeInfo>> edges(n);
   tasks.reserve(n);
   for (int i = 0; i < n; ++i) {
     Task t = task(make_task_id(0, static_cast<std::uint64_t>(i)), &k);
@@ -867,13 +909,7 @@ TEST_CASE("writers cost per event", "[.bench]") {
     if (i) {
       t.fanin = {{tasks.back().id, kDepWait}};
       tasks.back().all_consumers = {t.id};
-      EdgeInfo e;
-      e.pred = tasks.back().id;
-      e.arg = 0;
-      e.source = EdgeSource::Tensormap;
-      e.consumer_view = x;
-      e.producer_view = x;
-      edges[i].push_back(e);
+      t.args[0].owner = tasks.back().id;  // a creator edge
     }
     Time base = us(static_cast<std::uint64_t>(i));
     t.blocks.push_back(block(2 + i % 4, static_cast<std::uint32_t>(i), base, base + 100000, base + 200000,
@@ -891,7 +927,7 @@ TEST_CASE("writers cost per event", "[.bench]") {
     for (int i = 0; i < n; ++i) {
       Task& t = tasks[i];
       Time base = us(static_cast<std::uint64_t>(i));
-      fan.on_submitted(t, edges[i]);
+      fan.on_submitted(t, {}, {});
       fan.on_orch_submit({static_cast<std::uint64_t>(i), t.id, TaskKind::Kernel, base, base + 50000});
       fan.on_sched_phase(phase(i % 3, SchedPhase::Dispatch, base, base + 10000, 1));
       fan.on_block_finished(t, t.blocks[0]);

@@ -42,7 +42,9 @@ class Chip : public sc_core::sc_module, private SimObserver {
 
  private:
   // Runtime events: forwarded to the observer, and waking the threads.
-  void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { obs_->on_submitted(t, e); }
+  void on_submitted(const Task& t, const SubmitRequest& q, const std::vector<EdgeInfo>& e) override {
+    obs_->on_submitted(t, q, e);
+  }
   void on_ready(Task& t) override;
   void on_early_candidate(Task& t) override;
   void on_completed(Task& t) override;

@@ -100,7 +100,9 @@ class ObserverFanout : public SimObserver {
   void add(SimObserver* o) { if (o) sinks_.push_back(o); }
   bool empty() const { return sinks_.empty(); }
 
-  void on_submitted(const Task& t, const std::vector<EdgeInfo>& e) override { for (auto* s : sinks_) s->on_submitted(t, e); }
+  void on_submitted(const Task& t, const SubmitRequest& q, const std::vector<EdgeInfo>& e) override {
+    for (auto* s : sinks_) s->on_submitted(t, q, e);
+  }
   void on_ready(Task& t) override { for (auto* s : sinks_) s->on_ready(t); }
   void on_early_candidate(Task& t) override { for (auto* s : sinks_) s->on_early_candidate(t); }
   void on_completed(Task& t) override { for (auto* s : sinks_) s->on_completed(t); }

@@ -423,7 +423,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     }
   scopes_.back().tasks.push_back(t.id);
   if (t.predicate) check_predicate_producers(t, req.path);
-  hooks_->on_submitted(t, p.edges);
+  hooks_->on_submitted(t, req, p.edges);
 
   if (t.kind == TaskKind::Alloc) {
     // Completed inline by the orchestrator, never queued (§4.3).

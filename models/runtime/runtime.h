@@ -53,7 +53,9 @@ struct ScopeSample {
 class RuntimeHooks {
  public:
   virtual ~RuntimeHooks() = default;
-  virtual void on_submitted(const Task&, const std::vector<EdgeInfo>&) {}
+  // A task was submitted: `req` is what the orchestration passed (the record
+  // dep_gen captures), `edges` the dependencies the runtime discovered for it.
+  virtual void on_submitted(const Task&, const SubmitRequest& /*req*/, const std::vector<EdgeInfo>&) {}
   virtual void on_ready(Task&) {}
   virtual void on_early_candidate(Task&) {}
   virtual void on_completed(Task&) {}

@@ -1,11 +1,31 @@
-// deps.json, the runtime's dep_gen schema (runtime-semantics.md §8.4).
+// deps.json as the runtime's dep_gen replay writes it
+// (src/a2a3/runtime/tensormap_and_ringbuffer/host/dep_gen_replay.cpp,
+// dep_gen_replay_emit_deps_json and write_deps_json).
+//
+// The device records every submit_task / submit_dummy_task as the
+// orchestration passed it (alloc_tensors is not recorded), and the host
+// replays the records against a tensormap of its own that never retires a
+// task: an edge to a producer the device had already retired is still in the
+// file. Per task the replay emits, in this order: its explicit deps (each
+// producer once); then per non-OUTPUT argument the creator edge, unless that
+// producer already has an edge in this task, and, for INPUT / INOUT without
+// manual_dep, one tensormap edge per matching entry in the tensormap's own
+// lookup order (the newest entry of the buffer first), INOUT removing the
+// entries it covers; a manual-scope task gets only its explicit edges. Then
+// the task's INOUT / OUTPUT_EXISTING views are registered.
 //
 // Compact JSON, keys in the runtime's order. Tasks, tensors and edges stream
 // to three scratch files as tasks are submitted; finish() appends the tensors
-// and edges to the tasks and renames the result. Tensors
-// are deduplicated by tensor_id, which depends only on (address, version):
-// the set of ids seen is bounded by the distinct buffer addresses, not by the
-// number of tasks.
+// and edges to the tasks and renames the result. Tensors are deduplicated by
+// tensor_id, which depends only on (address, version): the set of ids seen is
+// bounded by the distinct buffer addresses. The replay tensormap holds one
+// entry per registered write that no INOUT covered, as the runtime's replay
+// does.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
@@ -13,7 +33,7 @@ namespace npusim::record {
 namespace {
 
 // FNV-1a-64 over the 8 little-endian bytes of the address, then the 4
-// little-endian bytes of the version (dep_gen's tensor_id).
+// little-endian bytes of the version (dep_gen's make_tensor_id).
 std::uint64_t dep_gen_tensor_id(std::uint64_t addr, std::uint32_t version) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (int k = 0; k < 8; ++k) h = (h ^ ((addr >> (8 * k)) & 0xff)) * 0x100000001b3ull;
@@ -33,6 +53,77 @@ void put_view(JsonBuf& b, const char* prefix, const Tensor& v) {
   b.ch(']');
 }
 
+// The replay's tensormap: the registered writes of each buffer, never retired.
+class ReplayTensorMap {
+ public:
+  struct Match {
+    TaskId producer;
+    Overlap overlap;
+    const Tensor* view;
+  };
+
+  // Entries of `view`'s buffer overlapping it, newest first (the runtime's
+  // bucket chains are kept newest first); with `remove_covered` (INOUT) the
+  // entries the view covers are removed after they matched. The views stay
+  // valid until the next lookup or insert.
+  void lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
+    out.clear();
+    removed_.clear();
+    auto g = groups_.find(view.addr);
+    if (g == groups_.end()) return;
+    Group& grp = g->second;
+    const std::int64_t first = view.start_offset();
+    const std::int64_t last = first + extent(view);
+    // An entry reaching `first` starts no earlier than first - max_span.
+    std::vector<std::pair<std::uint64_t, std::multimap<std::int64_t, Entry>::iterator>> hits;
+    for (auto it = grp.by_first.lower_bound(first - grp.max_span); it != grp.by_first.end() && it->first <= last; ++it) {
+      Overlap ov = view_overlap(view, it->second.view);
+      if (ov != Overlap::None) hits.push_back({it->second.seq, it});
+    }
+    std::sort(hits.begin(), hits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [seq, it] : hits) {
+      Overlap ov = view_overlap(view, it->second.view);
+      if (remove_covered && ov == Overlap::Covered) {
+        removed_.push_back(std::move(it->second));
+        grp.by_first.erase(it);
+        out.push_back({removed_.back().producer, ov, nullptr});
+      } else {
+        out.push_back({it->second.producer, ov, &it->second.view});
+      }
+    }
+    // Removed entries' views live in removed_ (no reallocation once filled).
+    std::size_t k = 0;
+    for (Match& m : out)
+      if (!m.view) m.view = &removed_[k++].view;
+  }
+
+  void insert(const Tensor& view, TaskId producer) {
+    Group& g = groups_[view.addr];
+    g.max_span = std::max(g.max_span, extent(view));
+    g.by_first.emplace(view.start_offset(), Entry{view, producer, seq_++});
+  }
+
+ private:
+  struct Entry {
+    Tensor view;
+    TaskId producer;
+    std::uint64_t seq;
+  };
+  struct Group {
+    std::multimap<std::int64_t, Entry> by_first;
+    std::int64_t max_span = 0;
+  };
+  // Linear extent of a view beyond its first element, in elements.
+  static std::int64_t extent(const Tensor& v) {
+    std::int64_t e = 0;
+    for (int d = 0; d < v.ndims; ++d) e += (v.shape[d] - 1) * v.stride(d);
+    return e;
+  }
+  std::unordered_map<std::uint64_t, Group> groups_;
+  std::vector<Entry> removed_;
+  std::uint64_t seq_ = 0;
+};
+
 class DepsWriter : public OutputWriter {
  public:
   explicit DepsWriter(const std::string& dir)
@@ -40,10 +131,10 @@ class DepsWriter : public OutputWriter {
     tasks_.raw("{\"tasks\":[");
   }
 
-  void on_submitted(const Task& t, const std::vector<EdgeInfo>& edges) override {
-    if (t.kind == TaskKind::Alloc) return;  // alloc_tensors producers appear only as pred
+  void on_submitted(const Task& t, const SubmitRequest& req, const std::vector<EdgeInfo>&) override {
+    if (t.kind == TaskKind::Alloc) return;  // alloc_tensors is not recorded; its tasks appear only as pred
     put_task(t);
-    for (const EdgeInfo& e : edges) put_edge(t, e);
+    replay(t, req);
     tasks_.commit();
     tensors_.commit();
     edges_.commit();
@@ -51,9 +142,9 @@ class DepsWriter : public OutputWriter {
 
   // The tasks stream becomes the file; tensors and edges are appended to it.
   void finish(const RunInfo&) override {
-    tasks_.raw("],\n \"tensors\":[");
+    tasks_.raw("],\"tensors\":[");
     tasks_.append(tensors_);
-    tasks_.raw("],\n \"edges\":[");
+    tasks_.raw("],\"edges\":[");
     tasks_.append(edges_);
     tasks_.raw("]}\n");
     tasks_.close_as(dir() + "/" + kFile);
@@ -72,7 +163,7 @@ class DepsWriter : public OutputWriter {
       bool active = t.kernel && (t.active_mask & (1u << lane));
       (lane ? tasks_.ch(',') : tasks_).i(active ? t.kernel->lane_func_id(lane) : -1);
     }
-    tasks_.raw("],\"block_num\":").i(t.block_num).raw(",\"args\":[");
+    tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
     for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
       if (k) tasks_.ch(',');
       tasks_.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(arg_tag_name(t.arg_tags[k])).ch('"');
@@ -98,22 +189,65 @@ class DepsWriter : public OutputWriter {
     return id;
   }
 
-  void put_edge(const Task& t, const EdgeInfo& e) {
+  // dep_gen_replay_emit_deps_json's per-record steps (STEP 1, the annot
+  // pass's STEP A / STEP B, STEP 4).
+  void replay(const Task& t, const SubmitRequest& req) {
+    preds_.clear();
+    pred_set_.clear();
+    for (TaskId d : req.deps)
+      if (first_edge(d)) put_edge(d, t.id, -1, EdgeSource::Explicit, kDepWait | kDepRetain);
+    const std::size_t n = std::min(t.args.size(), t.arg_tags.size());
+    if (!t.manual_scope) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const ArgTag tag = t.arg_tags[i];
+        if (tag == ArgTag::Output) continue;
+        const Tensor& v = t.args[i];
+        const int arg = static_cast<int>(i);
+        if (v.owner != kNoTask && first_edge(v.owner))
+          put_edge(v.owner, t.id, arg, EdgeSource::Creator, kDepWait | kDepRetain, &v);
+        if ((tag != ArgTag::Input && tag != ArgTag::Inout) || manual_dep(req, i)) continue;
+        tensormap_.lookup(v, tag == ArgTag::Inout, matches_);
+        for (const ReplayTensorMap::Match& m : matches_) {
+          first_edge(m.producer);
+          put_edge(m.producer, t.id, arg, EdgeSource::Tensormap, kDepWait, &v, &m);
+        }
+      }
+      for (std::size_t i = 0; i < n; ++i)
+        if ((t.arg_tags[i] == ArgTag::Inout || t.arg_tags[i] == ArgTag::OutputExisting) && !manual_dep(req, i))
+          tensormap_.insert(t.args[i], t.id);
+    }
+  }
+
+  static bool manual_dep(const SubmitRequest& req, std::size_t i) { return i < req.args.size() && req.args[i].manual_dep; }
+
+  // True the first time `producer` takes an edge in the current task (a
+  // short list searched in place, a set once it grows).
+  bool first_edge(TaskId producer) {
+    if (preds_.size() < 16) {
+      if (std::find(preds_.begin(), preds_.end(), producer) != preds_.end()) return false;
+      preds_.push_back(producer);
+      return true;
+    }
+    if (pred_set_.empty()) pred_set_.insert(preds_.begin(), preds_.end());
+    return pred_set_.insert(producer).second;
+  }
+
+  void put_edge(TaskId pred, TaskId succ, int arg, EdgeSource source, std::uint8_t flags,
+                const Tensor* consumer = nullptr, const ReplayTensorMap::Match* m = nullptr) {
     if (n_edges_++) edges_.ch(',');
-    edges_.raw("{\"pred\":").qu(e.pred).raw(",\"succ\":").qu(t.id).raw(",\"arg\":").i(e.arg);
-    edges_.raw(",\"source\":\"").raw(edge_source_name(e.source)).ch('"');
-    // Explicit deps are recorded as WAIT|RETAIN whatever their kind: the
-    // capture does not carry it (dep_gen_replay.cpp, STEP 1).
-    edges_.raw((e.flags & kDepRetain) || e.source == EdgeSource::Explicit ? ",\"flags\":[\"wait\",\"retain\"]"
-                                                                          : ",\"flags\":[\"wait\"]");
-    if (e.source != EdgeSource::Explicit) {
-      const Tensor& c = e.consumer_view;
-      edges_.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(c.addr, c.version));
-      edges_.raw(",\"consumer_dtype\":\"").raw(dtype_runtime_name(c.dtype)).raw("\",");
-      put_view(edges_, "consumer_", c);
-      if (e.source == EdgeSource::Tensormap) {
-        edges_.raw(e.overlap == Overlap::Covered ? ",\"overlap\":\"covered\"," : ",\"overlap\":\"other\",");
-        put_view(edges_, "producer_", e.producer_view);
+    edges_.raw("{\"pred\":").qu(pred).raw(",\"succ\":").qu(succ).raw(",\"arg\":").i(arg);
+    edges_.raw(",\"source\":\"").raw(edge_source_name(source)).ch('"');
+    edges_.raw((flags & kDepRetain) ? ",\"flags\":[\"wait\",\"retain\"]" : ",\"flags\":[\"wait\"]");
+    if (m) edges_.raw(m->overlap == Overlap::Covered ? ",\"overlap\":\"covered\"" : ",\"overlap\":\"other\"");
+    if (consumer) {
+      // A tensormap edge names the producer's entry (its address and version).
+      const Tensor& id_of = m ? *m->view : *consumer;
+      edges_.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(id_of.addr, id_of.version));
+      edges_.raw(",\"consumer_dtype\":\"").raw(dtype_runtime_name(consumer->dtype)).raw("\",");
+      put_view(edges_, "consumer_", *consumer);
+      if (m) {
+        edges_.ch(',');
+        put_view(edges_, "producer_", *m->view);
       }
     }
     edges_.ch('}');
@@ -122,6 +256,10 @@ class DepsWriter : public OutputWriter {
   ScratchFile tasks_, tensors_, edges_;
   std::uint64_t n_tasks_ = 0, n_tensors_ = 0, n_edges_ = 0;
   FlatSet64 seen_;  // tensor ids already listed
+  ReplayTensorMap tensormap_;
+  std::vector<ReplayTensorMap::Match> matches_;
+  std::vector<TaskId> preds_;  // producers with an edge in the current task
+  std::unordered_set<TaskId> pred_set_;
 };
 
 }  // namespace

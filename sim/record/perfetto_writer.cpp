@@ -111,7 +111,7 @@ class PerfettoWriter : public OutputWriter {
     events_.raw("{\"traceEvents\": [\n");
   }
 
-  void on_submitted(const Task& t, const std::vector<EdgeInfo>&) override {
+  void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>&) override {
     for (const FaninRef& f : t.fanin) {
       auto it = live_.find(f.producer);
       if (it != live_.end()) ++it->second.consumers;

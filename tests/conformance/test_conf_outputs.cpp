@@ -321,6 +321,58 @@ TEST_CASE("scope_stats: tensormap counts after the per-ring cleanup, and sites a
   CHECK(lines[4].rfind("{\"site\": \"attention:0\", \"phase\": \"begin\", \"depth\": 1, \"ring\": 1, ", 0) == 0);
 }
 
+// ============================================================ item 12: deps
+
+// dep_gen_replay.cpp (dep_gen_replay_emit_deps_json, annot_pass,
+// write_deps_json): compact JSON with the runtime's keys and separators; an
+// explicit edge per listed dep; the creator edge only for a producer with no
+// edge yet in this task; the tensormap's matches in its lookup order (bucket
+// chains are newest first); and the replay's tensormap never retires a task,
+// so edges to producers the device had already retired stay in the file.
+// Here p1, p2 (rows 0-1 and 1-2 of x) and p0 (creator of a) on ring 1 all
+// retire before the consumer on ring 0 is submitted. Upstream system test:
+// dfx/dep_gen.
+TEST_CASE("deps.json as dep_gen replay writes it", "[conformance]") {
+  fs::path out;
+  cli::Result r = cli::run(kConf + "outputs_deps.json --quiet", "conf_outputs_deps", out);
+  REQUIRE(r.status == 0);
+  const std::string x = "3849708865656527476", a = "9611349180437134949";
+  const std::string p1 = "4294967296", p2 = "4294967297", p0 = "4294967298";
+  const std::string view = "\"dtype\":\"FLOAT32\",\"shape\":[2,8],\"start_offset\":\"";
+  const std::string expect =
+      "{\"tasks\":["
+      "{\"task_id\":\"" + p1 + "\",\"scope\":\"auto\",\"early_dispatch\":false,\"kernel_ids\":[-1,3,-1],\"block_num\":1,"
+      "\"args\":[{\"idx\":0,\"type\":\"OUTPUT_EXISTING\",\"tensor_id\":\"" + x + "\"," + view + "0\",\"strides\":[8,1]}]},"
+      "{\"task_id\":\"" + p2 + "\",\"scope\":\"auto\",\"early_dispatch\":false,\"kernel_ids\":[-1,3,-1],\"block_num\":1,"
+      "\"args\":[{\"idx\":0,\"type\":\"OUTPUT_EXISTING\",\"tensor_id\":\"" + x + "\"," + view + "8\",\"strides\":[8,1]}]},"
+      "{\"task_id\":\"" + p0 + "\",\"scope\":\"auto\",\"early_dispatch\":false,\"kernel_ids\":[-1,3,-1],\"block_num\":1,"
+      "\"args\":[{\"idx\":0,\"type\":\"OUTPUT\"}]},"
+      "{\"task_id\":\"0\",\"scope\":\"auto\",\"early_dispatch\":false,\"kernel_ids\":[-1,4,-1],\"block_num\":1,\"args\":["
+      "{\"idx\":0,\"type\":\"INPUT\",\"tensor_id\":\"" + a + "\"," + view + "0\",\"strides\":[8,1]},"
+      "{\"idx\":1,\"type\":\"INPUT\",\"tensor_id\":\"" + a + "\",\"dtype\":\"FLOAT32\",\"shape\":[1,8],\"start_offset\":\"8\","
+      "\"strides\":[8,1]},"
+      "{\"idx\":2,\"type\":\"INPUT\",\"tensor_id\":\"" + x + "\",\"dtype\":\"FLOAT32\",\"shape\":[3,8],\"start_offset\":\"0\","
+      "\"strides\":[8,1]}]}],"
+      "\"tensors\":["
+      "{\"tensor_id\":\"" + x + "\",\"buffer_addr\":\"4294967296\",\"version\":0,\"dtype\":\"FLOAT32\",\"buffer_numel\":\"32\"},"
+      "{\"tensor_id\":\"" + a + "\",\"buffer_addr\":\"206158430208\",\"version\":0,\"dtype\":\"FLOAT32\",\"buffer_numel\":\"16\"}],"
+      "\"edges\":["
+      "{\"pred\":\"" + p1 + "\",\"succ\":\"" + p0 + "\",\"arg\":-1,\"source\":\"explicit\",\"flags\":[\"wait\",\"retain\"]},"
+      "{\"pred\":\"" + p2 + "\",\"succ\":\"" + p0 + "\",\"arg\":-1,\"source\":\"explicit\",\"flags\":[\"wait\",\"retain\"]},"
+      "{\"pred\":\"" + p1 + "\",\"succ\":\"0\",\"arg\":-1,\"source\":\"explicit\",\"flags\":[\"wait\",\"retain\"]},"
+      "{\"pred\":\"" + p0 + "\",\"succ\":\"0\",\"arg\":0,\"source\":\"creator\",\"flags\":[\"wait\",\"retain\"],"
+      "\"tensor_id\":\"" + a + "\",\"consumer_dtype\":\"FLOAT32\",\"consumer_shape\":[2,8],\"consumer_start_offset\":\"0\","
+      "\"consumer_strides\":[8,1]},"
+      "{\"pred\":\"" + p2 + "\",\"succ\":\"0\",\"arg\":2,\"source\":\"tensormap\",\"flags\":[\"wait\"],\"overlap\":\"covered\","
+      "\"tensor_id\":\"" + x + "\",\"consumer_dtype\":\"FLOAT32\",\"consumer_shape\":[3,8],\"consumer_start_offset\":\"0\","
+      "\"consumer_strides\":[8,1],\"producer_shape\":[2,8],\"producer_start_offset\":\"8\",\"producer_strides\":[8,1]},"
+      "{\"pred\":\"" + p1 + "\",\"succ\":\"0\",\"arg\":2,\"source\":\"tensormap\",\"flags\":[\"wait\"],\"overlap\":\"covered\","
+      "\"tensor_id\":\"" + x + "\",\"consumer_dtype\":\"FLOAT32\",\"consumer_shape\":[3,8],\"consumer_start_offset\":\"0\","
+      "\"consumer_strides\":[8,1],\"producer_shape\":[2,8],\"producer_start_offset\":\"0\",\"producer_strides\":[8,1]}"
+      "]}\n";
+  CHECK(cli::slurp(out / "deps.json") == expect);
+}
+
 // ================================================= item 13: run configuration
 
 // PyPTO validates the ring fields first (runner.py,
@@ -384,4 +436,51 @@ TEST_CASE("dfx/scope_stats: the vector example's scope_stats.jsonl", "[conforman
     for (const std::string& f : fields) CHECK(rec.contains(f));
   }
   CHECK(meta["total"] == lines.size() - 1);
+}
+
+// tests/st/a2a3/tensormap_and_ringbuffer/dfx/dep_gen/test_dep_gen.py
+// (_post_validate) on the vector example: t0 on ring 0, t1..t4 on ring 1,
+// the six edges t0->t1, t0->t2, t1->t3, t2->t3, t0->t4, t3->t4 and none
+// outside the task set; every non-explicit edge names a tensor of tensors[]
+// and carries the consumer's slice.
+TEST_CASE("dfx/dep_gen: the vector example's deps.json", "[conformance]") {
+  fs::path out;
+  cli::Result r = cli::run(kConf + "dfx_vector_example.json --quiet", "conf_outputs_dfx_deps", out);
+  REQUIRE(r.status == 0);
+  json deps = cli::load(out / "deps.json");
+  auto id = [](std::uint64_t ring, std::uint64_t local) { return (ring << 32) | local; };
+  const std::uint64_t t0 = id(0, 0), t1 = id(1, 0), t2 = id(1, 1), t3 = id(1, 2), t4 = id(1, 3);
+  std::set<std::pair<std::uint64_t, std::uint64_t>> edges;
+  std::set<std::uint64_t> tensors, tasks;
+  for (const auto& t : deps["tensors"]) tensors.insert(std::stoull(t["tensor_id"].get<std::string>()));
+  for (const auto& t : deps["tasks"]) tasks.insert(std::stoull(t["task_id"].get<std::string>()));
+  for (const auto& e : deps["edges"]) {
+    edges.insert({std::stoull(e["pred"].get<std::string>()), std::stoull(e["succ"].get<std::string>())});
+    if (e["source"] == "explicit") continue;
+    CHECK(tensors.count(std::stoull(e["tensor_id"].get<std::string>())));
+    CHECK((e.contains("consumer_shape") && e.contains("consumer_start_offset") && e.contains("consumer_strides")));
+  }
+  CHECK(edges == std::set<std::pair<std::uint64_t, std::uint64_t>>{
+                     {t0, t1}, {t0, t2}, {t1, t3}, {t2, t3}, {t0, t4}, {t3, t4}});
+  CHECK(tasks == std::set<std::uint64_t>{t0, t1, t2, t3, t4});
+}
+
+// tests/st/a2a3/tensormap_and_ringbuffer/dfx/dep_gen/test_dep_gen_chain.py
+// (chain_barrier_orch.cpp) with n = 100: every one of the barrier's explicit
+// deps survives (the device record holds 64 inline and chains the rest), and
+// the barrier has exactly one outgoing explicit edge, to the consumer.
+TEST_CASE("dfx/dep_gen: a barrier with 100 explicit deps keeps them all", "[conformance]") {
+  fs::path out;
+  cli::Result r = cli::run(kConf + "dfx_dep_gen_chain.json --quiet", "conf_outputs_dfx_chain", out);
+  REQUIRE(r.status == 0);
+  json deps = cli::load(out / "deps.json");
+  std::map<std::string, int> in_explicit, out_explicit;
+  for (const auto& e : deps["edges"]) {
+    if (e["source"] != "explicit") continue;
+    ++in_explicit[e["succ"].get<std::string>()];
+    ++out_explicit[e["pred"].get<std::string>()];
+  }
+  const std::string barrier = "100";  // the 101st task on ring 0
+  CHECK(in_explicit[barrier] == 100);
+  CHECK(out_explicit[barrier] == 1);
 }
