@@ -293,14 +293,19 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                  std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
     f.sub_class = stall.sub_class;
   }
-  f.host_log = host_failure_lines(chip, f.orch_error_code, f.sched_error_code, stall);
+  if (rt.config().runtime == RuntimeKind::HostBuildGraph && f.orch_error_code) {
+    // host_build_graph orchestrates on the host: what its orchestration
+    // printed is the host's log, before the refusal to upload.
+    f.host_log = host_failure_lines(chip, f.orch_error_code, f.sched_error_code, stall, f.device_log);
+    f.device_log.clear();
+  } else {
+    f.host_log = host_failure_lines(chip, f.orch_error_code, f.sched_error_code, stall);
+  }
   // The device's FATAL line: the detector's banner title or report_fatal's
   // line; for a scheduler timeout, the host's sub-class line.
-  for (const std::string& line : f.device_log)
-    if (line.rfind("FATAL", 0) == 0) {
-      f.message = line;
-      break;
-    }
+  for (const std::vector<std::string>* log : {&f.device_log, &f.host_log})
+    for (const std::string& line : *log)
+      if (f.message.empty() && line.rfind("FATAL", 0) == 0) f.message = line;
   if (f.message.empty() && rt.has_error() && rt.error().code == ErrorCode::AicpuAssert) f.message = rt.error().message;
   if (f.message.empty() && !f.host_log.empty()) f.message = f.host_log.back();
 

@@ -185,6 +185,66 @@ void fanin_spill_banner(Ring& g, std::vector<std::string>& out) {
   pool_solution_lines("fanin spill pool", s, out);
 }
 
+// host_build_graph's capacity banners, printed on the host while it builds
+// the graph (nothing is reclaimed then, so the first shortage is the verdict):
+// the task allocator's (PTO2TaskAllocator::report_capacity_exhausted,
+// host_build_graph/runtime/pto_ring_buffer.h), the fanin cap's
+// (append_fanin_or_fail) and the tensormap's (ensure_tensormap_capacity, both
+// host_build_graph/runtime/orchestrator_core/pto_orchestrator.cpp).
+void whole_graph_banner(ErrorCode code, Runtime& rt, int ring, std::uint64_t requested, std::uint64_t tm_needed,
+                        std::vector<std::string>& out) {
+  Ring& g = rt.ring(ring);
+  out.push_back(kRule);
+  switch (code) {
+    case ErrorCode::HeapRingDeadlock:
+    case ErrorCode::FlowControlDeadlock: {
+      const bool heap = code == ErrorCode::HeapRingDeadlock;
+      const std::uint64_t used = g.heap_used(), size = g.heap_capacity();
+      const std::int64_t window = static_cast<std::int64_t>(g.window());
+      out.push_back(heap ? "FATAL: Graph Heap Exhausted!" : "FATAL: Task Window Exhausted!");
+      out.push_back(kRule);
+      out.push_back("The whole graph must fit the configured ring; nothing is reclaimed mid-run.");
+      out.push_back(fmt("  Task window: used=%" PRId64 "/%" PRId64, static_cast<std::int64_t>(g.head()), window));
+      out.push_back(fmt("  Graph heap:  used=%" PRIu64 "/%" PRIu64 ", available=%" PRIu64, used, size, size - used));
+      out.push_back(fmt("  Requested:   %" PRIu64 " bytes + 1 task slot", requested));
+      out.push_back("Solution:");
+      if (heap)
+        out.push_back(fmt("  Increase heap (current: %" PRIu64 "); env PTO2_RING_HEAP=<pow2> (e.g. %" PRIu64 ")", size,
+                          size * 2));
+      else
+        out.push_back(fmt("  Increase task window (current: %" PRId64 "); env PTO2_RING_TASK_WINDOW=<pow2> (e.g. %" PRId64
+                          ")",
+                          window, window * 2));
+      break;
+    }
+    case ErrorCode::DepPoolOverflow: {
+      const int cap = static_cast<int>(Runtime::kWholeGraphMaxFanin);
+      out.push_back("FATAL: Fanin Capacity Exhausted!");
+      out.push_back(kRule);
+      out.push_back("HBG stores every producer dependency in the consumer task's fanin region.");
+      out.push_back(fmt("  Fanin:     used=%d/%d", cap, cap));
+      out.push_back(fmt("  Requested: at least %d distinct producer dependencies", cap + 1));
+      out.push_back("Solution:");
+      out.push_back(fmt("  Reduce the task fanin to at most PTO2_MAX_FANIN=%d.", cap));
+      out.push_back("  HBG has no dependency spill pool; PTO2_RING_DEP_POOL does not apply.");
+      break;
+    }
+    default: {
+      const std::uint64_t used = rt.tensormap().in_use(), cap = rt.tensormap().capacity();
+      out.push_back("FATAL: TensorMap Entry Pool Exhausted!");
+      out.push_back(kRule);
+      out.push_back("Device completion does not reclaim HBG TensorMap entries.");
+      out.push_back(fmt("  - Pool used:   %" PRIu64 " / %" PRIu64, used, cap));
+      out.push_back(fmt("  - Free:        %" PRIu64 " entries", cap - used));
+      out.push_back(fmt("  - Needed:      %" PRIu64 " entries", tm_needed));
+      out.push_back("Solution:");
+      out.push_back(fmt("  Increase PTO2_TENSORMAP_POOL_SIZE (current: %" PRIu64 ").", cap));
+      break;
+    }
+  }
+  out.push_back(kRule);
+}
+
 // ensure_tensormap_capacity's backstop (pto_orchestrator.cpp).
 void tensormap_banner(Runtime& rt, std::uint64_t needed, std::vector<std::string>& out) {
   std::int64_t alive_sum = 0;
@@ -303,14 +363,18 @@ void runtime_failure_lines(int orch, int sched, std::vector<std::string>& out) {
   if (e.hint[0] != '\0') out.push_back(std::string("error hint: ") + e.hint + kDocs);
 }
 
-std::vector<std::string> host_failure_lines(Chip& chip, int orch, int sched, const StallSnapshot& stall) {
+std::vector<std::string> host_failure_lines(Chip& chip, int orch, int sched, const StallSnapshot& stall,
+                                            const std::vector<std::string>& host_orch_log) {
   const RunConfig& c = chip.config();
   const bool hbg = c.runtime == RuntimeKind::HostBuildGraph;
   std::vector<std::string> out{ring_sizes_line(c)};
   if (hbg && orch) {  // host orchestration failed before launch
+    out.insert(out.end(), host_orch_log.begin(), host_orch_log.end());
     runtime_failure_lines(orch, sched, out);
+    // run_host_orchestration: the graph's heap bump pointer (heap_used_bytes
+    // of host_build_graph's allocator: its top, nothing is reclaimed).
     out.push_back(fmt("host-orch: refusing to upload an incomplete graph after %" PRIu64 " heap bytes",
-                      heap_used_bytes(chip.runtime().ring(0))));
+                      chip.runtime().ring(0).heap_used()));
     return out;
   }
   out.push_back(fmt("aclrtSynchronizeStreamWithTimeout (AICPU) failed: %d", kAclAicpuException));
@@ -340,10 +404,11 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
     case ErrorCode::FlowControlDeadlock:
     case ErrorCode::DepPoolOverflow:
     case ErrorCode::TensormapOverflow:
-      if (w.kind != OrchWait::Kind::Space) {  // host_build_graph: its banner's title
-        if (e.message.rfind("FATAL", 0) == 0) out.push_back(e.message);
+      if (rt.config().runtime == RuntimeKind::HostBuildGraph) {
+        whole_graph_banner(e.code, rt, e.ring >= 0 ? e.ring : 0, sp.heap_bytes, sp.inserts, out);
         break;
       }
+      if (w.kind != OrchWait::Kind::Space) break;
       switch (w.resource) {
         case Resource::Heap:
         case Resource::TaskWindow:

@@ -49,8 +49,11 @@ void runtime_failure_lines(int orch_error_code, int sched_error_code, std::vecto
 // (tensormap_and_ringbuffer). A host_build_graph orchestration fatal happens
 // on the host before launch: no stream fails, and the runtime refuses to
 // upload the graph (host_build_graph/host/runtime_maker.cpp).
+// `host_orch_log`: for host_build_graph, the lines its orchestration printed
+// on the host before it failed (device_log_lines composes them).
 std::vector<std::string> host_failure_lines(Chip& chip, int orch_error_code, int sched_error_code,
-                                            const StallSnapshot& stall);
+                                            const StallSnapshot& stall,
+                                            const std::vector<std::string>& host_orch_log = {});
 
 // The device log lines the detector of `e` prints at the moment it latches,
 // from the chip's state at that moment: the allocator's and the pools'

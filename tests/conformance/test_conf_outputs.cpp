@@ -275,6 +275,153 @@ TEST_CASE("INVALID_ARGS from an Arg error on a dummy task: banner and host lines
   CHECK(r.summary["error"]["device_log"] == json(expect));
 }
 
+// wait_for_tensor_ready (runtime/pto_runtime2.cpp), wait_one_consumers:
+// set_tensor_data (wait_for_consumers) waits, per producer, until the
+// producer's consumers are done; its report_fatal line names the producer
+// whose consumers are not done. The producer FAST completes, its consumer
+// HANG never does.
+TEST_CASE("code 8's device line when set_tensor_data waits on consumers", "[conformance]") {
+  cli::RunResult r = run(kConf + "outputs_set_waits_consumers.json", "code8_consumers");
+  REQUIRE(r.status == 1);
+  CHECK(r.summary["error"]["orch_error_code"] == 8);
+  CHECK(r.summary["error"]["device_log"] ==
+        json::array({"FATAL(code=8): Timeout (750000000 cycles): consumers of producer (ring=0, local=0) not done"}));
+  CHECK(r.summary["error"]["message"] ==
+        "FATAL(code=8): Timeout (750000000 cycles): consumers of producer (ring=0, local=0) not done");
+}
+
+// PTO2FaninPool::ensure_space (runtime/pto_ring_buffer.cpp): the backstop's
+// banner. append_fanin_or_fail (pto_orchestrator.cpp) takes spill entries one
+// edge at a time (ensure_space(ring, 1), then alloc), so when the consumer of
+// 128 producers blocks, its first 4 spill edges fill the 4-entry pool (top 5,
+// tail 1, high water 4) and it waits for 1 more. 128 producers and the
+// consumer's own slot: current_task 129. Upstream: runtime_fatal_codes
+// dep_pool_overflow_orch.cpp.
+TEST_CASE("the fanin spill pool's banner shows the pool as the device fills it", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/dep_pool_overflow.json", "spill_banner");
+  REQUIRE(r.status == 1);
+  const std::vector<std::string> expect = {
+      "========================================",
+      "FATAL: Fanin Spill Pool Deadlock Detected!",
+      "========================================",
+      "Fanin spill pool cannot reclaim space after ~500 ms (no progress).",
+      "  - Pool used:     4 / 4 (100.0%)",
+      "  - Pool top:      5 (linear)",
+      "  - Pool tail:     1 (linear)",
+      "  - High water:    4",
+      "  - Needed:        1 entries",
+      "  - last_task_alive: 0 (stuck here)",
+      "  - current_task:    129",
+      "  - In-flight tasks: 129",
+      "Diagnosis:",
+      "  last_task_alive is not advancing, so fanin spill pool tail",
+      "  cannot reclaim. Check TaskRing diagnostics for root cause.",
+      "Solution:",
+      "  Increase fanin spill pool capacity (current: 4, recommended: 8)",
+      "  Compile-time: PTO2_DEP_LIST_POOL_SIZE in pto_runtime2_types.h",
+      "  Runtime env:  PTO2_RING_DEP_POOL=8",
+      "========================================",
+  };
+  CHECK(r.summary["error"]["device_log"] == json(expect));
+}
+
+// An assert() in the runtime's AICPU code (PTO2OrchestratorState::begin_scope,
+// pto_orchestrator.cpp, "Scope stack overflow") aborts the AICPU process: the
+// stream sync fails with 507018 and its ACL lines (DeviceRunnerBase::
+// sync_stream_pair), but no code is latched, so runtime_status is 0
+// (runtime_status_from_error_codes) and validate_runtime_impl
+// (runtime_maker.cpp) prints no LOG_RUNTIME_FAILURE lines.
+TEST_CASE("an AICPU assert: the stream's ACL lines and no runtime-failure lines", "[conformance]") {
+  cli::RunResult r = run("traces/fatal/scope_overflow.json", "assert");
+  REQUIRE(r.status == 1);
+  const std::vector<std::string> host = {
+      "Ring buffer sizes: task_window=[16384, 16384, 16384, 16384] heap=[268435456, 268435456, 268435456, "
+      "268435456] dep_pool=[16384, 16384, 16384, 16384]",
+      "aclrtSynchronizeStreamWithTimeout (AICPU) failed: 507018",
+      kAclAicpuDetail,
+      kAclAicpuHint,
+  };
+  CHECK(r.summary["error"]["host_log"] == json(host));
+  REQUIRE(r.summary["error"]["device_log"].size() == 1);
+  const std::string line = r.summary["error"]["device_log"][0];
+  CHECK(line.rfind("pto_orchestrator.cpp: PTO2OrchestratorState::begin_scope: Assertion `orch->scope_stack_top < "
+                   "static_cast<int32_t>(orch->scope_stack_capacity - 1) && \"Scope stack overflow\"' failed.",
+                   0) == 0);
+  CHECK(r.summary["error"]["message"] == line);
+}
+
+// host_build_graph builds the whole graph on the host before launch
+// (host/runtime_maker.cpp run_host_orchestration): a capacity shortage is
+// logged there by its detector, then LOG_RUNTIME_FAILURE and the refusal to
+// upload, after the bind-time "Ring buffer sizes:" line (no dep_pool in it).
+// No stream runs, so no ACL lines.
+TEST_CASE("host_build_graph's capacity banners on the host, in order", "[conformance]") {
+  const std::string rule(40, '=');
+  SECTION("the task window (PTO2TaskAllocator::report_capacity_exhausted, host_build_graph pto_ring_buffer.h)") {
+    cli::RunResult r = run("traces/chain.json --runtime host_build_graph --ring-task-window 4", "hbg_window");
+    REQUIRE(r.status == 1);
+    const std::vector<std::string> expect = {
+        "Ring buffer sizes: task_window=[4, 4, 4, 4] heap=[268435456, 268435456, 268435456, 268435456]",
+        rule,
+        "FATAL: Task Window Exhausted!",
+        rule,
+        "The whole graph must fit the configured ring; nothing is reclaimed mid-run.",
+        "  Task window: used=4/4",
+        "  Graph heap:  used=131072/268435456, available=268304384",
+        "  Requested:   32768 bytes + 1 task slot",
+        "Solution:",
+        "  Increase task window (current: 4); env PTO2_RING_TASK_WINDOW=<pow2> (e.g. 8)",
+        rule,
+        "PTO2 runtime failed: orch_error_code=3 sched_error_code=0 runtime_status=-3",
+        "error detail: orch_error_code=3 FLOW_CONTROL_DEADLOCK - the task allocator could not admit another task "
+        "because the configured task window had no available slot",
+        "error hint: raise ring_task_window (PTO2_RING_TASK_WINDOW) or shrink the graph; in a reclaiming runtime also "
+        "check for nested submission or a stalled consumer. See docs/troubleshooting/device-error-codes.md",
+        "host-orch: refusing to upload an incomplete graph after 131072 heap bytes",
+    };
+    CHECK(r.summary["error"]["host_log"] == json(expect));
+    CHECK(r.summary["error"]["device_log"] == json::array());
+    CHECK(r.summary["error"]["message"] == "FATAL: Task Window Exhausted!");
+    CHECK_FALSE(has(r.err, "aclrtSynchronizeStreamWithTimeout"));
+  }
+  SECTION("the heap (report_capacity_exhausted, heap_blocked)") {
+    cli::RunResult r = run("traces/chain.json --runtime host_build_graph --ring-heap 1024", "hbg_heap");
+    REQUIRE(r.status == 1);
+    const std::vector<std::string> expect = {
+        rule,
+        "FATAL: Graph Heap Exhausted!",
+        rule,
+        "The whole graph must fit the configured ring; nothing is reclaimed mid-run.",
+        "  Task window: used=0/16384",
+        "  Graph heap:  used=0/1024, available=1024",
+        "  Requested:   32768 bytes + 1 task slot",
+        "Solution:",
+        "  Increase heap (current: 1024); env PTO2_RING_HEAP=<pow2> (e.g. 2048)",
+        rule,
+    };
+    CHECK(section(r.err, rule, expect.size()) == expect);
+    CHECK(has(r.err, "host-orch: refusing to upload an incomplete graph after 0 heap bytes\n"));
+  }
+  SECTION("the fanin cap (append_fanin_or_fail, host_build_graph orchestrator_core/pto_orchestrator.cpp)") {
+    cli::RunResult r = run(kConf + "outputs_hbg_fanin.json --runtime host_build_graph", "hbg_fanin");
+    REQUIRE(r.status == 1);
+    const std::vector<std::string> expect = {
+        rule,
+        "FATAL: Fanin Capacity Exhausted!",
+        rule,
+        "HBG stores every producer dependency in the consumer task's fanin region.",
+        "  Fanin:     used=128/128",
+        "  Requested: at least 129 distinct producer dependencies",
+        "Solution:",
+        "  Reduce the task fanin to at most PTO2_MAX_FANIN=128.",
+        "  HBG has no dependency spill pool; PTO2_RING_DEP_POOL does not apply.",
+        rule,
+        "PTO2 runtime failed: orch_error_code=4 sched_error_code=0 runtime_status=-4",
+    };
+    CHECK(section(r.err, rule, expect.size()) == expect);
+  }
+}
+
 // ====================================================== item 10: scope_stats
 
 // The header's fatal_latched is set only by scope_stats_on_fatal, which only
