@@ -325,6 +325,41 @@ TEST_CASE("the fanin spill pool's banner shows the pool as the device fills it",
   CHECK(r.summary["error"]["device_log"] == json(expect));
 }
 
+// PTO2DepListPool::report_deadlock (runtime/pto_ring_buffer.cpp), from
+// ensure_space's structural test: orch_wire_live_fanin_task reserves one
+// entry per live WAIT producer at once (ensure_space(wfanin)), so 5 running
+// producers need 5 entries of a 4-entry pool that is still empty; the head
+// task (the root scope's oldest) is pinned by its open scope. The
+// recommendation is high_water x 2, which is 0 here, as upstream prints it.
+TEST_CASE("the dep pool's banner", "[conformance]") {
+  cli::RunResult r = run(kConf + "outputs_dep_pool.json", "dep_pool_banner");
+  REQUIRE(r.status == 1);
+  const std::vector<std::string> expect = {
+      "========================================",
+      "FATAL: Dependency Pool Deadlock Detected!",
+      "========================================",
+      "Head task 0 is the oldest task owned by an open scope on this ring ->",
+      "no open scope can end while the orchestrator is blocked here.",
+      "Provable head-of-line deadlock.",
+      "  - Pool used:     0 / 4 (0.0%)",
+      "  - Pool top:      1 (linear)",
+      "  - Pool tail:     1 (linear)",
+      "  - High water:    0",
+      "  - Needed:        5 entries",
+      "  - last_task_alive: 0 (stuck here)",
+      "  - current_task:    6",
+      "  - In-flight tasks: 6",
+      "  Head task 0: state=0, consumers=0/1, scope_released=0",
+      "Solution:",
+      "  Increase dep pool capacity (current: 4, recommended: 0)",
+      "  Compile-time: PTO2_DEP_LIST_POOL_SIZE in pto_runtime2_types.h",
+      "  Runtime env:  PTO2_RING_DEP_POOL=0",
+      "========================================",
+  };
+  CHECK(r.summary["error"]["device_log"] == json(expect));
+  CHECK(r.summary["error"]["message"] == "FATAL: Dependency Pool Deadlock Detected!");
+}
+
 // An assert() in the runtime's AICPU code (PTO2OrchestratorState::begin_scope,
 // pto_orchestrator.cpp, "Scope stack overflow") aborts the AICPU process: the
 // stream sync fails with 507018 and its ACL lines (DeviceRunnerBase::
