@@ -21,6 +21,7 @@
 #include "sim/config/run_options.h"
 #include "sim/engine/checks.h"
 #include "sim/engine/diagnosis.h"
+#include "sim/engine/sanitizer_stack.h"
 #include "sim/engine/sizing.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/writer.h"
@@ -380,6 +381,7 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
   writers.witness().watch(chip);
   sc_core::sc_start();
+  sanitizer_back_on_main_stack();  // before anything throws on the main stack
   rethrow_model_input_error(chip, l);
   retire_live_tasks(chip.runtime(), writers.observer());
   Result r = outcome(req, chip, writers.stats(), writers.witness());
