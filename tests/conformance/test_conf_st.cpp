@@ -343,7 +343,7 @@ TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_mix_spill: a cohort staged o
 // npusim never makes a sync-start task an early candidate (docs/model.md,
 // issue 11 item 16), so the consumer is placed only once the producer has
 // completed. Expected to fail until item 16 lands; drop [!shouldfail] then.
-TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_mix_spill / _early_dispatch: the sync_start consumer is staged early",
+TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_mix_spill / _early_dispatch (the sync_start consumer is staged early)",
           "[conformance][!shouldfail]") {
   for (const char* trace : {"spmd_sync_start_mix_spill.json", "spmd_sync_start_early_dispatch.json"}) {
     INFO(trace);
@@ -611,7 +611,7 @@ TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane mixed: a record per MIX su
 // drain_prepare and drain_publish records each count between 1 and the
 // sync-start blocks, and all three the same). scheduler_completion.cpp
 // handle_drain_mode / stage_sync_start_cores record them per staging thread.
-TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start drain phases: the three drain records agree [cli]",
+TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start drain phases (the three drain records agree) [cli]",
           "[conformance][cli]") {
   std::filesystem::path out;
   const nlohmann::json perf = swimlane_of("spmd_sync_start_aiv.json", "conf_st_swim_drain", out);
@@ -632,7 +632,7 @@ TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start drain phases: t
 // makes a sync-start task an early candidate (issue 11 item 16): no drain
 // (that half holds) but no early_dispatch either. Expected to fail until
 // item 16 lands; drop [!shouldfail] then.
-TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start early local owner: staged early, no drain [cli]",
+TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start early local owner (staged early, no drain) [cli]",
           "[conformance][cli][!shouldfail]") {
   std::filesystem::path out;
   const nlohmann::json perf = swimlane_of("chip_swimlane_early_local_owner.json", "conf_st_swim_early", out);
