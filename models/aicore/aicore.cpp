@@ -242,7 +242,7 @@ void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& do
   s.task = nullptr;
 }
 
-void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done) {
+void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {
   Core& c = cores_[core];
   if (c.running < 0) return;
   Slot& r = c.slots[c.running];
@@ -267,6 +267,7 @@ void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done) {
       finish_slot(c, c.running, done);
       c.running = pend_idx;
       c.pending = -1;
+      if (promoted) *promoted = FinishedBlock{p.task, p.record};
     }
     // A running FIN while a (non-gated) pending exists is ignored: wait for
     // the pending's ACK.

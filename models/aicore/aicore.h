@@ -104,8 +104,10 @@ class AicoreComplex : public sc_core::sc_module {
   void ring_doorbell(int core, Task* task, int record, Time t_write);
 
   // One COND read of `core` returning at time `t`: decodes the value as
-  // runtime-semantics.md §5.3 and appends the blocks now known finished.
-  void poll(int core, Time t, std::vector<FinishedBlock>& done);
+  // runtime-semantics.md §5.3 and appends the blocks now known finished; a
+  // gated block promoted from the pending to the running slot by the running
+  // block's FIN (decide_slot_transition Case 3.3) is stored in `*promoted`.
+  void poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted = nullptr);
 
   // The earliest time a COND read of this core would decode something new,
   // or kNever if nothing is pending or the time is not known yet.

@@ -221,7 +221,8 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A core whose timeline is not known yet may finish before this read.
     if (ctx_.cores->next_observable(c) == kNever) sync(t);
     done_.clear();
-    ctx_.cores->poll(c, t, done_);
+    FinishedBlock up{nullptr, -1};
+    ctx_.cores->poll(c, t, done_, &up);
     // A drain waits for idle cores: tell its leader.
     if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.wake_all();
     for (const FinishedBlock& f : done_) {
@@ -238,6 +239,9 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       else
         t += costs_.complete_subtask;
     }
+    // A gated sync-start block promoted after the running FIN was completed
+    // (check_running_cores_for_completion: complete, then promote).
+    if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
   }
   if (fins == 0) return;
   progress = true;
@@ -262,18 +266,43 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   for (const SubmitWork::Released& r : w.released) {
     const Time reached = t0 + fixed + static_cast<Time>(r.edges) * costs_.fanout_edge +
                          SubmitWork::ready_cost(costs_, r.ready_pushes, r.predicate_evals) + bells;
-    bells += ring_staged(*r.task, reached) - reached;
+    bells += release(*r.task, reached) - reached;
   }
   t += fixed + static_cast<Time>(visited) * costs_.fanout_edge + w.ready_cost(costs_) + bells;
   // The released consumers' own propagation runs after the walk (the
   // EarlyDispatchReleaseSink).
-  for (const SubmitWork::Released& r : w.released)
-    if (r.task->blocks_remaining() == 0) ctx_.rt->task_published(*r.task, t);
+  for (const SubmitWork::Released& r : w.released) propagate(*r.task, t);
   last_completion_ = std::max(last_completion_, t);
   // A resolve record only for walks of at least 1 us of the device counter
   // (RESOLVE_EMIT_MIN_CYCLES).
   const Platform& p = *ctx_.platform;
   if (p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000) record(SchedPhase::Resolve, t0, t, visited);
+}
+
+Time SchedulerThread::release(Task& task, Time t) {
+  if (task.sync_start) {
+    if (!Runtime::rendezvous_ready(task)) return t;  // the last promotion rings it
+    task.launched = true;
+  }
+  return ring_staged(task, t);
+}
+
+void SchedulerThread::propagate(Task& task, Time t) {
+  // A pre-staged sync-start cohort propagates only once launched.
+  if (task.blocks_remaining() == 0 && (!task.sync_start || task.launched)) ctx_.rt->task_published(task, t);
+}
+
+void SchedulerThread::promoted(Task& task, Time& t) {
+  sync(t);  // the count is shared by every thread staging the cohort
+  ++task.running_slot_count;
+  retry_rendezvous(task, t);
+}
+
+void SchedulerThread::retry_rendezvous(Task& task, Time& t) {
+  if (!Runtime::rendezvous_ready(task)) return;
+  task.launched = true;
+  t = ring_staged(task, t);
+  propagate(task, t);
 }
 
 Time SchedulerThread::ring_staged(Task& task, Time t) {
@@ -350,10 +379,10 @@ void SchedulerThread::claim(Task& task, int n, bool early, Time& t) {
   if (task.blocks_remaining() > 0) push_back(task, early, t);
 }
 
-bool SchedulerThread::start_drain(Task* task) {
+bool SchedulerThread::start_drain(Task* task, bool gated) {
   if (ctx_.drain.active) return false;
   const std::vector<char> none(ctx_.threads.size(), 0);
-  ctx_.drain = Drain{true, task, none, now(), false, none};
+  ctx_.drain = Drain{true, task, none, now(), false, none, gated, 0};
   // The starter stops placing at once: it acks here, since a notification
   // of its own wake-up event would be lost while it is running.
   ctx_.drain.acked[index_] = 1;
@@ -533,7 +562,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
         const int avail = static_cast<int>(mix ? selected.size() : units.size());
         if (avail < task.block_num) {
           flush(false, t);
-          if (!start_drain(&task)) push_back(task, false, t);
+          if (!start_drain(&task, false)) push_back(task, false, t);
           for (std::size_t r = bi + 1; r < batch.size(); ++r) push_back(*batch[r], false, t);
           entered_drain_ = true;
           break;
@@ -632,7 +661,11 @@ void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
   if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
   const Time start = t;
   int staged = 0;
-  staging_order(
+  // Tier 0: one sync-start candidate per pass.
+  if (Task* c = ctx_.rt->pop_early_sync()) staged += early_sync_start(*c, t);
+  if (ctx_.drain.active) entered_drain_ = true;
+  if (!entered_drain_)
+    staging_order(
       [&](Shape s, Stage stage) {
         staged += early_dispatch_shape(s, stage, t);
         return false;
@@ -643,6 +676,26 @@ void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
   record(SchedPhase::EarlyDispatch, start, t, staged);
   phase_dispatch_count_ = 0;  // the staged subtasks belong to this record
   phase_t0_ = t;
+}
+
+// try_early_dispatch's tier 0: the popped candidate's owner (a stale or
+// already claimed entry is dropped) stages the whole cohort gated on its own
+// idle cores and pending slots when they hold it and no drain is active
+// (stage_sync_start_cores, no drain records), and seeds the rendezvous with
+// the cores it put in running slots; otherwise it starts a gated global
+// drain, or, with a drain already active, gives the candidate back.
+int SchedulerThread::early_sync_start(Task& task, Time& t) {
+  if (!Runtime::early_candidate(task) || task.sync_owner || task.sync_ready) return 0;
+  task.sync_owner = true;  // try_claim_early_sync_drain
+  if (!ctx_.drain.active && available_units(task, true) >= task.block_num) {
+    const Staged st = stage_cohort(task, true, false, t);
+    task.running_slot_count = st.running_cores;
+    retry_rendezvous(task, t);
+    return st.blocks;
+  }
+  if (start_drain(&task, true)) return 0;
+  ctx_.rt->cancel_early_sync(task);
+  return 0;
 }
 
 // early_dispatch_shape: pop up to as many candidates as this thread has
@@ -711,16 +764,17 @@ int SchedulerThread::drain_phase(Time& t) {
   if (index_ == 0 && !d.go) {
     if (!std::all_of(d.acked.begin(), d.acked.end(), [](char a) { return a != 0; })) return 0;
     sync(t);
-    if (global_idle_units(*d.task) < d.task->blocks_remaining()) return 0;  // keep draining
+    if (global_available_units(*d.task, d.gated) < d.task->blocks_remaining()) return 0;  // keep draining
     d.go = true;
     ctx_.wake_all();
   }
   if (!d.go || d.staged[index_]) return 0;
   sync(t);
   Task* task = d.task;
-  const int staged = stage_cohort(*task, t);
+  const Staged st = stage_cohort(*task, d.gated, true, t);
+  d.running_staged += st.running_cores;
   d.staged[index_] = 1;
-  if (staged > 0) record(SchedPhase::Drain, drain_t0, t, staged);
+  if (st.blocks > 0) record(SchedPhase::Drain, drain_t0, t, st.blocks);
   ctx_.wake_all();
   // Followers spin until the coordinator reopens the gate; the coordinator
   // until every thread has staged, then reopens it.
@@ -728,8 +782,13 @@ int SchedulerThread::drain_phase(Time& t) {
   while (!ctx_.stop && (index_ == 0 ? !all_staged() : ctx_.drain.active)) wait(wake_);
   t = std::max(t, now());
   if (index_ == 0 && !ctx_.stop) {
+    // Seed the rendezvous of a gated cohort, reopen the gate, then retry the
+    // rendezvous: the producers may have released it during the staging.
+    const bool gated = d.gated;
+    if (gated) task->running_slot_count = d.running_staged;
     d = Drain{};
     ctx_.wake_all();
+    if (gated) retry_rendezvous(*task, t);
   }
   return 1;
 }
@@ -741,10 +800,34 @@ bool SchedulerThread::drain_has_work() const {
   return index_ == 0 && std::all_of(d.acked.begin(), d.acked.end(), [](char a) { return a != 0; });
 }
 
-int SchedulerThread::global_idle_units(const Task& task) const {
+int SchedulerThread::global_available_units(const Task& task, bool include_pending) const {
   int units = 0;
-  for (SchedulerThread* th : ctx_.threads) units += static_cast<int>(th->idle_units(task).size());
+  for (SchedulerThread* th : ctx_.threads) units += th->available_units(task, include_pending);
   return units;
+}
+
+int SchedulerThread::available_units(const Task& task, bool include_pending) const {
+  if (!include_pending) return static_cast<int>(idle_units(task).size());
+  if (task.shape != Shape::MIX)
+    return static_cast<int>(dispatchable(task.shape, Stage::Idle).size() + dispatchable(task.shape, Stage::Pending).size());
+  return static_cast<int>(split_clusters(task).size());
+}
+
+std::vector<int> SchedulerThread::split_clusters(const Task& task) const {
+  // get_mix_split_cluster_offset_states: every used core has a free slot
+  // (idle, or running without a pending payload).
+  const CoreMap& m = ctx_.cores->map();
+  std::vector<int> out;
+  for (int ci : clusters_) {
+    bool ok = true;
+    for (int l = 0; l < kNumLanes; ++l) {
+      if (!(task.active_mask >> l & 1)) continue;
+      const int c = m.of_lane(ci, l);
+      if (taken_[c] || (!ctx_.cores->idle(c) && ctx_.cores->pending_occupied(c))) ok = false;
+    }
+    if (ok && task.active_mask) out.push_back(ci);
+  }
+  return out;
 }
 
 std::vector<int> SchedulerThread::idle_units(const Task& task) const {
@@ -756,23 +839,48 @@ std::vector<int> SchedulerThread::idle_units(const Task& task) const {
   return out;
 }
 
-int SchedulerThread::stage_cohort(Task& task, Time& t) {
-  const std::vector<int> units = idle_units(task);
-  const int n = std::min(task.blocks_remaining(), static_cast<int>(units.size()));
-  if (n == 0) return 0;
-  // claim_block_range: this thread's share of the block indices.
-  const int first = task.next_block;
-  task.next_block += n;
-  ++task.dispatch_ops;
-  ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
-  const Time prep_t0 = t;
-  int subtasks = 0;
-  for (int b = 0; b < n; ++b) subtasks += prepare(task, units[static_cast<std::size_t>(b)], first + b, t);
-  const Time pub_t0 = t + costs_.wmb;
-  record(SchedPhase::DrainPrepare, prep_t0, pub_t0, subtasks);
-  publish(false, t);
-  record(SchedPhase::DrainPublish, pub_t0, t, subtasks);
-  return n;
+// stage_sync_start_cores: this thread's share of a cohort, claimed and
+// published batch by batch on its own units: idle ones (running slots); for a
+// gated cohort also pending slots, a MIX block split core by core (each used
+// core idle -> running slot, busy -> pending slot). A gated cohort's blocks
+// wait for the rendezvous; the cores they put in running slots are counted.
+SchedulerThread::Staged SchedulerThread::stage_cohort(Task& task, bool gated, bool record_phases, Time& t) {
+  const CoreMap& m = ctx_.cores->map();
+  const bool mix = task.shape == Shape::MIX;
+  Staged st;
+  auto stage = [&](const std::vector<int>& valid, bool to_pending) {
+    const int n = std::min(task.blocks_remaining(), static_cast<int>(valid.size()));
+    if (n == 0) return;
+    // claim_block_range: this thread's share of the block indices.
+    const int first = task.next_block;
+    task.next_block += n;
+    ++task.dispatch_ops;
+    if (gated) task.staged_blocks += n;
+    ctx_.blocks_dispatched += static_cast<std::uint64_t>(n);
+    const Time prep_t0 = t;
+    int subtasks = 0;
+    for (int b = 0; b < n; ++b) {
+      const int unit = valid[static_cast<std::size_t>(b)];
+      if (gated && mix)
+        for (int l = 0; l < kNumLanes; ++l)
+          if ((task.active_mask >> l & 1) && ctx_.cores->idle(m.of_lane(unit, l))) ++st.running_cores;
+      subtasks += prepare(task, unit, first + b, t);
+    }
+    const Time pub_t0 = t + costs_.wmb;
+    if (record_phases) record(SchedPhase::DrainPrepare, prep_t0, pub_t0, subtasks);
+    publish(gated, t);
+    if (record_phases) record(SchedPhase::DrainPublish, pub_t0, t, subtasks);
+    if (gated) task.staged_cores += subtasks;
+    if (gated && !mix && !to_pending) st.running_cores += subtasks;
+    st.blocks += n;
+  };
+  if (gated && mix) {
+    stage(split_clusters(task), true);
+  } else {
+    stage(idle_units(task), false);
+    if (gated) stage(dispatchable(task.shape, Stage::Pending), true);
+  }
+  return st;
 }
 
 }  // namespace npusim

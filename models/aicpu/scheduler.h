@@ -38,6 +38,11 @@ struct Drain {
   Time since = 0;
   bool go = false;           // drain_stage_go: capacity found, staging released
   std::vector<char> staged;  // per thread: drain_stage_done_mask
+  // A gated drain (an early sync-start candidate's, owns_early_sync_drain):
+  // the capacity counts pending slots too, every block is staged gated, and
+  // the running-slot cores staged (drain_running_staged) seed the rendezvous.
+  bool gated = false;
+  int running_staged = 0;
 };
 
 // What the scheduler threads share.
@@ -109,9 +114,20 @@ class SchedulerThread : public sc_core::sc_module {
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
   void complete(Task& task, Time fixed, Time& t);
-  // Rings the doorbells of an early-staged consumer made ready by a
-  // completion, from `t`; returns the time after them.
+  // Rings the doorbells of an early-staged consumer, from `t`; returns the
+  // time after them.
   Time ring_staged(Task& task, Time t);
+  // try_early_dispatch_release: a consumer made ready by a completion rings
+  // its staged cores; a sync-start cohort only at its rendezvous.
+  Time release(Task& task, Time t);
+  // A gated sync-start block promoted into a running slot: one more core
+  // for the rendezvous, which may ring the cohort.
+  void promoted(Task& task, Time& t);
+  // After a sync-start cohort's staging: ring it if the rendezvous holds
+  // (retry_sync_start_rendezvous_after_staging).
+  void retry_rendezvous(Task& task, Time& t);
+  // propagate_dispatch_fanin once a task is launch-visible.
+  void propagate(Task& task, Time t);
 
   // Dispatch (scheduler_dispatch.cpp). The placement passes of one loop
   // iteration, in the runtime's staging order (run_staging_order): per tier,
@@ -146,15 +162,27 @@ class SchedulerThread : public sc_core::sc_module {
   int early_dispatch_shape(Shape s, Stage stage, Time& t);
   bool has_free_slot() const;  // an idle core or a free pending slot
   const Shape* aic_aiv_order() const;
-  bool start_drain(Task* task);  // enter_drain_mode: false if a drain is already active
+  bool start_drain(Task* task, bool gated);  // enter_drain_mode: false if a drain is already active
+  // Tier 0 of try_early_dispatch: an early sync-start candidate staged whole
+  // on this thread's idle cores and pending slots if they hold it, else
+  // through a gated drain. Returns the blocks staged.
+  int early_sync_start(Task& task, Time& t);
   void claim(Task& task, int n, bool early, Time& t);
   void publish(bool gated, Time& t);
   // The drain (handle_drain_mode): this thread's share of the cohort staged
   // on its own idle units (stage_sync_start_cores), the units that can take
   // a block of the cohort now, and their count over every thread.
-  int stage_cohort(Task& task, Time& t);
+  struct Staged {
+    int blocks = 0;
+    int running_cores = 0;  // gated cores placed in a running slot
+  };
+  Staged stage_cohort(Task& task, bool gated, bool record_phases, Time& t);
   std::vector<int> idle_units(const Task& task) const;
-  int global_idle_units(const Task& task) const;
+  // count_available_blocks: units that can take a block of the cohort,
+  // pending slots included for a gated cohort (a MIX block split core by core).
+  int available_units(const Task& task, bool include_pending) const;
+  int global_available_units(const Task& task, bool include_pending) const;
+  std::vector<int> split_clusters(const Task& task) const;
   bool drain_has_work() const;
 
   // Idle skipping: the start of the first iteration after `T` (period `P`)

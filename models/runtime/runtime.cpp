@@ -526,7 +526,19 @@ bool Runtime::consumers_done(TaskId id) {
 void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
   t.ready_claimed = true;
   t.ready_time = now;
-  if (t.early == Task::Early::Staging) {
+  if (t.early == Task::Early::Staging && t.sync_start) {
+    // try_early_dispatch_release + publish_ready_to_early_sync_drain: the
+    // producers released it; its staged cores launch at the rendezvous
+    // (rung by the scheduler); a cohort whose staging a thread owns is not
+    // queued (that thread stages the rest, gated).
+    t.early = Task::Early::Released;
+    t.sync_ready = true;
+    if (t.staged_cores > 0) work.released.push_back({&t, work.walk_edges, work.ready_pushes, work.predicate_evals});
+    if (t.sync_owner || t.blocks_remaining() == 0) {
+      hooks_->on_ready(t);
+      return;
+    }
+  } else if (t.early == Task::Early::Staging) {
     if (t.staged_blocks > 0) {
       // Pre-staged: release by doorbell instead of queueing (§5.8); blocks
       // not staged yet go through the normal ready queue.
@@ -581,9 +593,11 @@ bool Runtime::any_ready() const {
 
 void Runtime::maybe_candidate(Task& c) {
   if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || c.predicate ||
-      c.shape == Shape::DUMMY || c.sync_start || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
+      c.shape == Shape::DUMMY || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
     return;
-  auto& q = early_queues_[static_cast<int>(c.shape)];
+  // A sync-start cohort waits in its own queue, for one owner to stage it
+  // whole (try_enqueue_early_dispatch_candidate).
+  auto& q = c.sync_start ? early_sync_queue_ : early_queues_[static_cast<int>(c.shape)];
   if (q.size() >= platform_.limits.early_dispatch_queue_capacity) return;  // queue full: stays NONE
   c.early = Task::Early::Staging;
   q.push_back(&c);
@@ -617,7 +631,26 @@ Task* Runtime::pop_early(Shape s) {
   return t;
 }
 
+Task* Runtime::pop_early_sync() {
+  if (early_sync_queue_.empty()) return nullptr;
+  Task* t = early_sync_queue_.front();
+  early_sync_queue_.pop_front();
+  return t;
+}
+
+void Runtime::cancel_early_sync(Task& t) {
+  t.sync_owner = false;
+  if (t.sync_ready) {
+    t.sync_ready = false;
+    sync_queues_[static_cast<int>(t.shape)].push_back(&t);
+    return;
+  }
+  if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);
+}
+
 bool Runtime::any_early() {
+  while (!early_sync_queue_.empty() && !early_candidate(*early_sync_queue_.front())) early_sync_queue_.pop_front();
+  if (!early_sync_queue_.empty()) return true;
   for (int s = 0; s < 3; ++s)
     if (peek_early(static_cast<Shape>(s))) return true;
   return false;

@@ -231,6 +231,20 @@ class Runtime {
   static bool early_candidate(const Task& t) { return t.early == Task::Early::Staging && !t.ready_claimed; }
   std::size_t early_queue_size(Shape s) const { return early_queues_[static_cast<int>(s)].size(); }
   void requeue_early(Task& t) { early_queues_[static_cast<int>(t.shape)].push_back(&t); }
+  // The sync-start candidates' own queue, one for every shape
+  // (early_sync_start_queue): popped one per early pass, its entries as they
+  // are (a stale one included).
+  Task* pop_early_sync();
+  void requeue_early_sync(Task& t) { early_sync_queue_.push_back(&t); }
+  // A sync-start candidate's owner gives it up (cancel_early_sync_drain):
+  // back to the ready sync-start queue if its producers released it
+  // meanwhile, else back to the early sync-start queue.
+  void cancel_early_sync(Task& t);
+  // Whether a sync-start candidate's cohort may launch now (the rendezvous).
+  static bool rendezvous_ready(const Task& t) {
+    return t.staged_cores > 0 && !t.launched && t.early == Task::Early::Released &&
+           t.running_slot_count == t.staged_cores;
+  }
   bool any_early();
   // Every block of `t` is placed and launch-visible: flagged producers tell
   // their consumers, which may become early candidates (§5.8 chaining).
@@ -316,6 +330,7 @@ class Runtime {
   std::array<std::deque<Task*>, 3> sync_queues_;
   std::deque<Task*> dummy_queue_;
   std::array<std::deque<Task*>, 3> early_queues_;
+  std::deque<Task*> early_sync_queue_;
 
   bool orch_done_ = false;
   std::uint64_t completed_ = 0;

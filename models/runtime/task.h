@@ -110,6 +110,16 @@ struct Task {
   std::uint32_t wait_edges = 0;      // WAIT fanin edges kept at wiring
   std::uint32_t dispatch_fanin = 0;  // WAIT producers completed or fully published
   int staged_blocks = 0;             // blocks placed gated, waiting for the doorbell
+  // A sync-start candidate (pto_scheduler.h early_sync_start_queue): one
+  // thread owns its staging (early_sync_drain_state OWNER, kept until the
+  // slot is reused), READY once its producers released it while owned; its
+  // gated cores launch together at the rendezvous: every staged core in a
+  // running slot and the producers released (maybe_rendezvous_ring).
+  bool sync_owner = false;
+  bool sync_ready = false;
+  int staged_cores = 0;              // gated cores staged (popcount staged_core_mask)
+  int running_slot_count = 0;        // of those, the ones in a running slot
+  bool launched = false;             // the rendezvous rang the doorbells
 
   // Timing, filled by the models for the output writers.
   Time submit_start = 0, submit_end = 0;
@@ -147,6 +157,8 @@ struct Task {
     all_flagged = false;
     wait_edges = dispatch_fanin = 0;
     staged_blocks = 0;
+    sync_owner = sync_ready = launched = false;
+    staged_cores = running_slot_count = 0;
     submit_start = submit_end = 0;
     ready_time = complete_time = kNever;
     blocks.clear();

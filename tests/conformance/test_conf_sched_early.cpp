@@ -229,3 +229,87 @@ TEST_CASE("early dispatch skips AIC/AIV while MIX candidates remain, and counts 
   CHECK(recs[0].end == at(5060));
   CHECK(recs[1].tasks_processed == 1);
 }
+
+// Upstream: pto_scheduler.h try_enqueue_early_dispatch_candidate (a
+// sync_start consumer of a fully published flagged producer goes to
+// early_sync_start_queue); scheduler_dispatch.cpp try_early_dispatch tier 0
+// (the owner stages the whole cohort locally when count_available_blocks
+// with pending slots holds it: stage_sync_start_cores gated, idle cores into
+// running slots and running cores' free pending slots; running_slot_count
+// seeded with the running-slot cores; no drain records, the early_dispatch
+// record counts the blocks); scheduler_completion.cpp
+// check_running_cores_for_completion (a gated sync_start block promoted into
+// its running slot after the running FIN bumps running_slot_count) and
+// pto_scheduler.h maybe_rendezvous_ring (the doorbells ring once every staged
+// core is in a running slot and the producer released the cohort). Upstream
+// test: dfx/chip_swimlane test_sync_start_early_local_owner.py.
+TEST_CASE("an early sync-start cohort that fits its owner is staged locally, pending slots included, and rings at the rendezvous",
+          "[conformance]") {
+  ConfSim s("sched_sync_early_local.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto p = s.of_task(root_task(0)), c = s.of_task(root_task(7));
+  REQUIRE((p.size() == 2 && c.size() == 4));
+  // P runs on AIV2 and AIV3 (ACKs seen at 1520); C is wired at 1600 after the
+  // six dummies. The early pass at 1770 stages blocks 0 and 1 on the idle
+  // AIV4 and AIV5 (pop 20, two payloads: 1970), then blocks 2 and 3 into the
+  // pending slots of AIV2 and AIV3 (2170).
+  const int core[4] = {4, 5, 2, 3};
+  const Time dispatch[4] = {at(1970), at(1970), at(2170), at(2170)};
+  for (int i = 0; i < 4; ++i) {
+    INFO("block " << i);
+    CHECK(c[i].gated);
+    CHECK(c[i].core == core[i]);
+    CHECK(c[i].dispatch == dispatch[i]);
+    // P's FINs are read at 2550 (AIV2: block 2 promoted, 3 of 4 cores in a
+    // running slot) and 2650 (AIV3: P completes, 50 + one edge, releasing C
+    // at 2710 while block 3 still sits in the pending slot; then block 3 is
+    // promoted, the fourth core): every doorbell rings at 2710.
+    CHECK(c[i].release == at(2710));
+  }
+  // The parked AIV4/AIV5 see the doorbell at 3010 + 200 and ACK: 3260; the
+  // promoted blocks arrived at 2470 on cores free since 2420 (receive 2670,
+  // setup done 3120) see it while still setting up: 3170.
+  CHECK(c[0].start == at(3260));
+  CHECK(c[2].start == at(3170));
+  const auto early = s.phases(SchedPhase::EarlyDispatch);
+  REQUIRE(early.size() == 1);
+  CHECK(early[0].tasks_processed == 4);
+  CHECK(s.phases(SchedPhase::Drain).empty());
+  CHECK(s.phases(SchedPhase::DrainPrepare).empty());
+}
+
+// Upstream: scheduler_dispatch.cpp try_early_dispatch tier 0 falls back to
+// enter_drain_mode when the owner's idle cores and free pending slots cannot
+// hold the cohort; scheduler_completion.cpp handle_drain_mode for a gated
+// drain (owns_early_sync_drain): count_global_available with include_pending,
+// stage_sync_start_cores gated on idle cores then pending slots (drain,
+// drain_prepare and drain_publish records), the coordinator seeding
+// running_slot_count from drain_running_staged and retrying the rendezvous.
+TEST_CASE("an early sync-start cohort its owner cannot hold goes through a gated drain counting pending slots",
+          "[conformance]") {
+  ConfSim s("sched_sync_early_drain.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto c = s.of_task(root_task(1));
+  REQUIRE(c.size() == 4);
+  // C is a candidate at 420, before P's ACKs are seen (1520): two idle AIVs
+  // and no free pending slot, so the owner starts a gated drain. Its
+  // capacity (2 idle + 2 pending) exists once the ACKs are read; the drain
+  // stages blocks 0 and 1 on AIV4/AIV5 (1680..1880) and 2 and 3 into the
+  // pending slots of AIV2/AIV3 (1880..2080). P completes at 2710 + 60; the
+  // last promotion follows and every doorbell rings at 2770.
+  const Time dispatch[4] = {at(1880), at(1880), at(2080), at(2080)};
+  for (int i = 0; i < 4; ++i) {
+    INFO("block " << i);
+    CHECK(c[i].gated);
+    CHECK(c[i].dispatch == dispatch[i]);
+    CHECK(c[i].release == at(2770));
+  }
+  const auto drain = s.phases(SchedPhase::Drain);
+  REQUIRE(drain.size() == 1);
+  CHECK(drain[0].tasks_processed == 4);
+  CHECK(drain[0].start == at(1680));
+  CHECK(s.phases(SchedPhase::DrainPrepare).size() == 2);  // the idle and the pending batch
+  CHECK(s.phases(SchedPhase::EarlyDispatch).empty());
+}

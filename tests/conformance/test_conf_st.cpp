@@ -339,12 +339,9 @@ TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_mix_spill: a cohort staged o
 // a flagged producer is an early-dispatch candidate (pto_scheduler.h
 // early_sync_start_queue, try_claim_early_sync_drain; scheduler_dispatch.cpp
 // stage_sync_start_cores with to_pending), staged gated while the producer
-// still runs and launched by the doorbells after the rendezvous. DIFFERS:
-// npusim never makes a sync-start task an early candidate (docs/model.md,
-// issue 11 item 16), so the consumer is placed only once the producer has
-// completed. Expected to fail until item 16 lands; drop [!shouldfail] then.
+// still runs and launched by the doorbells after the rendezvous.
 TEST_CASE("tensormap_and_ringbuffer spmd_sync_start_mix_spill / _early_dispatch (the sync_start consumer is staged early)",
-          "[conformance][!shouldfail]") {
+          "[conformance]") {
   for (const char* trace : {"spmd_sync_start_mix_spill.json", "spmd_sync_start_early_dispatch.json"}) {
     INFO(trace);
     ConfSim s(trace, "a2a3");
@@ -628,12 +625,9 @@ TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start drain phases (t
 // #1548: a flagged slow AIC producer, then an 8-block sync_start AIV consumer
 // that fits the one scheduler's AIVs: no drain record, and early_dispatch
 // records staging all 8 blocks). pto_scheduler.h early_sync_start_queue;
-// scheduler_dispatch.cpp stages such a cohort locally. DIFFERS: npusim never
-// makes a sync-start task an early candidate (issue 11 item 16): no drain
-// (that half holds) but no early_dispatch either. Expected to fail until
-// item 16 lands; drop [!shouldfail] then.
+// scheduler_dispatch.cpp try_early_dispatch stages such a cohort locally.
 TEST_CASE("tensormap_and_ringbuffer dfx/chip_swimlane sync_start early local owner (staged early, no drain) [cli]",
-          "[conformance][cli][!shouldfail]") {
+          "[conformance][cli]") {
   std::filesystem::path out;
   const nlohmann::json perf = swimlane_of("chip_swimlane_early_local_owner.json", "conf_st_swim_early", out);
   int drains = 0;
