@@ -11,6 +11,10 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <new>
+
+#include <sys/resource.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <systemc>
 
@@ -22,6 +26,7 @@
 #include "sim/config/run_options.h"
 #include "sim/engine/barrier_cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/interrupt.h"
 #include "sim/record/compare.h"
 #include "sim/record/scope_stats_report.h"
 #include "sim/scene/import.h"
@@ -32,7 +37,8 @@ using npusim::engine::kExitInputError;
 
 // The options that shape a simulation (run and record).
 void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw, std::string& rh,
-                     std::string& rdp, std::string& runtime, std::string& seed, std::string& threads) {
+                     std::string& rdp, std::string& runtime, std::string& seed, std::string& threads,
+                     std::string& max_tasks) {
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
   cmd->add_option("--seed", seed, "seed for sampled kernel durations");
   cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
@@ -40,13 +46,16 @@ void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
   cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--max-tasks", max_tasks, "stop with exit 2 (nothing written) once more tasks are submitted");
+  cmd->add_flag("--progress", req.progress,
+                "a progress line on standard error (tasks, simulated time, bytes written); the default on a terminal");
 }
 
 void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
                      std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
-                     std::string& threads) {
+                     std::string& threads, std::string& max_tasks, std::string& max_output) {
   cmd->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
-  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads);
+  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks);
   cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
       ->check(CLI::Range(0, 4));
@@ -60,12 +69,46 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
                 "a coherency report (a read that could see stale data) fails the run: exit 1, COHERENCY_HAZARD");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
+  cmd->add_option("--max-output", max_output,
+                  "stop with exit 2 (nothing written) once more bytes are written: N, or N with K, M, G or T (x1024)");
+}
+
+// "--max-output": N, or N followed by K, M, G or T (powers of 1024).
+std::uint64_t parse_size(const std::string& text, const char* option) {
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text[i] - '0', &v)) i = text.size() + 1;
+  int shift = 0;
+  if (i + 1 == text.size()) {
+    const char u = static_cast<char>(text[i] & ~0x20);
+    shift = u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : u == 'T' ? 40 : -1;
+    ++i;
+  }
+  if (i == 0 || i != text.size() || shift < 0 || (shift && v > (UINT64_MAX >> shift)) || v == 0)
+    throw npusim::InputError(npusim::config::kCommandLine, option,
+                             "expected a positive number of bytes (N, or N followed by K, M, G or T), got \"" + text +
+                                 "\"");
+  return v << shift;
 }
 
 // Command-line values -> RunOptions, with the trace format's validation.
 void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
                 const std::string& rdp, const std::string& runtime, const std::string& seed,
-                const std::string& threads) {
+                const std::string& threads, const std::string& max_tasks, const std::string& max_output) {
+  if (!max_tasks.empty()) {
+    std::size_t used = 0;
+    unsigned long long v = 0;
+    try {
+      v = max_tasks[0] == '-' ? 0 : std::stoull(max_tasks, &used);
+    } catch (const std::exception&) {
+    }
+    if (v == 0 || used != max_tasks.size())
+      throw npusim::InputError(npusim::config::kCommandLine, "--max-tasks",
+                               "expected a positive integer, got \"" + max_tasks + "\"");
+    req.max_tasks = v;
+  }
+  if (!max_output.empty()) req.max_output = parse_size(max_output, "--max-output");
   namespace cfg = npusim::config;
   if (!rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(rtw, "ring_task_window");
   if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
@@ -77,10 +120,59 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
 
 }  // namespace
 
+// What npusim prints goes through this filter: names from a trace (kernels,
+// scope sites, the trace's name) may hold control characters, and an escape
+// sequence must not reach the terminal (or a CI log shown in one). Control
+// characters other than newline and tab are printed as \xHH.
+class PrintableBuf : public std::streambuf {
+ public:
+  explicit PrintableBuf(std::streambuf* to) : to_(to) {}
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const unsigned char b = static_cast<unsigned char>(traits_type::to_char_type(c));
+    if ((b >= 0x20 && b != 0x7f) || b == '\n' || b == '\t') return to_->sputc(static_cast<char>(b));
+    static const char kHex[] = "0123456789abcdef";
+    const char esc[4] = {'\\', 'x', kHex[b >> 4], kHex[b & 15]};
+    return to_->sputn(esc, 4) == 4 ? c : traits_type::eof();
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  std::streambuf* to_;
+};
+
+// Memory kept for the way out when an allocation fails (messages, cleanup).
+char* g_reserve = nullptr;
+
+// The first failed allocation frees the reserve and fails: the reserve is
+// for the way out (unwinding, the message), not for going on.
+void on_out_of_memory() {
+  npusim::out_of_memory() = true;
+  if (g_reserve) {
+    std::free(g_reserve);
+    g_reserve = nullptr;
+  }
+  throw std::bad_alloc();
+}
+
+int out_of_memory_exit() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  std::cerr << "npusim: error: out of host memory (peak " << ru.ru_maxrss / 1024
+            << " MB): the run needs more memory than this process may use; nothing written "
+               "(docs/outputs.md, \"Limits\", says what grows with a trace)\n";
+  return kExitInputError;
+}
+
 // Our own main (it takes precedence over libsystemc's): SystemC's copyright
 // banner would otherwise go to stderr before sc_main runs.
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  g_reserve = static_cast<char*>(std::malloc(16u << 20));
+  std::set_new_handler(on_out_of_memory);
+  npusim::engine::interrupt::install();
   const int status = sc_core::sc_elab_and_sim(argc, argv);
 #if defined(__SANITIZE_ADDRESS__)
   // The leak check, before static teardown (docs/testing.md, "Sanitizers").
@@ -90,14 +182,18 @@ int main(int argc, char* argv[]) {
 }
 
 int sc_main(int argc, char* argv[]) {
+  static PrintableBuf out_filter(std::cout.rdbuf()), err_filter(std::cerr.rdbuf());
+  std::cout.rdbuf(&out_filter);
+  std::cerr.rdbuf(&err_filter);
   CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
   app.require_subcommand(1);
   npusim::engine::RunRequest req;
   std::string rtw, rh, rdp, runtime;
   std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
+  std::string max_tasks, max_output;
 
   CLI::App* run = app.add_subcommand("run", "simulate a trace or a scene");
-  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads);
+  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
   CLI::App* check = app.add_subcommand("check", "check a trace or a scene without simulating");
   check->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
   check->add_option("--platform", req.platform, "platform name or path");
@@ -106,7 +202,7 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* record = app.add_subcommand("record", "run a scene and write the trace of the operations it performed");
   record->add_option("SCENE", req.trace_path, "scene file")->required();
   record->add_option("-o,--output", req.record_path, "the trace to write")->required();
-  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads);
+  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks);
   record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
 
   CLI::App* import = app.add_subcommand("import", "turn a device capture into a trace that replays it");
@@ -122,6 +218,9 @@ int sc_main(int argc, char* argv[]) {
   compare->add_option("BASELINE", base, "baseline summary.json")->required();
   compare->add_option("CURRENT", cur, "current summary.json")->required();
   compare->add_option("--tolerance", tolerance, "allowed slowdown in percent (default 0)");
+  bool allow_different = false;
+  compare->add_flag("--allow-different", allow_different,
+                    "compare summaries of different traces, platforms or run options (refused otherwise: exit 2)");
 
   CLI::App* stats = app.add_subcommand("scope-stats", "summarise a scope_stats.jsonl: peaks per ring, wedged scopes");
   std::string stats_file, stats_html, stats_svg;
@@ -151,12 +250,14 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     if (*run) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
+      req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       return npusim::engine::run(req, std::cout, std::cerr);
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
     if (*record) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
+      req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       req.outputs = false;
       req.suggest = false;
       return npusim::engine::record(req, std::cout, std::cerr);
@@ -165,7 +266,7 @@ int sc_main(int argc, char* argv[]) {
       npusim::scene::import_to_file(capture_dir, import_out, import_name);
       return 0;
     }
-    if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout);
+    if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout, allow_different);
     if (*bcost) {
       auto split = [](const std::string& s) {
         std::vector<std::string> v;
@@ -195,7 +296,10 @@ int sc_main(int argc, char* argv[]) {
   } catch (const npusim::InputError& e) {
     std::cerr << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_exit();
   } catch (const std::exception& e) {  // SystemC's sc_report included
+    if (npusim::out_of_memory()) return out_of_memory_exit();  // a bad_alloc inside a SystemC process
     std::cerr << "npusim: internal error: " << e.what() << "\n"
               << "npusim: this is a bug in npusim, not a result: please report it with the trace, the platform "
                  "and the command line\n";

@@ -14,6 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <vector>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,18 +56,22 @@ struct Result {
   std::string out, err;
 };
 
-// Runs `npusim <args>` in the source tree (so trace paths are relative to it).
-inline Result npusim(const std::string& args) {
+// Runs the shell command `cmd` with its standard output and error captured
+// (a death by signal N is status 128 + N, as a shell reports it).
+inline Result captured(const std::string& cmd) {
   fs::path dir = scratch("io");
   fs::create_directories(dir);
-  std::string cmd = std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args + " >'" +
-                    (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  int rc = std::system(cmd.c_str());
+  int rc = std::system((cmd + " >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'").c_str());
   Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
   r.out = slurp(dir / "out");
   r.err = slurp(dir / "err");
   return r;
+}
+
+// Runs `npusim <args>` in the source tree (so trace paths are relative to it).
+inline Result npusim(const std::string& args) {
+  return captured(std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args);
 }
 
 // `npusim run <args> --out <scratch/name>`: the result and the output directory.
@@ -84,6 +91,75 @@ inline RunResult run_summary(const std::string& args, const std::string& name) {
   static_cast<Result&>(x) = run(args, name, out);
   if (fs::exists(out / "summary.json")) x.summary = load(out / "summary.json");
   return x;
+}
+
+// Runs `npusim <args>` in `cwd`.
+inline Result npusim_in(const fs::path& cwd, const std::string& args) {
+  return captured("cd '" + cwd.string() + "' && '" + NPUSIM_BINARY + "' " + args);
+}
+
+// Runs a /bin/sh script in the source tree; $NPUSIM is the binary.
+inline Result sh(const std::string& script) {
+  const fs::path file = scratch("script.sh");
+  fs::create_directories(scratch_root());
+  std::ofstream(file) << "export NPUSIM='" << NPUSIM_BINARY << "'\ncd '" << NPUSIM_SOURCE_DIR << "'\n" << script;
+  return captured("sh '" + file.string() + "'");
+}
+
+// A child npusim running in the background (for signals and concurrent runs).
+struct Child {
+  pid_t pid = -1;
+  fs::path out, err;
+  // Waits at most `seconds` (then kills it): the raw wait status, -1 if killed.
+  int wait(int seconds) {
+    for (int i = 0; i < seconds * 20; ++i) {
+      int st = 0;
+      if (::waitpid(pid, &st, WNOHANG) == pid) return st;
+      ::usleep(50000);
+    }
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return -1;
+  }
+  std::string stderr_text() const { return slurp(err); }
+};
+
+inline Child start(const std::string& args, const std::string& name) {
+  Child c;
+  fs::path dir = scratch(name + "_io");
+  fs::create_directories(dir);
+  c.out = dir / "out";
+  c.err = dir / "err";
+  std::string cmd = "cd '" + std::string(NPUSIM_SOURCE_DIR) + "' && exec '" + NPUSIM_BINARY + "' " + args + " >'" +
+                    c.out.string() + "' 2>'" + c.err.string() + "'";
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return c;
+}
+
+// Polls until `cond` holds, at most `seconds`.
+template <class F>
+bool eventually(F cond, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (cond()) return true;
+    ::usleep(50000);
+  }
+  return cond();
+}
+
+// Entries of a folder whose names start with `prefix`.
+inline std::vector<std::string> entries(const fs::path& dir, const std::string& prefix = "") {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
 }
 
 // Per task id (decimal): the latest AICPU-observed finish and the earliest

@@ -4,6 +4,8 @@
 // shared by the suite: NPUSIM_CACHE_DIR).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include "tests/cli_support.h"
 
 namespace {
@@ -211,4 +213,38 @@ TEST_CASE("npusim check runs a scene's program without simulating", "[cli][scene
   r = cli::npusim("check '" + crash_scene(4).string() + "'");
   CHECK(r.status == 1);
   CHECK(has(r.err, "error [ReportedFatal]: the program reports FATAL(code=9): bad input 42"));
+}
+
+// Sizing re-runs of a scene run the scene's own file (docs/outputs.md,
+// "Re-runs"): its source resolves against the scene's folder. A scene in a
+// FIFO cannot be re-run and gets no advice rather than a false one; record
+// stops at --max-tasks and writes no trace.
+TEST_CASE("a scene's capacity fatal is sized by re-running its file, and record --max-tasks writes nothing",
+          "[cli][scene][hardening]") {
+  const fs::path d = cli::scratch("scene_sizing");
+  fs::create_directories(d);
+  cli::Result r = cli::npusim("run tests/data/scene/chain.json --ring-heap 1024 -q --out '" + (d / "a").string() + "'");
+  CHECK(r.status == 1);
+  CHECK(has(r.err, "error detail: orch_error_code=2 HEAP_RING_DEADLOCK"));
+  CHECK(has(r.err, "sizes that would have been enough: ring_heap of ring 0: 1024 -> 32768 would have been enough "
+                   "(ring_heap=[32768,1024,1024,1024] (--ring-heap 32768,1024,1024,1024))"));
+
+  json s = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "tests/data/scene/chain.json");
+  s["orchestration"]["source"] = std::string(NPUSIM_SOURCE_DIR) + "/tests/data/scene/chain.cpp";
+  std::ofstream(d / "chain.json") << s.dump();
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  r = cli::sh("cat '" + (d / "chain.json").string() + "' > '" + (d / "fifo").string() +
+              "' & exec timeout 120 \"$NPUSIM\" run '" + (d / "fifo").string() + "' --ring-heap 1024 -q --out '" +
+              (d / "b").string() + "'");
+  CHECK(r.status == 1);
+  CHECK(has(r.err, "no sizes to suggest: a scene is re-run from its file, and " + (d / "fifo").string() +
+                       " is not a regular file"));
+  CHECK_FALSE(has(r.err, "would have been enough"));
+
+  const fs::path rec = d / "rec.json";
+  r = cli::npusim("record tests/data/scene/chain.json --max-tasks 2 -o '" + rec.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: tests/data/scene/chain.json: the run reached --max-tasks 2 (task 3 was submitted at "
+                 "1.179 us of simulated time): stopped, nothing written\n");
+  CHECK_FALSE(fs::exists(rec));
 }

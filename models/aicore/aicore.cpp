@@ -138,7 +138,7 @@ bool AicoreComplex::run_local(int core, Slot& s) {
       schedule(core, s.t);
       return false;
     }
-    s.t += local_duration(ph, s, s.phase);
+    s.t = add_time(s.t, local_duration(ph, s, s.phase));  // a long lane stops at the time limit, never wraps
     ++s.phase;
   }
   return true;

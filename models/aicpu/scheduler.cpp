@@ -230,6 +230,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       BlockRecord& rec = f.task->blocks[f.record];
       rec.finish = t;
       ctx_.obs->on_block_finished(*f.task, rec);
+      f.task->block_finished(f.record);
       // An SPMD task's blocks may finish on several threads, each running
       // ahead of the kernel's time: decrement its counter at this thread's
       // time, so the last decrement in simulated time completes the task.
@@ -310,7 +311,8 @@ Time SchedulerThread::ring_staged(Task& task, Time t) {
   // (ring_staged_doorbell_bits), one DATA_MAIN_BASE store each, then one wmb.
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < task.blocks.size(); ++i)
-    if (task.blocks[i].gated && !task.blocks[i].doorbell) order.push_back(i);
+    if (task.blocks[i].core >= 0 && task.blocks[i].gated && !task.blocks[i].doorbell)  // not a free slot
+      order.push_back(i);
   std::sort(order.begin(), order.end(),
             [&](std::size_t a, std::size_t b) { return task.blocks[a].core < task.blocks[b].core; });
   for (std::size_t i : order) {
@@ -405,8 +407,7 @@ void SchedulerThread::publish(bool gated, Time& t) {
     rec.dispatch = dispatch_ts;
     rec.thread = m.thread_of(p.core, num_threads_);
     rec.gated = gated;
-    p.task->blocks.push_back(rec);
-    ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, static_cast<int>(p.task->blocks.size()) - 1, t, gated);
+    ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, p.task->add_block(rec), t, gated);
     taken_[p.core] = 0;
   }
   first_dispatch_ = std::min(first_dispatch_, dispatch_ts);

@@ -5,6 +5,7 @@
 // without passing off any partial output as a result.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +34,22 @@ class InputError : public std::runtime_error {
  private:
   std::string file_, path_, message_;
 };
+
+// A file npusim reads or writes failed it (a full disk, `ulimit -f`, a
+// folder that cannot be written): the run's environment, not the model.
+// Reported as an input error (exit 2) naming the file: "FILE: MESSAGE".
+class IoError : public InputError {
+ public:
+  IoError(std::string file, std::string message) : InputError(std::move(file), "", std::move(message)) {}
+};
+
+// Set when an allocation failed (operator new's handler, or a buffer of the
+// writers): npusim then reports that the host ran out of memory, exit 2,
+// never a bug in npusim (docs/outputs.md, "Limits").
+inline std::atomic<bool>& out_of_memory() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
 
 // Raised while evaluating an expression; the caller adds file and path.
 class EvalError : public std::runtime_error {

@@ -41,7 +41,6 @@ struct RuntimeLimits {
   std::uint64_t tensormap_pool = 65536;                // global entries
   int max_scope_depth = 64;
   int max_tensor_args = 32;
-  int max_dims = 5;
   int fanin_inline_cap = 64;
   int dep_pool_cleanup_interval = 64;
   int tensormap_cleanup_interval = 64;
@@ -63,7 +62,6 @@ struct Timeouts {
   Time scheduler_no_progress = 0;  // SCHEDULER_TIMEOUT_MS
   Time alloc_no_progress = 0;      // PTO2_ALLOC_DEADLOCK_TIMEOUT_CYCLES (500 ms)
   Time tensor_wait = 0;            // PTO2_TENSOR_DATA_TIMEOUT_MS (15 s)
-  Time op_execute = 0;             // STARS op-execute watchdog
 };
 
 // Costs of the AICPU scheduler loop (runtime-semantics.md §5.5).

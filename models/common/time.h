@@ -20,8 +20,22 @@ constexpr Time ps(std::uint64_t v) { return v; }
 constexpr Time ns(std::uint64_t v) { return v * 1000ull; }
 constexpr Time us(std::uint64_t v) { return v * 1000000ull; }
 
-// ns given as a double (platform files), rounded to the nearest picosecond.
-inline Time from_ns(double v) { return v <= 0 ? 0 : static_cast<Time>(v * 1000.0 + 0.5); }
+// The simulated-time limit: 10^18 ps (10^15 ns, about 11.6 days of device
+// time). The engine runs the simulation up to it and fails a run that would
+// go beyond (exit 2, docs/outputs.md); a time past it is kBeyond, far enough
+// below 2^64 that sums of a few of them cannot wrap.
+constexpr Time kTimeLimit = 1000000000000000000ull;
+constexpr Time kBeyond = kTimeLimit + 1;
+
+// ns given as a double (platform files, kernel durations), rounded to the
+// nearest picosecond; kBeyond past the limit.
+inline Time from_ns(double v) {
+  if (!(v < static_cast<double>(kTimeLimit) / 1000.0)) return v >= 0 ? kBeyond : 0;  // NaN: 0
+  return v <= 0 ? 0 : static_cast<Time>(v * 1000.0 + 0.5);
+}
+
+// a + b, kBeyond when it would pass the limit (for sums of many durations).
+constexpr Time add_time(Time a, Time b) { return a >= kBeyond || b >= kBeyond - a ? kBeyond : a + b; }
 
 // The length of [from, to], 0 if `to` is not after `from`.
 constexpr Time span(Time from, Time to) { return to > from ? to - from : 0; }

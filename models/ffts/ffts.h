@@ -32,12 +32,14 @@ class FftsBarrier : public PhaseHandler {
     CoreType type;
     int participants = 0;
     std::vector<int> arrived;  // cores, in arrival order
+    int counted = 0;           // arrived cores of the barrier's type (the others never count)
     Time first_arrival = 0;
   };
   // Barriers still waiting (for a hang's diagnosis).
   std::vector<Episode> open_episodes() const;
 
  private:
+  bool counts(CoreType type, int core) const;  // is `core` a participant of a barrier of `type`?
   AicoreComplex& cores_;
   const Platform& platform_;
   std::array<Episode, 3> open_;  // per core type (AIC, AIV, MIX)

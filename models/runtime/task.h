@@ -5,6 +5,7 @@
 // their capacity, so a program in steady state allocates no memory per task.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +58,36 @@ struct BlockRecord {
   bool doorbell = false;         // its doorbell has been rung
   Time release = kNever;         // gated: the doorbell store (the dispatch that matters)
   int release_thread = -1;       // gated: the thread that rang it
+  std::uint32_t seq = 0;         // the task's records in dispatch order: 0, 1, ...
+};
+
+// The blocks of a task that have finished, summed up (what the summary and
+// task_stats.csv need), so that a task keeps the records of its blocks in
+// flight only.
+struct BlockTimes {
+  std::uint32_t count = 0;
+  Time first_dispatch = kNever, first_release = kNever, first_start = kNever;
+  Time last_start = 0, last_end = 0;
+  Time busy = 0;  // kernel time (end - start) of the blocks that ended
+  Time first_receive = kNever;  // the earliest receive (the first record in dispatch order on a tie) ...
+  int first_receive_core = -1;  // ... and its core
+  std::uint32_t first_receive_seq = 0;
+
+  void add(const BlockRecord& b) {
+    ++count;
+    first_dispatch = std::min(first_dispatch, b.dispatch);
+    first_release = std::min(first_release, b.gated ? b.release : b.dispatch);
+    first_start = std::min(first_start, b.start);
+    last_start = std::max(last_start, b.start);
+    last_end = std::max(last_end, b.end);
+    if (b.end > b.start && b.end != kNever) busy += b.end - b.start;
+    if (first_receive_core < 0 || b.receive < first_receive ||
+        (b.receive == first_receive && b.seq < first_receive_seq)) {
+      first_receive = b.receive;
+      first_receive_core = b.core;
+      first_receive_seq = b.seq;
+    }
+  }
 };
 
 struct Task {
@@ -125,7 +156,42 @@ struct Task {
   Time submit_start = 0, submit_end = 0;
   Time ready_time = kNever;
   Time complete_time = kNever;  // COMPLETED (last FIN observed / inline retire)
-  std::vector<BlockRecord> blocks;
+  // Block records: a block's record lives in `blocks` from its dispatch until
+  // the AICPU observes its FIN (the models refer to it by index meanwhile);
+  // then it is handed to the observers (on_block_finished), summed up in
+  // `finished` and its slot reused. Memory follows the blocks in flight, not
+  // block_num.
+  std::vector<BlockRecord> blocks;  // a free slot has core -1
+  std::vector<int> free_blocks;
+  std::uint32_t records = 0;        // records made so far (the next seq)
+  BlockTimes finished;
+
+  // A new record (its seq assigned here); returns its index in `blocks`.
+  int add_block(BlockRecord r) {
+    r.seq = records++;
+    if (free_blocks.empty()) {
+      blocks.push_back(r);
+      return static_cast<int>(blocks.size()) - 1;
+    }
+    const int i = free_blocks.back();
+    free_blocks.pop_back();
+    blocks[static_cast<std::size_t>(i)] = r;
+    return i;
+  }
+  // The block of record `i` has finished: sums it up and frees the slot.
+  void block_finished(int i) {
+    BlockRecord& r = blocks[static_cast<std::size_t>(i)];
+    finished.add(r);
+    r = BlockRecord{};
+    free_blocks.push_back(i);
+  }
+  // Finished blocks and those still in flight (a run that ended early).
+  BlockTimes block_times() const {
+    BlockTimes t = finished;
+    for (const BlockRecord& b : blocks)
+      if (b.core >= 0) t.add(b);
+    return t;
+  }
 
   void reset_for_reuse() {
     state = TaskState::Pending;
@@ -162,6 +228,9 @@ struct Task {
     submit_start = submit_end = 0;
     ready_time = complete_time = kNever;
     blocks.clear();
+    free_blocks.clear();
+    records = 0;
+    finished = BlockTimes{};
   }
 
   bool is_ready() const { return fanin_refcount >= fanin_count; }

@@ -11,7 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
+#include "sim/config/run_options.h"
+#include "sim/engine/interrupt.h"
 #include "sim/engine/subprocess.h"
+#include "sim/record/json_out.h"
 #include "sim/platform/platform_loader.h"
 
 namespace fs = std::filesystem;
@@ -57,9 +60,8 @@ double measure(const std::string& platform, const std::string& trace_text, const
   fs::create_directories(dir);
   const fs::path trace = dir / "barrier.json";
   std::ofstream(trace) << trace_text;
-  const int rc = run_self("run " + shell_quote(trace.string()) + " --platform " + shell_quote(platform) + " --out " +
-                          shell_quote((dir / "out").string()) +
-                          " --quiet --no-suggest --swimlane-level 0 --no-deps --no-scope-stats");
+  const int rc = run_self({"run", trace.string(), "--platform", platform, "--out", (dir / "out").string(), "--quiet",
+                           "--no-suggest", "--swimlane-level", "0", "--no-deps", "--no-scope-stats"});
   if (rc != 0) return rc == 1 ? -1 : -2;  // -1: the run failed (a hang); -2: it could not run
   std::ifstream in(dir / "out" / "task_stats.csv");
   std::string header, row;
@@ -129,22 +131,54 @@ void write_svg(std::ostream& o, const std::vector<Point>& pts, const std::string
   o << "</svg>\n";
 }
 
-}  // namespace
-
-int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
-  const Platform p = platform::load_platform(req.platform);
-  const fs::path dir = fs::temp_directory_path() / ("npusim-barrier-cost-" + std::to_string(::getpid()));
-  std::vector<Point> pts;
+// The participant counts to measure per core type: the request's that the
+// type can take, or by default powers of two and the full count. A type left
+// with none is an input error (an empty table says nothing).
+std::vector<std::pair<std::string, std::vector<int>>> counts(const BarrierCostRequest& req, const Platform& p) {
+  std::vector<std::pair<std::string, std::vector<int>>> all;
   for (const std::string& type : req.core_types) {
     // Participants are cores: for a mix barrier each block is one cluster's 3 cores.
     const int per_block = type == "mix" ? 3 : 1;
     const int full = type == "aiv" ? p.topo.aiv_cores() : type == "aic" ? p.topo.aic_cores() : p.topo.total_cores();
-    std::vector<int> ns = req.participants;
-    if (ns.empty())
+    std::vector<int> ns;
+    if (req.participants.empty()) {
       for (int n = per_block * 2; n <= full; n *= 2) ns.push_back(n);
-    if (std::find(ns.begin(), ns.end(), full) == ns.end() && req.participants.empty()) ns.push_back(full);
+      if (std::find(ns.begin(), ns.end(), full) == ns.end()) ns.push_back(full);
+    }
+    for (int n : req.participants)
+      if (n >= per_block && n <= full && n % per_block == 0) ns.push_back(n);
+    if (ns.empty()) {
+      std::string got;
+      for (int n : req.participants) got += (got.empty() ? "" : ",") + std::to_string(n);
+      throw InputError(config::kCommandLine, "--participants",
+                       "no participant count to measure: " + type + " takes " +
+                           (per_block == 1 ? "1 to " + std::to_string(full)
+                                           : "multiples of 3 from 3 to " + std::to_string(full)) +
+                           " participants, got " + got);
+    }
+    all.emplace_back(type, ns);
+  }
+  return all;
+}
+
+}  // namespace
+
+int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
+  const Platform p = platform::load_platform(req.platform);
+  const auto plan = counts(req, p);
+  // The extra outputs are created before measuring: a path that cannot be
+  // written is an error before any simulation (a write error at the end).
+  record::OutFile csv, svg, html;
+  if (!req.csv.empty()) csv.open(req.csv);
+  if (!req.svg.empty()) svg.open(req.svg);
+  if (!req.html.empty()) html.open(req.html);
+  const fs::path dir = fs::temp_directory_path() / ("npusim-barrier-cost-" + std::to_string(::getpid()));
+  const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
+  std::vector<Point> pts;
+  for (const auto& [type, ns] : plan) {
+    const int per_block = type == "mix" ? 3 : 1;
+    const int full = type == "aiv" ? p.topo.aiv_cores() : type == "aic" ? p.topo.aic_cores() : p.topo.total_cores();
     for (int n : ns) {
-      if (n < per_block || n > full || n % per_block) continue;
       Point pt;
       pt.type = type;
       pt.participants = n;
@@ -159,6 +193,7 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
+  interrupt::forget(cleanup);
 
   out << "npusim barrier-cost on " << p.name << ": time from the last participant's arrival to the last release\n";
   char line[256];
@@ -174,18 +209,22 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
          "the count is complete; HARD = ffts.barrier_release_ns after the last arrival, valid only with every "
          "physical core of the type taking part (docs/barriers.md)\n";
   if (!req.csv.empty()) {
-    std::ofstream o(req.csv);
+    std::ostringstream o;
     o << "core_type,participants,soft_ns,hard_ns\n";
     for (const Point& pt : pts)
       o << pt.type << ',' << pt.participants << ',' << (pt.soft_ns >= 0 ? fmt(pt.soft_ns) : "") << ','
         << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : "") << "\n";
+    csv.raw(o.str());
+    csv.close();
   }
   if (!req.svg.empty()) {
-    std::ofstream o(req.svg);
+    std::ostringstream o;
     write_svg(o, pts, p.name);
+    svg.raw(o.str());
+    svg.close();
   }
   if (!req.html.empty()) {
-    std::ofstream o(req.html);
+    std::ostringstream o;
     o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>npusim barrier-cost</title></head><body>\n";
     o << "<h1>SOFT vs HARD syncall on " << p.name << "</h1>\n";
     write_svg(o, pts, p.name);
@@ -196,6 +235,8 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
         << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : pt.hard_note) << "</td></tr>\n";
     o << "</table>\n<p>HARD: ffts.barrier_release_ns after the last arrival, only with full occupancy. SOFT: serialized "
          "atomic increments of one GM line, then polling (see docs/barriers.md).</p>\n</body></html>\n";
+    html.raw(o.str());
+    html.close();
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "sim/engine/diagnosis.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -117,8 +118,13 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
     why.push_back(std::to_string(e.arrived.size()) + " core(s) [" + list + "] wait at a HARD syncall (FFTS, core_type " +
                   core_type_name(e.type) + ") since " + us_text(e.first_arrival) +
                   "; the FFTS barrier releases only when all " + std::to_string(e.participants) + " physical " +
-                  core_type_name(e.type) + " cores arrive, and " + std::to_string(e.participants - e.arrived.size()) +
+                  core_type_name(e.type) + " cores arrive, and " + std::to_string(e.participants - e.counted) +
                   " never will:");
+    if (static_cast<int>(e.arrived.size()) > e.counted)
+      why.push_back("  " + std::to_string(e.arrived.size() - e.counted) + " of the waiting cores are not " +
+                    core_type_name(e.type) + " cores: a core_type " + core_type_name(e.type) +
+                    " barrier does not count them, so it can never complete for them (a kernel whose HARD syncall "
+                    "names the other core type; PyPTO's HardSyncallOccupancy verifier and `npusim check` reject it)");
     nlohmann::json ej = {{"core_type", core_type_name(e.type)}, {"participants", e.participants},
                          {"arrived", e.arrived}, {"tasks", nlohmann::json::array()}};
     for (const auto& [id, t] : tasks) {
@@ -374,8 +380,11 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
       Task* t = rt.find(w.task);
       if (t) {
         std::string state = state_name(t->state);
-        if (!t->blocks.empty()) {
-          const BlockRecord& b = t->blocks.front();
+        // The first block in flight (a finished block's slot is free: core -1).
+        const auto running = std::find_if(t->blocks.begin(), t->blocks.end(),
+                                          [](const BlockRecord& b) { return b.core >= 0; });
+        if (running != t->blocks.end()) {
+          const BlockRecord& b = *running;
           state = "running on core " + std::to_string(b.core) + " since " + us_text(b.start) + ", ending at " +
                   us_text(b.end);
         } else if (!t->is_ready()) {

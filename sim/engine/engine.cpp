@@ -21,9 +21,12 @@
 #include "sim/config/run_options.h"
 #include "sim/engine/checks.h"
 #include "sim/engine/diagnosis.h"
+#include "sim/engine/output_dir.h"
 #include "sim/engine/sanitizer_stack.h"
 #include "sim/engine/sizing.h"
+#include "sim/engine/watch.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 #include "sim/scene/record.h"
 #include "sim/scene/scene.h"
@@ -40,10 +43,13 @@ struct Loaded {
   trace::Trace trace;
   RunConfig config;
   RunOptions options;  // the program's run block with the command line's options
+  std::string text;    // the trace or scene as read (the sizing re-runs of a trace read it again)
 };
 
 Loaded load(const RunRequest& req) {
-  Loaded l{platform::load_platform(req.platform), scene::load_program(req.trace_path), {}, {}};
+  Loaded l;
+  l.platform = platform::load_platform(req.platform);
+  l.trace = scene::load_program(req.trace_path, &l.text);
   config::check_against(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
   l.options = config::merge(l.trace.run, req.cli);
   l.config = config::resolve(l.options, l.platform, l.trace.file);
@@ -52,55 +58,6 @@ Loaded load(const RunRequest& req) {
   l.config.deps = req.deps;
   return l;
 }
-
-std::string default_out_dir(const std::string& trace_name) { return "npusim_out/" + trace_name; }
-
-// Every file `run` may write, so stale ones from an earlier run are removed.
-bool is_output_file(const fs::path& rel) {
-  std::string s = rel.generic_string();
-  return s == "summary.json" || s == "chip_swimlane_records.json" || s == "merged_swimlane.json" ||
-         s == "deps.json" || s == "scope_stats/scope_stats.jsonl" || s == "task_stats.csv" ||
-         (s.rfind("name_map_", 0) == 0 && rel.extension() == ".json");
-}
-
-// Writes outputs into a staging directory beside the output directory and
-// moves them into place only when the run produced a result, so an input
-// error found mid-run leaves no partial output behind.
-class Staging {
- public:
-  explicit Staging(const std::string& out_dir) : out_(out_dir) {
-    fs::path abs = fs::absolute(out_).lexically_normal();
-    if (abs.filename().empty()) abs = abs.parent_path();
-    fs::create_directories(abs.parent_path());
-    dir_ = abs.parent_path() / ("." + abs.filename().string() + ".npusim-staging-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  ~Staging() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string dir() const { return dir_.string(); }
-  void commit(const std::vector<std::string>& files) {
-    fs::create_directories(out_);
-    for (const auto& e : fs::recursive_directory_iterator(out_)) {
-      if (!e.is_regular_file()) continue;
-      fs::path rel = fs::relative(e.path(), out_);
-      if (is_output_file(rel)) fs::remove(e.path());
-    }
-    for (const std::string& f : files) {
-      fs::path dst = out_ / f;
-      fs::create_directories(dst.parent_path());
-      fs::rename(dir_ / f, dst);
-    }
-  }
-
- private:
-  fs::path out_;
-  fs::path dir_;
-};
 
 // Counts what the summary needs, and the hazards npusim found.
 class SummaryStats : public SimObserver {
@@ -139,8 +96,7 @@ class SummaryStats : public SimObserver {
     k.dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     k.staged_blocks += static_cast<std::uint64_t>(t.staged_blocks);
     if (t.predicate_false) ++k.predicated_skip;
-    for (const BlockRecord& b : t.blocks)
-      if (b.end > b.start && b.end != kNever) k.core_busy += b.end - b.start;
+    k.core_busy += t.block_times().busy;
   }
   void on_completed(Task& t) override {
     if (t.kind == TaskKind::Alloc) last_alloc = std::max(last_alloc, t.complete_time);
@@ -148,9 +104,10 @@ class SummaryStats : public SimObserver {
   Time last_alloc = 0;
 };
 
-void write_text(const fs::path& p, const std::string& s) {
-  std::ofstream o(p, std::ios::binary);
-  o << s;
+void write_text(const std::string& path, const std::string& s) {
+  record::OutFile o(path);
+  o.raw(s);
+  o.close();
 }
 
 // Wall-clock time since the run began (host measurements only).
@@ -239,8 +196,9 @@ Failure coherency_failure(const std::vector<std::string>& reports, std::uint64_t
 
 // ---- the steps of `run` ----------------------------------------------------
 
+// --out, or npusim_out/<trace name> with the name made a safe file name.
 std::string output_dir(const RunRequest& req, const Loaded& l) {
-  return req.out_dir.empty() ? default_out_dir(l.trace.name) : req.out_dir;
+  return req.out_dir.empty() ? "npusim_out/" + file_component(l.trace.name) : req.out_dir;
 }
 
 // The runtime's arena is allocated before anything runs (rtMalloc): a run
@@ -272,6 +230,7 @@ class Writers {
     for (auto& w : writers_) fanout_.add(w.get());
   }
   SimObserver& observer() { return fanout_; }
+  void add(SimObserver* o) { fanout_.add(o); }
   SummaryStats& stats() { return *stats_; }
   FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
@@ -282,6 +241,7 @@ class Writers {
     info.platform = &l.platform;
     info.config = &l.config;
     info.trace_name = l.trace.name;
+    info.trace_file_name = file_component(l.trace.name);
     info.kernels = l.trace.all_kernels();  // with those a scene's program defined while it ran
     info.sched_threads = l.config.sched_threads;
     info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
@@ -310,6 +270,17 @@ void rethrow_model_input_error(Chip& chip, const Loaded& l) {
   } catch (const InputError& e) {
     throw InputError(e.file().empty() ? l.trace.file : e.file(), e.path(), e.message());
   }
+}
+
+// A run that was stopped before its end (a cap, a failed write) or would
+// have run past the simulated-time limit is no result: exit 2, nothing written.
+void check_stopped(const RunWatch& watch, Writers& writers, const Loaded& l) {
+  if (record::write_failed()) writers.finish(l);  // throws the IoError that names the file
+  if (!watch.stopped().empty()) throw InputError(l.trace.file, "", watch.stopped() + ": stopped, nothing written");
+  if (sc_core::sc_pending_activity())
+    throw InputError(l.trace.file, "",
+                     "the simulation reached npusim's simulated-time limit of 10^15 ns (about 11.6 days of device "
+                     "time; beyond it npusim's picosecond clock could wrap): stopped, nothing written");
 }
 
 // Tasks still live at the end are handed to the writers once, in ring order.
@@ -347,10 +318,11 @@ Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats, con
   // A failed run ends when progress stopped, or at its last observed completion if later.
   const Time end = r.ok ? last_completion : std::max(last_completion, r.failure->stall_time);
   r.device_wall = span(orch_start, end);
+  // A failed run ends at `end`: a kernel still running then counts up to it,
+  // so makespan never exceeds device_wall.
   const AicoreComplex& cores = chip.cores();
-  r.makespan = cores.first_start() == kNever || cores.last_end() < cores.first_start()
-                   ? 0
-                   : cores.last_end() - cores.first_start();
+  const Time last_end = r.ok ? cores.last_end() : std::min(cores.last_end(), end);
+  r.makespan = cores.first_start() == kNever ? 0 : span(cores.first_start(), last_end);
   r.submitted = rt.total_submitted();
   r.completed = rt.completed();
   r.tasks = {{"submitted", rt.total_submitted()},
@@ -370,6 +342,8 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   Writers writers(req, l, staging_dir);
   SummaryStats& stats = writers.stats();
   scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
+  RunWatch watch({req.max_tasks, req.max_output, req.progress && !req.quiet}, STDERR_FILENO);
+  writers.add(&watch);
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   DataStore data;
   std::unique_ptr<OpSource> program = trace::make_source(l.trace, data, l.platform, l.config);
@@ -380,9 +354,11 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   }
   Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
   writers.witness().watch(chip);
-  sc_core::sc_start();
+  sc_core::sc_start(sc_core::sc_time::from_value(kTimeLimit), sc_core::SC_EXIT_ON_STARVATION);
   sanitizer_back_on_main_stack();  // before anything throws on the main stack
+  watch.clear_progress();
   rethrow_model_input_error(chip, l);
+  check_stopped(watch, writers, l);
   retire_live_tasks(chip.runtime(), writers.observer());
   Result r = outcome(req, chip, writers.stats(), writers.witness());
   r.files = writers.finish(l);
@@ -392,36 +368,51 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
 }
 
 // After a capacity fatal: the sizes that would have been enough, found by
-// re-running the program (sizing.h).
-void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r) {
+// re-running the program (sizing.h) in a folder inside the staging folder.
+void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const OutputDir& dir) {
   if (!r.stats || !r.failure || !req.suggest) return;
   Failure& f = *r.failure;
-  SizingRequest sr{req.trace_path, l.platform.path, l.config};
-  if (std::optional<Suggestion> sug = search_sizes(sr, f)) {
-    f.diagnosis["enough"] = sug->to_json();
-    f.diagnosis_lines.push_back("sizes that would have been enough: " + sug->describe());
-  } else if (!f.size_field.empty()) {
-    f.diagnosis_lines.push_back("no " + f.size_field +
-                                " up to its limit gets this program past the failure: the program "
-                                "itself must change (split the scope, move the submission to another "
-                                "ring, shrink the intermediates)");
+  SizingRequest sr;
+  sr.trace_text = &l.text;
+  if (scene::scene_of(l.trace)) sr.scene_file = req.trace_path;  // re-run from its file (sizing.h)
+  sr.platform = &l.platform;
+  sr.config = l.config;
+  sr.submitted = r.submitted;
+  sr.max_tasks = req.max_tasks;
+  sr.work_dir = dir.staging() + "/.sizing";
+  const SizingResult s = search_sizes(sr, f);
+  std::error_code ec;
+  fs::remove_all(sr.work_dir, ec);
+  switch (s.kind) {
+    case SizingResult::Kind::NotCapacity: break;
+    case SizingResult::Kind::Found:
+      f.diagnosis["enough"] = s.suggestion.to_json();
+      f.diagnosis_lines.push_back("sizes that would have been enough: " + s.suggestion.describe());
+      break;
+    case SizingResult::Kind::Exhausted:
+      f.diagnosis_lines.push_back("no " + f.size_field + " up to " + std::to_string(s.limit) + " (" + s.limit_why +
+                                  ") gets this program past the failure: the program itself must change (split the "
+                                  "scope, move the submission to another ring, shrink the intermediates)");
+      break;
+    case SizingResult::Kind::Stopped:
+      f.diagnosis_lines.push_back("no sizes to suggest: " + s.reason);
+      break;
   }
 }
 
 // summary.json beside the writers' files, then all of them moved into the
 // output directory together.
-void write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
-                   Staging& staging, const std::string& out_dir) {
+void write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall, OutputDir& dir) {
   nlohmann::ordered_json s = summary_json(l, r);
   if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
-  write_text(fs::path(staging.dir()) / "summary.json", s.dump(2) + "\n");
+  write_text(dir.staging() + "/summary.json", s.dump(2) + "\n");
+  // The cap counts every file, summary.json included: a run too small for
+  // the watch's periodic check is held to it here.
+  const std::string cap = output_cap_reached(req.max_output, record::bytes_written(), r.submitted);
+  if (!cap.empty()) throw InputError(l.trace.file, "", cap + ": stopped, nothing written");
   std::vector<std::string> files = r.files;
   files.push_back("summary.json");
-  try {
-    staging.commit(files);
-  } catch (const fs::filesystem_error& e) {
-    throw InputError(out_dir, "", std::string("cannot write outputs: ") + e.what());
-  }
+  dir.commit(files);
 }
 
 // Warnings, the failure (as the device says it, then npusim's diagnosis) and
@@ -464,29 +455,20 @@ void write_recording(const std::string& text, const std::string& path) {
   }
 }
 
-Staging open_staging(const std::string& out_dir) {
-  try {
-    return Staging(out_dir);
-  } catch (const fs::filesystem_error& e) {
-    throw InputError(out_dir, "", std::string("cannot create the output directory: ") + e.what());
-  }
-}
-
 }  // namespace
 
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
-    const std::string out_dir = output_dir(req, l);
-    Staging staging = open_staging(out_dir);                    // outputs are built beside the output directory
-    Result r = simulate(req, l, staging.dir());                 // build the chip, run it to its end
-    suggest_sizes(req, l, r);                                   // after a capacity fatal: what would have been enough
-    write_outputs(req, l, r, wall, staging, out_dir);           // summary.json and the writers' files, together
-    report(req, l, r, out_dir, out, err);                       // warnings, the failure, the summary line
+    OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
+    Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
+    suggest_sizes(req, l, r, dir);                              // after a capacity fatal: what would have been enough
+    write_outputs(req, l, r, wall, dir);                        // summary.json and the writers' files, swapped in whole
+    report(req, l, r, dir.given(), out, err);                   // warnings, the failure, the summary line
     return r.ok ? kExitOk : kExitDeviceFailure;
   } catch (const InputError& e) {
-    err << "npusim: error: " << e.what() << "\n";
+    err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
     return kExitInputError;
   }
 }

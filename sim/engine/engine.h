@@ -27,6 +27,9 @@ struct RunRequest {
   bool strict_coherency = false;    // a coherency report fails the run (COHERENCY_HAZARD, exit 1)
   bool outputs = true;              // write the output files (npusim record writes only its trace)
   std::string record_path;          // npusim record: the trace of the operations the run performed
+  std::uint64_t max_tasks = 0;      // stop (exit 2, nothing written) past this many submitted tasks; 0 = no cap
+  std::uint64_t max_output = 0;     // stop (exit 2, nothing written) past this many bytes written; 0 = no cap
+  bool progress = false;            // a progress line on standard error (main: when it is a terminal)
 };
 
 // Exit statuses (cli-and-outputs.md).

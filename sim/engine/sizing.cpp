@@ -1,11 +1,8 @@
 #include "sim/engine/sizing.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <unistd.h>
+#include <iterator>
 
 #include "sim/engine/subprocess.h"
 #include "sim/platform/json_input.h"
@@ -22,36 +19,63 @@ std::string list(const RingValues& v) {
   return s;
 }
 
-// Runs npusim on the same program with `cfg` (and `platform`); returns the
-// summary's status and error name/ring, or nullopt if the child failed to run.
+// What a re-run's summary says.
 struct Outcome {
   std::string status, name;
   int ring = -1;
+  std::uint64_t submitted = 0;
 };
 
-std::optional<Outcome> rerun(const SizingRequest& req, const RunConfig& cfg, const std::string& platform,
-                             const fs::path& dir) {
-  fs::remove_all(dir);
-  std::string args = "run " + shell_quote(req.trace_path) + " --platform " + shell_quote(platform) +
-                     " --out " + shell_quote(dir.string()) +
-                    " --quiet --no-suggest --no-host-stats --swimlane-level 0 --no-deps --no-scope-stats --no-task-stats" +
-                    " --aicpu-thread-num " + std::to_string(cfg.aicpu_thread_num) + " --runtime " +
-                    runtime_name(cfg.runtime) + " --seed " + std::to_string(cfg.seed) +
-                    " --ring-task-window " + list(cfg.task_window) + " --ring-heap " + list(cfg.heap) +
-                    " --ring-dep-pool " + list(cfg.dep_pool);
-  const int rc = run_self(args);
+// Runs npusim on the trace copy with `cfg` (and `platform`); nothing if the
+// child could not run or wrote no summary.
+std::optional<Outcome> rerun(const std::string& trace, const RunConfig& cfg, const std::string& platform,
+                             const fs::path& dir, std::uint64_t max_tasks) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  const fs::path err = dir.string() + ".err";
+  const int rc = run_self({"run", trace, "--platform", platform, "--out", dir.string(), "--quiet", "--no-suggest",
+                           "--max-tasks", std::to_string(max_tasks),
+                           "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
+                           "--no-task-stats", "--aicpu-thread-num", std::to_string(cfg.aicpu_thread_num), "--runtime",
+                           runtime_name(cfg.runtime), "--seed", std::to_string(cfg.seed), "--ring-task-window",
+                           list(cfg.task_window), "--ring-heap", list(cfg.heap), "--ring-dep-pool",
+                           list(cfg.dep_pool)},
+                          err.string());
+  if (rc == 2) {  // stopped: by its task cap (it got that far), or it could not run
+    std::ifstream e(err);
+    const std::string text((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+    if (text.find(": the run reached --max-tasks ") == std::string::npos) return std::nullopt;
+    Outcome o;
+    o.status = "max_tasks";
+    o.submitted = max_tasks + 1;
+    return o;
+  }
   if (rc != 0 && rc != 1) return std::nullopt;
   std::ifstream in(dir / "summary.json");
   if (!in) return std::nullopt;
   nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-  if (s.is_discarded()) return std::nullopt;
+  if (s.is_discarded() || !s.is_object()) return std::nullopt;
   Outcome o;
   o.status = s.value("status", "");
+  if (s["tasks"].is_object()) o.submitted = s["tasks"].value("submitted", std::uint64_t{0});
   if (s["error"].is_object()) {
     o.name = s["error"].value("name", "");
     o.ring = s["error"].value("ring", -1);
   }
   return o;
+}
+
+std::string option_text(const std::string& field, const RunConfig& cfg) {
+  if (field == "tensormap_pool")
+    return "platform limits.tensormap_pool=" + std::to_string(cfg.tensormap_pool) +
+           " (a compile-time constant of the runtime, PTO2_TENSORMAP_POOL_SIZE)";
+  const RingValues& all = field == "ring_task_window" ? cfg.task_window
+                          : field == "ring_heap"      ? cfg.heap
+                                                      : cfg.dep_pool;
+  std::string flag = "--" + field;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return field + "=[" + list(all) + "] (" + flag + " " + list(all) + ")";
 }
 
 }  // namespace
@@ -60,33 +84,28 @@ nlohmann::json Suggestion::to_json() const {
   nlohmann::json j = {{"field", field}, {"from", from}, {"to", to}, {"option", option},
                       {"outcome", outcome}, {"attempts", attempts}};
   if (ring >= 0) j["ring"] = ring;
+  if (outcome == "max_tasks") j["rerun_max_tasks"] = rerun_tasks;
   return j;
 }
 
 std::string Suggestion::describe() const {
   std::string where = ring >= 0 ? " of ring " + std::to_string(ring) : std::string();
   std::string then = outcome == "ok" ? "the run then completes"
-                                     : "the run then gets past this failure and stops at " + outcome;
+                     : outcome == "max_tasks"
+                         ? "the run then gets past this failure (its re-run was stopped after " +
+                               std::to_string(rerun_tasks) + " tasks, its cap)"
+                         : "the run then gets past this failure and stops at " + outcome;
   return field + where + ": " + std::to_string(from) + " -> " + std::to_string(to) + " would have been enough (" +
          option + "); " + then;
 }
 
-std::optional<Suggestion> search_sizes(const SizingRequest& req, const Failure& failure, int max_attempts) {
-  if (failure.size_field.empty() || req.trace_path.empty() || req.trace_path == "-") return std::nullopt;
+SizingResult search_sizes(const SizingRequest& req, const Failure& failure, int max_attempts) {
+  SizingResult res;
   const std::string& field = failure.size_field;
   const bool tensormap = field == "tensormap_pool";
   const int ring = failure.ring;
-  if (!tensormap && (ring < 0 || ring >= kNumRings)) return std::nullopt;
-
-  fs::path dir = fs::temp_directory_path() / ("npusim-sizing-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path d;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(d, ec);
-    }
-  } cleanup{dir};
+  if (field.empty() || !req.trace_text || !req.platform) return res;
+  if (!tensormap && (ring < 0 || ring >= kNumRings)) return res;
 
   RunConfig cfg = req.config;
   std::uint64_t* value = nullptr;
@@ -95,50 +114,91 @@ std::optional<Suggestion> search_sizes(const SizingRequest& req, const Failure& 
   else if (field == "ring_heap") value = &cfg.heap[ring], limit = 1ull << 40;
   else if (field == "ring_dep_pool") value = &cfg.dep_pool[ring], limit = 1ull << 30;
   else if (tensormap) value = &cfg.tensormap_pool, limit = 1ull << 30;
-  else return std::nullopt;
+  else return res;
 
+  const fs::path dir = req.work_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const bool scene = !req.scene_file.empty();
+  const std::string trace = scene ? fs::absolute(req.scene_file, ec).string() : (dir / "trace.json").string();
+  if (scene && !fs::is_regular_file(req.scene_file, ec)) {
+    res.kind = SizingResult::Kind::Stopped;
+    res.reason = "a scene is re-run from its file, and " + req.scene_file + " is not a regular file";
+    return res;
+  }
+  if (!scene) {
+    std::ofstream t(trace, std::ios::binary);
+    t << *req.trace_text;
+    t.close();
+    if (!t) {
+      res.kind = SizingResult::Kind::Stopped;
+      res.reason = "the trace could not be copied for the re-runs (" + trace + ")";
+      return res;
+    }
+  }
   // The tensormap pool is a platform constant: re-run with a copy of the
   // platform file that changes only that value.
   nlohmann::json platform_json;
-  if (tensormap) platform_json = json_input::read_file(req.platform_path);
+  if (tensormap) platform_json = json_input::read_file(req.platform->path);
 
+  const std::uint64_t cap = req.max_tasks ? req.max_tasks : req.submitted + kRerunTasks;
   Suggestion s;
   s.field = field;
   s.ring = tensormap ? -1 : ring;
   s.from = *value;
   std::uint64_t v = 1;
-  while (v <= *value) v <<= 1;  // the next power of two above the failing size
+  while (v <= *value && v < (1ull << 62)) v <<= 1;  // the next power of two above the failing size
+  std::uint64_t tried = 0;
   for (; v <= limit && s.attempts < max_attempts; v <<= 1) {
     *value = v;
-    std::string platform = req.platform_path;
+    // A size whose arena does not fit the device fails in rtMalloc, before
+    // the first task: it cannot tell whether it would have been enough.
+    if (arena_bytes(*req.platform, cfg) > req.platform->topo.device_memory_bytes) {
+      res.kind = SizingResult::Kind::Exhausted;
+      res.limit = tried;
+      res.limit_why = "a larger one no longer fits the runtime's arena in the device's memory";
+      return res;
+    }
+    std::string platform = req.platform->path;
     if (tensormap) {
       platform_json["limits"]["tensormap_pool"]["value"] = v;
       platform = (dir / "platform.json").string();
       std::ofstream(platform) << platform_json.dump();
     }
     ++s.attempts;
-    std::optional<Outcome> o = rerun(req, cfg, platform, dir / "run");
-    if (!o) return std::nullopt;
-    if (o->status == "ok" || o->name != failure.name || (!tensormap && o->ring != ring)) {
-      s.to = v;
-      s.outcome = o->status == "ok" ? "ok" : o->name;
-      if (tensormap) {
-        s.option = "platform limits.tensormap_pool=" + std::to_string(v) +
-                   " (a compile-time constant of the runtime, PTO2_TENSORMAP_POOL_SIZE)";
-      } else {
-        // The run's own sizes with the one ring changed.
-        const RingValues& all = field == "ring_task_window" ? cfg.task_window
-                                : field == "ring_heap"      ? cfg.heap
-                                                            : cfg.dep_pool;
-        std::string flag = "--" + field;
-        for (char& c : flag)
-          if (c == '_') c = '-';
-        s.option = field + "=[" + list(all) + "] (" + flag + " " + list(all) + ")";
-      }
-      return s;
+    std::optional<Outcome> o = rerun(trace, cfg, platform, dir / "run", cap);
+    if (!o) {
+      res.kind = SizingResult::Kind::Stopped;
+      res.reason = "the re-run with " + field + " " + std::to_string(v) + " did not run to a result";
+      return res;
     }
+    const bool same = o->status != "ok" && o->name == failure.name && (tensormap || o->ring == ring);
+    if (same) {
+      tried = v;
+      continue;
+    }
+    // Only a re-run that got as far as the failure tells anything.
+    if (o->status != "ok" && o->submitted < req.submitted) {
+      res.kind = SizingResult::Kind::Stopped;
+      res.reason = "the re-run with " + field + " " + std::to_string(v) + " failed earlier, with " + o->name +
+                   " after " + std::to_string(o->submitted) + " of the " + std::to_string(req.submitted) +
+                   " tasks the run had submitted";
+      return res;
+    }
+    s.to = v;
+    s.outcome = o->status == "ok" || o->status == "max_tasks" ? o->status : o->name;
+    if (o->status == "max_tasks") s.rerun_tasks = cap;
+    s.option = option_text(field, cfg);
+    res.kind = SizingResult::Kind::Found;
+    res.suggestion = s;
+    return res;
   }
-  return std::nullopt;
+  res.kind = tried == limit || v > limit ? SizingResult::Kind::Exhausted : SizingResult::Kind::Stopped;
+  res.limit = tried;
+  res.limit_why = "the largest " + field + " npusim tries";
+  if (res.kind == SizingResult::Kind::Stopped)
+    res.reason = "the search stopped after " + std::to_string(s.attempts) + " re-runs";
+  return res;
 }
 
 }  // namespace npusim::engine

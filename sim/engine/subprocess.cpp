@@ -1,9 +1,15 @@
 #include "sim/engine/subprocess.h"
 
-#include <cstdlib>
+#include <cerrno>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+
+#include "sim/engine/interrupt.h"
+
+extern char** environ;
 
 namespace npusim::engine {
 
@@ -13,16 +19,30 @@ std::string self_exe() {
   return ec ? std::string("npusim") : p.string();
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-int run_self(const std::string& args) {
-  const std::string cmd = shell_quote(self_exe()) + " " + args + " >/dev/null 2>&1";
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+int run_self(const std::vector<std::string>& args, const std::string& err_file) {
+  const std::string exe = self_exe();
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(exe.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err_file.empty() ? "/dev/null" : err_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  interrupt::set_child(pid);
+  int status = 0;
+  pid_t w;
+  while ((w = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  interrupt::set_child(0);
+  if (w != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace npusim::engine

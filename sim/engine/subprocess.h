@@ -4,17 +4,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace npusim::engine {
 
 // The path of the running executable (/proc/self/exe).
 std::string self_exe();
 
-// `s` quoted for /bin/sh.
-std::string shell_quote(const std::string& s);
-
-// Runs `npusim <args>` (args already quoted), output discarded; returns the
-// exit status, or -1 if the child did not exit normally.
-int run_self(const std::string& args);
+// Runs `npusim <args>` (no shell: each argument is passed as it is), its
+// standard output and error discarded, and waits for it; an interruption of
+// this process is forwarded to it (interrupt.h). Returns its exit status, or
+// -1 if it could not be started or did not exit normally.
+// `err_file`: where its standard error goes instead ("" = discarded).
+int run_self(const std::vector<std::string>& args, const std::string& err_file = "");
 
 }  // namespace npusim::engine

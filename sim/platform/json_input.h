@@ -5,6 +5,7 @@
 // user JSON.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,9 @@ namespace npusim::json_input {
 nlohmann::json parse(const std::string& text, const std::string& file);
 
 // Reads and parses a file. Throws InputError(path, "", ...) if the file does
-// not exist, is a directory or cannot be read.
+// not exist, is a directory, cannot be read or is larger than kMaxFileBytes.
 nlohmann::json read_file(const std::string& path);
+constexpr std::uint64_t kMaxFileBytes = std::uint64_t(64) << 20;  // a platform file or a summary.json
 
 // `base` + "/" + the escaped reference token for `key` (RFC 6901: ~ -> ~0, / -> ~1).
 std::string child(const std::string& base, const std::string& key);

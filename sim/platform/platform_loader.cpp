@@ -163,7 +163,6 @@ const std::vector<Field<RuntimeLimits>>& limits_fields() {
       count("tensormap_pool", &L::tensormap_pool, in(1, kInt32Max)),
       integer("max_scope_depth", &L::max_scope_depth, in(1, 1024)),
       integer("max_tensor_args", &L::max_tensor_args, in(1, 1024)),
-      integer("max_dims", &L::max_dims, in(1, 64)),
       integer("fanin_inline_cap", &L::fanin_inline_cap, in(1, kInt32Max)),
       integer("dep_pool_cleanup_interval", &L::dep_pool_cleanup_interval, in(1, kInt32Max)),
       integer("tensormap_cleanup_interval", &L::tensormap_cleanup_interval, in(1, kInt32Max)),
@@ -186,7 +185,6 @@ const std::vector<Field<Timeouts>>& timeouts_fields() {
       time_ns("scheduler_no_progress", &T::scheduler_no_progress, ns_in(1)),
       time_ns("alloc_no_progress", &T::alloc_no_progress, ns_in(1)),
       time_ns("tensor_wait", &T::tensor_wait, ns_in(1)),
-      time_ns("op_execute", &T::op_execute, ns_in(1)),
   };
   return f;
 }
@@ -340,8 +338,17 @@ class Reader {
   }
 
   void reject_unknown(const json& obj, const std::string& pointer, const std::vector<std::string>& known) const {
+    // Fields of earlier platform files that npusim never used (issue 12).
+    static const std::pair<const char*, const char*> kRemoved[] = {
+        {"/timeouts/op_execute_ns",
+         "npusim never used it (a hung kernel is reported by the scheduler's no-progress timeout, which fires first)"},
+        {"/limits/max_dims", "npusim never used it (a tensor's rank is at most 5, fixed by the runtime's Tensor)"},
+    };
     for (const auto& item : obj.items()) {
       if (config::is_annotation_key(item.key())) continue;
+      for (const auto& [where, why] : kRemoved)
+        if (child(pointer, item.key()) == where)
+          fail(where, std::string("no longer a platform field: ") + why + "; remove it");
       if (std::find(known.begin(), known.end(), item.key()) == known.end())
         fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
                                              config::join_names(known) + " (keys starting with x_ are ignored)");

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <optional>
@@ -21,7 +22,12 @@ constexpr std::array<const char*, 3> kMetrics = {"device_wall_ns", "makespan_ns"
 struct Summary {
   std::string status;  // "ok" or "error"
   std::array<std::optional<double>, kMetrics.size()> metrics;  // null only in an "error" summary
+  json identity;       // what was run: trace, platform, run options (absent keys are not compared)
 };
+
+// What makes two summaries comparable: the same trace, platform and run
+// options (the seed included: it changes sampled durations).
+const char* const kIdentity[] = {"trace", "platform"};
 
 std::string number_text(double v, const char* format = "%.15g") {
   char buf[64];
@@ -48,6 +54,9 @@ Summary read_summary(const std::string& path) {
     throw InputError(path, "/status", "expected \"ok\" or \"error\", found " + json_input::describe(status));
   Summary s;
   s.status = status.get<std::string>();
+  for (const char* k : kIdentity)
+    if (doc.contains(k)) s.identity[k] = doc[k];
+  if (doc.contains("run") && doc["run"].is_object()) s.identity["run"] = doc["run"];
   for (std::size_t i = 0; i < kMetrics.size(); ++i) {
     const json& v = need(kMetrics[i]);
     bool may_be_null = s.status == "error";
@@ -68,7 +77,31 @@ bool regressed(double baseline, double current, double tolerance_pct) {
 
 std::string delta_text(double baseline, double current) {
   if (baseline == 0) return current == 0 ? "+0.00%" : "n/a";
-  return number_text((current - baseline) / baseline * 100.0, "%+.2f%%");
+  const double pct = (current - baseline) / baseline * 100.0;
+  // Beyond a million percent the digits say nothing: a power of ten does.
+  return number_text(pct, std::fabs(pct) < 1e6 ? "%+.2f%%" : "%+.3g%%");
+}
+
+// "a summary of trace "b", the baseline's is of "a"" for the first key that
+// differs, or "".
+void check_same_run(const Summary& base, const Summary& cur, const std::string& current_path) {
+  auto text = [](const json& v) { return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump(); };
+  for (const char* k : kIdentity) {
+    if (!base.identity.contains(k) || !cur.identity.contains(k) || base.identity[k] == cur.identity[k]) continue;
+    throw InputError(current_path, std::string("/") + k,
+                     std::string("a summary of ") + k + " " + text(cur.identity[k]) + ", the baseline's is of " +
+                         text(base.identity[k]) + ": --allow-different compares them anyway");
+  }
+  if (!base.identity.contains("run") || !cur.identity.contains("run")) return;
+  const json& b = base.identity["run"];
+  const json& c = cur.identity["run"];
+  for (const auto& [key, value] : c.items()) {
+    if (b.contains(key) && b[key] == value) continue;
+    throw InputError(current_path, "/run/" + key,
+                     "a summary of a run with " + key + " " + text(value) + ", the baseline's with " +
+                         (b.contains(key) ? text(b[key]) : std::string("none")) +
+                         ": --allow-different compares them anyway");
+  }
 }
 
 void row(std::ostream& out, const std::string& metric, const std::string& baseline,
@@ -80,11 +113,12 @@ void row(std::ostream& out, const std::string& metric, const std::string& baseli
 }  // namespace
 
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
-                      double tolerance_pct, std::ostream& out) {
+                      double tolerance_pct, std::ostream& out, bool allow_different) {
   if (!std::isfinite(tolerance_pct) || tolerance_pct < 0)
     throw InputError("--tolerance", "", "expected a percentage >= 0, found " + number_text(tolerance_pct));
   Summary base = read_summary(baseline_path);
   Summary cur = read_summary(current_path);
+  if (!allow_different) check_same_run(base, cur, current_path);
   bool status_regressed = base.status == "ok" && cur.status == "error";
   bool both_ok = base.status == "ok" && cur.status == "ok";
 

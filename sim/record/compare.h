@@ -23,7 +23,10 @@ constexpr int kCompareRegression = 3;
 // Returns 0 when OK, kCompareRegression on a regression. Throws InputError for
 // a missing or unreadable file, a missing key or a value of the wrong type
 // (naming the file and the key), and for a negative tolerance.
+// Summaries of different runs (another trace, platform or run option, the
+// seed included) are an InputError naming the first difference, unless
+// `allow_different`.
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
-                      double tolerance_pct, std::ostream& out);
+                      double tolerance_pct, std::ostream& out, bool allow_different = false);
 
 }  // namespace npusim::record

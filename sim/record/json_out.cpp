@@ -1,6 +1,9 @@
 #include "sim/record/json_out.h"
 
+#include "models/common/errors.h"
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -19,7 +22,10 @@ void JsonBuf::grow(std::size_t need) {
   std::size_t cap = std::max<std::size_t>(cap_ * 2, 256);
   while (cap - len_ < need) cap *= 2;
   char* b = static_cast<char*>(std::realloc(b_, cap));
-  if (!b) throw std::bad_alloc();
+  if (!b) {
+    out_of_memory() = true;
+    throw std::bad_alloc();
+  }
   b_ = b;
   cap_ = cap;
 }
@@ -66,6 +72,9 @@ JsonBuf& JsonBuf::us(Time t) {
 }
 
 namespace {
+std::atomic<std::uint64_t> g_bytes_written{0};
+std::atomic<bool> g_write_failed{false};
+
 ssize_t write_some(int fd, const char* p, std::size_t n, int& err) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
@@ -148,9 +157,9 @@ class IoThread {
       bool skip = j.file->write_errno_ != 0;
       lk.unlock();
       int err = 0;
-      if (!skip) write_some(j.fd, j.block, j.len, err);
+      if (!skip && write_some(j.fd, j.block, j.len, err) == 0) g_bytes_written += j.len;
       lk.lock();
-      if (err && !j.file->write_errno_) j.file->write_errno_ = err;
+      if (err && !j.file->write_errno_) j.file->note_write_error(err);
       ++j.file->written_;
       if (spares_.size() < kMaxJobs) spares_.emplace_back(j.block, j.cap);
       else std::free(j.block);
@@ -185,19 +194,42 @@ void OutFile::open(std::string path) {
 
 void OutFile::fail(const char* what) const { fail(what, errno); }
 
+void OutFile::note_write_error(int err) {
+  write_errno_ = err;
+  g_write_failed = true;
+}
+
+namespace {
+std::string g_stop_reason;
+}
+
+void stop_run(const std::string& why) {
+  if (g_stop_reason.empty()) g_stop_reason = why;
+}
+
+const std::string& stop_reason() { return g_stop_reason; }
+
+std::uint64_t bytes_written() { return g_bytes_written.load(std::memory_order_relaxed); }
+bool write_failed() { return g_write_failed.load(std::memory_order_relaxed); }
+
 void OutFile::fail(const char* what, int err) const {
-  throw std::runtime_error(std::string(what) + " " + path_ + ": " + std::strerror(err));
+  throw IoError(path_, std::string(what) + ": " + std::strerror(err));
 }
 
 void OutFile::write_all(const char* p, std::size_t n) {
   int err = 0;
   if (write_some(fd_, p, n, err) != 0) fail("cannot write", err);
+  g_bytes_written += n;
 }
 
 void OutFile::flush() {
   if (fd_ < 0 || size() == 0) return;
   if (!IoThread::enabled()) {
-    write_all(text().data(), size());
+    // As on the I/O thread: a write error is reported by sync() or close(),
+    // never in the middle of a simulation.
+    int err = 0;
+    if (!write_errno_ && write_some(fd_, text().data(), size(), err) != 0) note_write_error(err);
+    else if (!err) g_bytes_written += size();
     clear();
     return;
   }
@@ -208,8 +240,7 @@ void OutFile::flush() {
 }
 
 void OutFile::wait_written() {
-  if (queued_ == 0) return;
-  IoThread::get().wait(*this);
+  if (queued_) IoThread::get().wait(*this);
   if (write_errno_) fail("cannot write", write_errno_);
 }
 
@@ -226,7 +257,10 @@ void OutFile::append_file(const std::string& path) {
   // cannot (copy_file_range refuses some pairs of files).
   for (;;) {
     ssize_t n = ::copy_file_range(in, nullptr, fd_, nullptr, kChunk * 16, 0);
-    if (n > 0) continue;
+    if (n > 0) {
+      g_bytes_written += static_cast<std::uint64_t>(n);
+      continue;
+    }
     if (n == 0) {
       ::close(in);
       return;
@@ -257,7 +291,7 @@ void OutFile::append(OutFile& part) {
 }
 
 void fail_read(const std::string& path) {
-  throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  throw IoError(path, std::string("cannot read: ") + std::strerror(errno));
 }
 
 void OutFile::close() {

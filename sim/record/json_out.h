@@ -114,7 +114,7 @@ class OutFile : public JsonBuf {
   OutFile(const OutFile&) = delete;
   OutFile& operator=(const OutFile&) = delete;
 
-  void open(std::string path);  // truncates; throws std::runtime_error on failure
+  void open(std::string path);  // truncates; throws IoError on failure
   const std::string& path() const { return path_; }
 
   void commit() {
@@ -145,6 +145,7 @@ class OutFile : public JsonBuf {
   [[noreturn]] void fail(const char* what) const;
   [[noreturn]] void fail(const char* what, int err) const;
   void write_all(const char* p, std::size_t n);
+  void note_write_error(int err);  // the first one is kept and reported at sync()/close()
   void wait_written();  // waits for this file's chunks; throws on a write error
   int fd_ = -1;
   std::string path_;
@@ -195,7 +196,19 @@ class FlatSet64 {
   bool has_zero_ = false;
 };
 
-// Throws std::runtime_error "cannot read PATH: <errno text>".
+// Bytes the output files have written to disk so far, all files together
+// (for progress and --max-output), and whether any write has failed (a run
+// can stop early: the error is reported when the file is closed).
+std::uint64_t bytes_written();
+bool write_failed();
+
+// A writer that cannot go on without exceeding a limit asks for the run to be
+// stopped (it cannot throw through the simulation); the engine stops it and
+// reports `why` (exit 2, nothing written). The first reason is kept.
+void stop_run(const std::string& why);
+const std::string& stop_reason();  // "" if none
+
+// Throws IoError "PATH: cannot read: <errno text>".
 [[noreturn]] void fail_read(const std::string& path);
 
 // Reads a binary scratch file of fixed-size records (closed), in chunks;

@@ -14,9 +14,9 @@ class NameMapWriter : public OutputWriter {
   using OutputWriter::OutputWriter;
 
   void finish(const RunInfo& info) override {
-    std::string name = info.trace_name;
-    std::replace(name.begin(), name.end(), '/', '_');  // the file name must stay in the folder
-    file_ = "name_map_" + name + ".json";
+    // The engine gives the safe component (engine::file_component); a writer
+    // driven directly (tests) may leave it empty: the trace name is used.
+    file_ = "name_map_" + (info.trace_file_name.empty() ? info.trace_name : info.trace_file_name) + ".json";
     std::vector<const KernelDef*> kernels;
     for (const KernelDef* k : info.kernels)
       if (k && !k->composed()) kernels.push_back(k);  // a composed MIX kernel's lanes are listed as themselves

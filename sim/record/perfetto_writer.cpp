@@ -88,7 +88,12 @@ struct Summary {
   Time last_begin = 0, last_end = 0;  // that block's bar
   std::uint32_t consumers = 0;  // consumers that have yet to draw their flow from this task
   bool retired = false;
+  std::vector<BlockRecord> blocks;  // finished blocks, drawn when the task retires (its hints are final then)
 };
+
+// Block records held for unretired tasks, all tasks together: beyond it the
+// run stops (exit 2) rather than grow without bound (docs/outputs.md, "Limits").
+constexpr std::size_t kMaxHeldBlocks = std::size_t(1) << 21;
 
 // Lanes that received events, for the metadata.
 struct Lanes {
@@ -123,6 +128,11 @@ class PerfettoWriter : public OutputWriter {
 
   void on_block_finished(const Task& t, const BlockRecord& b) override {
     Summary& s = live_[t.id];
+    s.blocks.push_back(b);
+    if (++held_ == kMaxHeldBlocks + 1)
+      stop_run("the Perfetto swimlane (merged_swimlane.json) would hold the block records of unretired tasks "
+               "beyond its limit of " + std::to_string(kMaxHeldBlocks) +
+               " records; --swimlane-level 0 runs without it");
     if (s.last_core < 0 || b.end >= s.last_end) {
       s.last_core = b.core;
       s.last_begin = b.receive;
@@ -146,10 +156,20 @@ class PerfettoWriter : public OutputWriter {
   }
 
   void on_retired(Task& t) override {
-    if (!t.blocks.empty()) draw_task(t);
+    // The task's blocks in dispatch order: those finished, then any still in
+    // flight (a run that ended early).
+    drawn_.clear();
+    if (auto self = live_.find(t.id); self != live_.end()) {
+      drawn_.swap(self->second.blocks);
+      held_ -= drawn_.size();
+    }
+    for (const BlockRecord& b : t.blocks)
+      if (b.core >= 0) drawn_.push_back(b);
+    std::sort(drawn_.begin(), drawn_.end(), [](const BlockRecord& a, const BlockRecord& b) { return a.seq < b.seq; });
+    if (!drawn_.empty()) draw_task(t);
     // The task's incoming dependency flows; then forget producers no
     // consumer needs any more.
-    const BlockRecord* first = first_block(t);
+    const BlockRecord* first = first_block();
     for (const FaninRef& f : t.fanin) {
       auto it = live_.find(f.producer);
       if (it == live_.end()) continue;
@@ -290,9 +310,9 @@ class PerfettoWriter : public OutputWriter {
     events_.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
   }
 
-  static const BlockRecord* first_block(const Task& t) {
+  const BlockRecord* first_block() const {
     const BlockRecord* first = nullptr;
-    for (const BlockRecord& b : t.blocks)
+    for (const BlockRecord& b : drawn_)
       if (!first || b.receive < first->receive) first = &b;
     return first;
   }
@@ -306,7 +326,7 @@ class PerfettoWriter : public OutputWriter {
     hints_.raw("\", \"fanin-hint\": \"");
     put_hint(hints_, t.fanin, [](const FaninRef& f) { return f.producer; });
     hints_.ch('"');
-    for (const BlockRecord& b : t.blocks) {
+    for (const BlockRecord& b : drawn_) {
       Lanes::mark(lanes_.worker_cores, b.core);
       const Time ts = std::min(b.receive, b.start);
       const Time dur = span(ts, b.end);
@@ -375,6 +395,8 @@ class PerfettoWriter : public OutputWriter {
   int level_;
   ScratchFile events_, allocs_;
   std::unordered_map<TaskId, Summary> live_;  // looked up by id only, never iterated
+  std::vector<BlockRecord> drawn_;  // the retiring task's blocks
+  std::size_t held_ = 0;            // block records in live_
   std::vector<Time> view_finish_;             // per core: finish of the last main-lane block
   Lanes lanes_;
   JsonBuf label_, hints_;

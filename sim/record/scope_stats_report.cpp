@@ -311,7 +311,21 @@ ScopeStatsReport parse_lines(std::istream& in, const std::string& file) {
   std::map<int, Record> open;  // depth -> its begin
   std::map<std::pair<int, std::string>, std::size_t> site_index;
   std::size_t line = 0;
-  for (std::string one; std::getline(in, one);) {
+  // A record is a few hundred bytes: a line beyond kMaxLine is not one (and
+  // /dev/zero has no line end at all), so reading stops there.
+  constexpr std::size_t kMaxLine = 1 << 16;
+  auto next_line = [&](std::string& one) {
+    one.clear();
+    for (int c; (c = in.get()) != std::char_traits<char>::eof();) {
+      if (c == '\n') return true;
+      if (one.size() >= kMaxLine)
+        throw InputError(file, "", "line " + std::to_string(line + 1) + " is longer than " +
+                                       std::to_string(kMaxLine) + " bytes: not a scope_stats.jsonl");
+      one += static_cast<char>(c);
+    }
+    return !one.empty();
+  };
+  for (std::string one; next_line(one);) {
     ++line;
     if (line == 1) {
       rep.meta = read_meta(parse_line(one, file, line, kMetaWhat), file);

@@ -1,4 +1,4 @@
-// task_stats.csv (npusim's own file): one line per task with what it cost the
+// task_stats.csv (npusim's own file, RFC 4180): one line per task with what it cost the
 // runtime: how many blocks, how many dispatch operations (pops that placed
 // blocks: one for a whole SPMD grid that fits, more when it runs in waves or
 // several threads place it), how many blocks were early-staged, and its
@@ -29,25 +29,18 @@ class TaskStatsWriter : public OutputWriter {
   void on_retired(Task& t) override {
     // first_release: when the first block could start: its dispatch, or for
     // an early-staged block its doorbell.
-    Time first_dispatch = kNever, first_release = kNever, first_start = kNever, last_start = 0, last_end = 0;
-    for (const BlockRecord& b : t.blocks) {
-      first_dispatch = std::min(first_dispatch, b.dispatch);
-      first_release = std::min(first_release, b.gated ? b.release : b.dispatch);
-      first_start = std::min(first_start, b.start);
-      last_start = std::max(last_start, b.start);
-      last_end = std::max(last_end, b.end);
-    }
+    const BlockTimes b = t.block_times();
     out_.u(t.id).ch(',').task(t.id).ch(',').raw(kind_name(t)).ch(',');
-    if (t.kernel) out_.raw(t.kernel->name).ch(',').i(t.kernel->func_id);
+    if (t.kernel) csv_field(t.kernel->name).ch(',').i(t.kernel->func_id);
     else out_.ch(',');
     out_.ch(',').i(t.ring).ch(',').i(t.block_num).ch(',').i(t.dispatch_ops).ch(',').i(t.staged_blocks).ch(',');
     ns(t.submit_end).ch(',');
     ns(t.ready_time).ch(',');
-    ns(first_dispatch).ch(',');
-    ns(first_release).ch(',');
-    ns(first_start).ch(',');
-    ns(t.blocks.empty() ? kNever : last_start).ch(',');
-    ns(t.blocks.empty() ? kNever : last_end).ch(',');
+    ns(b.first_dispatch).ch(',');
+    ns(b.first_release).ch(',');
+    ns(b.first_start).ch(',');
+    ns(b.count == 0 ? kNever : b.last_start).ch(',');
+    ns(b.count == 0 ? kNever : b.last_end).ch(',');
     ns(t.complete_time).ch('\n');
     out_.commit();
   }
@@ -56,6 +49,19 @@ class TaskStatsWriter : public OutputWriter {
   std::vector<std::string> files() const override { return {"task_stats.csv"}; }
 
  private:
+  // A text field as RFC 4180 has it: quoted (quotes doubled) when it holds a
+  // comma, a quote or a line break.
+  OutFile& csv_field(const std::string& v) {
+    if (v.find_first_of(",\"\r\n") == std::string::npos) {
+      out_.raw(v);
+      return out_;
+    }
+    out_.ch('"');
+    for (char c : v) (c == '"' ? out_.raw("\"\"") : out_.ch(c));
+    out_.ch('"');
+    return out_;
+  }
+
   // Nanoseconds with three decimals; empty for a moment that never came.
   OutFile& ns(Time t) {
     if (t == kNever) return out_;

@@ -29,6 +29,7 @@ struct RunInfo {
   const Platform* platform = nullptr;
   const RunConfig* config = nullptr;
   std::string trace_name;
+  std::string trace_file_name;   // trace_name as a safe file-name component (engine::file_component)
   std::vector<const KernelDef*> kernels;
   int sched_threads = 0;
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "models/common/errors.h"
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/subprocess.h"
@@ -36,15 +37,6 @@ using config::pointer_join;
 
 [[noreturn]] void fail(const std::string& file, const std::string& path, const std::string& msg) {
   throw InputError(file, path, msg);
-}
-
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the " + what);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "cannot read the " + what);
-  return s.str();
 }
 
 std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ull) {
@@ -519,9 +511,10 @@ class SceneProgram : public trace::ExternalProgram {
 
 }  // namespace
 
-trace::Trace load_program(const std::string& path) {
-  if (path == "-") return trace::load_trace(path);
-  const std::string text = read_file(path, "trace file");
+trace::Trace load_program(const std::string& path, std::string* text_out) {
+  if (path == "-") return trace::load_trace(path, text_out);
+  std::string text = config::read_text(path, path, trace::kMaxTraceBytes, "trace file");
+  if (text_out) *text_out = text;
   const std::string stem = fs::path(path).stem().string();
   if (text.find("\"npusim_scene\"") == std::string::npos) return trace::parse_trace(text, path, stem);
   J root = trace::parse_document(text, path);

@@ -58,8 +58,10 @@ struct SceneDef {
 std::string sdk_include_dir();
 std::string runner_path();
 
-// Reads a trace or a scene file ("-": a trace on standard input).
-trace::Trace load_program(const std::string& path);
+// Reads a trace or a scene file ("-": a trace on standard input), once
+// (config::read_text: its size limit, a folder or binary input named); the
+// text read goes to `text` when given.
+trace::Trace load_program(const std::string& path, std::string* text = nullptr);
 
 // The scene behind a loaded program, or nullptr for a trace.
 const SceneDef* scene_of(const trace::Trace& t);

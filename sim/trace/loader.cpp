@@ -10,9 +10,11 @@
 #include <iterator>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "models/runtime/task.h"
@@ -68,75 +70,24 @@ std::size_t first_overflowing_number(const std::string& text) {
 
 // JSON text -> document (keys in document order). Duplicate keys are errors;
 // syntax errors give the line and column.
+static_assert(kMaxJsonDepth == config::kMaxJsonNesting);
+
 J parse_json(const std::string& text, const std::string& file) {
-  struct Frame {
-    bool array = false;
-    std::size_t count = 0;  // elements begun so far (arrays)
-    std::string key;        // current key (objects)
-    Keys keys;
-  };
-  std::vector<Frame> frames;
-  auto element_begins = [&] {
-    if (!frames.empty() && frames.back().array) ++frames.back().count;
-  };
-  // Pointer of the innermost container.
-  auto container_path = [&] {
-    std::string path;
-    for (std::size_t i = 0; i + 1 < frames.size(); ++i)
-      path = frames[i].array ? pointer_join(path, frames[i].count - 1) : pointer_join(path, frames[i].key);
-    return path;
-  };
-  J::parser_callback_t cb = [&](int, J::parse_event_t ev, J& parsed) {
-    switch (ev) {
-      case J::parse_event_t::object_start:
-      case J::parse_event_t::array_start:
-        element_begins();
-        frames.emplace_back();
-        frames.back().array = ev == J::parse_event_t::array_start;
-        // Deeper documents are refused before the loader (which recurses over
-        // the program's nesting) ever sees them.
-        if (frames.size() > static_cast<std::size_t>(kMaxJsonDepth))
-          throw InputError(file, container_path(),
-                           "JSON nested too deeply (more than " + std::to_string(kMaxJsonDepth) +
-                               " levels of objects and lists)");
-        break;
-      case J::parse_event_t::key: {
-        std::string key = parsed.get<std::string>();
-        Frame& top = frames.back();
-        for (const std::string& k : top.keys) {
-          if (k != key) continue;
-          throw InputError(file, pointer_join(container_path(), key), "duplicate key \"" + key + "\"");
-        }
-        top.keys.push_back(key);
-        top.key = key;
-        break;
-      }
-      case J::parse_event_t::value:
-        element_begins();
-        break;
-      case J::parse_event_t::object_end:
-      case J::parse_event_t::array_end:
-        frames.pop_back();
-        break;
-    }
-    return true;
-  };
   auto at = [&](std::size_t idx) {
     std::size_t line = 1, line_start = 0;
     for (std::size_t i = 0; i < idx; ++i)
       if (text[i] == '\n') ++line, line_start = i + 1;
     return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
   };
-  try {
-    return J::parse(text, cb);
-  } catch (const J::parse_error& e) {
-    std::size_t idx = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    std::string what = e.what();
-    std::size_t p = what.find("parse error");
-    p = p == std::string::npos ? std::string::npos : what.find(": ", p);
-    std::string detail = p == std::string::npos ? what : what.substr(p + 2);
-    throw InputError(file, "", at(idx) + ": " + detail);
-  } catch (const J::out_of_range& e) {
+  config::JsonDom<J> dom;
+  if (dom.parse(text)) return dom.take();
+  if (dom.error == config::JsonDom<J>::Error::Duplicate)
+    throw InputError(file, pointer_join(dom.error_pointer, dom.error_key), "duplicate key \"" + dom.error_key + "\"");
+  if (dom.error == config::JsonDom<J>::Error::Nesting)
+    throw InputError(file, dom.error_pointer,
+                     "JSON nested too deeply (more than " + std::to_string(kMaxJsonDepth) +
+                         " levels of objects and lists)");
+  if (dom.error_id == 406) {
     // A number beyond a double's range ("1e400"): nlohmann says which text but
     // not where; it is the first such number outside strings.
     std::size_t idx = first_overflowing_number(text);
@@ -144,6 +95,12 @@ J parse_json(const std::string& text, const std::string& file) {
     throw InputError(file, "", (idx < text.size() ? at(idx) : std::string("invalid JSON")) +
                                    ": number " + number + " is out of range (beyond a double's range)");
   }
+  std::size_t idx = std::min<std::size_t>(dom.error_at == 0 ? 0 : dom.error_at - 1, text.size());
+  const std::string& what = dom.error_text;
+  std::size_t p = what.find("parse error");
+  p = p == std::string::npos ? std::string::npos : what.find(": ", p);
+  std::string detail = p == std::string::npos ? what : what.substr(p + 2);
+  throw InputError(file, "", at(idx) + ": " + detail);
 }
 
 bool is_identifier(const std::string& s) {
@@ -425,12 +382,15 @@ class Loader {
       const std::size_t len = out.size() - first;
       if (len * static_cast<std::size_t>(count) + first > kMaxLanePhases)
         fail(bp, "a lane may have at most " + std::to_string(kMaxLanePhases) + " phases once repeats are expanded");
+      if (len * static_cast<std::size_t>(count) + first + phases_before_ > kMaxTracePhases)
+        fail(bp, trace_phases_message());
       for (std::int64_t r = 1; r < count; ++r)
         for (std::size_t i = 0; i < len; ++i) out.push_back(out[first + i]);
       return;
     }
     if (out.size() >= kMaxLanePhases)
       fail(path, "a lane may have at most " + std::to_string(kMaxLanePhases) + " phases once repeats are expanded");
+    if (out.size() + phases_before_ >= kMaxTracePhases) fail(path, trace_phases_message());
     Phase p;
     p.path = path;
     if (kind == "compute") {
@@ -472,6 +432,11 @@ class Loader {
     out.push_back(std::move(p));
   }
 
+  static std::string trace_phases_message() {
+    return "the kernels may have at most " + std::to_string(kMaxTracePhases) +
+           " phases together once repeats are expanded (each costs memory for the whole run)";
+  }
+
   // Pushes and pops pair up: the AIC lane pushes to each AIV lane exactly as
   // many tiles as that lane pops (a mismatch would leave a lane waiting for
   // ever), and nothing else pushes or pops.
@@ -511,11 +476,13 @@ class Loader {
       p.path = pointer_join(path, "duration");
       p.duration = duration(*d, p.path);
       l.phases.push_back(std::move(p));
+      if (++phases_before_ > kMaxTracePhases) fail(path, trace_phases_message());
       return l;
     }
     const std::string bp = pointer_join(path, "body");
     const J& body = list(v.at("body"), bp);
     for (std::size_t i = 0; i < body.size(); ++i) phases(body[i], pointer_join(bp, i), l.phases, 0);
+    phases_before_ += l.phases.size();
     return l;
   }
 
@@ -1019,6 +986,7 @@ class Loader {
   std::unordered_map<std::string, int> slots_;
   std::vector<bool> bound_;
   int scope_ordinal_ = 0;
+  mutable std::size_t phases_before_ = 0;  // phases of the lanes loaded so far
 };
 
 }  // namespace
@@ -1030,7 +998,15 @@ const KernelDef* Trace::kernel_by_func_id(int func_id) const {
 }
 
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name) {
-  return trace_from_json(parse_document(text, file), file, default_name);
+  J root = parse_document(text, file);
+  try {
+    Trace t = trace_from_json(root, file, default_name);
+    config::dismantle(root);  // see dismantle: freeing must not allocate
+    return t;
+  } catch (...) {
+    config::dismantle(root);
+    throw;
+  }
 }
 
 nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
@@ -1056,17 +1032,12 @@ ExternalTensor parse_tensor(const nlohmann::ordered_json& def, const std::string
   return Loader(file, t).tensor_def(def, name, path);
 }
 
-Trace load_trace(const std::string& path) {
-  if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    return parse_trace(text, "<stdin>", "stdin");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the trace file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "cannot read the trace file");
-  return parse_trace(text.str(), path, std::filesystem::path(path).stem().string());
+Trace load_trace(const std::string& path, std::string* text_out) {
+  const bool stdin_ = path == "-";
+  std::string text = config::read_text(path, stdin_ ? "<stdin>" : path, kMaxTraceBytes, "trace file");
+  Trace t = parse_trace(text, stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : std::filesystem::path(path).stem().string());
+  if (text_out) *text_out = std::move(text);
+  return t;
 }
 
 }  // namespace npusim::trace

@@ -44,6 +44,8 @@ constexpr std::int64_t kMaxTransferBytes = std::int64_t(1) << 40;       // const
 constexpr std::int64_t kMaxRepeatCount = 65536;    // `repeat` count of a kernel phase body
 constexpr int kMaxRepeatNesting = 8;               // `repeat` inside `repeat`
 constexpr std::size_t kMaxLanePhases = 65536;      // phases of one lane once repeats are expanded
+constexpr std::size_t kMaxTracePhases = std::size_t(1) << 20;  // phases of all kernels together, repeats expanded
+constexpr std::uint64_t kMaxTraceBytes = std::uint64_t(1) << 30;  // a trace file (1 GiB)
 
 struct ExternalTensor {
   std::string name;
@@ -83,8 +85,9 @@ struct Trace {
   std::vector<const KernelDef*> all_kernels() const;
 };
 
-// `path` "-" reads standard input.
-Trace load_trace(const std::string& path);
+// `path` "-" reads standard input. The text is read once (a FIFO works) and,
+// if `text` is given, handed back there.
+Trace load_trace(const std::string& path, std::string* text = nullptr);
 // Parses trace text; `file` labels messages and `default_name` is used when
 // the trace has no `name`.
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name);
