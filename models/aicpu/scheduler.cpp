@@ -58,7 +58,7 @@ const std::array<int, 3>& SchedulerThread::shared_sample(bool fresh) {
   return iter_shared_;
 }
 
-void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed, TaskId task) {
+SchedPhaseRecord SchedulerThread::phase_record(SchedPhase kind, Time start, Time end, int processed) const {
   SchedPhaseRecord r;
   r.thread = index_;
   r.kind = kind;
@@ -66,18 +66,17 @@ void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processe
   r.end = end;
   r.loop_iter = loop_iter_;
   r.tasks_processed = processed;
+  return r;
+}
+
+void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed, TaskId task) {
+  SchedPhaseRecord r = phase_record(kind, start, end, processed);
   r.task_id = task;
   ctx_.obs->on_sched_phase(r);
 }
 
 void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
-  SchedPhaseRecord r;
-  r.thread = index_;
-  r.kind = kind;
-  r.start = start;
-  r.end = end;
-  r.loop_iter = loop_iter_;
-  r.tasks_processed = processed;
+  SchedPhaseRecord r = phase_record(kind, start, end, processed);
   r.shared_at_start = phase_start_shared_;
   r.shared_at_end = shared_sample(fresh);
   phase_start_shared_ = r.shared_at_end;

@@ -97,6 +97,8 @@ class SchedulerThread : public sc_core::sc_module {
   // dispatch records carry ready-queue snapshots, the start one being the
   // previous such record's end one; the others carry zeros.
   const std::array<int, 3>& shared_sample(bool fresh);
+  // The fields every phase record carries: thread, kind, span, iteration, count.
+  SchedPhaseRecord phase_record(SchedPhase kind, Time start, Time end, int processed) const;
   void record(SchedPhase kind, Time start, Time end, int processed, TaskId task = kNoTask);
   void record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh);
 
