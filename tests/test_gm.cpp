@@ -9,10 +9,15 @@
 // B blocks is published in one batch at 200 + 20 + 100 B and every block
 // starts 1000 later: 1320 (B=1), 1420 (B=2), 1620 (B=4).
 //
-// SOFT syncall (docs/gm.md): increment = line_serialize + line_latency = 250,
-// serialized on the counter line; poll = cacheinvalid_line + line_latency =
-// 250; a waiter leaves on its first poll completing at or after the last
-// increment; those final reloads are served line_serialize (50) apart.
+// SOFT syncall (docs/gm.md), as PTO-ISA's a2a3 SYNCALL_SOFT_ATOMIC_BARRIER
+// (include/pto/common/syncall_soft.hpp) does it, for a core arriving at T:
+// dsb (fence 100), ld_dev of the counter (200) reads `before` at T+300; dcci
+// (50) issues the atomic add at T+350, which is visible at T+550 (one GM round
+// trip), or line_serialize (50) after the previous add to the counter if that
+// is later; dcci + dsb wait for it: the polls start 100 after the add. Each
+// poll is an ld_dev (200); the core leaves on the first poll completing at or
+// after the add that reaches target = (before / used_cores + 1) * used_cores,
+// then dsb (100). Alone: T+950.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -193,37 +198,40 @@ TEST_CASE("the chip passes a runtime fatal to its observer once and stops", "[gm
   CHECK(s.obs.done.empty());
 }
 
-TEST_CASE("a SOFT syncall of two participants: serialized increments, polls, serialized final reloads", "[gm]") {
-  // Both start at 1420. Core 2 increments 1420..1670, core 3 waits for the
-  // line and increments 1670..1920 (the last). Core 2 polls from 1670: its
-  // poll ending at 1920 sees the count: released at 1920. Core 3 polls from
-  // 1920: released at 2170 (>= 1920 + 50).
+// Mirrors SYNCALL_SOFT_ATOMIC_BARRIER (PTO-ISA include/pto/common/syncall_soft.hpp).
+TEST_CASE("a SOFT syncall of two participants: read, atomic add, polls until the count reaches the target", "[gm]") {
+  // Both arrive at T = 1420 and read 0: target 2. Core 2's add is visible at
+  // T+550, core 3's 50 later (T+600, the count reaches 2). Core 2 polls from
+  // T+650: its first poll (T+850) sees 2: released at T+950 = 2370. Core 3
+  // polls from T+700: released at T+1000 = 2420.
   std::map<int, Time> r = barrier_releases(2);
   REQUIRE(r.size() == 2);
-  CHECK(r[2] == ns(1920));
-  CHECK(r[3] == ns(2170));
+  CHECK(r[2] == ns(2370));
+  CHECK(r[3] == ns(2420));
 }
 
+// Mirrors SYNCALL_SOFT_ATOMIC_BARRIER (PTO-ISA include/pto/common/syncall_soft.hpp).
 TEST_CASE("a SOFT syncall of four participants: exact release times", "[gm]") {
-  // All start at 1620 (T). Increments end at T+250, +500, +750, +1000 (cores
-  // 2, 3, 4, 5). Polls (250 each) from the own increment: core 2 polls end
-  // T+500, 750, 1000 -> first at/after T+1000: T+1000; core 3 T+1000; core 4
-  // T+1000; core 5 T+1250. Final reloads 50 apart in that order: T+1000,
-  // T+1050, T+1100, max(T+1250, T+1150) = T+1250.
+  // All arrive at T = 1620 and read 0 (the first add is visible only at
+  // T+550): target 4. The adds of cores 2..5 are visible at T+550, +600,
+  // +650, +700 (one at a time, 50 apart). Each polls from its add + 100
+  // (T+650, 700, 750, 800) and its first poll already sees the count 4 (the
+  // last add is visible at T+700): released 300 later, T+950, 1000, 1050, 1100.
   std::map<int, Time> r = barrier_releases(4);
   REQUIRE(r.size() == 4);
   const Time T = ns(1620);
-  CHECK(r[2] == T + ns(1000));
-  CHECK(r[3] == T + ns(1050));
-  CHECK(r[4] == T + ns(1100));
-  CHECK(r[5] == T + ns(1250));
+  CHECK(r[2] == T + ns(950));
+  CHECK(r[3] == T + ns(1000));
+  CHECK(r[4] == T + ns(1050));
+  CHECK(r[5] == T + ns(1100));
 }
 
 TEST_CASE("contention grows with the participants: SOFT barrier and stores to one line", "[gm]") {
-  // Barrier: last release after the common start, n = 1..4: 500 (one
-  // increment, one poll), 750, 1000, 1250; starts at 1320, 1420, 1520, 1620.
+  // Barrier: last release after the common start, n = 1..4: 950 alone (see
+  // the top), then line_serialize (50) more per participant, whose add is
+  // applied after the others: 1000, 1050, 1100; starts at 1320, 1420, 1520, 1620.
   const Time start[] = {0, ns(1320), ns(1420), ns(1520), ns(1620)};
-  const Time expect[] = {0, ns(500), ns(750), ns(1000), ns(1250)};
+  const Time expect[] = {0, ns(950), ns(1000), ns(1050), ns(1100)};
   Time prev = 0;
   for (int n = 1; n <= 4; ++n) {
     INFO("participants " << n);
@@ -257,6 +265,8 @@ TEST_CASE("contention grows with the participants: SOFT barrier and stores to on
   }
 }
 
+// Mirrors SYNCALL_SOFT_ATOMIC_BARRIER's epochs (PTO-ISA include/pto/common/syncall_soft.hpp):
+// the counter is never reset; each barrier waits for the next multiple of used_cores.
 TEST_CASE("repeated SOFT barriers each gather their participants, in one kernel and across launches", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
@@ -266,42 +276,51 @@ TEST_CASE("repeated SOFT barriers each gather their participants, in one kernel 
   s.run();
   REQUIRE(s.chip->runtime().finished());
   REQUIRE(s.obs.done.size() == 4);
-  // First launch: barrier 1 releases core 2 at 1920, core 3 at 2170 (as
-  // above). Barrier 2: core 2 increments 1920..2170, core 3 2170..2420 (the
-  // last); core 2's poll ends at 2420: released; core 3's at 2670.
+  // First launch: barrier 1 releases core 2 at 2370, core 3 at 2420 (as
+  // above; the counter is 2). Barrier 2: core 2 arrives at 2370 and reads 2
+  // (at 2670): target 4; its add is visible at 2920, it polls from 3020.
+  // Core 3 arrives at 2420, reads 2 (at 2720): target 4; its add is visible
+  // at 2970 (the count reaches 4); it polls from 3070. Core 2's first poll
+  // (3220) sees 4: released at 3320; core 3 at 3370.
   std::map<int, Time> first;
   for (const auto& d : s.obs.done)
     if (d.first == s.src.ids[0]) first[d.second.core] = d.second.end;
-  CHECK(first[2] == ns(2420));
-  CHECK(first[3] == ns(2670));
-  // Second launch: a counter left at 2 would release its first barrier at
-  // once; each barrier gathers its two participants again, so both blocks
-  // take exactly as long as in the first launch (from a common start, 1000
-  // and 1250).
+  CHECK(first[2] == ns(3320));
+  CHECK(first[3] == ns(3370));
+  // Second launch: the counter is at 4, so a barrier that waited for the
+  // count used_cores would release at once; each waits for the next multiple
+  // (6, then 8), so both blocks take exactly as long as in the first launch
+  // (from a common start, 1900 and 1950).
   std::map<int, std::pair<Time, Time>> second;
   for (const auto& d : s.obs.done)
     if (d.first == s.src.ids[1]) second[d.second.core] = {d.second.start, d.second.end};
   REQUIRE(second.size() == 2);
   CHECK(second[2].first == second[3].first);
-  CHECK(second[2].second - second[2].first == ns(1000));
-  CHECK(second[3].second - second[3].first == ns(1250));
+  CHECK(second[2].second - second[2].first == ns(1900));
+  CHECK(second[3].second - second[3].first == ns(1950));
 }
 
-TEST_CASE("a SOFT syncall whose used_cores is never reached leaves its waiters stalled", "[gm]") {
+// Mirrors SYNCALL_SOFT_POLL (PTO-ISA include/pto/common/syncall_soft.hpp): after
+// SYNCALL_SOFT_MAX_POLL_ITERATIONS (1,000,000, include/pto/common/type.hpp) polls
+// below the target the loop breaks (PTO_CPU_ASSERT is empty on the device).
+TEST_CASE("a SOFT syncall whose used_cores is never reached gives up after 1,000,000 polls", "[gm]") {
   Sim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
-  auto k = aiv_kernel("HANG", {compute(100), soft_syncall(0, "block_num + 1")});
+  auto k = aiv_kernel("HANG", {compute(100), soft_syncall(0, "block_num + 1"), compute(100)});
   s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
   s.run();
-  CHECK_FALSE(s.chip->runtime().finished());
-  auto w = s.chip->cores().waiting_cores();
-  REQUIRE(w.size() == 2);
-  for (const auto& x : w) {
-    REQUIRE(x.phase);
-    CHECK(x.phase->kind == PhaseKind::Syncall);
-    CHECK(x.phase->sync_mode == SyncMode::Soft);
-    CHECK(x.since == ns(1420 + 100));
-  }
+  // Both arrive at T = 1520 and wait for 3: core 2 polls from T+650, core 3
+  // from T+700; 1,000,000 polls of 200 ns, dsb 100, then the last compute.
+  REQUIRE(s.chip->runtime().finished());
+  const std::map<int, Time> end = s.obs.end_by_core();
+  const Time T = ns(1520);
+  CHECK(end.at(2) == T + ns(650) + ns(200) * 1000000 + ns(100 + 100));
+  CHECK(end.at(3) == T + ns(700) + ns(200) * 1000000 + ns(100 + 100));
+  // One report per (task, workspace line).
+  REQUIRE(s.obs.count("coherency_syncall_timeout") == 1);
+  CHECK(s.obs.warnings[0].second.find("used_cores=3) gave up at 200002.270 us after 1000000 polls: the counter "
+                                      "is at 2, the barrier waits for 3") != std::string::npos);
+  CHECK(s.chip->gm().reports() == 1);
 }
 
 TEST_CASE("a task's stores are visible to its consumer task without a fence (hazards live inside a kernel run)", "[gm]") {

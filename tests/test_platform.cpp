@@ -170,6 +170,7 @@ TEST_CASE("platform: a2a3 values and their derivations", "[platform]") {
   CHECK(p.gm.line_bytes == 64);
   CHECK(p.gm.bytes_per_ns == 32.0);
   CHECK(p.ffts.barrier_release == ns(500));
+  CHECK(p.ffts.flag == ns(100));
 }
 
 TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values agree", "[platform]") {
@@ -193,6 +194,7 @@ TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values
   CHECK(p.core.receive_to_start == ns(500));
   CHECK(p.gm.bytes_per_ns == 64.0);
   CHECK(p.ffts.barrier_release == ns(100));
+  CHECK(p.ffts.flag == ns(20));
   CHECK(p.timeouts.scheduler_no_progress == us(10000000));
   CHECK(p.provenance.size() == platform_field_pointers().size());
   CHECK(p.provenance.at("/sched/loop_ns") == "round number for hand-checked tests");

@@ -144,11 +144,13 @@ bool AicoreComplex::run_local(int core, Slot& s) {
   return true;
 }
 
-void AicoreComplex::schedule(int core, Time t) {
-  queue_.push(Event{t, seq_++, core});
+void AicoreComplex::schedule(int core, Time t, PhaseHandler* timer) {
+  queue_.push(Event{t, seq_++, core, timer});
   Time now = sc_core::sc_time_stamp().value();
   queue_ev_.notify(sc_core::sc_time::from_value(t > now ? t - now : 0));
 }
+
+void AicoreComplex::set_timer(int core, Time t, PhaseHandler* h) { schedule(core, t, h); }
 
 PhaseCtx AicoreComplex::ctx_of(int core, const Slot& s) const {
   PhaseCtx x;
@@ -170,9 +172,11 @@ void AicoreComplex::process() {
     Core& c = cores_[ev.core];
     if (c.exec < 0) continue;
     Slot& s = c.slots[c.exec];
-    if (!s.waiting || s.t != ev.t) continue;
+    if (!s.waiting || (!ev.timer && s.t != ev.t)) continue;
     PhaseCtx x = ctx_of(ev.core, s);
-    Time done = handler_for(*x.phase)->execute(x, now);
+    PhaseHandler* h = handler_for(*x.phase);
+    if (ev.timer && ev.timer != h) continue;  // the core has moved on to another handler's phase
+    Time done = ev.timer ? h->on_timer(x, now) : h->execute(x, now);
     if (done == kNever) continue;  // the handler resumes it later
     resume(ev.core, done);
   }

@@ -64,6 +64,11 @@ class PhaseHandler {
   // phase executed; `end` may lie ahead of the current time). The GM model
   // writes the block's stores back and drops its cache here.
   virtual void block_end(int /*core*/, const Task& /*task*/, int /*block*/, Time /*end*/) {}
+  // A timer this handler set with AicoreComplex::set_timer fires at `t` while
+  // the core still waits inside one of its phases (a timeout, e.g. a SOFT
+  // barrier that stops polling). Return the time the phase completes, or
+  // kNever to keep waiting.
+  virtual Time on_timer(const PhaseCtx& /*ctx*/, Time /*t*/) { return kNever; }
 };
 
 class AicoreComplex : public sc_core::sc_module {
@@ -120,6 +125,9 @@ class AicoreComplex : public sc_core::sc_module {
 
   // A PhaseHandler finishing a phase it had made wait (see execute).
   void resume(int core, Time t_done);
+  // Calls h->on_timer at time `t` (>= now) if `core` then still waits inside
+  // a phase that `h` executes; the handler checks that it is the wait it meant.
+  void set_timer(int core, Time t, PhaseHandler* h);
 
   // Diagnostics.
   Time first_start() const { return first_start_; }
@@ -168,6 +176,7 @@ class AicoreComplex : public sc_core::sc_module {
     Time t;
     std::uint64_t seq;
     int core;
+    PhaseHandler* timer;  // set_timer's handler; nullptr: execute the phase the core reached at t
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
 
@@ -183,7 +192,7 @@ class AicoreComplex : public sc_core::sc_module {
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);
   bool visible(Time x, Time t) const { return x != kNever && x + fin_notice_ <= t; }
-  void schedule(int core, Time t);
+  void schedule(int core, Time t, PhaseHandler* timer = nullptr);
   void process();
   PhaseCtx ctx_of(int core, const Slot& s) const;
 

@@ -13,6 +13,15 @@ enum class CoreKind : std::uint8_t { AIC, AIV };
 // Workers 0..B-1 are AIC, B..3B-1 AIV; cluster ci = {AIC ci, AIV0 B+2ci,
 // AIV1 B+2ci+1}; the cores of cluster ci belong to scheduler thread
 // ci % threads.
+// Whether a syncall of `type` does anything on a core of `kind`: PTO-ISA
+// compiles the AIV-only barriers out of the cube binary and the AIC-only ones
+// out of the vector binary (include/pto/npu/a2a3/SyncAll.hpp SYNCALL_IMPL,
+// include/pto/common/syncall_soft.hpp SYNCALL_SOFT_IMPL / _AIC_IMPL); mix
+// barriers run on both.
+inline bool syncall_runs_on(CoreType type, CoreKind kind) {
+  return type == CoreType::MIX || (type == CoreType::AIV) == (kind == CoreKind::AIV);
+}
+
 struct CoreMap {
   int clusters = 0;
   int aic(int ci) const { return ci; }

@@ -128,7 +128,8 @@ struct CrossCoreCosts {
 };
 
 struct FftsCosts {
-  Time barrier_release = 0;  // last arrival until every waiter resumes
+  Time barrier_release = 0;  // a mode-0 barrier: last arrival until every waiter resumes
+  Time flag = 0;             // a cluster-local cross-core flag: set until the waiter resumes
 };
 
 struct Platform {

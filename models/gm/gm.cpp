@@ -12,7 +12,7 @@ constexpr std::size_t kIoSweepMin = 64;  // tasks with bypass loads tracked befo
 constexpr std::size_t kSpareMax = 4096;  // run nodes kept for reuse
 
 const char* kKindNames[] = {"coherency_stale_read", "coherency_unfenced_read", "coherency_partial_invalidate",
-                            "coherency_bypass_write"};
+                            "coherency_bypass_write", "coherency_syncall_timeout"};
 
 // The first entry of an ordered map of ranges [key, value.hi) that ends after `a`.
 template <class M>
@@ -284,66 +284,119 @@ Time GmModel::cacheinvalid(const PhaseCtx& ctx, Time t) {
   return t + gm_.cacheinvalid_line;
 }
 
-// SOFT syncall (docs/gm.md; PTO-ISA's algorithm is unknown, this is an
-// assumption): each participant increments a counter in the workspace's
-// first line (an atomic: serialized, line_serialize + line_latency), then
-// polls it (cacheinvalid_line + line_latency per poll) until the count of
-// this episode is reached. A waiter leaves on its first poll completing once
-// the last increment is visible; those final reloads of the hot line are
-// served one after another, line_serialize apart.
+// SOFT syncall, as PTO-ISA's a2a3 SYNCALL_SOFT_ATOMIC_BARRIER does it
+// (include/pto/common/syncall_soft.hpp, simpler's pinned PTO-ISA; docs/gm.md):
+//   pipe_barrier(PIPE_ALL); dsb(DSB_DDR);
+//   before = ld_dev(counter)                       SYNCALL_SOFT_ARRIVE
+//   dcci(counter); st_atomic(+1); dcci(counter); dsb(DSB_DDR)
+//   target = (before / used_cores + 1) * used_cores
+//   while (ld_dev(counter) < target)               SYNCALL_SOFT_POLL
+//     every 16th poll pipe_barrier(PIPE_ALL); after 1,000,000 polls give up
+//   dsb(DSB_DDR); pipe_barrier(PIPE_ALL)
+// Costs: dsb gm.fence, ld_dev (a load from GM) gm.line_latency, dcci
+// gm.cacheinvalid_line, pipe_barrier nothing (a core's phases are sequential).
+// The atomic add takes a GM round trip (line_latency) and the adds to one
+// counter are applied one at a time, at least gm.line_serialize apart. A
+// poll completing at x sees the adds visible by x.
+namespace {
+// SYNCALL_SOFT_MAX_POLL_ITERATIONS (include/pto/common/type.hpp): the poll
+// loop breaks after this many polls below the target and the kernel goes on.
+constexpr std::uint64_t kSoftMaxPolls = 1000000;
+}  // namespace
+
 std::vector<GmModel::OpenSoftBarrier> GmModel::open_soft_barriers() const {
   std::vector<OpenSoftBarrier> v;
-  for (const auto& [line, b] : barriers_) {
-    if (b.arrived.empty()) continue;
-    OpenSoftBarrier o{line * line_bytes_, b.target, {}};
-    for (const Arrival& a : b.arrived) o.arrived.push_back(a.core);
+  for (const auto& [line, c] : counters_) {
+    if (c.waiting.empty()) continue;
+    OpenSoftBarrier o{line * line_bytes_, c.waiting.front().used_cores, {}};
+    for (const SoftWaiter& w : c.waiting) o.arrived.push_back(w.core);
     v.push_back(std::move(o));
   }
   std::sort(v.begin(), v.end(), [](const OpenSoftBarrier& a, const OpenSoftBarrier& b) { return a.line_addr < b.line_addr; });
   return v;
 }
 
+// The poll loop started at `polls_from` ends with the first poll completing
+// at or after `reached` (at least one poll), then dsb(DSB_DDR).
+Time GmModel::soft_exit(Time polls_from, Time reached) const {
+  const Time poll = gm_.line_latency;
+  std::uint64_t k = 1;
+  if (poll > 0 && reached > polls_from + poll) k = (reached - polls_from + poll - 1) / poll;
+  return polls_from + k * poll + gm_.fence;
+}
+
 Time GmModel::soft_syncall(const PhaseCtx& ctx, Time t) {
+  if (!syncall_runs_on(ctx.phase->sync_core_type, cores_.map().kind(ctx.core))) return t;
   enter(ctx, t);
   const Tensor& ws = ctx.task->args[static_cast<std::size_t>(ctx.phase->workspace_arg)];
-  Barrier& b = barriers_[line_of(view_base(ws))];
+  SoftCounter& c = counters_[line_of(view_base(ws))];
   BlockEnv env(ctx.block, ctx.block_num);
   const std::int64_t n = std::max<std::int64_t>(1, ctx.phase->used_cores.eval_or(env, 1));
-  if (b.arrived.empty()) b.target = static_cast<int>(std::min<std::int64_t>(n, 1 << 30));
-  const Time start = std::max(t, b.owner_until);
-  const Time inc_done = start + gm_.line_serialize + gm_.line_latency;
-  b.owner_until = inc_done;
-  b.arrived.push_back(Arrival{ctx.core, inc_done});
-  if (static_cast<int>(b.arrived.size()) < b.target) return kNever;  // waits for the others
-
-  const Time last = inc_done;
-  const Time poll = gm_.cacheinvalid_line + gm_.line_latency;
-  struct Exit {
-    Time f;
-    int core;
-  };
-  std::vector<Exit> exits;
-  exits.reserve(b.arrived.size());
-  for (const Arrival& a : b.arrived) {
-    Time f = last;
-    if (poll > 0) {
-      const Time k = last > a.inc_done ? (last - a.inc_done + poll - 1) / poll : 1;
-      f = a.inc_done + std::max<Time>(k, 1) * poll;
+  // Adds visible by now are visible to every read from now on.
+  const auto seen = std::upper_bound(c.added.begin(), c.added.end(), t);
+  c.base += static_cast<std::uint64_t>(seen - c.added.begin());
+  c.added.erase(c.added.begin(), seen);
+  // dsb, then ld_dev: the count before this core's add.
+  const Time read = t + gm_.fence + gm_.line_latency;
+  const std::uint64_t before =
+      c.base + static_cast<std::uint64_t>(std::upper_bound(c.added.begin(), c.added.end(), read) - c.added.begin());
+  const std::uint64_t un = static_cast<std::uint64_t>(n);
+  const std::uint64_t target = (before / un + 1) * un;
+  // dcci, st_atomic: the add, applied after the previous one.
+  const Time issue = read + gm_.cacheinvalid_line;
+  Time added = issue + gm_.line_latency;
+  if (c.adds()) added = std::max(added, c.last_add + gm_.line_serialize);
+  c.added.push_back(added);
+  c.last_add = added;
+  // dcci, dsb(DSB_DDR): waits for the add to complete; then the polls.
+  const Time polls_from = std::max(issue + gm_.cacheinvalid_line, added) + gm_.fence;
+  // The waiters whose count this add completes.
+  const std::uint64_t count = c.adds();
+  for (std::size_t i = 0; i < c.waiting.size();) {
+    const SoftWaiter& w = c.waiting[i];
+    const Time exit = w.target == count ? soft_exit(w.polls_from, added) : kNever;
+    if (exit < w.deadline) {
+      cores_.resume(w.core, exit);
+      c.waiting.erase(c.waiting.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;  // its count is not reached yet, or it gives up first (its timer)
     }
-    exits.push_back(Exit{f, a.core});
   }
-  std::stable_sort(exits.begin(), exits.end(), [](const Exit& x, const Exit& y) { return x.f < y.f; });
-  Time mine = last, prev = 0;
-  for (std::size_t i = 0; i < exits.size(); ++i) {
-    const Time r = i == 0 ? exits[i].f : std::max(exits[i].f, prev + gm_.line_serialize);
-    prev = r;
-    if (exits[i].core == ctx.core)
-      mine = r;
-    else
-      cores_.resume(exits[i].core, r);
+  const Time deadline = polls_from + kSoftMaxPolls * gm_.line_latency + gm_.fence;
+  if (count >= target) {
+    const Time reached = target <= c.base ? 0 : c.added[static_cast<std::size_t>(target - c.base - 1)];
+    const Time exit = soft_exit(polls_from, reached);
+    if (exit < deadline) return exit;
   }
-  b.arrived.clear();
-  return mine;
+  c.waiting.push_back(SoftWaiter{ctx.core, ctx.task->id, ctx.block, n, target, polls_from, deadline});
+  cores_.set_timer(ctx.core, deadline, this);
+  return kNever;
+}
+
+// A waiter that is still polling at its deadline gives up: the loop breaks
+// and the kernel goes on without the barrier.
+Time GmModel::on_timer(const PhaseCtx& ctx, Time t) {
+  for (auto& [line, c] : counters_)
+    for (auto it = c.waiting.begin(); it != c.waiting.end(); ++it) {
+      if (it->core != ctx.core || it->deadline != t) continue;
+      const SoftWaiter w = *it;
+      c.waiting.erase(it);
+      if (reported_.insert(ReportKey{w.task, line, kSyncallTimeout}).second && ++reports_ && obs_) {
+        const std::uint64_t seen =
+            c.base + static_cast<std::uint64_t>(std::upper_bound(c.added.begin(), c.added.end(), t) - c.added.begin());
+        obs_->on_warning(
+            kKindNames[kSyncallTimeout],
+            "task " + task_label(w.task, ctx.task->kernel) + " block " + std::to_string(w.block) + " on core " +
+                std::to_string(w.core) + ": a SOFT syncall (workspace line GM " + hex(line * line_bytes_) +
+                ", used_cores=" + std::to_string(w.used_cores) + ") gave up at " + us_text(t) + " after " +
+                std::to_string(kSoftMaxPolls) + " polls: the counter is at " + std::to_string(seen) + ", the barrier waits for " +
+                std::to_string(w.target) + "; PTO-ISA's poll loop then breaks and the kernel runs on unsynchronised, "
+                "so what follows the barrier can read stale data; used_cores must count the cores that take part "
+                "(mix: AIC and AIV)");
+      }
+      return t;
+    }
+  return kNever;
 }
 
 // ------------------------------------------------------------------ runs

@@ -52,6 +52,7 @@ class GmModel : public PhaseHandler {
   }
   Time execute(const PhaseCtx& ctx, Time t) override;
   void block_end(int core, const Task& task, int block, Time end) override;
+  Time on_timer(const PhaseCtx& ctx, Time t) override;  // a SOFT barrier's waiter stops polling
 
   // Coherency reports made so far (after deduplication).
   std::uint64_t reports() const { return reports_; }
@@ -61,7 +62,7 @@ class GmModel : public PhaseHandler {
   // SOFT barriers still waiting (for a hang's diagnosis), by workspace line address.
   struct OpenSoftBarrier {
     std::uint64_t line_addr;
-    int target;
+    std::int64_t used_cores;   // of the first waiter
     std::vector<int> arrived;  // cores
   };
   std::vector<OpenSoftBarrier> open_soft_barriers() const;
@@ -121,15 +122,25 @@ class GmModel : public PhaseHandler {
     std::vector<std::pair<Line, Line>> dirty;  // line ranges with stores not yet fenced
     std::uint64_t dirty_lines = 0;
   };
-  // SOFT syncall: one counter per workspace line, reset when it releases.
-  struct Arrival {
+  // SOFT syncall: the counter in the first int32 of a workspace, per line.
+  // It is never reset (PTO-ISA's epoch barrier). Its atomic adds are applied
+  // one at a time; `added` holds, in order, the times the adds not yet folded
+  // into `base` became visible.
+  struct SoftWaiter {
     int core;
-    Time inc_done;  // its increment of the counter is visible
+    TaskId task;
+    int block;
+    std::int64_t used_cores;
+    std::uint64_t target;  // the count it polls for
+    Time polls_from;       // its first poll starts
+    Time deadline;         // it gives up (SYNCALL_SOFT_MAX_POLL_ITERATIONS polls)
   };
-  struct Barrier {
-    int target = 0;
-    std::vector<Arrival> arrived;
-    Time owner_until = 0;
+  struct SoftCounter {
+    std::uint64_t base = 0;
+    std::vector<Time> added;
+    Time last_add = 0;
+    std::vector<SoftWaiter> waiting;
+    std::uint64_t adds() const { return base + added.size(); }
   };
   // Bytes a task with bypass loads stores and loads with "bypass".
   struct IoRange {
@@ -164,7 +175,7 @@ class GmModel : public PhaseHandler {
     int core, block, arg;
     Time at;
   };
-  enum ReportKind : int { kStale = 0, kUnfenced, kPartial, kBypass };
+  enum ReportKind : int { kStale = 0, kUnfenced, kPartial, kBypass, kSyncallTimeout };
 
   // Phases.
   Time load(const PhaseCtx& ctx, Time t);
@@ -172,6 +183,7 @@ class GmModel : public PhaseHandler {
   Time fence(const PhaseCtx& ctx, Time t);
   Time cacheinvalid(const PhaseCtx& ctx, Time t);
   Time soft_syncall(const PhaseCtx& ctx, Time t);
+  Time soft_exit(Time polls_from, Time reached) const;
 
   CoreState& enter(const PhaseCtx& ctx, Time t);
   const KernelInfo& kernel_info(const Task& task);
@@ -216,7 +228,7 @@ class GmModel : public PhaseHandler {
   std::map<Line, Run> runs_;
   std::vector<std::map<Line, Run>::node_type> spare_;  // dropped runs' nodes, reused
   std::size_t prune_at_;
-  std::unordered_map<Line, Barrier> barriers_;
+  std::unordered_map<Line, SoftCounter> counters_;
   std::unordered_set<const Phase*> out_of_view_;  // phases already reported
   std::unordered_map<TaskId, TaskIo> task_io_;
   std::size_t io_sweep_at_;

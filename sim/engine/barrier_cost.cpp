@@ -204,10 +204,12 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
                   pt.soft_ns >= 0 ? fmt(pt.soft_ns).c_str() : pt.soft_ns == -1 ? "hang" : "error", pt.hard_ns >= 0 ? fmt(pt.hard_ns).c_str() : pt.hard_note.c_str());
     out << line;
   }
-  out << "model: SOFT = each participant's atomic increment of one GM line (serialized, gm.line_serialize_ns + "
-         "gm.line_latency_ns each), then polls of that line (gm.cacheinvalid_line_ns + gm.line_latency_ns each) until "
-         "the count is complete; HARD = ffts.barrier_release_ns after the last arrival, valid only with every "
-         "physical core of the type taking part (docs/barriers.md)\n";
+  out << "model (PTO-ISA a2a3 SyncAll.hpp, syncall_soft.hpp): SOFT = dsb, ld_dev of the counter, dcci, an atomic add "
+         "(a GM round trip; the adds to one counter applied gm.line_serialize_ns apart), dcci, dsb, then polls "
+         "(ld_dev, gm.line_latency_ns each) until the count reaches the next multiple of used_cores, dsb; HARD = the "
+         "FFTS mode-0 barrier over every physical core of the type, ffts.barrier_release_ns after the last arrival "
+         "(mix: each AIC first waits for its AIVs' flag and then flags them, ffts.flag_ns each way), valid only with "
+         "every physical core of the type taking part (docs/barriers.md)\n";
   if (!req.csv.empty()) {
     std::ostringstream o;
     o << "core_type,participants,soft_ns,hard_ns\n";
@@ -233,8 +235,9 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
       o << "<tr><td>" << pt.type << "</td><td>" << pt.participants << "</td><td>"
         << (pt.soft_ns >= 0 ? fmt(pt.soft_ns) : "hang") << "</td><td>"
         << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : pt.hard_note) << "</td></tr>\n";
-    o << "</table>\n<p>HARD: ffts.barrier_release_ns after the last arrival, only with full occupancy. SOFT: serialized "
-         "atomic increments of one GM line, then polling (see docs/barriers.md).</p>\n</body></html>\n";
+    o << "</table>\n<p>HARD: the FFTS barrier, ffts.barrier_release_ns after the last arrival (mix: plus the "
+         "AIC/AIV flags), only with full occupancy. SOFT: PTO-ISA's atomic counter, one add per participant applied "
+         "one at a time, then polling (see docs/barriers.md).</p>\n</body></html>\n";
     html.raw(o.str());
     html.close();
   }

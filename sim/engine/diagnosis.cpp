@@ -133,8 +133,9 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
       why.push_back("  task " + task_display(id) + " (" + kname + ") has block_num " + std::to_string(t->block_num) +
                     (t->sync_start ? " with" : " without") + " sync_start; " + std::to_string(placed) +
                     " block(s) placed, " + std::to_string(t->blocks_remaining()) + " still queued");
-      if (t->block_num < e.participants)
-        why.push_back("  the launch is narrower than the barrier: " + std::to_string(e.participants - t->block_num) +
+      if (t->block_num * e.cores_per_block < e.participants)
+        why.push_back("  the launch is narrower than the barrier: " +
+                      std::to_string(e.participants - t->block_num * e.cores_per_block) +
                       " physical " + core_type_name(e.type) + " cores run no block of it");
       if (t->blocks_remaining() > 0)
         why.push_back("  its remaining blocks wait for cores held by blocks stuck at the barrier (the grid runs in waves)");
@@ -154,7 +155,7 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
                   std::to_string(busy) + " run other work");
     const std::string width = e.type == CoreType::AIV ? "pl.system.available_aiv_count()" : "pl.system.available_cluster_count()";
     why.push_back("  fix: launch one block per physical core (block_num " + std::to_string(
-                      e.type == CoreType::MIX ? e.participants / 3 : e.participants) + ", " + width +
+                      e.participants / e.cores_per_block) + ", " + width +
                   ") with sync_start=True so all blocks are co-resident, or use mode=\"soft\" (GM polling, "
                   "works at partial occupancy) with used_cores set to the blocks that take part; "
                   "`npusim check` flags such a launch without running it");
@@ -170,10 +171,10 @@ void explain_soft_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::
     char addr[32];
     std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(b.line_addr));
     why.push_back(std::to_string(b.arrived.size()) + " core(s) [" + list + "] poll a SOFT syncall counter (workspace line " +
-                  addr + ") that waits for used_cores=" + std::to_string(b.target) + " participants; only " +
+                  addr + ") that waits for used_cores=" + std::to_string(b.used_cores) + " participants; only " +
                   std::to_string(b.arrived.size()) + " arrived and no other block of the launch is left to arrive: "
                   "used_cores must count the blocks that take part (mix: their AIC and AIV cores)");
-    d["soft_barriers"].push_back({{"workspace_line", addr}, {"used_cores", b.target}, {"arrived", b.arrived}});
+    d["soft_barriers"].push_back({{"workspace_line", addr}, {"used_cores", b.used_cores}, {"arrived", b.arrived}});
   }
 }
 

@@ -271,6 +271,7 @@ const std::vector<Field<FftsCosts>>& ffts_fields() {
   using F = FftsCosts;
   static const std::vector<Field<F>> f = {
       time_ns("barrier_release", &F::barrier_release),
+      time_ns("flag", &F::flag),
   };
   return f;
 }

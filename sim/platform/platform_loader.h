@@ -18,7 +18,7 @@ Platform load_platform(const std::string& name_or_path);
 Platform parse_platform(const std::string& text, const std::string& file);
 
 // JSON Pointer of every leaf a platform file must give, in file order
-// ("/topology/clusters", ..., "/ffts/barrier_release_ns"); after a successful
+// ("/topology/clusters", ..., "/ffts/flag_ns"); after a successful
 // load each of them is a key of Platform::provenance.
 std::vector<std::string> platform_field_pointers();
 
