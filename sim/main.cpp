@@ -38,11 +38,14 @@ using npusim::engine::kExitInputError;
 // The options that shape a simulation (run and record).
 void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw, std::string& rh,
                      std::string& rdp, std::string& runtime, std::string& seed, std::string& threads,
-                     std::string& max_tasks) {
+                     std::string& max_tasks, std::string& layout) {
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
   cmd->add_option("--seed", seed, "seed for sampled kernel durations");
   cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
   cmd->add_option("--runtime", runtime, "tensormap_and_ringbuffer | host_build_graph");
+  cmd->add_option("--hbg-layout", layout,
+                  "host_build_graph AICPU threads: resolution_thread (default: the last one resolves, owning no "
+                  "cores) | all_schedule (every thread owns cores)");
   cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
@@ -53,9 +56,9 @@ void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
 
 void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
                      std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
-                     std::string& threads, std::string& max_tasks, std::string& max_output) {
+                     std::string& threads, std::string& max_tasks, std::string& max_output, std::string& layout) {
   cmd->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
-  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks);
+  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout);
   cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
       ->check(CLI::Range(0, 4));
@@ -95,7 +98,8 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
 // Command-line values -> RunOptions, with the trace format's validation.
 void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
                 const std::string& rdp, const std::string& runtime, const std::string& seed,
-                const std::string& threads, const std::string& max_tasks, const std::string& max_output) {
+                const std::string& threads, const std::string& max_tasks, const std::string& max_output,
+                const std::string& layout) {
   if (!max_tasks.empty()) {
     std::size_t used = 0;
     unsigned long long v = 0;
@@ -114,6 +118,7 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
   if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
   if (!rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(rdp, "ring_dep_pool");
   if (!runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(runtime);
+  if (!layout.empty()) req.cli.hbg_layout = cfg::parse_hbg_layout_cli(layout);
   if (!seed.empty()) req.cli.seed = cfg::parse_seed_cli(seed);
   if (!threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(threads);
 }
@@ -190,10 +195,10 @@ int sc_main(int argc, char* argv[]) {
   npusim::engine::RunRequest req;
   std::string rtw, rh, rdp, runtime;
   std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
-  std::string max_tasks, max_output;
+  std::string max_tasks, max_output, layout;
 
   CLI::App* run = app.add_subcommand("run", "simulate a trace or a scene");
-  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
+  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
   CLI::App* check = app.add_subcommand("check", "check a trace or a scene without simulating");
   check->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
   check->add_option("--platform", req.platform, "platform name or path");
@@ -202,7 +207,7 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* record = app.add_subcommand("record", "run a scene and write the trace of the operations it performed");
   record->add_option("SCENE", req.trace_path, "scene file")->required();
   record->add_option("-o,--output", req.record_path, "the trace to write")->required();
-  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks);
+  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout);
   record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
 
   CLI::App* import = app.add_subcommand("import", "turn a device capture into a trace that replays it");
@@ -250,13 +255,13 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     if (*run) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
       req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       return npusim::engine::run(req, std::cout, std::cerr);
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
     if (*record) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
       req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       req.outputs = false;
       req.suggest = false;

@@ -263,13 +263,23 @@ TEST_CASE("the qwen3 decode reproduces a2a3-timing D.3's task and block counts",
   CHECK(s["kernels"]["attention"]["tasks"] == 40);
 }
 
-TEST_CASE("host_build_graph: every AICPU thread schedules and orchestration costs nothing", "[cli]") {
-  fs::path a = scratch("hbg"), b = scratch("trb");
+TEST_CASE("host_build_graph: a resolution thread, all_schedule as an option, orchestration costs nothing", "[cli]") {
+  fs::path a = scratch("hbg"), b = scratch("trb"), c = scratch("hbg_all");
   REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --out '" + a.string() + "'").status == 0);
   REQUIRE(npusim("run traces/fanout_fanin.json --out '" + b.string() + "'").status == 0);
-  json sa = load(a / "summary.json"), sb = load(b / "summary.json");
-  CHECK(sa["run"]["sched_threads"] == 4);
+  REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout all_schedule --out '" +
+                 c.string() + "'").status == 0);
+  json sa = load(a / "summary.json"), sb = load(b / "summary.json"), sc = load(c / "summary.json");
+  CHECK(sa["run"]["hbg_layout"] == "resolution_thread");
+  CHECK(sa["run"]["sched_threads"] == 3);
   CHECK(sb["run"]["sched_threads"] == 3);
+  CHECK_FALSE(sb["run"].contains("hbg_layout"));
+  CHECK(sc["run"]["hbg_layout"] == "all_schedule");
+  CHECK(sc["run"]["sched_threads"] == 4);
+  Result bad = npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout 3s1p --out /dev/null/x");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--hbg-layout: hbg_layout must be \"resolution_thread\" or \"all_schedule\", got 3s1p") !=
+        std::string::npos);
   CHECK(sa["device_wall_ns"].get<double>() < sb["device_wall_ns"].get<double>());
   CHECK_FALSE(fs::exists(a / "scope_stats"));  // scope_stats is T&R only
   json sw = load(a / "chip_swimlane_records.json");

@@ -161,7 +161,7 @@ TEST_CASE("run options: the run block") {
 TEST_CASE("run options: run block errors") {
   CHECK(run_error(R"({"ring_heapp": 1024})") ==
         "t.json|/run/ring_heapp|unknown key \"ring_heapp\" (expected one of: aicpu_thread_num, ring_task_window, "
-        "ring_heap, ring_dep_pool, runtime, seed)");
+        "ring_heap, ring_dep_pool, runtime, hbg_layout, seed)");
   CHECK(run_error("[]") == "t.json|/run|expected an object, got a list");
   CHECK(run_error(R"({"ring_heap": [1024, 1024, 1024, 1023]})") ==
         "t.json|/run/ring_heap/3|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep default), got 1023");
@@ -179,6 +179,12 @@ TEST_CASE("run options: run block errors") {
   CHECK(input_error([] { config::parse_runtime_cli("hbg"); }) ==
         "command line|--runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got hbg");
   CHECK(config::parse_runtime_cli("host_build_graph") == RuntimeKind::HostBuildGraph);
+  CHECK(run_error(R"({"hbg_layout": "3s1p"})") ==
+        "t.json|/run/hbg_layout|hbg_layout must be \"resolution_thread\" or \"all_schedule\", got \"3s1p\"");
+  CHECK(config::parse_run_block(json::parse(R"({"hbg_layout": "all_schedule"})"), "t", "/run").hbg_layout ==
+        HbgLayout::AllSchedule);
+  CHECK(input_error([] { config::parse_hbg_layout_cli("all"); }) ==
+        "command line|--hbg-layout|hbg_layout must be \"resolution_thread\" or \"all_schedule\", got all");
 }
 
 TEST_CASE("run options: merge takes the fields set on the command line") {
@@ -222,10 +228,16 @@ TEST_CASE("run options: resolve against the platform") {
   CHECK(c.dep_pool == RingValues{4, 4, 4, 4});
   CHECK(c.seed == 9u);
 
+  // host_build_graph: the last thread resolves (scheduler_cold_path.cpp
+  // assign_cores_to_threads), or, with hbg_layout all_schedule, schedules too.
   o.runtime = RuntimeKind::HostBuildGraph;
-  CHECK(config::resolve(o, p, "t.json").sched_threads == 2);
+  CHECK(config::resolve(o, p, "t.json").sched_threads == 1);
+  CHECK(config::resolve(o, p, "t.json").resolution_thread());
   o.aicpu_thread_num = 0;
+  CHECK(config::resolve(o, p, "t.json").sched_threads == 3);
+  o.hbg_layout = HbgLayout::AllSchedule;
   CHECK(config::resolve(o, p, "t.json").sched_threads == 4);
+  CHECK_FALSE(config::resolve(o, p, "t.json").resolution_thread());
 }
 
 TEST_CASE("run options: aicpu_thread_num must be 0 or within the platform's range") {

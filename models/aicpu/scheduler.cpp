@@ -7,15 +7,18 @@ namespace npusim {
 void SchedContext::wake_all() {
   ++epoch;
   for (SchedulerThread* t : threads) t->wake().notify();
+  if (resolver) resolver->wake().notify();
 }
 
 SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int num_threads,
-                                 SchedContext& ctx)
-    : sc_core::sc_module(name), index_(index), num_threads_(num_threads), ctx_(ctx),
+                                 SchedContext& ctx, bool resolver)
+    : sc_core::sc_module(name), index_(index), num_threads_(num_threads), resolver_(resolver), ctx_(ctx),
       costs_(ctx.platform->sched) {
   const CoreMap& m = ctx_.cores->map();
-  // Cluster-granular round robin: cluster ci belongs to thread ci % n (§1).
-  for (int ci = index_; ci < m.clusters; ci += num_threads_) {
+  // Cluster-granular round robin: cluster ci belongs to core-owning thread
+  // ci % n (§1; host_build_graph scheduler_cold_path.cpp
+  // assign_cores_to_threads); the resolution thread owns none.
+  for (int ci = index_; !resolver_ && ci < m.clusters; ci += num_threads_) {
     clusters_.push_back(ci);
     cores_.push_back(m.aic(ci));
     cores_.push_back(m.aiv0(ci));
@@ -106,12 +109,16 @@ bool SchedulerThread::has_idle_mix_cluster() const {
 
 // ------------------------------------------------------------------ the loop
 
+std::uint64_t SchedulerThread::wake_count() const {
+  return resolver_ ? ctx_.epoch + ctx_.handoffs : ctx_.epoch;
+}
+
 void SchedulerThread::run() {
   Time t = now();
   phase_start_shared_ = queue_depths();
   for (;;) {
     const Time T = t;  // this iteration's start
-    const std::uint64_t seen_epoch = ctx_.epoch;
+    const std::uint64_t seen_epoch = wake_count();
     ++loop_iter_;
     iter_sampled_ = false;
     phase_t0_ = T;
@@ -126,11 +133,15 @@ void SchedulerThread::run() {
       phase_t0_ = t;
     }
     if (ctx_.stop) break;
-    if (ctx_.drain.active) {
+    if (resolver_) {
+      resolution_phase(t, progress);
+      if (progress) continue;
+    } else if (ctx_.drain.active) {
       // A sync-start drain skips the rest of the iteration.
       if (drain_phase(t)) continue;
     } else {
-      if (index_ < ctx_.platform->topo.dummy_threads) dummy_phase(t, progress);
+      // With a resolution thread, dummies are its work (run_resolution_thread).
+      if (!ctx_.resolver && index_ < ctx_.platform->topo.dummy_threads) dummy_phase(t, progress);
       const std::uint64_t misses = pop_miss_;
       dispatch_phase(t, progress);
       early_dispatch_phase(t, progress);
@@ -142,7 +153,7 @@ void SchedulerThread::run() {
     // The drain has work for this thread: the coordinator with every thread
     // acknowledged checks capacity, a thread released to stage stages (a
     // peer's notification may have come while this thread was not waiting).
-    if (drain_has_work()) continue;
+    if (!resolver_ && drain_has_work()) continue;
     // Idle: skip to the first iteration that can see something new, or to
     // the iteration that notices a wake-up. Each skipped iteration polls the
     // same cores and pops the same empty queues.
@@ -151,7 +162,7 @@ void SchedulerThread::run() {
     // a core's timeline becoming known) notified while this thread was not
     // waiting for it is then seen here, not lost.
     sync(t);
-    if (ctx_.epoch != seen_epoch) continue;
+    if (wake_count() != seen_epoch) continue;
     const Time next = next_event_iteration(t, P);
     if (next == kNever)
       wait(wake_);
@@ -250,6 +261,17 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
 }
 
 void SchedulerThread::finish_task(Task& task, Time& t) {
+  if (ctx_.resolver && !resolver_) {
+    // host_build_graph scheduler_completion.cpp (3S+1P): a scheduler thread
+    // hands the finished task to the resolution thread, one push onto its
+    // CompletedTaskQueue, and neither resolves nor releases it.
+    t += costs_.ready_push;
+    sync(t);
+    ctx_.handoff[static_cast<std::size_t>(index_)].push_back(&task);
+    ++ctx_.handoffs;
+    ctx_.resolver->wake().notify();
+    return;
+  }
   complete(task, costs_.complete_task, t);
   defer_release(&task, t);
 }
@@ -276,7 +298,10 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   // A resolve record only for walks of at least 1 us of the device counter
   // (RESOLVE_EMIT_MIN_CYCLES).
   const Platform& p = *ctx_.platform;
-  if (p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000) record(SchedPhase::Resolve, t0, t, visited);
+  // host_build_graph's resolution thread writes no phase records
+  // (run_resolution_thread).
+  if (!resolver_ && p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000)
+    record(SchedPhase::Resolve, t0, t, visited);
 }
 
 Time SchedulerThread::release(Task& task, Time t) {
@@ -366,6 +391,44 @@ void SchedulerThread::dummy_phase(Time& t, bool& progress) {
   progress = true;
   record_shared(SchedPhase::Dummy, start, t, n, true);
   phase_t0_ = t;
+}
+
+// host_build_graph scheduler_dispatch.cpp run_resolution_thread: drain every
+// scheduler thread's CompletedTaskQueue in thread order, resolving each task
+// (on_task_complete: fanout walk, ready pushes), then the dummy queue in
+// batches of 8 until it is empty (a dummy's resolution may make more ready).
+// Nothing is released: host_build_graph has no on_task_release under polling
+// (pto_scheduler.h), so the model's release bookkeeping is free here. When the
+// whole graph is resolved it flips completion, which the scheduler threads,
+// still spinning, observe.
+void SchedulerThread::resolution_phase(Time& t, bool& progress) {
+  sync(t);
+  for (std::deque<Task*>& q : ctx_.handoff) {
+    while (!q.empty()) {
+      Task* task = q.front();
+      q.pop_front();
+      complete(*task, costs_.complete_task, t);
+      ctx_.rt->release_task(*task);
+      progress = true;
+    }
+  }
+  constexpr int kDummyBatch = 8;  // DUMMY_DRAIN_BATCH
+  for (;;) {
+    int got = 0;
+    while (got < kDummyBatch) {
+      Task* task = ctx_.rt->pop_dummy();
+      if (!task) break;
+      ++got;
+      complete(*task, costs_.dummy_task, t);
+      ctx_.rt->release_task(*task);
+    }
+    if (got == 0) break;
+    progress = true;
+  }
+  if (progress && ctx_.rt->finished()) {
+    sync(t);
+    ctx_.wake_all();
+  }
 }
 
 // --------------------------------------------------------------- dispatch

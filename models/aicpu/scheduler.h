@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include <systemc>
@@ -51,7 +52,13 @@ struct SchedContext {
   AicoreComplex* cores = nullptr;
   SimObserver* obs = nullptr;
   const Platform* platform = nullptr;
-  std::vector<SchedulerThread*> threads;
+  std::vector<SchedulerThread*> threads;  // the core-owning threads
+  // host_build_graph's resolution thread (HbgLayout::ResolutionThread), else
+  // null; `handoff[s]` is scheduler thread s's CompletedTaskQueue to it
+  // (scheduler_context.h), `handoffs` counts pushes to wake it.
+  SchedulerThread* resolver = nullptr;
+  std::vector<std::deque<Task*>> handoff;
+  std::uint64_t handoffs = 0;
   bool stop = false;  // emergency shutdown (a fatal was latched)
   std::uint64_t blocks_dispatched = 0;  // logical blocks placed, all threads
   Drain drain;
@@ -64,7 +71,11 @@ struct SchedContext {
 class SchedulerThread : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(SchedulerThread);
-  SchedulerThread(sc_core::sc_module_name name, int index, int num_threads, SchedContext& ctx);
+  // `resolver`: host_build_graph's resolution thread, owning no cores
+  // (scheduler_dispatch.cpp run_resolution_thread); `num_threads` is the
+  // number of core-owning threads either way.
+  SchedulerThread(sc_core::sc_module_name name, int index, int num_threads, SchedContext& ctx,
+                  bool resolver = false);
 
   const std::vector<int>& cores() const { return cores_; }
   const std::vector<int>& clusters() const { return clusters_; }
@@ -107,6 +118,11 @@ class SchedulerThread : public sc_core::sc_module {
   void complete_phase(Time& t, Time iteration_start, bool& progress);
   int drain_phase(Time& t);
   void dummy_phase(Time& t, bool& progress);
+  // The resolution thread's pass: every scheduler thread's handed-off tasks
+  // in thread order, then the dummy queue until empty.
+  void resolution_phase(Time& t, bool& progress);
+  // What an idle iteration compares to notice a wake-up it was not waiting for.
+  std::uint64_t wake_count() const;
   void dispatch_phase(Time& t, bool& progress);
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);
@@ -193,6 +209,7 @@ class SchedulerThread : public sc_core::sc_module {
 
   int index_;
   int num_threads_;
+  bool resolver_;
   SchedContext& ctx_;
   const SchedCosts& costs_;
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1

@@ -23,6 +23,15 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
     scheds_.push_back(std::make_unique<SchedulerThread>(n.c_str(), i, config_.sched_threads, ctx_));
     ctx_.threads.push_back(scheds_.back().get());
   }
+  if (config_.resolution_thread()) {
+    // host_build_graph's last AICPU thread: no cores, resolution and dummies
+    // (scheduler_cold_path.cpp assign_cores_to_threads).
+    std::string n = "sched" + std::to_string(config_.sched_threads);
+    scheds_.push_back(
+        std::make_unique<SchedulerThread>(n.c_str(), config_.sched_threads, config_.sched_threads, ctx_, true));
+    ctx_.resolver = scheds_.back().get();
+    ctx_.handoff.resize(static_cast<std::size_t>(config_.sched_threads));
+  }
   orch_ = std::make_unique<OrchestratorThread>(
       "orch", runtime_, program, *obs_, platform_,
       config_.runtime == RuntimeKind::HostBuildGraph);

@@ -21,6 +21,19 @@ inline const char* runtime_name(RuntimeKind k) {
   return k == RuntimeKind::HostBuildGraph ? "host_build_graph" : "tensormap_and_ringbuffer";
 }
 
+// How host_build_graph lays its AICPU threads out. `ResolutionThread` is the
+// runtime's (host_build_graph scheduler_cold_path.cpp assign_cores_to_threads,
+// "3S+1P"): the last thread owns no cores and resolves completions and dummy
+// tasks (scheduler_dispatch.cpp run_resolution_thread); the others own the
+// clusters round robin and hand finished tasks to it. `AllSchedule` is the
+// earlier layout, every thread owning cores and resolving its own completions,
+// with which published silicon measurements were taken.
+enum class HbgLayout : std::uint8_t { ResolutionThread, AllSchedule };
+
+inline const char* hbg_layout_name(HbgLayout l) {
+  return l == HbgLayout::AllSchedule ? "all_schedule" : "resolution_thread";
+}
+
 using RingValues = std::array<std::uint64_t, kNumRings>;  // 0 = platform default
 
 struct RunOptions {
@@ -29,13 +42,19 @@ struct RunOptions {
   std::optional<RingValues> ring_heap;
   std::optional<RingValues> ring_dep_pool;
   std::optional<RuntimeKind> runtime;
+  std::optional<HbgLayout> hbg_layout;
   std::optional<std::uint64_t> seed;
 };
 
 struct RunConfig {
   int aicpu_thread_num = 4;   // effective (0 resolved)
-  int sched_threads = 3;      // T&R: aicpu_thread_num - 1; HBG: aicpu_thread_num
+  int sched_threads = 3;      // core-owning threads: aicpu_thread_num - 1, or all of them (HBG all_schedule)
   RuntimeKind runtime = RuntimeKind::TensormapRingbuffer;
+  HbgLayout hbg_layout = HbgLayout::ResolutionThread;  // meaningful for host_build_graph only
+  // host_build_graph with its resolution thread (index aicpu_thread_num - 1).
+  bool resolution_thread() const {
+    return runtime == RuntimeKind::HostBuildGraph && hbg_layout == HbgLayout::ResolutionThread;
+  }
   std::uint64_t seed = 0;
   RingValues task_window{};   // effective per ring
   RingValues heap{};

@@ -134,6 +134,18 @@ std::string cli_option(const std::string& field) {
   return s;
 }
 
+bool hbg_layout_from_name(const std::string& s, HbgLayout& out) {
+  for (HbgLayout l : {HbgLayout::ResolutionThread, HbgLayout::AllSchedule}) {
+    if (s == hbg_layout_name(l)) {
+      out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* kHbgLayoutExpected = "hbg_layout must be \"resolution_thread\" or \"all_schedule\", got ";
+
 const char* kRuntimeExpected = "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got ";
 
 bool runtime_from_name(const std::string& s, RuntimeKind& out) {
@@ -204,6 +216,12 @@ RuntimeKind parse_runtime_cli(const std::string& text) {
   return k;
 }
 
+HbgLayout parse_hbg_layout_cli(const std::string& text) {
+  HbgLayout l{};
+  if (!hbg_layout_from_name(text, l)) throw InputError(kCommandLine, "--hbg-layout", kHbgLayoutExpected + text);
+  return l;
+}
+
 std::uint64_t parse_seed_cli(const std::string& text) {
   std::uint64_t v = 0;
   if (!parse_decimal(text, v)) throw InputError(kCommandLine, "--seed", "seed must be a non-negative integer, got " + text);
@@ -224,7 +242,7 @@ template <class Json>
 RunOptions run_block(const Json& run, const std::string& file, const std::string& path) {
   if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
   check_keys(run, file, path,
-             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "seed"});
+             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "hbg_layout", "seed"});
   RunOptions o;
   for (auto it = run.begin(); it != run.end(); ++it) {
     const std::string& key = it.key();
@@ -248,6 +266,11 @@ RunOptions run_block(const Json& run, const std::string& file, const std::string
       if (!v.is_string() || !runtime_from_name(v.template get<std::string>(), k))
         throw InputError(file, at, kRuntimeExpected + describe_json(v));
       o.runtime = k;
+    } else if (key == "hbg_layout") {
+      HbgLayout l{};
+      if (!v.is_string() || !hbg_layout_from_name(v.template get<std::string>(), l))
+        throw InputError(file, at, kHbgLayoutExpected + describe_json(v));
+      o.hbg_layout = l;
     } else if (key == "seed") {
       std::uint64_t s = 0;
       if (!json_uint64(v, s)) throw InputError(file, at, "seed must be a non-negative integer, got " + describe_json(v));
@@ -271,6 +294,7 @@ RunOptions merge(const RunOptions& base, const RunOptions& over) {
   take(m.ring_heap, over.ring_heap);
   take(m.ring_dep_pool, over.ring_dep_pool);
   take(m.runtime, over.runtime);
+  take(m.hbg_layout, over.hbg_layout);
   take(m.seed, over.seed);
   return m;
 }
@@ -290,7 +314,11 @@ RunConfig resolve(const RunOptions& options, const Platform& platform, const std
   const int n = options.aicpu_thread_num.value_or(0);
   c.aicpu_thread_num = n == 0 ? platform.topo.aicpu_threads_default : n;
   c.runtime = options.runtime.value_or(RuntimeKind::TensormapRingbuffer);
-  c.sched_threads = c.runtime == RuntimeKind::TensormapRingbuffer ? c.aicpu_thread_num - 1 : c.aicpu_thread_num;
+  c.hbg_layout = options.hbg_layout.value_or(HbgLayout::ResolutionThread);
+  // tensormap_and_ringbuffer: the last thread orchestrates; host_build_graph:
+  // the last thread resolves (its default layout) or schedules too.
+  const bool all_schedule = c.runtime == RuntimeKind::HostBuildGraph && c.hbg_layout == HbgLayout::AllSchedule;
+  c.sched_threads = all_schedule ? c.aicpu_thread_num : c.aicpu_thread_num - 1;
   c.seed = options.seed.value_or(0);
   auto effective = [](const std::optional<RingValues>& over, const RingValues& defaults) {
     RingValues r = defaults;

@@ -33,6 +33,11 @@ RingValues parse_ring_cli(const std::string& text, const std::string& field);
 // (InputError with file kCommandLine and path "--runtime" otherwise).
 RuntimeKind parse_runtime_cli(const std::string& text);
 
+// `--hbg-layout NAME`: "resolution_thread" (host_build_graph's own layout,
+// the default) or "all_schedule" (every AICPU thread owns cores); InputError
+// with file kCommandLine and path "--hbg-layout" otherwise.
+HbgLayout parse_hbg_layout_cli(const std::string& text);
+
 // `--seed N`: a decimal integer in [0, 2^64), the range of the run block's
 // `seed` (InputError with file kCommandLine and path "--seed" otherwise).
 std::uint64_t parse_seed_cli(const std::string& text);

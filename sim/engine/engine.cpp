@@ -144,14 +144,16 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
   s["scheduling_window_ns"] = to_ns(r.sched_window);
   s["tasks"] = r.tasks;
   s["error"] = r.failure ? nlohmann::ordered_json(r.failure->to_json()) : nlohmann::ordered_json(nullptr);
-  s["run"] = {{"runtime", runtime_name(l.config.runtime)},
-              {"aicpu_thread_num", l.config.aicpu_thread_num},
-              {"sched_threads", l.config.sched_threads},
-              {"ring_task_window", l.config.task_window},
-              {"ring_heap", l.config.heap},
-              {"ring_dep_pool", l.config.dep_pool},
-              {"tensormap_pool", l.config.tensormap_pool},
-              {"seed", l.config.seed}};
+  nlohmann::ordered_json& run = s["run"];
+  run["runtime"] = runtime_name(l.config.runtime);
+  if (l.config.runtime == RuntimeKind::HostBuildGraph) run["hbg_layout"] = hbg_layout_name(l.config.hbg_layout);
+  run["aicpu_thread_num"] = l.config.aicpu_thread_num;
+  run["sched_threads"] = l.config.sched_threads;
+  run["ring_task_window"] = l.config.task_window;
+  run["ring_heap"] = l.config.heap;
+  run["ring_dep_pool"] = l.config.dep_pool;
+  run["tensormap_pool"] = l.config.tensormap_pool;
+  run["seed"] = l.config.seed;
   s["sim"] = {{"seed", l.config.seed}};
   if (!r.stats) return s;
   nlohmann::ordered_json kernels = nlohmann::ordered_json::object();

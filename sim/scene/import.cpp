@@ -506,13 +506,15 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
   // The runtime and thread count: scope_stats is written by tensormap_and_
   // ringbuffer only (one orchestrator thread besides the schedulers); four
   // scheduler threads cannot be that runtime on a2a3 (4 threads at most), so
-  // they are host_build_graph's; otherwise the capture does not say.
+  // they are host_build_graph's in its all-schedule layout (the
+  // resolution-thread layout has three core-owning threads); otherwise the capture does not say.
   J run = si.run;
   if (tm.sched_threads > 0 && !scope_stats_text.empty()) {
     run["aicpu_thread_num"] = tm.sched_threads + 1;
   } else if (tm.sched_threads == 4) {
     run["runtime"] = "host_build_graph";
     run["aicpu_thread_num"] = 4;
+    run["hbg_layout"] = "all_schedule";  // every thread owned cores in the capture
   }
   if (!run.empty()) out.header.emplace_back("run", run);
 

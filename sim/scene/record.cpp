@@ -33,6 +33,7 @@ J run_json(const RunOptions& r) {
   if (r.ring_heap) j["ring_heap"] = rings(*r.ring_heap);
   if (r.ring_dep_pool) j["ring_dep_pool"] = rings(*r.ring_dep_pool);
   if (r.runtime) j["runtime"] = runtime_name(*r.runtime);
+  if (r.hbg_layout) j["hbg_layout"] = hbg_layout_name(*r.hbg_layout);
   if (r.seed) j["seed"] = *r.seed;
   return j;
 }

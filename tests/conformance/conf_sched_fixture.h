@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +28,11 @@ struct Recorder : npusim::SimObserver {
   std::vector<Block> blocks;
   std::vector<npusim::SchedPhaseRecord> phases;
   std::vector<npusim::LatchedError> errors;
+  std::map<npusim::TaskId, npusim::Time> completed;  // when each task completed
   void on_block_finished(const npusim::Task& t, const npusim::BlockRecord& b) override { blocks.push_back({t.id, b}); }
   void on_sched_phase(const npusim::SchedPhaseRecord& r) override { phases.push_back(r); }
   void on_error(const npusim::LatchedError& e) override { errors.push_back(e); }
+  void on_completed(npusim::Task& t) override { completed[t.id] = t.complete_time; }
 };
 
 inline std::string trace_path(const std::string& name) { return std::string(NPUSIM_CONFORMANCE_DIR) + "/" + name; }

@@ -1,0 +1,121 @@
+// Conformance of host_build_graph's AICPU thread layout with the runtime's
+// source (hw-native-sys/simpler src/a2a3/runtime/host_build_graph/runtime/
+// scheduler/): "3S+1P", the last AICPU thread owning no core and resolving
+// every completion and dummy task, and the earlier all-schedule layout kept as
+// hbg_layout "all_schedule". Times are exact on the tiny platform (loop 10,
+// COND poll 100, complete 50, fanout edge 10, ready push 0, pop 20, payload
+// 100, dummy 50, DMB arrival 300, entry poll 200, receive->start 500, FIN
+// notice 100; 2 clusters, cores 0-1 AIC, 2-5 AIV).
+#include <catch2/catch.hpp>
+
+#include "tests/conformance/conf_sched_fixture.h"
+
+using namespace npusim;
+using conf::ConfSim;
+using conf::at;
+using conf::root_task;
+
+namespace {
+
+std::vector<int> cores_of(const ConfSim& s, std::size_t thread) { return s.chip->schedulers()[thread]->cores(); }
+
+Time completed(const ConfSim& s, std::uint64_t n) { return s.obs.completed.at(root_task(n)); }
+
+int records_of(const ConfSim& s, int thread) {
+  int n = 0;
+  for (const auto& p : s.obs.phases) n += p.thread == thread;
+  return n;
+}
+
+}  // namespace
+
+// Upstream: scheduler_cold_path.cpp SchedulerContext::assign_cores_to_threads
+// (cluster ci -> scheduler thread ci % (aicpu_thread_num - 1); the last thread
+// is the resolution thread P and owns no cluster), scheduler_completion.cpp
+// (a scheduler thread pushes a finished task onto its CompletedTaskQueue),
+// scheduler_dispatch.cpp SchedulerContext::run_resolution_thread (P drains the
+// queues in thread order, runs complete_task, then the dummy_ready_queue in
+// batches of 8; it writes no scheduler phase records).
+TEST_CASE("host_build_graph: the last AICPU thread owns no core and resolves completions and dummies",
+          "[conformance]") {
+  ConfSim s("hbg_resolution_thread.json");
+  REQUIRE(s.config.resolution_thread());
+  REQUIRE(s.config.sched_threads == 2);
+  s.run();
+  REQUIRE(s.finished());
+  REQUIRE(s.chip->schedulers().size() == 3);
+  CHECK(cores_of(s, 0) == std::vector<int>{0, 2, 3});  // cluster 0
+  CHECK(cores_of(s, 1) == std::vector<int>{1, 4, 5});  // cluster 1
+  CHECK(cores_of(s, 2).empty());                       // P
+  // Thread 0 places A and B on its AIVs (loop 10, pop 20, a payload each:
+  // published at 230): kernels 1230-2230 ns, FINs visible at 2330.
+  const auto a = s.of_task(root_task(0)), b = s.of_task(root_task(1)), c = s.of_task(root_task(3));
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(a[0].core == 2);
+  CHECK(b[0].core == 3);
+  CHECK(a[0].thread == 0);
+  CHECK(b[0].thread == 0);
+  CHECK(a[0].start == at(1230));
+  CHECK(a[0].end == at(2230));
+  // Thread 0's iteration from 2120: core 2's poll returns at 2230 (too
+  // early), core 3's at 2330 sees B. B is handed to P (a push, 0 on tiny) and
+  // thread 0 polls on at once: core 2 at 2440 sees A.
+  CHECK(b[0].finish == at(2330));
+  CHECK(a[0].finish == at(2440));
+  // P, idle on its 10 ns loop grid, resolves B at 2330 (complete 50, no
+  // consumer) and A at 2440 (complete 50 + one edge), which readies the
+  // dummy D; P drains the dummy queue in the same pass: D at 2500 (dummy 50 +
+  // one edge, C). (Completion times are the start of each resolution.)
+  CHECK(completed(s, 1) == at(2330));
+  CHECK(completed(s, 0) == at(2440));
+  CHECK(completed(s, 2) == at(2500));
+  // C is placed by scheduler thread 0 (loop grid 2490, pop 20, payload 100).
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].thread == 0);
+  CHECK(c[0].dispatch == at(2620));
+  CHECK(c[0].start == at(3620));
+  // P writes no phase records; the scheduler threads write no resolve or
+  // dummy records (their completion is a push).
+  CHECK(records_of(s, 2) == 0);
+  CHECK(s.phases(SchedPhase::Dummy).empty());
+  CHECK(s.phases(SchedPhase::DummyTask).empty());
+  CHECK(s.phases(SchedPhase::Resolve).empty());
+}
+
+// The earlier layout (every AICPU thread owns cores and resolves its own
+// completions; scheduler threads 0..dummy_threads-1 pop the dummy queue),
+// with which published silicon measurements were taken.
+TEST_CASE("host_build_graph: hbg_layout all_schedule restores every thread scheduling", "[conformance]") {
+  RunOptions over;
+  over.hbg_layout = HbgLayout::AllSchedule;
+  ConfSim s("hbg_resolution_thread.json", "tiny", over);
+  REQUIRE_FALSE(s.config.resolution_thread());
+  REQUIRE(s.config.sched_threads == 3);
+  s.run();
+  REQUIRE(s.finished());
+  REQUIRE(s.chip->schedulers().size() == 3);
+  CHECK(cores_of(s, 0) == std::vector<int>{0, 2, 3});
+  CHECK(cores_of(s, 1) == std::vector<int>{1, 4, 5});
+  CHECK(cores_of(s, 2).empty());  // only 2 clusters for 3 scheduling threads
+  const auto a = s.of_task(root_task(0)), b = s.of_task(root_task(1)), c = s.of_task(root_task(3));
+  CHECK(a[0].start == at(1230));
+  // Thread 0 resolves B itself after its poll at 2330 before polling core 2,
+  // so it sees A's FIN later than with the resolution thread (2440).
+  CHECK(b[0].finish == at(2330));
+  CHECK(completed(s, 1) == at(2330));
+  CHECK(a[0].finish == at(2500));
+  CHECK(completed(s, 0) == at(2500));
+  // The dummy is retired by another thread's dummy phase, with its records.
+  const auto dummies = s.phases(SchedPhase::DummyTask);
+  REQUIRE(dummies.size() == 1);
+  CHECK(dummies[0].thread != 0);
+  CHECK(dummies[0].task_id == root_task(2));
+  CHECK(s.phases(SchedPhase::Dummy).size() == 1);
+  CHECK(completed(s, 2) == at(2500));
+  CHECK(dummies[0].start == at(2500));
+  // C, ready at 2500, is placed by thread 0 after its completion of A
+  // (2560 + pop 20 + payload 100): 60 ns later than with the resolution thread.
+  CHECK(c[0].dispatch == at(2680));
+  CHECK(c[0].start == at(3680));
+}
