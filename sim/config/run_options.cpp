@@ -134,14 +134,20 @@ std::string cli_option(const std::string& field) {
   return s;
 }
 
-bool hbg_layout_from_name(const std::string& s, HbgLayout& out) {
-  for (HbgLayout l : {HbgLayout::ResolutionThread, HbgLayout::AllSchedule}) {
-    if (s == hbg_layout_name(l)) {
-      out = l;
+// The value of a two-valued enum whose name (by `name`) is `s`.
+template <class E>
+bool from_name(const std::string& s, E first, E second, const char* (*name)(E), E& out) {
+  for (E v : {first, second}) {
+    if (s == name(v)) {
+      out = v;
       return true;
     }
   }
   return false;
+}
+
+bool hbg_layout_from_name(const std::string& s, HbgLayout& out) {
+  return from_name(s, HbgLayout::ResolutionThread, HbgLayout::AllSchedule, hbg_layout_name, out);
 }
 
 const char* kHbgLayoutExpected = "hbg_layout must be \"resolution_thread\" or \"all_schedule\", got ";
@@ -149,13 +155,7 @@ const char* kHbgLayoutExpected = "hbg_layout must be \"resolution_thread\" or \"
 const char* kRuntimeExpected = "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got ";
 
 bool runtime_from_name(const std::string& s, RuntimeKind& out) {
-  for (RuntimeKind k : {RuntimeKind::TensormapRingbuffer, RuntimeKind::HostBuildGraph}) {
-    if (s == runtime_name(k)) {
-      out = k;
-      return true;
-    }
-  }
-  return false;
+  return from_name(s, RuntimeKind::TensormapRingbuffer, RuntimeKind::HostBuildGraph, runtime_name, out);
 }
 
 template <class T>
