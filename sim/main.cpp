@@ -38,7 +38,7 @@ using npusim::engine::kExitInputError;
 // The options that shape a simulation (run and record).
 void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw, std::string& rh,
                      std::string& rdp, std::string& runtime, std::string& seed, std::string& threads,
-                     std::string& max_tasks, std::string& layout) {
+                     std::string& max_tasks, std::string& layout, std::string& sched_timeout) {
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
   cmd->add_option("--seed", seed, "seed for sampled kernel durations");
   cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
@@ -49,6 +49,9 @@ void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
   cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
   cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--scheduler-timeout-ms", sched_timeout,
+                  "the AICPU scheduler's no-progress watchdog in ms (SIMPLER_SCHEDULER_TIMEOUT_MS; default: the "
+                  "platform's)");
   cmd->add_option("--max-tasks", max_tasks, "stop with exit 2 (nothing written) once more tasks are submitted");
   cmd->add_flag("--progress", req.progress,
                 "a progress line on standard error (tasks, simulated time, bytes written); the default on a terminal");
@@ -56,9 +59,10 @@ void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
 
 void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
                      std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
-                     std::string& threads, std::string& max_tasks, std::string& max_output, std::string& layout) {
+                     std::string& threads, std::string& max_tasks, std::string& max_output, std::string& layout,
+                     std::string& sched_timeout) {
   cmd->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
-  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout);
+  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout, sched_timeout);
   cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
       ->check(CLI::Range(0, 4));
@@ -99,7 +103,7 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
 void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
                 const std::string& rdp, const std::string& runtime, const std::string& seed,
                 const std::string& threads, const std::string& max_tasks, const std::string& max_output,
-                const std::string& layout) {
+                const std::string& layout, const std::string& sched_timeout) {
   if (!max_tasks.empty()) {
     std::size_t used = 0;
     unsigned long long v = 0;
@@ -121,6 +125,7 @@ void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const s
   if (!layout.empty()) req.cli.hbg_layout = cfg::parse_hbg_layout_cli(layout);
   if (!seed.empty()) req.cli.seed = cfg::parse_seed_cli(seed);
   if (!threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(threads);
+  if (!sched_timeout.empty()) req.cli.scheduler_timeout_ms = cfg::parse_scheduler_timeout_cli(sched_timeout);
 }
 
 }  // namespace
@@ -195,10 +200,10 @@ int sc_main(int argc, char* argv[]) {
   npusim::engine::RunRequest req;
   std::string rtw, rh, rdp, runtime;
   std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
-  std::string max_tasks, max_output, layout;
+  std::string max_tasks, max_output, layout, sched_timeout;
 
   CLI::App* run = app.add_subcommand("run", "simulate a trace or a scene");
-  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
+  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
   CLI::App* check = app.add_subcommand("check", "check a trace or a scene without simulating");
   check->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
   check->add_option("--platform", req.platform, "platform name or path");
@@ -207,7 +212,7 @@ int sc_main(int argc, char* argv[]) {
   CLI::App* record = app.add_subcommand("record", "run a scene and write the trace of the operations it performed");
   record->add_option("SCENE", req.trace_path, "scene file")->required();
   record->add_option("-o,--output", req.record_path, "the trace to write")->required();
-  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout);
+  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout, sched_timeout);
   record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
 
   CLI::App* import = app.add_subcommand("import", "turn a device capture into a trace that replays it");
@@ -255,13 +260,13 @@ int sc_main(int argc, char* argv[]) {
   }
   try {
     if (*run) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
       req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       return npusim::engine::run(req, std::cout, std::cerr);
     }
     if (*check) return npusim::engine::check(req, std::cout, std::cerr);
     if (*record) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout);
+      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
       req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
       req.outputs = false;
       req.suggest = false;

@@ -244,7 +244,10 @@ TEST_CASE("simulated time beyond 10^15 ns is exit 2 naming the limit, never a wr
         std::string(R"([{"op": "for", "var": "i", "to": 300, "body": [{"op": "submit", "kernel": "K", "args": [{"inout": "x"}]}]}])"),
         std::string(R"([{"op": "submit", "kernel": "L"}])")}) {
     INFO(program);
-    write(d / "t.json", R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 3.6e12}},
+    // The scheduler watchdog at its largest (INT32_MAX ms, about 24.9 days):
+    // an hour-long kernel is not a hang here.
+    write(d / "t.json", R"({"npusim_trace": 1, "run": {"scheduler_timeout_ms": 2147483647},
+          "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 3.6e12}},
           "L": {"func_id": 1, "core": "aiv", "body": [{"repeat": {"count": 65536, "body": [{"compute": {"ns": 3.6e12}}]}}]}},
           "tensors": {"x": {"shape": [16], "dtype": "fp32"}}, "program": )" + program + "}");
     Result r = cli::npusim("run " + q(d / "t.json") + " --out " + q(d / "out"));

@@ -161,7 +161,18 @@ TEST_CASE("run options: the run block") {
 TEST_CASE("run options: run block errors") {
   CHECK(run_error(R"({"ring_heapp": 1024})") ==
         "t.json|/run/ring_heapp|unknown key \"ring_heapp\" (expected one of: aicpu_thread_num, ring_task_window, "
-        "ring_heap, ring_dep_pool, runtime, hbg_layout, seed)");
+        "ring_heap, ring_dep_pool, runtime, hbg_layout, seed, scheduler_timeout_ms)");
+  // SIMPLER_SCHEDULER_TIMEOUT_MS's range (runtime_timeout_config.h resolve_runtime_timeout_config).
+  CHECK(run_error(R"({"scheduler_timeout_ms": 0})") ==
+        "t.json|/run/scheduler_timeout_ms|scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got 0");
+  CHECK(run_error(R"({"scheduler_timeout_ms": 2147483648})") ==
+        "t.json|/run/scheduler_timeout_ms|scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got "
+        "2147483648");
+  CHECK(run_error(R"({"scheduler_timeout_ms": "2000"})") ==
+        "t.json|/run/scheduler_timeout_ms|scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got "
+        "\"2000\"");
+  CHECK(config::parse_run_block(json::parse(R"({"scheduler_timeout_ms": 2147483647})"), "t", "/run")
+            .scheduler_timeout_ms == 2147483647u);
   CHECK(run_error("[]") == "t.json|/run|expected an object, got a list");
   CHECK(run_error(R"({"ring_heap": [1024, 1024, 1024, 1023]})") ==
         "t.json|/run/ring_heap/3|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep default), got 1023");

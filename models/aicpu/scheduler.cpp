@@ -116,6 +116,7 @@ std::uint64_t SchedulerThread::wake_count() const {
 void SchedulerThread::run() {
   Time t = now();
   phase_start_shared_ = queue_depths();
+  last_progress_ = t;  // the watchdog's budget starts with the thread
   for (;;) {
     const Time T = t;  // this iteration's start
     const std::uint64_t seen_epoch = wake_count();
@@ -145,7 +146,11 @@ void SchedulerThread::run() {
       const std::uint64_t misses = pop_miss_;
       dispatch_phase(t, progress);
       early_dispatch_phase(t, progress);
-      if (progress) continue;
+      if (progress) {
+        last_progress_ = t;
+        progress_iter_ = loop_iter_;
+        continue;
+      }
       // No progress: release deferred tasks (their producer pins), then idle.
       if (!deferred_.empty()) release_phase(t, true);
       idle_misses_ = pop_miss_ - misses;  // empty pops of an idle iteration
@@ -164,10 +169,18 @@ void SchedulerThread::run() {
     sync(t);
     if (wake_count() != seen_epoch) continue;
     const Time next = next_event_iteration(t, P);
-    if (next == kNever)
+    const Time fire = watchdog_iteration(t, P);
+    const Time until = std::min(next, fire);
+    if (until == kNever)
       wait(wake_);
-    else if (next > now())
-      wait(sc_core::sc_time::from_value(next - now()), wake_);
+    else if (until > now())
+      wait(sc_core::sc_time::from_value(until - now()), wake_);
+    // The watchdog's iteration ends before any poll could see a FIN.
+    if (fire <= next && now() >= fire) {
+      loop_iter_ += P ? (fire - t) / P : 0;
+      scheduler_timeout(fire);
+      break;
+    }
     const Time x = now();
     Time skipped = 0;
     if (P == 0) {  // a zero-cost loop: iterations are instantaneous
@@ -190,6 +203,37 @@ void SchedulerThread::run() {
   // dispatch record, so the records' pop counts add up to the thread's.
   if (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_)
     record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
+}
+
+// The no-progress watchdog (scheduler_dispatch.cpp resolve_and_dispatch, the
+// idle branch): at the end of each iteration without progress the thread
+// reads the clock; more than the budget after its last progress, a thread
+// that owns a running task (self_owns_running_task: a core's running slot
+// held) latches SCHEDULER_TIMEOUT. A thread that owns none only refreshes its
+// budget, so it can latch only through the global branch (no thread owns a
+// running task, the orchestration done, tasks unfinished), which the engine
+// reports when the simulation runs out of events. During a drain the loop
+// never reaches the check.
+Time SchedulerThread::watchdog_iteration(Time t, Time P) const {
+  const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
+  if (budget == 0 || ctx_.drain.active || running_cores() == 0) return kNever;
+  const Time limit = last_progress_ + budget;  // fires once the clock is past it
+  if (t > limit) return t;
+  if (P == 0) return limit + 1;
+  return t + ((limit - t) / P + 1) * P;  // idle iterations end at t, t + P, ...
+}
+
+// handle_timeout_exit (scheduler_cold_path.cpp): latch code 100 (the first
+// latch wins) and shut down; the engine classifies the stall from the chip's
+// state at this moment.
+void SchedulerThread::scheduler_timeout(Time at) {
+  LatchedError e;
+  e.code = ErrorCode::SchedulerTimeout;
+  e.time = at;
+  e.thread = index_;
+  e.idle_iterations = loop_iter_ - progress_iter_;
+  e.since = last_progress_;
+  ctx_.rt->latch_error(e);
 }
 
 int SchedulerThread::polled_cores() const {

@@ -206,6 +206,10 @@ class SchedulerThread : public sc_core::sc_module {
   // Idle skipping: the start of the first iteration after `T` (period `P`)
   // in which a poll could decode something new.
   Time next_event_iteration(Time T, Time P) const;
+  // The no-progress watchdog: the end of the idle iteration (from `t`,
+  // period `P`) at which it fires, kNever when it is not armed; and the latch.
+  Time watchdog_iteration(Time t, Time P) const;
+  void scheduler_timeout(Time at);
 
   int index_;
   int num_threads_;
@@ -233,6 +237,8 @@ class SchedulerThread : public sc_core::sc_module {
   std::array<int, 3> iter_shared_{};
   bool iter_sampled_ = false;
   std::uint64_t loop_iter_ = 0;
+  Time last_progress_ = 0;          // the watchdog's last_progress_ts
+  std::uint64_t progress_iter_ = 0; // loop_iter_ at the last progress
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;
 };

@@ -44,6 +44,9 @@ struct RunOptions {
   std::optional<RuntimeKind> runtime;
   std::optional<HbgLayout> hbg_layout;
   std::optional<std::uint64_t> seed;
+  // SIMPLER_SCHEDULER_TIMEOUT_MS (runtime_timeout_config.h): the scheduler's
+  // no-progress watchdog in ms, [1, INT32_MAX]; unset = the platform's.
+  std::optional<std::uint64_t> scheduler_timeout_ms;
 };
 
 struct RunConfig {
@@ -60,11 +63,18 @@ struct RunConfig {
   RingValues heap{};
   RingValues dep_pool{};
   std::uint64_t tensormap_pool = 0;
+  Time scheduler_timeout = 0; // the no-progress watchdog's override; 0: the platform's
 
   // Simulator outputs.
   int swimlane_level = 3;     // 0..4
   bool scope_stats = true;
   bool deps = true;
 };
+
+// The scheduler's no-progress watchdog budget (SCHEDULER_TIMEOUT_CYCLES, or
+// the per-run override); 0 = no watchdog (a hand-built platform without one).
+inline Time scheduler_timeout(const RunConfig& c, const Platform& p) {
+  return c.scheduler_timeout ? c.scheduler_timeout : p.timeouts.scheduler_no_progress;
+}
 
 }  // namespace npusim

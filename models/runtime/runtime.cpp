@@ -730,11 +730,17 @@ std::uint64_t Runtime::total_submitted() const {
 }
 
 bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now, int ring) {
+  LatchedError e;
+  e.code = code;
+  e.message = message;
+  e.time = now;
+  e.ring = ring;
+  return latch_error(e);
+}
+
+bool Runtime::latch_error(const LatchedError& e) {
   if (error_.code != ErrorCode::None) return false;
-  error_.code = code;
-  error_.ring = ring;
-  error_.message = message;
-  error_.time = now;
+  error_ = e;
   hooks_->on_error(error_);
   return true;
 }

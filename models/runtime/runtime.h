@@ -152,6 +152,12 @@ struct LatchedError {
   std::string message;  // the device's FATAL line text
   Time time = 0;
   int ring = -1;        // the ring involved, if any
+  // SCHEDULER_TIMEOUT from the watchdog: the thread that latched it and its
+  // idle iterations and the time since its last progress
+  // (handle_timeout_exit's line).
+  int thread = -1;
+  std::uint64_t idle_iterations = 0;
+  Time since = 0;
 };
 
 class Runtime {
@@ -291,6 +297,7 @@ class Runtime {
   // ------------------------------------------------------------------ errors
   // First writer wins. Returns true if this call latched it.
   bool latch_error(ErrorCode code, const std::string& message, Time now, int ring = -1);
+  bool latch_error(const LatchedError& e);
   const LatchedError& error() const { return error_; }
   bool has_error() const { return error_.code != ErrorCode::None; }
 

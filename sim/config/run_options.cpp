@@ -228,6 +228,18 @@ std::uint64_t parse_seed_cli(const std::string& text) {
   return v;
 }
 
+// SIMPLER_SCHEDULER_TIMEOUT_MS as resolve_runtime_timeout_config parses it
+// (runtime_timeout_config.h): an integer in [1, INT32_MAX]. The runtime
+// ignores a bad value (the compiled default stays); npusim refuses it.
+const char* const kSchedTimeoutExpected = "scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got ";
+
+std::uint64_t parse_scheduler_timeout_cli(const std::string& text) {
+  std::uint64_t v = 0;
+  if (!parse_decimal(text, v) || v < 1 || v > kInt32Max)
+    throw InputError(kCommandLine, "--scheduler-timeout-ms", kSchedTimeoutExpected + text);
+  return v;
+}
+
 int parse_thread_num_cli(const std::string& text) {
   std::uint64_t v = 0;
   const bool negative = !text.empty() && text[0] == '-';
@@ -242,7 +254,8 @@ template <class Json>
 RunOptions run_block(const Json& run, const std::string& file, const std::string& path) {
   if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
   check_keys(run, file, path,
-             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "hbg_layout", "seed"});
+             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "hbg_layout", "seed",
+              "scheduler_timeout_ms"});
   RunOptions o;
   for (auto it = run.begin(); it != run.end(); ++it) {
     const std::string& key = it.key();
@@ -275,6 +288,11 @@ RunOptions run_block(const Json& run, const std::string& file, const std::string
       std::uint64_t s = 0;
       if (!json_uint64(v, s)) throw InputError(file, at, "seed must be a non-negative integer, got " + describe_json(v));
       o.seed = s;
+    } else if (key == "scheduler_timeout_ms") {
+      std::uint64_t ms = 0;
+      if (!json_uint64(v, ms) || ms < 1 || ms > kInt32Max)
+        throw InputError(file, at, kSchedTimeoutExpected + describe_json(v));
+      o.scheduler_timeout_ms = ms;
     }
   }
   return o;
@@ -296,6 +314,7 @@ RunOptions merge(const RunOptions& base, const RunOptions& over) {
   take(m.runtime, over.runtime);
   take(m.hbg_layout, over.hbg_layout);
   take(m.seed, over.seed);
+  take(m.scheduler_timeout_ms, over.scheduler_timeout_ms);
   return m;
 }
 
@@ -331,6 +350,7 @@ RunConfig resolve(const RunOptions& options, const Platform& platform, const std
   c.heap = effective(options.ring_heap, platform.limits.heap);
   c.dep_pool = effective(options.ring_dep_pool, platform.limits.dep_pool);
   c.tensormap_pool = platform.limits.tensormap_pool;
+  c.scheduler_timeout = options.scheduler_timeout_ms.value_or(0) * 1000000000ull;  // ms -> ps
   return c;
 }
 

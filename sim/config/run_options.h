@@ -42,6 +42,10 @@ HbgLayout parse_hbg_layout_cli(const std::string& text);
 // `seed` (InputError with file kCommandLine and path "--seed" otherwise).
 std::uint64_t parse_seed_cli(const std::string& text);
 
+// `--scheduler-timeout-ms N`: the scheduler watchdog, as the runtime's
+// SIMPLER_SCHEDULER_TIMEOUT_MS: an integer in [1, INT32_MAX].
+std::uint64_t parse_scheduler_timeout_cli(const std::string& text);
+
 // `--aicpu-thread-num N`: a decimal integer, optionally negative, that fits
 // an int; its range is checked against the platform by resolve().
 int parse_thread_num_cli(const std::string& text);

@@ -211,6 +211,14 @@ nlohmann::json Failure::to_json() const {
   return j;
 }
 
+namespace {
+// The scheduler watchdog as the detector of a failure, with its budget.
+std::string watchdog_detector(const Chip& chip) {
+  return "scheduler no-progress timeout (" +
+         std::to_string(scheduler_timeout(chip.config(), chip.platform()) / 1000000000ull) + " ms)";
+}
+}  // namespace
+
 void FailureWitness::on_error(const LatchedError& e) {
   if (seen_ || !chip_) return;
   seen_ = true;
@@ -249,7 +257,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.device_log = witnessed ? witness->device_log() : device_log_lines(chip, e);
     f.device_time = e.time;
     f.ring = e.ring;
-    f.stall_time = w.kind != OrchWait::Kind::None ? w.since : e.time;
+    f.stall_time = e.thread >= 0 ? e.since : w.kind != OrchWait::Kind::None ? w.since : e.time;
     const bool structural = w.kind == OrchWait::Kind::Space && w.resource != Resource::TensorMap &&
                             e.message.find("Provable head-of-line") != std::string::npos;
     const bool whole_graph = rt.config().runtime == RuntimeKind::HostBuildGraph;
@@ -279,8 +287,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
         f.detector = "rt_report_fatal() in the orchestration";
         break;
       case ErrorCode::SchedulerTimeout:
-        f.detector = "scheduler no-progress timeout (" +
-                     std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
+        f.detector = watchdog_detector(chip);
         f.sub_class = stall.sub_class;
         break;
       default:
@@ -295,9 +302,8 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.hint = info.hint;
     f.sched_error_code = static_cast<int>(ErrorCode::SchedulerTimeout);
     f.stall_time = now;
-    f.device_time = now + p.timeouts.scheduler_no_progress;
-    f.detector = "scheduler no-progress timeout (" +
-                 std::to_string(p.timeouts.scheduler_no_progress / 1000000000ull) + " ms)";
+    f.device_time = now + scheduler_timeout(chip.config(), p);
+    f.detector = watchdog_detector(chip);
     f.sub_class = stall.sub_class;
   }
   if (rt.config().runtime == RuntimeKind::HostBuildGraph && f.orch_error_code) {

@@ -331,8 +331,10 @@ StallSnapshot classify_stall(Chip& chip) {
     }
   }
   s.completed = rt.completed();
-  s.total = rt.total_submitted();
   s.orch_done = rt.orchestration_done();
+  // total_tasks_ is published by on_orchestration_done (scheduler_cold_path.cpp):
+  // 0 while the orchestration still runs.
+  s.total = s.orch_done ? rt.total_submitted() : 0;
   const StallDetail d = classify_stall_detail(s.running, s.ready, s.waiting, s.orch_done);
   s.detail = d.detail;
   s.sub_class = d.name;
@@ -441,6 +443,20 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
                                       " cycles): producer (ring=%d, local=%d) not completed",
                         p.sys_cnt(p.timeouts.tensor_wait) - p.topo.sys_cnt_base, task_ring(w.task),
                         static_cast<int>(task_local(w.task))));
+      break;
+    case ErrorCode::SchedulerTimeout:
+      // handle_timeout_exit (scheduler_cold_path.cpp): the latching thread's
+      // LOG_ERROR with the stall classified at that moment; the SHUTDOWN_SNAPSHOT
+      // dump that follows (log_stall_diagnostics per thread) is not reproduced.
+      if (e.thread >= 0) {
+        const StallSnapshot st = classify_stall(chip);
+        const int idle = static_cast<int>(std::min<std::uint64_t>(e.idle_iterations, INT32_MAX));  // int32_t upstream
+        out.push_back(fmt("[STALL thread=%d idle_iterations=%d] TIMEOUT_EXIT after_idle_iterations=%d sub_class=%s "
+                          "completed=%" PRIu64 "/%" PRIu64 " running=%" PRIu64 " ready=%" PRIu64 " waiting=%" PRIu64
+                          " orch_done=%d stuck_task_id=%" PRId64 " stuck_core=%d",
+                          e.thread, idle, idle, st.sub_class.c_str(), st.completed, st.total, st.running, st.ready,
+                          st.waiting, st.orch_done ? 1 : 0, st.stuck_task_id, st.stuck_core));
+      }
       break;
     case ErrorCode::AicpuAssert:
       // The AICPU aborted on an assert: the device printed the assertion.

@@ -35,6 +35,7 @@ J run_json(const RunOptions& r) {
   if (r.runtime) j["runtime"] = runtime_name(*r.runtime);
   if (r.hbg_layout) j["hbg_layout"] = hbg_layout_name(*r.hbg_layout);
   if (r.seed) j["seed"] = *r.seed;
+  if (r.scheduler_timeout_ms) j["scheduler_timeout_ms"] = *r.scheduler_timeout_ms;
   return j;
 }
 }  // namespace

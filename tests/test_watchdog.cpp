@@ -1,0 +1,137 @@
+// The scheduler's no-progress watchdog (issue 11 item 2), from
+// scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch (the idle
+// branch: at the end of an iteration without progress, a thread whose
+// self_owns_running_task() holds and whose clock is more than
+// scheduler_timeout_cycles past last_progress_ts calls handle_timeout_exit),
+// scheduler_cold_path.cpp handle_timeout_exit (the TIMEOUT_EXIT line, code 100
+// latched with its stall classification), and the budget:
+// PLATFORM_SCHEDULER_TIMEOUT_MS (spin_hint.h, 10 s) overridden per run by
+// SIMPLER_SCHEDULER_TIMEOUT_MS (runtime_timeout_config.h), here
+// run.scheduler_timeout_ms / --scheduler-timeout-ms.
+//
+// The hand-checked numbers (platforms/a2a3.json): thread 0 dispatches the one
+// task in the iteration that ends at 809 ns (its last progress); the next,
+// idle, iteration is loop 40 + one COND poll 195 = 235 ns and ends at 1044 ns;
+// idle iterations then end every 235 ns. With a 2 s budget the watchdog fires
+// at the first iteration end past 809 + 2e9 ns:
+// 1044 + 235 x (floor((2000000809 - 1044) / 235) + 1) = 2000000974 ns, the
+// 8,510,639th idle iteration. The kernel starts at 2686 ns and its FIN is
+// visible 80 ns (fin_notice) after it ends; the poll of the watchdog's
+// iteration reads at 2000000974 ns, so a kernel of up to
+// 2000000974 - 80 - 2686 = 1999998208 ns completes, one ns more is a hang.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+using nlohmann::json;
+using cli::has;
+
+namespace {
+
+cli::RunResult run(const std::string& args, const char* name) {
+  return cli::run_summary(args + " --quiet --no-host-stats", name);
+}
+
+const char kOverExit[] =
+    "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639 "
+    "sub_class=S1:running-stalled completed=0/1 running=1 ready=0 waiting=0 orch_done=1 stuck_task_id=0 stuck_core=0";
+const char kOverSubClass[] =
+    "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/1 running=1 ready=0 waiting=0 "
+    "orch_done=1 stuck_task_id=0 stuck_core=0";
+
+}  // namespace
+
+TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 2000000974 ns", "[watchdog][cli]") {
+  cli::RunResult r = run("traces/fatal/watchdog_over.json", "wd_over");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  CHECK(e["sched_error_code"] == 100);
+  CHECK(e["orch_error_code"] == 0);
+  CHECK(e["host_code"] == 507018);
+  CHECK(e["sub_class"] == "S1:running-stalled");
+  CHECK(e["detector"] == "scheduler no-progress timeout (2000 ms)");
+  CHECK(e["stall_time_ns"] == 809.0);
+  CHECK(e["device_time_ns"] == 2000000974.0);
+  CHECK(e["device_log"] == json::array({kOverExit}));
+  CHECK(e["message"] == kOverSubClass);
+  // The host's report (validate_runtime_impl, runtime_maker.cpp): the
+  // runtime-failure lines, then the sub-class line.
+  CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=0 sched_error_code=100 runtime_status=-100\n"
+                   "error detail: sched_error_code=100 SCHEDULER_TIMEOUT - "));
+  CHECK(has(r.err, std::string(kOverSubClass) + "\n"));
+  CHECK(has(r.err, std::string("device log (AICPU), each line without the logger's prefix:\n") + kOverExit + "\n"));
+  CHECK(r.summary["tasks"]["completed"] == 0);
+}
+
+TEST_CASE("watchdog: a kernel that ends in time for the watchdog iteration's poll completes", "[watchdog][cli]") {
+  cli::RunResult r = run("tests/data/watchdog_under.json", "wd_under");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+  CHECK(r.summary["tasks"]["completed"] == 1);
+  // FIN visible at 2000000894 + 80: the poll that reads at 2000000974 sees it.
+  CHECK(r.summary["device_wall_ns"].get<double>() > 2000000974.0);
+}
+
+TEST_CASE("watchdog: --scheduler-timeout-ms overrides the trace and the platform", "[watchdog][cli]") {
+  // 3 s: the 1,999,998,209 ns kernel is no longer a hang.
+  cli::RunResult r = run("traces/fatal/watchdog_over.json --scheduler-timeout-ms 3000", "wd_cli");
+  CHECK(r.status == 0);
+  // 1 s: the platform's default (10 s) and the trace's 2 s are both overridden.
+  cli::RunResult s = run("tests/data/watchdog_under.json --scheduler-timeout-ms 1000", "wd_cli1");
+  CHECK(s.status == 1);
+  CHECK(s.summary["error"]["detector"] == "scheduler no-progress timeout (1000 ms)");
+  // runtime_timeout_config.h parses the value as an integer in [1, INT32_MAX].
+  for (const char* bad : {"0", "2147483648", "-1", "1.5"}) {
+    INFO(bad);
+    cli::RunResult b = run(std::string("tests/data/watchdog_under.json --scheduler-timeout-ms ") + bad, "wd_bad");
+    CHECK(b.status == 2);
+    CHECK(has(b.err, "--scheduler-timeout-ms: scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got " +
+                         std::string(bad)));
+  }
+}
+
+// Which timeout fires first when the orchestrator reads the output of a
+// kernel that never ends: the watchdog at the platform's 10 s, before
+// wait_for_tensor_ready's 15 s (pto_runtime2.cpp); upstream's
+// tensor_wait_timeout case (tests/st/runtime_fatal_codes/
+// test_runtime_fatal_codes.py) raises the watchdog to 30 s to get the other
+// order (test_fatal.cpp, traces/fatal/tensor_wait_timeout.json). The task is
+// an AIV one: core 24, thread 0's first AIV core; one polled core, so the
+// same 235 ns grid: 809 + 235 x (floor(1e10 / 235) + 1) = 10000000929 ns.
+// The orchestration is not done: total_tasks_ is still 0
+// (on_orchestration_done publishes it), so "completed=0/0".
+TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[watchdog][cli]") {
+  cli::RunResult r = run("traces/fatal/watchdog_before_tensor_wait.json", "wd_order");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["sched_error_code"] == 100);
+  CHECK(e["sub_class"] == "S1:running-stalled");
+  CHECK(e["stall_time_ns"] == 809.0);
+  CHECK(e["device_time_ns"] == 10000000929.0);
+  CHECK(e["device_log"][0] ==
+        "[STALL thread=0 idle_iterations=42553192] TIMEOUT_EXIT after_idle_iterations=42553192 "
+        "sub_class=S1:running-stalled completed=0/0 running=1 ready=0 waiting=0 orch_done=0 stuck_task_id=0 "
+        "stuck_core=24");
+}
+
+// DIFFERS: wait_for_tensor_ready breaks its wait only on an orchestrator
+// error (orch_error_code), not on the scheduler's code 100, and the
+// emergency shutdown does not stop the orchestrator thread: on the device the
+// wait goes on and latches code 8 at 15 s as well, and the host reports
+// runtime_status=-8 (latched_error_code prefers the orchestrator's code) with
+// sched_error_code=100. npusim latches one error and ends the wait with it.
+TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watchdog", "[watchdog][cli][!shouldfail]") {
+  cli::RunResult r = run("traces/fatal/watchdog_before_tensor_wait.json", "wd_order2");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["error"]["orch_error_code"] == 8);
+  CHECK(r.summary["error"]["sched_error_code"] == 100);
+  CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=8 sched_error_code=100 runtime_status=-8\n"));
+}
