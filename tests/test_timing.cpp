@@ -164,9 +164,13 @@ TEST_CASE("an SPMD task fans out over free cores and completes when its last blo
 
 namespace {
 
-// A mix kernel whose AIC produces `tiles` tiles (compute `cube_ns`, push to
-// AIV0) and whose AIV0 consumes them (pop, compute `vec_ns`).
-std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, double vec_ns) {
+// A mix kernel whose AIC produces `tiles` tiles (compute `cube_ns`, push
+// `push_bytes`) and whose AIV lanes in `aivs` consume them (pop `pop_bytes`,
+// compute `vec_ns`; AIV1 first computes `aiv1_head_ns`). Its AIC lane ends in
+// the pipe's destructor (add_pipe_drain), as the trace loader builds it.
+std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, double vec_ns, std::uint8_t aivs = kMaskAiv0,
+                                         std::int64_t push_bytes = 0, std::int64_t pop_bytes = 0,
+                                         double aiv1_vec_ns = 0, double aiv1_head_ns = 0) {
   auto k = std::make_unique<KernelDef>();
   k->name = "MIXPIPE";
   k->func_id = 7;
@@ -174,16 +178,24 @@ std::unique_ptr<KernelDef> pipelined_mix(int slots, int tiles, double cube_ns, d
   k->cross_core_slots = slots;
   Phase push;
   push.kind = PhaseKind::Push;
-  push.push_to = kMaskAiv0;
+  push.push_to = aivs;
+  push.bytes = Expr::constant(push_bytes);
   Phase pop;
   pop.kind = PhaseKind::Pop;
-  k->lanes[kLaneAic].active = k->lanes[kLaneAiv0].active = true;
+  pop.bytes = Expr::constant(pop_bytes);
+  k->lanes[kLaneAic].active = true;
+  for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane) k->lanes[lane].active = (aivs & (1u << lane)) != 0;
+  if (aiv1_head_ns > 0) k->lanes[kLaneAiv1].phases.push_back(compute(aiv1_head_ns));
   for (int i = 0; i < tiles; ++i) {
     k->lanes[kLaneAic].phases.push_back(compute(cube_ns));
     k->lanes[kLaneAic].phases.push_back(push);
-    k->lanes[kLaneAiv0].phases.push_back(pop);
-    k->lanes[kLaneAiv0].phases.push_back(compute(vec_ns));
+    for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane) {
+      if (!k->lanes[lane].active) continue;
+      k->lanes[lane].phases.push_back(pop);
+      k->lanes[lane].phases.push_back(compute(lane == kLaneAiv1 && aiv1_vec_ns > 0 ? aiv1_vec_ns : vec_ns));
+    }
   }
+  add_pipe_drain(*k);
   return k;
 }
 
@@ -194,42 +206,108 @@ struct Waits : Blocks {
   }
 };
 
+// Runs one block of `k`; returns the lanes' blocks by core.
+std::map<int, BlockRecord> run_mix(ChipSim<ScriptSource, Waits>& s, const KernelDef* k) {
+  s.src.steps.push_back([k](ScriptSource&) { return submit_op(submit(k, {})); });
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  std::map<int, BlockRecord> by_core;
+  for (const auto& d : s.obs.done) by_core[d.second.core] = d.second;
+  return by_core;
+}
+
 }  // namespace
 
-TEST_CASE("a mix kernel's lanes overlap through the cross-core slot ring, and a full ring stalls the cube", "[timing]") {
-  for (int slots : {1, 8}) {
-    INFO("slots " << slots);
-    ChipSim<ScriptSource, Waits> s(one_scheduler());
-    auto k = pipelined_mix(slots, 3, 500, 2000);
-    s.src.steps.push_back([&](ScriptSource&) { return submit_op(submit(k.get(), {})); });
-    s.run();
-    auto& obs = s.obs;
-    REQUIRE(s.chip->runtime().finished());
-    REQUIRE(obs.done.size() == 2);  // one block, two lanes
-    const BlockRecord* aic = nullptr;
-    const BlockRecord* aiv = nullptr;
-    for (const auto& d : obs.done) (d.second.core == 0 ? aic : aiv) = &d.second;
-    REQUIRE((aic && aiv));
-    // Both lanes are published in one batch (pop 20 + one payload per core,
-    // 2 x 100) at 420 and start together at 1420.
-    CHECK(aic->start == ns(1420));
-    CHECK(aiv->start == ns(1420));
-    // Vector side: pop at 1420 waits for the first tile (ready at 1420+550),
-    // pop 50, compute 2000, and so on: 600, 2600, 2650, 4650, 4700, 6700.
-    CHECK(aiv->end == ns(1420 + 6700));
-    if (slots == 8) {
-      // Cube side never waits: 500 + 50 per tile.
-      CHECK(aic->end == ns(1420 + 1650));
-    } else {
-      // One slot: the third push finds the slot still holding tile 2 (popped
-      // at 2600..2650) and stalls from 1600 to 2650.
-      CHECK(aic->end == ns(1420 + 2700));
-      bool stalled = false;
-      for (const auto& [core, kind, from, to] : obs.waits)
-        if (core == 0 && kind == WaitKind::Push && from == ns(1420 + 1600) && to == ns(1420 + 2700)) stalled = true;
-      CHECK(stalled);
-    }
-  }
+// PTO-ISA include/pto/npu/a2a3/TPush.hpp (pto-isa cd4a3d3f, the revision
+// simpler's pto_isa.pin selects), TPipe: SyncPeriod, shouldWaitFree,
+// shouldNotifyFree, countPendingFreeCredits.
+TEST_CASE("the pipe's batching follows PTO-ISA's TPipe", "[timing]") {
+  CHECK(pipe_sync_period(1) == 1);
+  CHECK(pipe_sync_period(2) == 2);
+  CHECK(pipe_sync_period(3) == 1);
+  CHECK(pipe_sync_period(8) == 4);
+  // 8 slots: the pushes of tiles 8, 12, 16 ... wait for a credit; the pops of
+  // tiles 3, 7, 11 ... free a batch.
+  CHECK_FALSE(pipe_push_waits(8, 7));
+  CHECK(pipe_push_waits(8, 8));
+  CHECK_FALSE(pipe_push_waits(8, 9));
+  CHECK(pipe_push_waits(8, 12));
+  CHECK_FALSE(pipe_pop_frees(8, 2));
+  CHECK(pipe_pop_frees(8, 3));
+  CHECK(pipe_pop_frees(8, 7));
+  // ~TPipe: credits notified (tiles / period) less those the pushes waited for.
+  CHECK(pipe_pending_credits(8, 3) == 0);    // no batch freed
+  CHECK(pipe_pending_credits(8, 8) == 2);    // frees after tiles 3 and 7, none waited
+  CHECK(pipe_pending_credits(8, 16) == 2);   // 4 notified, tiles 8 and 12 waited
+  CHECK(pipe_pending_credits(1, 0) == 0);
+  CHECK(pipe_pending_credits(1, 5) == 1);    // every tile after the first waited
+  CHECK(pipe_pending_credits(2, 4) == 1);    // frees after 1 and 3, tile 2 waited
+  CHECK(pipe_pending_credits(3, 7) == 3);    // period 1: 7 notified, tiles 3..6 waited
+}
+
+TEST_CASE("a mix pipe: GM store, flag and GM load, the cube waits only at SyncPeriod boundaries and drains at its end", "[timing]") {
+  // Tiny platform: a GM transfer of 0 bytes is gm.line_latency 200, a flag
+  // ffts.flag_ns 20. Both lanes start at 1420 (one batch: pop 20 + two
+  // payloads of 100 at 420, then receive-to-start). 4 slots: SyncPeriod 2.
+  ChipSim<ScriptSource, Waits> s(one_scheduler());
+  auto k = pipelined_mix(4, 8, 500, 2000);
+  auto lanes = run_mix(s, k.get());
+  const CoreMap& map = s.chip->cores().map();
+  const BlockRecord& aic = lanes.at(map.aic(0));
+  const BlockRecord& aiv = lanes.at(map.aiv0(0));
+  const Time t0 = ns(1420);
+  CHECK(aic.start == t0);
+  CHECK(aiv.start == t0);
+  // Cube: compute 500, TSTORE 200 per tile; tile i's flag reaches the AIV
+  // 20 later: 720, 1420, 2120, 2820. Tile 4 (a boundary) needs credit 0, the
+  // free after pop 1 (3120 + 20 = 3140): already there at 3300, no wait;
+  // stores 3500 (flag 3520). Tile 5 is no boundary: 4200 (flag 4220). Tile 6
+  // needs credit 1, the free after pop 3 at 7540: waits 4700..7540, stores
+  // 7740 (flag 7760); tile 7: 8440 (flag 8460).
+  // Vector: pop 0 waits for 720, loads to 920, adds to 2920; pop 1 3120
+  // (frees: 3140); 5120 -> 5320; 7320 -> 7520 (frees: 7540); 9520 -> 9720;
+  // 11720 -> 11920 (frees: 11940); 13920 -> 14120; 16120 -> 16320 (frees:
+  // 16340); adds to 18320.
+  CHECK(aiv.end == t0 + ns(18320));
+  // ~TPipe: 8 tiles, 4 batches notified, tiles 4 and 6 consumed 2, so the
+  // cube waits from 8440 for the frees after pops 5 and 7 (16340).
+  CHECK(aic.end == t0 + ns(16340));
+  // Every push is a "push" slice (its time in the phase): 200 ns of TSTORE
+  // but for tile 6 (its wait and store) and the drain.
+  std::vector<std::pair<Time, Time>> pushes;
+  for (const auto& [core, kind, from, to] : s.obs.waits)
+    if (core == map.aic(0) && kind == WaitKind::Push) pushes.emplace_back(from - t0, to - t0);
+  const std::vector<std::pair<Time, Time>> want = {
+      {ns(500), ns(700)},   {ns(1200), ns(1400)}, {ns(1900), ns(2100)}, {ns(2600), ns(2800)}, {ns(3300), ns(3500)},
+      {ns(4000), ns(4200)}, {ns(4700), ns(7740)}, {ns(8240), ns(8440)}, {ns(8440), ns(16340)}};
+  CHECK(pushes == want);
+}
+
+TEST_CASE("a mix pipe in the paired mode: a push flags both AIVs, a credit needs both frees", "[timing]") {
+  // One slot (SyncPeriod 1): every pop frees, every push after the first
+  // waits. The cube stores 6400 bytes (200 + 6400/64 = 300 ns), each AIV
+  // loads 3200 (250 ns); AIV1 computes 2000 first and adds for 3000.
+  // (Tiny platform: gm.line_latency 200, gm.bytes_per_ns 64, ffts.flag_ns 20.)
+  ChipSim<ScriptSource, Waits> s(one_scheduler());
+  auto k = pipelined_mix(1, 2, 500, 1000, kMaskAiv0 | kMaskAiv1, 6400, 3200, 3000, 2000);
+  auto lanes = run_mix(s, k.get());
+  const CoreMap& map = s.chip->cores().map();
+  // Three payloads in the batch: the lanes start at 1520.
+  const Time t0 = ns(1520);
+  CHECK(lanes.at(map.aic(0)).start == t0);
+  // Tile 0 stored 500..800; its flag reaches both AIVs at 820. AIV0 loads
+  // 820..1070 (free at 1090), AIV1 at 2000..2250 (free at 2270). Tile 1 waits
+  // for the later free, 1300..2270, stores to 2570 (flags at 2590).
+  // AIV0: pop 1 waits 2070..2590, loads to 2840 (free 2860), adds to 3840.
+  // AIV1: adds to 5250, loads to 5500 (free 5520), adds to 8500.
+  CHECK(lanes.at(map.aiv0(0)).end == t0 + ns(3840));
+  CHECK(lanes.at(map.aiv1(0)).end == t0 + ns(8500));
+  // ~TPipe (one credit pending) waits for both AIVs' last frees: 5520.
+  CHECK(lanes.at(map.aic(0)).end == t0 + ns(5520));
+  bool aiv0_waited = false;
+  for (const auto& [core, kind, from, to] : s.obs.waits)
+    if (core == map.aiv0(0) && kind == WaitKind::Pop && from == t0 + ns(2070) && to == t0 + ns(2840)) aiv0_waited = true;
+  CHECK(aiv0_waited);
 }
 
 TEST_CASE("early resolve stages the consumer on a core before its producer completes", "[timing]") {

@@ -556,18 +556,32 @@ TEST_CASE("trace loader: mix pipelines (push, pop, repeat, cross_core_slots)", "
   Trace t = npusim::trace::parse_trace(doc("[]", R"({"K": )" + ok + "}"), "t.json", "t");
   const KernelDef& k = kernel(t, "K");
   CHECK(k.cross_core_slots == 2);
-  REQUIRE(k.lanes[kLaneAic].phases.size() == 6);  // the repeat is expanded
+  // The repeat is expanded; the lane ends in the pipe's destructor (~TPipe,
+  // PTO-ISA include/pto/npu/a2a3/TPush.hpp), which waits for the last frees.
+  REQUIRE(k.lanes[kLaneAic].phases.size() == 7);
+  CHECK(k.lanes[kLaneAic].phases[6].kind == PhaseKind::Push);
+  CHECK(k.lanes[kLaneAic].phases[6].pipe_drain);
+  CHECK_FALSE(k.lanes[kLaneAic].phases[5].pipe_drain);
+  CHECK(k.lanes[kLaneAiv0].phases.size() == 6);
   CHECK(k.lanes[kLaneAic].phases[1].kind == PhaseKind::Push);
   CHECK(k.lanes[kLaneAic].phases[1].push_to == (kMaskAiv0 | kMaskAiv1));
   CHECK(k.lanes[kLaneAiv1].phases[4].kind == PhaseKind::Pop);
 
   CHECK(kernel_error(R"({"func_id": 0, "core": "aiv", "body": [{"push": {}}]})") ==
-        "/kernels/K/body/0|push is only allowed in the aic lane of a mix kernel (the AIC -> AIV slot ring)");
+        "/kernels/K/body/0|push is only allowed in the aic lane of a mix kernel (the AIC -> AIV pipe)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"pop": {}}]}, "aiv0": {"body": [{"push": {}}]}}})") ==
-        "/kernels/K/lanes/aic/body/0|pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV slot ring)");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {}}, {"push": {}}]}, "aiv0": {"body": [{"pop": {}}]}}})") ==
+        "/kernels/K/lanes/aic/body/0|pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV pipe)");
+  // PTO-ISA's TPipe has no default slot count: a kernel using the pipe names it.
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {}}]}, "aiv0": {"body": [{"pop": {}}]}}})") ==
+        "/kernels/K|a mix kernel that pushes or pops must give \"cross_core_slots\" (the pipe's slot_num, 1..1024: "
+        "PTO-ISA's TPipe has no default; PTOAS uses 8 for a one-way pipe when pl.cross_core_slot omits it)");
+  // Paired mode: a push flags both AIVs, so with both lanes it goes to both.
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "cross_core_slots": 2, "lanes": {"aic": {"body": [{"push": {"to": "aiv0"}}]}, "aiv0": {"body": [{"pop": {}}]}, "aiv1": {"duration": {"ns": 1}}}})") ==
+        "/kernels/K/lanes/aic/body/0/push|in a kernel with both AIV lanes a push goes to \"both\" (\"to\": \"both\"): "
+        "TPUSH sets the data flag of both AIVs and waits for both to free the slots");
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "cross_core_slots": 2, "lanes": {"aic": {"body": [{"push": {}}, {"push": {}}]}, "aiv0": {"body": [{"pop": {}}]}}})") ==
         "/kernels/K|lane aiv0 pops 1 tile(s) but the aic lane pushes 2 to it");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {"to": "aiv1"}}]}, "aiv0": {"duration": {"ns": 1}}}})") ==
+  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "cross_core_slots": 2, "lanes": {"aic": {"body": [{"push": {"to": "aiv1"}}]}, "aiv0": {"duration": {"ns": 1}}}})") ==
         "/kernels/K|the aic lane pushes 1 tile(s) to aiv1, which is not a lane of this kernel");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"repeat": {"count": 0, "body": []}}]}}})") ==
         "/kernels/K/lanes/aic/body/0/repeat/count|expected an integer in [1, 65536], got 0");

@@ -1,21 +1,47 @@
-// The cross-core slot rings of mix kernels (TPUSH/TPOP; pypto's
-// pl.cross_core_slot): per cluster, one ring from the AIC to each AIV, of
-// `slot_num` slots (the kernel's `cross_core_slots`, default the platform's).
-// Like the hardware VEC_FIFO the rings persist across tasks.
+// The cross-core pipe of a mix kernel (TPUSH/TPOP; pypto's
+// pl.cross_core_slot), as PTO-ISA implements it on a2a3 at the revision the
+// runtime pins (simpler pto_isa.pin: pto-isa cd4a3d3f,
+// include/pto/npu/a2a3/TPush.hpp TPipe / TPUSH_IMPL, TPop.hpp TPOP_IMPL;
+// docs/overhead.md). The slot buffer is in GM, the hand-offs are FFTS flags:
 //
-// A push takes the next slot of each target ring once it is free (a full
-// ring stalls the producer until a pop frees a slot), copies the tile in and
-// makes it visible; a pop waits for the next filled slot, copies it out and
-// frees it. Producer and consumer lanes therefore overlap, bounded by the
-// number of slots.
+//  - a push (AIC, tile i): if i >= slots and i % SyncPeriod == 0, wait for one
+//    free credit (Producer::allocate, wait_flag_dev); TSTORE the tile to the
+//    GM slot i % slots; set the data flag (Producer::record,
+//    ffts_cross_core_sync mode 2 on PIPE_FIX, after the store), which an AIC
+//    broadcasts to both AIVs of its cluster;
+//  - a pop (AIV, tile j): wait for the data flag (Consumer::wait), TLOAD the
+//    slot from GM, and if (j + 1) % SyncPeriod == 0 free the batch
+//    (Consumer::free, mode 2 on PIPE_MTE2, after the load); the AIC's wait
+//    counts a credit once every active AIV of its block has freed;
+//  - SyncPeriod = slots / 2 above two slots, else slots;
+//  - the AIC lane ends in ~TPipe, which waits for the credits its pushes did
+//    not consume (countPendingFreeCredits): a phase add_pipe_drain appends.
+//
+// Costs: each TSTORE / TLOAD is a GM transfer (gm_transfer: gm.line_latency
+// + bytes / gm.bytes_per_ns), each flag ffts.flag_ns from the set to the
+// waiter's release. The pipe lives for one block of the kernel on a cluster
+// (tile indices start at 0 in every kernel run).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "models/aicore/aicore.h"
 
 namespace npusim {
+
+// PTO-ISA TPipe::SyncPeriod: frees are signalled, and waited for, once per
+// this many tiles.
+std::uint32_t pipe_sync_period(std::uint32_t slots);
+// PTO-ISA TPipe::shouldWaitFree: the push of tile `i` first waits for a credit.
+bool pipe_push_waits(std::uint32_t slots, std::uint32_t i);
+// PTO-ISA TPipe::shouldNotifyFree: the pop of tile `j` frees a batch.
+bool pipe_pop_frees(std::uint32_t slots, std::uint32_t j);
+// PTO-ISA TPipe::countPendingFreeCredits: credits ~TPipe waits for after
+// `pushed` tiles.
+std::uint32_t pipe_pending_credits(std::uint32_t slots, std::uint32_t pushed);
 
 class CrossCorePipes : public PhaseHandler {
  public:
@@ -25,40 +51,45 @@ class CrossCorePipes : public PhaseHandler {
   Time execute(const PhaseCtx& ctx, Time t) override;
 
  private:
-  struct Slot {
-    Time free_at = 0;       // when the slot can be written again (kNever: filled, not yet popped)
-    Time ready_at = 0;      // when the data pushed into it is visible to the consumer
-  };
-  struct Ring {
-    std::vector<Slot> slots;
-    std::uint64_t head = 0;  // next slot to push
-    std::uint64_t tail = 0;  // next slot to pop
-    int popper = -1;         // AIV core waiting for data
-    Time pop_since = 0;
-    Time pop_cost = 0;
-  };
-  struct Pusher {
-    int core = -1;
-    std::uint8_t targets = 0;  // lane mask
+  // A core waiting in a push, a drain or a pop.
+  struct Waiter {
+    int core = -1;  // -1: none
     Time since = 0;
-    Time cost = 0;
+    Time cost = 0;  // the GM transfer once it may go
   };
+  // One kernel run's pipe on a cluster.
+  struct Pipe {
+    std::uint32_t slots = 0;
+    std::uint8_t consumers = 0;  // active AIV lanes (kMaskAiv0 | kMaskAiv1)
+    std::uint32_t pushed = 0;    // the producer's tileIndex
+    std::uint32_t credits = 0;   // free credits the producer consumed
+    std::vector<Time> data;      // per pushed tile: its data flag reaches the AIVs
+    std::uint32_t popped[2] = {0, 0};      // per AIV lane: the consumer's tileIndex
+    std::vector<Time> freed[2];            // per AIV lane: its k-th free reaches the AIC
+    std::uint32_t to_pop[2] = {0, 0};      // tiles each lane pops in all
+    bool drained = false;
+    Waiter pusher;
+    std::uint32_t pusher_needs = 0;        // credits the waiting push or drain needs in all
+    bool pusher_drain = false;             // ... and it is the drain, not a push
+    Waiter popper[2];
+  };
+  using Key = std::tuple<int, TaskId, int>;  // cluster, task, block
 
-  Ring& ring(int cluster, int lane) { return rings_[static_cast<std::size_t>(cluster) * 2 + (lane - 1)]; }
-  Time copy_cost(const PhaseCtx& ctx, Time fixed) const;
-  // Sizes the rings of a cluster for the kernel, if they are empty.
-  void size_rings(int cluster, const KernelDef& k);
-  // Pushes now if every target ring's next slot has a known free time;
-  // returns the time the push completes, or kNever.
-  Time try_push(int cluster, std::uint8_t targets, Time t, Time cost);
-  // Completes a pop from `r` started at `t`; returns its end.
-  Time pop_now(Ring& r, Time t, Time cost);
-  void wake_pusher(int cluster);
+  Pipe& pipe_of(const PhaseCtx& ctx);
+  // The time credit `k` (0-based) reaches the AIC: when the last active AIV
+  // has freed its k-th batch; kNever if one has not yet.
+  static Time credit_at(const Pipe& p, std::uint32_t k);
+  // A push (or the drain) reached at `t`: returns its end, or kNever.
+  Time push(Pipe& p, const PhaseCtx& ctx, Time t);
+  // The push (or drain) proceeds once it holds `pusher_needs` credits in all.
+  Time try_push(Pipe& p, Time t, Time cost, bool drain);
+  Time pop(Pipe& p, int lane, Time t, Time cost);
+  void wake(Pipe& p, const Key& key);
+  void retire_if_done(const Key& key);
 
   AicoreComplex& cores_;
   const Platform& platform_;
-  std::vector<Ring> rings_;
-  std::vector<Pusher> pushers_;  // per cluster
+  std::map<Key, Pipe> pipes_;
 };
 
 }  // namespace npusim

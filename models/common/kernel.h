@@ -76,6 +76,7 @@ struct Phase {
   int workspace_arg = -1;     // Syncall soft
   Expr used_cores;            // Syncall soft
   std::uint8_t push_to = 0;   // Push: lane mask of the receiving AIVs (kMaskAiv0 | kMaskAiv1)
+  bool pipe_drain = false;    // Push: not a push but the pipe's destructor at the end of the AIC lane (add_pipe_drain)
   std::string path;           // JSON pointer of the phase, for messages (its fields: path/<phase_key>/<field>)
 };
 
@@ -92,7 +93,7 @@ struct KernelDef {
   int func_id = 0;
   CoreType core = CoreType::AIV;
   std::array<LaneBody, kNumLanes> lanes;  // AIC, AIV0, AIV1
-  int cross_core_slots = 0;  // slot_num of the AIC->AIV ring (0 = the platform's default)
+  int cross_core_slots = 0;  // slot_num of the AIC->AIV pipe (required when the kernel pushes or pops)
   std::string path;  // JSON pointer of the definition
 
   std::uint8_t active_mask() const {
@@ -111,6 +112,27 @@ struct KernelDef {
     return false;
   }
 };
+
+// The AIC lane of a mix kernel that pushes ends in its pipe's destructor:
+// PTO-ISA's ~TPipe (include/pto/npu/a2a3/TPush.hpp) waits for the free
+// credits its TPUSHes did not consume (countPendingFreeCredits), so the cube
+// does not return before the AIVs freed the last batch. Whoever builds a
+// kernel calls this once its lanes are complete; it appends that wait as a
+// last phase of the AIC lane (a no-op for a kernel without pushes).
+inline void add_pipe_drain(KernelDef& k) {
+  std::vector<Phase>& aic = k.lanes[kLaneAic].phases;
+  bool pushes = false;
+  for (const Phase& p : aic) {
+    if (p.kind == PhaseKind::Push && p.pipe_drain) return;  // already there
+    pushes = pushes || p.kind == PhaseKind::Push;
+  }
+  if (!pushes) return;
+  Phase d;
+  d.kind = PhaseKind::Push;
+  d.pipe_drain = true;
+  d.path = k.path + "/lanes/aic (end: the pipe's destructor)";
+  aic.push_back(std::move(d));
+}
 
 // The names a kernel's phase expressions may use: slot 0 = block_idx,
 // slot 1 = block_num (trace-format.md).

@@ -61,10 +61,12 @@ GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore
   core_.resize(static_cast<std::size_t>(cores.map().total()));
 }
 
-Time GmModel::transfer(std::uint64_t bytes) const {
-  double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm_.bytes_per_ns : 0;
-  return gm_.line_latency + from_ns(stream_ns);
+Time gm_transfer(const GmCosts& gm, std::uint64_t bytes) {
+  double stream_ns = gm.bytes_per_ns > 0 ? static_cast<double>(bytes) / gm.bytes_per_ns : 0;
+  return gm.line_latency + from_ns(stream_ns);
 }
+
+Time GmModel::transfer(std::uint64_t bytes) const { return gm_transfer(gm_, bytes); }
 
 GmModel::Span GmModel::span_of(const PhaseCtx& ctx) {
   const Phase& ph = *ctx.phase;

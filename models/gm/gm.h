@@ -36,6 +36,11 @@
 
 namespace npusim {
 
+// One transfer of `bytes` between a core and GM (a load, a store, a TSTORE /
+// TLOAD of a cross-core pipe slot): a line round trip plus streaming at the
+// per-core bandwidth.
+Time gm_transfer(const GmCosts& gm, std::uint64_t bytes);
+
 class GmModel : public PhaseHandler {
  public:
   GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer);

@@ -440,18 +440,33 @@ class Loader {
   // Pushes and pops pair up: the AIC lane pushes to each AIV lane exactly as
   // many tiles as that lane pops (a mismatch would leave a lane waiting for
   // ever), and nothing else pushes or pops.
+  // With both AIV lanes a push goes to both: PTO-ISA's TPUSH sets the data
+  // flag of both AIVs (ffts_cross_core_sync mode 2 from the AIC) and waits for
+  // both to free (TPush.hpp TPipe::Producer). A kernel that pushes or pops
+  // names its slot count: TPipe takes SlotNum as a template argument, with no
+  // default (PTOAS picks 8 for a one-way pipe when pypto's slot_num is omitted).
   void check_pipes(const KernelDef& k, const std::string& path) const {
     int pushed[kNumLanes] = {0, 0, 0};
+    bool uses_pipe = false;
+    const bool paired = k.lanes[kLaneAiv0].active && k.lanes[kLaneAiv1].active;
     for (int l = 0; l < kNumLanes; ++l)
       for (const Phase& p : k.lanes[l].phases) {
         if (p.kind == PhaseKind::Push && (k.core != CoreType::MIX || l != kLaneAic))
-          fail(p.path, "push is only allowed in the aic lane of a mix kernel (the AIC -> AIV slot ring)");
+          fail(p.path, "push is only allowed in the aic lane of a mix kernel (the AIC -> AIV pipe)");
         if (p.kind == PhaseKind::Pop && (k.core != CoreType::MIX || l == kLaneAic))
-          fail(p.path, "pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV slot ring)");
+          fail(p.path, "pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV pipe)");
+        if (p.kind == PhaseKind::Push && paired && p.push_to != (kMaskAiv0 | kMaskAiv1))
+          fail(pointer_join(p.path, "push"),
+               "in a kernel with both AIV lanes a push goes to \"both\" (\"to\": \"both\"): TPUSH sets the data "
+               "flag of both AIVs and waits for both to free the slots");
+        uses_pipe = uses_pipe || p.kind == PhaseKind::Push || p.kind == PhaseKind::Pop;
         if (p.kind == PhaseKind::Push)
           for (int t = kLaneAiv0; t <= kLaneAiv1; ++t)
             if (p.push_to & (1u << t)) ++pushed[t];
       }
+    if (uses_pipe && k.cross_core_slots < 1)
+      fail(path, "a mix kernel that pushes or pops must give \"cross_core_slots\" (the pipe's slot_num, 1..1024: "
+                 "PTO-ISA's TPipe has no default; PTOAS uses 8 for a one-way pipe when pl.cross_core_slot omits it)");
     for (int t = kLaneAiv0; t <= kLaneAiv1; ++t) {
       int popped = 0;
       for (const Phase& p : k.lanes[t].phases) popped += p.kind == PhaseKind::Pop;
@@ -537,6 +552,7 @@ class Loader {
       if (const J* slots = get(kv, "cross_core_slots"))
         k->cross_core_slots = static_cast<int>(integer(*slots, pointer_join(kp, "cross_core_slots"), 1, 1024));
       check_pipes(*k, kp);
+      add_pipe_drain(*k);
       kernels_[k->name] = k.get();
       t_.kernels.push_back(std::move(k));
     }
