@@ -192,9 +192,12 @@ int main(int argc, char* argv[]) {
 }
 
 int sc_main(int argc, char* argv[]) {
-  static PrintableBuf out_filter(std::cout.rdbuf()), err_filter(std::cerr.rdbuf());
-  std::cout.rdbuf(&out_filter);
-  std::cerr.rdbuf(&err_filter);
+  // Never destroyed: the standard streams are flushed after every static
+  // destructor has run (ios_base::Init), and must not reach a destroyed buffer.
+  static PrintableBuf* out_filter = new PrintableBuf(std::cout.rdbuf());
+  static PrintableBuf* err_filter = new PrintableBuf(std::cerr.rdbuf());
+  std::cout.rdbuf(out_filter);
+  std::cerr.rdbuf(err_filter);
   CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
   app.require_subcommand(1);
   npusim::engine::RunRequest req;
