@@ -200,6 +200,7 @@ int sc_main(int argc, char* argv[]) {
   std::cerr.rdbuf(err_filter);
   CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "npusim " NPUSIM_VERSION);  // CMake's project version
   npusim::engine::RunRequest req;
   std::string rtw, rh, rdp, runtime;
   std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
@@ -256,6 +257,8 @@ int sc_main(int argc, char* argv[]) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

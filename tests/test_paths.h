@@ -11,6 +11,8 @@ extern const char kTestDataDir[];     // tests/data
 extern const char kConformanceDir[];  // tests/conformance/traces
 extern const char kBinary[];          // the npusim executable
 extern const char kSceneCache[];      // the compile cache the scene tests share (NPUSIM_CACHE_DIR)
+extern const char kBuildDir[];        // the build folder (cmake --install reads it)
+extern const char kCMake[];           // the cmake that configured it
 }  // namespace test_paths
 
 #define NPUSIM_SOURCE_DIR (::test_paths::kSourceDir)

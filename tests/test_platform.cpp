@@ -358,10 +358,11 @@ TEST_CASE("platform: search order starts with NPUSIM_PLATFORM_DIR", "[platform]"
   ::unsetenv("NPUSIM_PLATFORM_DIR");
   auto dirs = platform::platform_search_dirs();
   fs::path exe = fs::read_symlink("/proc/self/exe");
-  REQUIRE(dirs.size() == 3);
+  REQUIRE(dirs.size() == 4);
   CHECK(dirs[0] == (exe.parent_path().parent_path() / "platforms").lexically_normal().string());
-  CHECK(dirs[1] == std::string(NPUSIM_SOURCE_DIR) + "/platforms");
-  CHECK(dirs[2] == "./platforms");
+  CHECK(dirs[1] == (exe.parent_path().parent_path() / "share/npusim/platforms").lexically_normal().string());
+  CHECK(dirs[2] == std::string(NPUSIM_SOURCE_DIR) + "/platforms");
+  CHECK(dirs[3] == "./platforms");
 
   TempDir tmp("search");
   json mini = platform_json("tiny");

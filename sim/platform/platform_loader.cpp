@@ -545,7 +545,10 @@ std::vector<std::string> platform_search_dirs() {
   if (const char* env = std::getenv("NPUSIM_PLATFORM_DIR"); env && *env) add(env);
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) add(exe.parent_path().parent_path() / "platforms");
+  if (!ec) {
+    add(exe.parent_path().parent_path() / "platforms");                      // a build tree
+    add(exe.parent_path().parent_path() / "share" / "npusim" / "platforms");  // an install (cmake --install)
+  }
 #ifdef NPUSIM_SOURCE_DIR
   add(fs::path(NPUSIM_SOURCE_DIR) / "platforms");
 #endif

@@ -1,4 +1,4 @@
-// Scenes (../shared/spec/scene-format.md, docs/scenes.md): a real
+// Scenes (docs/spec/scene-format.md, docs/scenes.md): a real
 // orchestration program (a C++ source against npusim's SDK, or a shared
 // object built against it), its kernels (incores) and the host's arguments.
 //
