@@ -7,6 +7,7 @@
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -30,39 +31,42 @@
 #include "sim/record/compare.h"
 #include "sim/record/scope_stats_report.h"
 #include "sim/scene/import.h"
+#include "sim/config/suggest.h"
 
 namespace {
 
 using npusim::engine::kExitInputError;
+namespace cfg = npusim::config;
+
+// The text of the options that shape a simulation, as typed (validated by
+// to_options); empty: not given (CLI11 refuses an empty value).
+struct SimText {
+  std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout;
+};
 
 // The options that shape a simulation (run and record).
-void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw, std::string& rh,
-                     std::string& rdp, std::string& runtime, std::string& seed, std::string& threads,
-                     std::string& max_tasks, std::string& layout, std::string& sched_timeout) {
+void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t) {
   cmd->add_option("--platform", req.platform, "platform name in platforms/ or a path (default a2a3)");
-  cmd->add_option("--seed", seed, "seed for sampled kernel durations");
-  cmd->add_option("--aicpu-thread-num", threads, "AICPU threads: 0 (platform default) or 2..4");
-  cmd->add_option("--runtime", runtime, "tensormap_and_ringbuffer | host_build_graph");
-  cmd->add_option("--hbg-layout", layout,
+  cmd->add_option("--seed", t.seed, "seed for sampled kernel durations");
+  cmd->add_option("--aicpu-thread-num", t.threads, "AICPU threads: 0 (platform default) or 2..4");
+  cmd->add_option("--runtime", t.runtime, "tensormap_and_ringbuffer | host_build_graph");
+  cmd->add_option("--hbg-layout", t.layout,
                   "host_build_graph AICPU threads: resolution_thread (default: the last one resolves, owning no "
                   "cores) | all_schedule (every thread owns cores)");
-  cmd->add_option("--ring-task-window", rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
-  cmd->add_option("--ring-heap", rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
-  cmd->add_option("--ring-dep-pool", rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
-  cmd->add_option("--scheduler-timeout-ms", sched_timeout,
+  cmd->add_option("--scheduler-timeout-ms", t.sched_timeout,
                   "the AICPU scheduler's no-progress watchdog in ms (SIMPLER_SCHEDULER_TIMEOUT_MS; default: the "
                   "platform's)");
-  cmd->add_option("--max-tasks", max_tasks, "stop with exit 2 (nothing written) once more tasks are submitted");
+  cmd->add_option("--ring-task-window", t.rtw, "task slots per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--ring-heap", t.rh, "heap bytes per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--ring-dep-pool", t.rdp, "dep-pool entries per ring: N or N0,N1,N2,N3 (0 = default)");
+  cmd->add_option("--max-tasks", t.max_tasks, "stop with exit 2 (nothing written) once more tasks are submitted");
   cmd->add_flag("--progress", req.progress,
                 "a progress line on standard error (tasks, simulated time, bytes written); the default on a terminal");
 }
 
-void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string& rtw,
-                     std::string& rh, std::string& rdp, std::string& runtime, std::string& seed,
-                     std::string& threads, std::string& max_tasks, std::string& max_output, std::string& layout,
-                     std::string& sched_timeout) {
+void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t) {
   cmd->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
-  add_sim_options(cmd, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout, sched_timeout);
+  add_sim_options(cmd, req, t);
   cmd->add_option("--out", req.out_dir, "output directory (default npusim_out/<trace name>)");
   cmd->add_option("--swimlane-level", req.swimlane_level, "chip swimlane level 0..4 (default 3; 0 = off)")
       ->check(CLI::Range(0, 4));
@@ -76,7 +80,7 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, std::string
                 "a coherency report (a read that could see stale data) fails the run: exit 1, COHERENCY_HAZARD");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
-  cmd->add_option("--max-output", max_output,
+  cmd->add_option("--max-output", t.max_output,
                   "stop with exit 2 (nothing written) once more bytes are written: N, or N with K, M, G or T (x1024)");
 }
 
@@ -93,39 +97,62 @@ std::uint64_t parse_size(const std::string& text, const char* option) {
     ++i;
   }
   if (i == 0 || i != text.size() || shift < 0 || (shift && v > (UINT64_MAX >> shift)) || v == 0)
-    throw npusim::InputError(npusim::config::kCommandLine, option,
+    throw npusim::InputError(cfg::kCommandLine, option,
                              "expected a positive number of bytes (N, or N followed by K, M, G or T), got \"" + text +
                                  "\"");
   return v << shift;
 }
 
 // Command-line values -> RunOptions, with the trace format's validation.
-void to_options(npusim::engine::RunRequest& req, const std::string& rtw, const std::string& rh,
-                const std::string& rdp, const std::string& runtime, const std::string& seed,
-                const std::string& threads, const std::string& max_tasks, const std::string& max_output,
-                const std::string& layout, const std::string& sched_timeout) {
-  if (!max_tasks.empty()) {
+void to_options(npusim::engine::RunRequest& req, const SimText& t) {
+  if (!t.max_tasks.empty()) {
     std::size_t used = 0;
     unsigned long long v = 0;
     try {
-      v = max_tasks[0] == '-' ? 0 : std::stoull(max_tasks, &used);
+      v = t.max_tasks[0] == '-' ? 0 : std::stoull(t.max_tasks, &used);
     } catch (const std::exception&) {
     }
-    if (v == 0 || used != max_tasks.size())
-      throw npusim::InputError(npusim::config::kCommandLine, "--max-tasks",
-                               "expected a positive integer, got \"" + max_tasks + "\"");
+    if (v == 0 || used != t.max_tasks.size())
+      throw npusim::InputError(cfg::kCommandLine, "--max-tasks",
+                               "expected a positive integer, got \"" + t.max_tasks + "\"");
     req.max_tasks = v;
   }
-  if (!max_output.empty()) req.max_output = parse_size(max_output, "--max-output");
-  namespace cfg = npusim::config;
-  if (!rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(rtw, "ring_task_window");
-  if (!rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(rh, "ring_heap");
-  if (!rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(rdp, "ring_dep_pool");
-  if (!runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(runtime);
-  if (!layout.empty()) req.cli.hbg_layout = cfg::parse_hbg_layout_cli(layout);
-  if (!seed.empty()) req.cli.seed = cfg::parse_seed_cli(seed);
-  if (!threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(threads);
-  if (!sched_timeout.empty()) req.cli.scheduler_timeout_ms = cfg::parse_scheduler_timeout_cli(sched_timeout);
+  if (!t.max_output.empty()) req.max_output = parse_size(t.max_output, "--max-output");
+  if (!t.rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(t.rtw, "ring_task_window");
+  if (!t.rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(t.rh, "ring_heap");
+  if (!t.rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(t.rdp, "ring_dep_pool");
+  if (!t.runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(t.runtime);
+  if (!t.layout.empty()) req.cli.hbg_layout = cfg::parse_hbg_layout_cli(t.layout);
+  if (!t.seed.empty()) req.cli.seed = cfg::parse_seed_cli(t.seed);
+  if (!t.threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(t.threads);
+  if (!t.sched_timeout.empty()) req.cli.scheduler_timeout_ms = cfg::parse_scheduler_timeout_cli(t.sched_timeout);
+}
+
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
+  return v;
+}
+
+// barrier-cost's --core-type and --participants, checked before anything is measured.
+void barrier_cost_lists(npusim::engine::BarrierCostRequest& bc, const std::string& types, const std::string& parts) {
+  bc.core_types = split_commas(types);
+  for (const std::string& type : bc.core_types)
+    if (type != "aiv" && type != "aic" && type != "mix")
+      throw npusim::InputError(cfg::kCommandLine, "--core-type", "expected aiv, aic or mix, got \"" + type + "\"");
+  for (const std::string& n : split_commas(parts)) {
+    std::size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(n, &used);
+    } catch (const std::exception&) {
+    }
+    if (v < 1 || used != n.size())
+      throw npusim::InputError(cfg::kCommandLine, "--participants", "expected positive integers, got \"" + n + "\"");
+    bc.participants.push_back(v);
+  }
 }
 
 }  // namespace
@@ -191,124 +218,189 @@ int main(int argc, char* argv[]) {
   return status;
 }
 
-int sc_main(int argc, char* argv[]) {
-  // Never destroyed: the standard streams are flushed after every static
-  // destructor has run (ios_base::Init), and must not reach a destroyed buffer.
-  static PrintableBuf* out_filter = new PrintableBuf(std::cout.rdbuf());
-  static PrintableBuf* err_filter = new PrintableBuf(std::cerr.rdbuf());
-  std::cout.rdbuf(out_filter);
-  std::cerr.rdbuf(err_filter);
-  CLI::App app{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "npusim " NPUSIM_VERSION);  // CMake's project version
-  npusim::engine::RunRequest req;
-  std::string rtw, rh, rdp, runtime;
-  std::string seed, threads;  // empty: not given (CLI11 refuses an empty value)
-  std::string max_tasks, max_output, layout, sched_timeout;
+namespace {
 
-  CLI::App* run = app.add_subcommand("run", "simulate a trace or a scene");
-  add_run_options(run, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
-  CLI::App* check = app.add_subcommand("check", "check a trace or a scene without simulating");
-  check->add_option("TRACE", req.trace_path, "trace or scene file (- = a trace on standard input)")->required();
-  check->add_option("--platform", req.platform, "platform name or path");
-  check->add_flag("-q,--quiet", req.quiet, "no output on success");
+// The command line: every subcommand, its options and the values they fill.
+class CommandLine {
+ public:
+  CommandLine();
+  // Parses argv; a status when npusim is done (help, version, a usage error).
+  std::optional<int> parse(int argc, char* argv[]);
+  // Runs the subcommand that was chosen.
+  int execute();
 
-  CLI::App* record = app.add_subcommand("record", "run a scene and write the trace of the operations it performed");
-  record->add_option("SCENE", req.trace_path, "scene file")->required();
-  record->add_option("-o,--output", req.record_path, "the trace to write")->required();
-  add_sim_options(record, req, rtw, rh, rdp, runtime, seed, threads, max_tasks, layout, sched_timeout);
-  record->add_flag("-q,--quiet", req.quiet, "no summary on standard output");
+ private:
+  std::optional<int> usage_error(const std::string& message, const CLI::App* sub);
+  std::optional<int> unexpected(const CLI::App& sub);
 
-  CLI::App* import = app.add_subcommand("import", "turn a device capture into a trace that replays it");
-  std::string capture_dir, import_out, import_name;
-  import->add_option("CAPTURE_DIR", capture_dir, "deps.json, chip_swimlane_records.json, name_map_*.json, "
-                                                 "scope_stats/ (optional)")->required();
-  import->add_option("-o,--output", import_out, "the trace to write")->required();
-  import->add_option("--name", import_name, "the trace's name (default: the name map's orchestrator_name)");
+  CLI::App app_{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
+  npusim::engine::RunRequest req_;
+  SimText sim_;
+  std::string capture_dir_, import_out_, import_name_;
+  std::string base_, cur_;
+  double tolerance_ = 0;
+  bool allow_different_ = false;
+  std::string stats_file_, stats_html_, stats_svg_;
+  npusim::engine::BarrierCostRequest bc_;
+  std::string bc_types_ = "aiv,aic,mix", bc_parts_;
+  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *bcost_;
+};
 
-  CLI::App* compare = app.add_subcommand("compare", "compare two summary.json files");
-  std::string base, cur;
-  double tolerance = 0;
-  compare->add_option("BASELINE", base, "baseline summary.json")->required();
-  compare->add_option("CURRENT", cur, "current summary.json")->required();
-  compare->add_option("--tolerance", tolerance, "allowed slowdown in percent (default 0)");
-  bool allow_different = false;
-  compare->add_flag("--allow-different", allow_different,
-                    "compare summaries of different traces, platforms or run options (refused otherwise: exit 2)");
+CommandLine::CommandLine() {
+  app_.name("npusim");
+  app_.require_subcommand(1);
+  app_.set_version_flag("--version", "npusim " NPUSIM_VERSION);  // CMake's project version
 
-  CLI::App* stats = app.add_subcommand("scope-stats", "summarise a scope_stats.jsonl: peaks per ring, wedged scopes");
-  std::string stats_file, stats_html, stats_svg;
-  stats->add_option("FILE", stats_file, "scope_stats/scope_stats.jsonl of a run")->required();
-  stats->add_option("--html", stats_html, "also write a self-contained HTML page with the occupancy plot");
-  stats->add_option("--svg", stats_svg, "also write the occupancy plot as one SVG");
+  run_ = app_.add_subcommand("run", "simulate a trace or a scene");
+  add_run_options(run_, req_, sim_);
 
-  CLI::App* bcost = app.add_subcommand("barrier-cost", "SOFT vs HARD syncall cost by participant count");
-  npusim::engine::BarrierCostRequest bc;
-  std::string bc_types = "aiv,aic,mix", bc_parts;
-  bcost->add_option("--platform", bc.platform, "platform name or path (default a2a3)");
-  bcost->add_option("--core-type", bc_types, "comma-separated core types: aiv, aic, mix (default all)");
-  bcost->add_option("--participants", bc_parts, "comma-separated participant counts (default powers of two and full)");
-  bcost->add_option("--csv", bc.csv, "also write the table as CSV");
-  bcost->add_option("--svg", bc.svg, "also write the plot as SVG");
-  bcost->add_option("--html", bc.html, "also write an HTML page with the plot and the table");
+  check_ = app_.add_subcommand("check", "check a trace or a scene without simulating");
+  check_->add_option("TRACE", req_.trace_path, "trace or scene file (- = a trace on standard input)")->required();
+  check_->add_option("--platform", req_.platform, "platform name or path");
+  check_->add_flag("-q,--quiet", req_.quiet, "no output on success");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
+  record_ = app_.add_subcommand("record", "run a scene and write the trace of the operations it performed");
+  record_->add_option("SCENE", req_.trace_path, "scene file")->required();
+  record_->add_option("-o,--output", req_.record_path, "the trace to write")->required();
+  add_sim_options(record_, req_, sim_);
+  record_->add_flag("-q,--quiet", req_.quiet, "no summary on standard output");
+
+  import_ = app_.add_subcommand("import", "turn a device capture into a trace that replays it");
+  import_->add_option("CAPTURE_DIR", capture_dir_, "deps.json, chip_swimlane_records.json, name_map_*.json, "
+                                                   "scope_stats/ (optional)")->required();
+  import_->add_option("-o,--output", import_out_, "the trace to write")->required();
+  import_->add_option("--name", import_name_, "the trace's name (default: the name map's orchestrator_name)");
+
+  compare_ = app_.add_subcommand("compare", "compare two summary.json files");
+  compare_->add_option("BASELINE", base_, "baseline summary.json")->required();
+  compare_->add_option("CURRENT", cur_, "current summary.json")->required();
+  compare_->add_option("--tolerance", tolerance_, "allowed slowdown in percent (default 0)");
+  compare_->add_flag("--allow-different", allow_different_,
+                     "compare summaries of different traces, platforms or run options (refused otherwise: exit 2)");
+
+  stats_ = app_.add_subcommand("scope-stats", "summarise a scope_stats.jsonl: peaks per ring, wedged scopes");
+  stats_->add_option("FILE", stats_file_, "scope_stats/scope_stats.jsonl of a run")->required();
+  stats_->add_option("--html", stats_html_, "also write a self-contained HTML page with the occupancy plot");
+  stats_->add_option("--svg", stats_svg_, "also write the occupancy plot as one SVG");
+
+  bcost_ = app_.add_subcommand("barrier-cost", "SOFT vs HARD syncall cost by participant count");
+  bcost_->add_option("--platform", bc_.platform, "platform name or path (default a2a3)");
+  bcost_->add_option("--core-type", bc_types_, "comma-separated core types: aiv, aic, mix (default all)");
+  bcost_->add_option("--participants", bc_parts_, "comma-separated participant counts (default powers of two and full)");
+  bcost_->add_option("--csv", bc_.csv, "also write the table as CSV");
+  bcost_->add_option("--svg", bc_.svg, "also write the plot as SVG");
+  bcost_->add_option("--html", bc_.html, "also write an HTML page with the plot and the table");
+
+  // Unknown options and arguments are collected, not refused by CLI11, so
+  // that the message can say what was probably meant (unexpected()).
+  for (CLI::App* sub : app_.get_subcommands({})) sub->allow_extras();
+}
+
+// "npusim: error: MESSAGE", then where to read the usage.
+std::optional<int> CommandLine::usage_error(const std::string& message, const CLI::App* sub) {
+  std::cerr << "npusim: error: " << message << "\n"
+            << "npusim: see 'npusim " << (sub ? sub->get_name() + " " : std::string()) << "--help'\n";
+  return kExitInputError;
+}
+
+// The first argument the subcommand did not take: an option it does not
+// have (with the closest one it has), or one argument too many.
+std::optional<int> CommandLine::unexpected(const CLI::App& sub) {
+  const std::vector<std::string> extra = sub.remaining();
+  if (extra.empty()) return std::nullopt;
+  const std::string& arg = extra.front();
+  const std::string where = " for 'npusim " + sub.get_name() + "'";
+  if (arg.size() < 2 || arg[0] != '-')
+    return usage_error("unexpected argument '" + arg + "'" + where, &sub);
+  const std::string name = arg.substr(0, arg.find('='));
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  const std::string guess = npusim::config::closest(name, names);
+  return usage_error("unknown option '" + name + "'" + where + (guess.empty() ? "" : "; did you mean '" + guess + "'?"),
+                     &sub);
+}
+
+std::optional<int> CommandLine::parse(int argc, char* argv[]) {
+  if (argc < 2) {  // run bare: the usage
+    std::cerr << app_.help();
     return kExitInputError;
   }
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app_.get_subcommands({})) commands.push_back(sub->get_name());
+  const std::string first = argv[1];
+  if (first.empty() || first[0] != '-') {
+    if (std::find(commands.begin(), commands.end(), first) == commands.end()) {
+      const std::string guess = npusim::config::closest(first, commands);
+      std::string list;
+      for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
+      return usage_error("unknown command '" + first + "'" +
+                             (guess.empty() ? "" : "; did you mean '" + guess + "'?") + " (commands: " + list + ")",
+                         nullptr);
+    }
+  }
   try {
-    if (*run) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
-      req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
-      return npusim::engine::run(req, std::cout, std::cerr);
+    app_.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app_.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app_.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app_.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const std::vector<CLI::App*> chosen = app_.get_subcommands();
+    if (chosen.empty() && first[0] == '-') {  // npusim has no options of its own but these
+      const std::string name = first.substr(0, first.find('='));
+      const std::string guess = npusim::config::closest(name, {"--help", "--version"});
+      return usage_error("unknown option '" + name + "'" + (guess.empty() ? "" : "; did you mean '" + guess + "'?"),
+                         nullptr);
     }
-    if (*check) return npusim::engine::check(req, std::cout, std::cerr);
-    if (*record) {
-      to_options(req, rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout);
-      req.progress = req.progress || ::isatty(STDERR_FILENO) == 1;
-      req.outputs = false;
-      req.suggest = false;
-      return npusim::engine::record(req, std::cout, std::cerr);
+    const CLI::App* sub = chosen.empty() ? nullptr : chosen.front();
+    if (sub) {  // an unknown option comes before what CLI11 complains of
+      if (auto status = unexpected(*sub); status) return status;
     }
-    if (*import) {
-      npusim::scene::import_to_file(capture_dir, import_out, import_name);
-      return 0;
-    }
-    if (*compare) return npusim::record::compare_summaries(base, cur, tolerance, std::cout, allow_different);
-    if (*bcost) {
-      auto split = [](const std::string& s) {
-        std::vector<std::string> v;
-        std::stringstream ss(s);
-        for (std::string x; std::getline(ss, x, ',');) v.push_back(x);
-        return v;
-      };
-      bc.core_types = split(bc_types);
-      for (const std::string& type : bc.core_types)
-        if (type != "aiv" && type != "aic" && type != "mix")
-          throw npusim::InputError(npusim::config::kCommandLine, "--core-type",
-                                   "expected aiv, aic or mix, got \"" + type + "\"");
-      for (const std::string& n : split(bc_parts)) {
-        std::size_t used = 0;
-        int v = -1;
-        try {
-          v = std::stoi(n, &used);
-        } catch (const std::exception&) {
-        }
-        if (v < 1 || used != n.size())
-          throw npusim::InputError(npusim::config::kCommandLine, "--participants", "expected positive integers, got \"" + n + "\"");
-        bc.participants.push_back(v);
-      }
-      return npusim::engine::barrier_cost(bc, std::cout);
-    }
-    if (*stats) return npusim::record::scope_stats_command(stats_file, stats_html, stats_svg, std::cout);
+    return usage_error(e.what(), sub);
+  }
+  for (const CLI::App* sub : app_.get_subcommands())
+    if (auto status = unexpected(*sub); status) return status;
+  return std::nullopt;
+}
+
+int CommandLine::execute() {
+  if (*run_) {
+    to_options(req_, sim_);
+    req_.progress = req_.progress || ::isatty(STDERR_FILENO) == 1;
+    return npusim::engine::run(req_, std::cout, std::cerr);
+  }
+  if (*check_) return npusim::engine::check(req_, std::cout, std::cerr);
+  if (*record_) {
+    to_options(req_, sim_);
+    req_.progress = req_.progress || ::isatty(STDERR_FILENO) == 1;
+    req_.outputs = false;
+    req_.suggest = false;
+    return npusim::engine::record(req_, std::cout, std::cerr);
+  }
+  if (*import_) {
+    npusim::scene::import_to_file(capture_dir_, import_out_, import_name_);
+    return 0;
+  }
+  if (*compare_) return npusim::record::compare_summaries(base_, cur_, tolerance_, std::cout, allow_different_);
+  if (*bcost_) {
+    barrier_cost_lists(bc_, bc_types_, bc_parts_);
+    return npusim::engine::barrier_cost(bc_, std::cout);
+  }
+  if (*stats_) return npusim::record::scope_stats_command(stats_file_, stats_html_, stats_svg_, std::cout);
+  return kExitInputError;
+}
+
+// Runs `body`, turning what escapes it into npusim's exit statuses: an input
+// error 2, host memory exhausted 2, anything else an internal error (4).
+template <class F>
+int with_exit_statuses(F body) {
+  try {
+    return body();
   } catch (const npusim::InputError& e) {
     std::cerr << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
@@ -321,5 +413,23 @@ int sc_main(int argc, char* argv[]) {
                  "and the command line\n";
     return npusim::engine::kExitInternalError;
   }
-  return kExitInputError;
+}
+
+// Every character npusim prints goes through a PrintableBuf. The filters are
+// never destroyed: the standard streams are flushed after every static
+// destructor has run (ios_base::Init), and must not reach a destroyed buffer.
+void filter_standard_streams() {
+  static PrintableBuf* out_filter = new PrintableBuf(std::cout.rdbuf());
+  static PrintableBuf* err_filter = new PrintableBuf(std::cerr.rdbuf());
+  std::cout.rdbuf(out_filter);
+  std::cerr.rdbuf(err_filter);
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  filter_standard_streams();
+  CommandLine cmd;
+  if (std::optional<int> done = cmd.parse(argc, argv)) return *done;
+  return with_exit_statuses([&] { return cmd.execute(); });
 }

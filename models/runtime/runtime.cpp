@@ -49,7 +49,7 @@ bool Runtime::in_manual_scope() const {
 
 bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
   int depth = static_cast<int>(scopes_.size());
-  if (depth >= platform_.limits.max_scope_depth) {
+  if (depth > max_user_scope_depth(platform_)) {
     // The scope stack holds PTO2_MAX_SCOPE_DEPTH entries, the root scope
     // included; begin_scope asserts before pushing another
     // (pto_orchestrator.cpp PTO2OrchestratorState::begin_scope). The AICPU
@@ -154,8 +154,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
       return SubmitStatus::fatal(ErrorCode::InvalidArgs, ring);
     }
     if (req.kernel && req.sync_start && req.block_num > 1) {
-      Shape s = req.kernel->shape();
-      int limit = s == Shape::AIV ? platform_.topo.aiv_cores() : platform_.topo.clusters;
+      const int limit = sync_start_limit(platform_, req.kernel->shape());
       if (req.block_num > limit) {
         latch_error(ErrorCode::RequireSyncStartInvalid,
                     "require_sync_start block_num=" + std::to_string(req.block_num) +

@@ -302,6 +302,16 @@ class Runtime {
   bool has_error() const { return error_.code != ErrorCode::None; }
 
   static int ring_of_depth(int depth) { return depth < kNumRings - 1 ? depth : kNumRings - 1; }
+  // The deepest nesting of user scopes begin_scope accepts: its stack holds
+  // limits.max_scope_depth entries, the root scope included
+  // (pto_orchestrator.cpp PTO2OrchestratorState::begin_scope).
+  static int max_user_scope_depth(const Platform& p) { return p.limits.max_scope_depth - 1; }
+  // The most blocks a sync_start launch of this shape may have: every AIV
+  // core for an AIV task, every cluster otherwise (pto_orchestrator.cpp
+  // submit_task, total_aiv_count / total_cluster_count).
+  static int sync_start_limit(const Platform& p, Shape s) {
+    return s == Shape::AIV ? p.topo.aiv_cores() : p.topo.clusters;
+  }
   // host_build_graph caps a task's distinct producers (PTO2_MAX_FANIN,
   // host_build_graph pto_runtime2_types.h): it has no spill pool.
   static constexpr std::size_t kWholeGraphMaxFanin = 128;

@@ -1,5 +1,7 @@
 #include "sim/engine/checks.h"
 
+#include "models/runtime/runtime.h"
+
 namespace npusim::engine {
 
 namespace {
@@ -33,6 +35,17 @@ std::vector<Finding> check_launch(const Platform& p, const SubmitRequest& req, c
   std::vector<Finding> out;
   if (!req.kernel) return out;
   const KernelDef& k = *req.kernel;
+  // The runtime refuses a cohort larger than the cores it needs at once.
+  if (req.sync_start && req.block_num > 1 && req.block_num > Runtime::sync_start_limit(p, k.shape())) {
+    const int limit = Runtime::sync_start_limit(p, k.shape());
+    out.push_back({true, "SyncStartLimit", path,
+                   "kernel " + k.name + " is launched with sync_start and block_num=" + std::to_string(req.block_num) +
+                       ", more than the " + std::to_string(limit) +
+                       (k.shape() == Shape::AIV ? " AIV cores" : " clusters") +
+                       " its blocks must hold at once: the runtime refuses the submit with "
+                       "REQUIRE_SYNC_START_INVALID (\"require_sync_start block_num=" + std::to_string(req.block_num) +
+                       " > limit=" + std::to_string(limit) + " (deadlock guaranteed)\")"});
+  }
   const Phase* bar = hard_syncall(k);
   if (!bar) return out;
   const std::string head = "hard pl.system.syncall(core_type=" + std::string(type_word(bar->sync_core_type)) +

@@ -521,7 +521,14 @@ class DryRun {
           break;
         }
         case OrchOp::Kind::ScopeBegin:
-          ++depth;
+          if (++depth > Runtime::max_user_scope_depth(platform_)) {  // the device asserts here and stops
+            findings.push_back(Finding{true, "ScopeDepth", op.path,
+                                       "scope nesting reaches " + std::to_string(depth) + " levels, more than the " +
+                                           std::to_string(Runtime::max_user_scope_depth(platform_)) +
+                                           " the runtime's scope stack holds besides its root scope: begin_scope "
+                                           "asserts (\"Scope stack overflow\"), the run fails with host code 507018"});
+            return n;
+          }
           break;
         case OrchOp::Kind::ScopeEnd:
           --depth;
