@@ -28,7 +28,7 @@ void OrchestratorThread::run() {
   start_ = now();
   Time t = start_;
   rt_.begin_orchestration();
-  OrchOp op;
+  OrchOp& op = op_;
   bool ok = true;
   try {
     while (ok && !rt_.has_error() && source_.next(op)) {

@@ -82,6 +82,11 @@ class OrchestratorThread : public sc_core::sc_module {
   std::vector<Tensor> outputs_;
   std::vector<TaskId> read_producers_;
   OrchWait wait_;
+  // The op being performed: a member, not a local of run(), because a run
+  // stopped by a limit (--max-tasks, --max-output: sc_stop) leaves run()
+  // suspended for good, and a suspended frame is never unwound (its heap
+  // would leak; LeakSanitizer reports it).
+  OrchOp op_;
   std::string op_path_;
   OrchOp::Kind op_kind_ = OrchOp::Kind::Submit;
   bool done_ = false;
