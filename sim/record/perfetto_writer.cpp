@@ -37,6 +37,9 @@ constexpr int kTidOrch = 4000, kTidQueue = 3999;
 constexpr Time kMarkerMin = 20000;  // 0.02 µs: zero-width markers stay visible
 constexpr Time kFlowInset = 10000;  // 0.01 µs: a flow leaves from inside its bar
 
+// A Worker View bar starts when the core reads the dispatch token (receive).
+Time bar_start(const BlockRecord& b) { return std::min(b.receive, b.start); }
+
 int sched_tid(int thread) { return 30000 + 10 * thread; }
 int core_tid(int core) { return 10000 + 10 * core; }
 int aicpu_tid(int thread) { return 19000 + thread; }
@@ -135,7 +138,7 @@ class PerfettoWriter : public OutputWriter {
                " records; --swimlane-level 0 runs without it");
     if (s.last_core < 0 || b.end >= s.last_end) {
       s.last_core = b.core;
-      s.last_begin = b.receive;
+      s.last_begin = bar_start(b);
       s.last_end = b.end;
     }
     if (level_ < 2) return;
@@ -174,11 +177,7 @@ class PerfettoWriter : public OutputWriter {
       auto it = live_.find(f.producer);
       if (it == live_.end()) continue;
       Summary& p = it->second;
-      if (first && p.last_core >= 0) {
-        Time from = std::max(p.last_begin, p.last_end > kFlowInset ? p.last_end - kFlowInset : 0);
-        put_flow("dependency", kPidWorker, core_tid(p.last_core), from, kPidWorker, core_tid(first->core),
-                 first->receive);
-      }
+      if (first && p.last_core >= 0) put_dependency(p, *first);
       if (p.consumers) --p.consumers;
       if (p.retired && p.consumers == 0) live_.erase(it);
     }
@@ -313,8 +312,28 @@ class PerfettoWriter : public OutputWriter {
   const BlockRecord* first_block() const {
     const BlockRecord* first = nullptr;
     for (const BlockRecord& b : drawn_)
-      if (!first || b.receive < first->receive) first = &b;
+      if (!first || bar_start(b) < bar_start(*first)) first = &b;
     return first;
+  }
+
+  // A dependency arrow leaves the producer's bar (its block that ended last)
+  // just inside its end and lands where the consumer's first bar starts. A
+  // consumer staged early (early resolve: its bar starts while the producer
+  // still runs) is the converter's happens-before exception: the arrow is
+  // named "hb_violation" and leaves from the producer bar's start, as
+  // swimlane_converter.py draws every dependency arrow, so that no arrow
+  // runs backwards in time. The consumer's kernel cannot start before the
+  // producer ends, so its bar is still open where the arrow lands.
+  void put_dependency(const Summary& p, const BlockRecord& first) {
+    const Time to = bar_start(first);
+    const int from_tid = core_tid(p.last_core), to_tid = core_tid(first.core);
+    if (p.last_end <= to) {
+      const Time from = std::max(p.last_begin, p.last_end > kFlowInset ? p.last_end - kFlowInset : 0);
+      put_flow("dependency", kPidWorker, from_tid, from, kPidWorker, to_tid, to);
+      return;
+    }
+    const Time from = std::min(p.last_begin + kFlowInset, p.last_end);
+    put_flow("hb_violation", kPidWorker, from_tid, from, kPidWorker, to_tid, std::max(to, from));
   }
 
   // Worker View bars (receive -> end, one per block) and dispatch flows.
@@ -328,7 +347,7 @@ class PerfettoWriter : public OutputWriter {
     hints_.ch('"');
     for (const BlockRecord& b : drawn_) {
       Lanes::mark(lanes_.worker_cores, b.core);
-      const Time ts = std::min(b.receive, b.start);
+      const Time ts = bar_start(b);
       const Time dur = span(ts, b.end);
       begin_event();
       put_event_hint(t, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
