@@ -85,10 +85,10 @@ FlowCounts total(const std::map<std::string, FlowCounts>& m) {
   return t;
 }
 
-json run_trace(const std::string& trace, const std::string& args) {
+json run_trace(const std::string& trace, const std::string& args, int status = 0) {
   fs::path dir;
-  cli::Result r = cli::run("traces/" + trace + ".json --quiet " + args, trace, dir);
-  REQUIRE(r.status == 0);
+  cli::Result r = cli::run("traces/" + trace + ".json --quiet " + args, fs::path(trace).filename().string(), dir);
+  REQUIRE(r.status == status);
   return cli::load(dir / "merged_swimlane.json");
 }
 
@@ -150,4 +150,30 @@ TEST_CASE("an early-resolved chain draws its dependency arrows as happens-before
         bar_starts.count({e["tid"].get<int>(), std::round((e["ts"].get<double>() - 0.01) * 1e6) / 1e6}))
       ++from_start;
   CHECK(from_start == 15);
+}
+
+TEST_CASE("a failed run's timeline ends where the device stopped, at an instant naming the fatal", "[perfetto][cli]") {
+  // tensor_wait_timeout: the orchestrator waits for a kernel that would run
+  // 100 s; the device reports TENSOR_WAIT_TIMEOUT after 15 s (15000064.22 us,
+  // summary.json's error.device_time_ns) and the scheduler's last record ends
+  // 0.02 us later. Before, the kernel's bar ran on to 100000002.686 us.
+  const json trace = run_trace("fatal/tensor_wait_timeout", "", 1);
+  std::vector<json> fatal;
+  double last_end = 0, hang_end = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "i") fatal.push_back(e);
+    if (e["ph"] != "X") continue;
+    const double end = e["ts"].get<double>() + e["dur"].get<double>();
+    last_end = std::max(last_end, end);
+    if (e["name"] == "HANG(t0)") hang_end = end;
+  }
+  REQUIRE(fatal.size() == 1);
+  CHECK(fatal[0]["name"] == "FATAL: TENSOR_WAIT_TIMEOUT");
+  CHECK(fatal[0]["s"] == "g");
+  CHECK(fatal[0]["args"]["detector"] == "get_tensor_data timeout (15000 ms)");
+  CHECK(fatal[0]["ts"].get<double>() == Approx(15000064.24).margin(1e-6));
+  CHECK(hang_end == Approx(15000064.24).margin(1e-6));
+  CHECK(last_end <= fatal[0]["ts"].get<double>() + 1e-6);
+  // A clean run has no fatal instant.
+  for (const json& e : run_trace("chain", "")["traceEvents"]) CHECK(e["ph"] != "i");
 }

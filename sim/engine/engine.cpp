@@ -237,6 +237,15 @@ class Writers {
   FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
 
+  // A failed run: where the device stopped and the fatal that stopped it.
+  void device_stopped(const Failure& f) {
+    // The device reports the fatal at device_time; threads that ran on past
+    // it (a scheduler dispatching after the orchestrator's fatal) end with
+    // the simulation.
+    const Time stop = std::max<Time>(f.device_time, sc_core::sc_time_stamp().value());
+    for (auto& w : writers_) w->on_device_stop({stop, f.name, f.message, f.detector});
+  }
+
   // Each writer writes its final files; returns their paths.
   std::vector<std::string> finish(const Loaded& l) {
     record::RunInfo info;
@@ -293,22 +302,29 @@ void retire_live_tasks(Runtime& rt, SimObserver& observer) {
   }
 }
 
-// The outcome of a finished simulation: ok, or the failure explained
-// (--strict-coherency turns coherency reports into one), and the times.
-Result outcome(const RunRequest& req, Chip& chip, const SummaryStats& stats, const FailureWitness& witness) {
+// The failure of a finished simulation, explained (--strict-coherency turns
+// coherency reports into one); null when it ran to its end.
+std::unique_ptr<Failure> failure_of(const RunRequest& req, Chip& chip, const SummaryStats& stats,
+                                    const FailureWitness& witness) {
+  Runtime& rt = chip.runtime();
+  std::unique_ptr<Failure> f;
+  if (!rt.finished() || rt.has_error()) f = std::make_unique<Failure>(diagnose(chip, &witness));
+  if (req.strict_coherency && stats.coherency_count) {
+    if (!f)
+      f = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
+    else
+      f->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
+                                   " coherency report(s) (--strict-coherency; see the warnings)");
+  }
+  return f;
+}
+
+// The outcome of a finished simulation: ok or its failure, and the times.
+Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> failure) {
   Runtime& rt = chip.runtime();
   Result r;
-  r.ok = rt.finished() && !rt.has_error();
-  if (!r.ok) r.failure = std::make_unique<Failure>(diagnose(chip, &witness));
-  if (req.strict_coherency && stats.coherency_count) {
-    if (r.ok) {
-      r.failure = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
-      r.ok = false;
-    } else {
-      r.failure->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
-                                           " coherency report(s) (--strict-coherency; see the warnings)");
-    }
-  }
+  r.failure = std::move(failure);
+  r.ok = !r.failure;
 
   const Time orch_start = chip.orchestrator().start_time();
   Time last_completion = stats.last_alloc;
@@ -361,8 +377,11 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   watch.clear_progress();
   rethrow_model_input_error(chip, l);
   check_stopped(watch, writers, l);
+  std::unique_ptr<Failure> failure = failure_of(req, chip, writers.stats(), writers.witness());
+  if (!chip.runtime().finished() || chip.runtime().has_error())  // the device stopped (not a coherency report)
+    writers.device_stopped(*failure);  // before the tasks still running are drawn
   retire_live_tasks(chip.runtime(), writers.observer());
-  Result r = outcome(req, chip, writers.stats(), writers.witness());
+  Result r = outcome(chip, writers.stats(), std::move(failure));
   r.files = writers.finish(l);
   r.stats = writers.take_stats();
   if (recorder) r.recorded = recorder->trace_json();

@@ -37,9 +37,6 @@ constexpr int kTidOrch = 4000, kTidQueue = 3999;
 constexpr Time kMarkerMin = 20000;  // 0.02 µs: zero-width markers stay visible
 constexpr Time kFlowInset = 10000;  // 0.01 µs: a flow leaves from inside its bar
 
-// A Worker View bar starts when the core reads the dispatch token (receive).
-Time bar_start(const BlockRecord& b) { return std::min(b.receive, b.start); }
-
 int sched_tid(int thread) { return 30000 + 10 * thread; }
 int core_tid(int core) { return 10000 + 10 * core; }
 int aicpu_tid(int thread) { return 19000 + thread; }
@@ -276,12 +273,17 @@ class PerfettoWriter : public OutputWriter {
       if (lanes_.worker_cores[c]) put_thread(kPidWorker, core_tid(c), core_name(c, clusters), core_tid(c));
     for (int k = 0; k < static_cast<int>(lanes_.aicpu.size()); ++k)
       if (lanes_.aicpu[k]) put_thread(kPidWorker, aicpu_tid(k), "AICPU_" + std::to_string(k), aicpu_tid(k));
+    if (stop_.time != kNever) put_fatal();
     events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
     events_.raw("\n]}\n");
     events_.close_as(dir() + "/" + kFile);
   }
 
   std::vector<std::string> files() const override { return {kFile}; }
+
+  // A failed run: the blocks still running are drawn up to where the device
+  // stopped, and finish() marks that instant with the fatal's name.
+  void on_device_stop(const DeviceStop& stop) override { stop_ = stop; }
 
  private:
   // Every event is followed by ",\n"; the metadata events, written last,
@@ -308,6 +310,12 @@ class PerfettoWriter : public OutputWriter {
   void put_depths(const std::array<int, 3>& d) {
     events_.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
   }
+
+  // A Worker View bar starts when the core reads the dispatch token
+  // (receive) and ends at the kernel's end; on a failed run, no later than
+  // where the device stopped.
+  Time bar_start(const BlockRecord& b) const { return std::min({b.receive, b.start, stop_.time}); }
+  Time bar_end(const BlockRecord& b) const { return std::min(b.end, stop_.time); }
 
   const BlockRecord* first_block() const {
     const BlockRecord* first = nullptr;
@@ -347,19 +355,21 @@ class PerfettoWriter : public OutputWriter {
     hints_.ch('"');
     for (const BlockRecord& b : drawn_) {
       Lanes::mark(lanes_.worker_cores, b.core);
-      const Time ts = bar_start(b);
-      const Time dur = span(ts, b.end);
+      const Time ts = bar_start(b), end = bar_end(b);
+      const Time dur = span(ts, end);
       begin_event();
       put_event_hint(t, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
-      events_.raw(", \"kernel-duration-us\": ").us(span(b.start, b.end));
+      events_.raw(", \"kernel-duration-us\": ").us(span(b.start, end));
       events_.raw(", \"local_setup_us\": ").us(b.start - ts).raw(", \"taskId\": ").u(t.id);
       events_.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ").str(label_.text());
       end_x(kPidWorker, core_tid(b.core), ts, dur);
       if (level_ >= 3 && b.thread >= 0)
-        put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core), b.start);
+        put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core),
+                 std::min(b.start, end));
       // An early-staged block starts on its doorbell, rung when its producer completed.
-      if (level_ >= 3 && b.gated && b.release_thread >= 0)
-        put_flow("doorbell", kPidSched, sched_tid(b.release_thread), b.release, kPidWorker, core_tid(b.core), b.start);
+      if (level_ >= 3 && b.gated && b.release_thread >= 0 && b.release <= end)
+        put_flow("doorbell", kPidSched, sched_tid(b.release_thread), b.release, kPidWorker, core_tid(b.core),
+                 std::min(b.start, end));
     }
   }
 
@@ -392,6 +402,16 @@ class PerfettoWriter : public OutputWriter {
     end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(span(x.start, x.end), kMarkerMin));
   }
 
+  // A failed run's last event: a global instant where the device stopped,
+  // named after the fatal.
+  void put_fatal() {
+    events_.raw("{\"args\": {\"fatal\": ").str(stop_.name).raw(", \"message\": ").str(stop_.message);
+    events_.raw(", \"detector\": ").str(stop_.detector).raw("}, \"cat\": \"fatal\", \"name\": ");
+    events_.str("FATAL: " + stop_.name).raw(", \"ph\": \"i\", \"s\": \"g\", \"pid\": ").i(kPidWorker);
+    events_.raw(", \"tid\": 0, \"ts\": ").us(stop_.time).raw("},\n");
+    events_.commit();
+  }
+
   static std::string core_name(int core, int clusters) {
     return (core < clusters ? "AIC_" : "AIV_") + std::to_string(core);
   }
@@ -418,6 +438,7 @@ class PerfettoWriter : public OutputWriter {
   std::size_t held_ = 0;            // block records in live_
   std::vector<Time> view_finish_;             // per core: finish of the last main-lane block
   Lanes lanes_;
+  DeviceStop stop_{kNever, "", "", ""};  // a failed run: where the device stopped
   JsonBuf label_, hints_;
   std::uint64_t next_id_ = 0, next_flow_ = 0;
 };

@@ -35,6 +35,13 @@ struct RunInfo {
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
 };
 
+// A failed run: the device stopped at `time` (the failure's device_time_ns)
+// with the fatal `name` (e.g. TENSOR_WAIT_TIMEOUT).
+struct DeviceStop {
+  Time time = 0;
+  std::string name, message, detector;
+};
+
 class OutputWriter : public SimObserver {
  public:
   // `staging_dir` exists and is empty of this writer's files.
@@ -42,6 +49,8 @@ class OutputWriter : public SimObserver {
   virtual ~OutputWriter() = default;
   // Called once after the run; writes the final file(s) into staging_dir.
   virtual void finish(const RunInfo& info) = 0;
+  // A failed run, told before the tasks still live are retired and finish.
+  virtual void on_device_stop(const DeviceStop&) {}
   // Relative paths of the final files (e.g. "deps.json", "scope_stats/scope_stats.jsonl").
   virtual std::vector<std::string> files() const = 0;
 
