@@ -3,7 +3,10 @@
 // and how little state a read-only stream leaves behind.
 //
 // Tiny's costs (ns): gm line_latency 200, bytes_per_ns 64, fence 100,
-// cacheinvalid_line 50, cacheinvalid_all 500, line_serialize 50; dispatch:
+// cacheinvalid_line 50, cacheinvalid_all 500, line_serialize 50; L2 (docs/gm.md
+// "L2 and HBM") 2 KiB of 256 B lines, 2 ways, hit 200, miss 300, HBM
+// 32 B/ns shared: a load of n cold bytes costs 300 + n / 32, of resident
+// bytes 200 + n / 64; a store 200 + n / 64 (plus dirty write-backs); dispatch:
 // submit 200, pop 20 + 100 per block; DMB arrival 300, entry poll 200,
 // receive->start 500. With one scheduler thread owning every core, a task of
 // B blocks is published in one batch at 200 + 20 + 100 B and every block
@@ -150,7 +153,8 @@ TEST_CASE("load, store, fence and cacheinvalid take their platform costs, and a 
   Sim s;
   Tensor in = s.ext("in", DType::FP32, 4096);
   Tensor out = s.ext("out", DType::FP32, 4096);
-  // load 6400 B: 200 + 100 = 300; store 640 B at byte 32 (lines 0..10 of
+  // load 6400 B, 25 cold L2 lines: 300 + max(6400 / 64, 6400 / 32 over
+  // HBM) = 500; store 640 B at byte 32 (lines 0..10 of
   // out): 200 + 10 = 210; fence: 100 + write-back of 11 lines (704 B:
   // 200 + 11) = 311; a second fence, nothing dirty: 100; cacheinvalid "all"
   // 500; the region form 50.
@@ -162,7 +166,7 @@ TEST_CASE("load, store, fence and cacheinvalid take their platform costs, and a 
   REQUIRE(s.obs.done.size() == 1);
   const BlockRecord& b = s.obs.done[0].second;
   CHECK(b.start == ns(1320));
-  CHECK(b.end == ns(1320 + 300 + 210 + 311 + 100 + 500 + 50));
+  CHECK(b.end == ns(1320 + 500 + 210 + 311 + 100 + 500 + 50));
   CHECK(s.obs.warnings.empty());
   CHECK(s.obs.waits.empty());  // a transfer is not a wait
   CHECK(s.chip->gm().reports() == 0);
@@ -338,11 +342,13 @@ TEST_CASE("a task's stores are visible to its consumer task without a fence (haz
   REQUIRE(s.obs.done.size() == 2);
   const BlockRecord& p = s.obs.done[0].second;
   const BlockRecord& c = s.obs.done[1].second;
-  // Producer: load 256 B (200 + 4) and store 256 B (200 + 4) from 1320.
+  // Producer: load 256 B, one cold L2 line (300 + 256 / 32 over HBM), and
+  // store 256 B (200 + 4) from 1320.
   CHECK(p.start == ns(1320));
-  CHECK(p.end == ns(1320 + 204 + 204));
+  CHECK(p.end == ns(1320 + 308 + 204));
   // Consumer: after the producer's completion, one load of 256 B into an
-  // empty cache, nobody else owning the lines: 204, no memory stall.
+  // empty core cache, nobody else owning the lines, its L2 line resident
+  // (the producer stored it): 200 + 4, no memory stall.
   CHECK(c.start > p.finish);
   CHECK(c.end - c.start == ns(204));
   CHECK(s.obs.waits.empty());
@@ -501,8 +507,109 @@ TEST_CASE("a streaming load of a read-only input keeps no per-line state and a s
   REQUIRE(s.chip->runtime().finished());
   CHECK(s.chip->gm().tracked_runs() == 1);  // the 16384 stored lines as one range
   CHECK(s.obs.warnings.empty());
-  // Two loads of 4 MiB (200 + 65536 each, cached lines or not) and a store
-  // of 1 MiB (200 + 16384).
+  // Two loads of 4 MiB, every L2 line a miss (the L2 holds 2 KiB): 300 +
+  // 4 MiB / 32 over HBM = 131372 each; a store of 1 MiB (4096 lines,
+  // write-allocate) whose last 4088 lines evict its own dirty lines: 200 +
+  // max(16384 streaming, 4088 x 256 / 32 = 32704 of write-back).
   REQUIRE(s.obs.done.size() == 1);
-  CHECK(s.obs.done[0].second.end - s.obs.done[0].second.start == ns(2 * 65736 + 16584));
+  CHECK(s.obs.done[0].second.end - s.obs.done[0].second.start == ns(2 * 131372 + 32904));
+}
+
+// ------------------------------------------------------------------ L2 and HBM
+// docs/gm.md "L2 and HBM". Tiny's L2: 2 KiB, 256 B lines, 2 ways (4 sets,
+// line x in set x % 4), LRU in a set; hit 200, miss 300; HBM 32 B/ns shared
+// by every core, one transfer at a time in issue order; a core streams at 64
+// B/ns. External tensors are 4 KiB aligned, so a tensor's line i is in set
+// i % 4.
+
+TEST_CASE("L2: the set-associative cache counts hits, fills and dirty write-backs, LRU in a set", "[gm][l2]") {
+  L2Cache c(2048, 256, 2);
+  CHECK(c.sets() == 4);
+  auto a = c.access(0, 1024, false);  // lines 0..3, cold
+  CHECK(a.lines == 4);
+  CHECK(a.hits == 0);
+  CHECK(a.fill_bytes == 1024);
+  a = c.access(100, 600, false);  // lines 0..2, resident
+  CHECK(a.lines == 3);
+  CHECK(a.hits == 3);
+  CHECK(a.fill_bytes == 0);
+  a = c.access(1024, 2048, true);  // lines 4..7 written: allocated without a fetch, the sets' second ways
+  CHECK(a.hits == 0);
+  CHECK(a.fill_bytes == 0);
+  a = c.access(2048, 2304, false);  // line 8, set 0: evicts line 0 (least recently used), clean
+  CHECK(a.fill_bytes == 256);
+  CHECK(a.writeback_bytes == 0);
+  a = c.access(3072, 3328, false);  // line 12, set 0: evicts dirty line 4
+  CHECK(a.writeback_bytes == 256);
+  a = c.access(0, 256, false);  // line 0 was evicted
+  CHECK(a.hits == 0);
+}
+
+TEST_CASE("L2: a cold load misses to HBM, a re-read hits, and the counters say so", "[gm][l2]") {
+  Sim s;
+  Tensor in = s.ext("in", DType::FP32, 256);  // 1 KiB: 4 L2 lines
+  auto k = aiv_kernel("RE", {load(0, 1024), load(0, 1024)});
+  s.src.add(k.get(), {arg(ArgTag::Input, in)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 1);
+  const BlockRecord& b = s.obs.done[0].second;
+  // Miss: 300 + max(1024 / 64 = 16 streaming, 1024 / 32 = 32 over HBM) = 332.
+  // Hit: 200 + 16 = 216.
+  CHECK(b.start == ns(1320));
+  CHECK(b.end == ns(1320 + 332 + 216));
+  CHECK(s.chip->gm().hbm_bytes() == 1024);
+  CHECK(s.obs.warnings.empty());
+}
+
+TEST_CASE("L2: capacity is exceeded, the least recently used lines are evicted and miss again", "[gm][l2]") {
+  Sim s;
+  Tensor a = s.ext("a", DType::FP32, 512);  // 2 KiB: the whole L2, two lines per set
+  Tensor b = s.ext("b", DType::FP32, 512);
+  Tensor c = s.ext("c", DType::FP32, 256);  // 1 KiB: one line per set
+  SECTION("a second buffer of the L2's size evicts the first") {
+    auto k = aiv_kernel("EVICT", {load(0, 2048), load(1, 2048), load(0, 2048)});
+    s.src.add(k.get(), {arg(ArgTag::Input, a), arg(ArgTag::Input, b)}, 1);
+    s.run();
+    REQUIRE(s.obs.done.size() == 1);
+    // Each load misses every line: 300 + max(2048 / 64, 2048 / 32) = 364.
+    // Without the second load the third would hit: 200 + 32.
+    CHECK(s.obs.done[0].second.end - s.obs.done[0].second.start == ns(3 * 364));
+    CHECK(s.chip->gm().hbm_bytes() == 3 * 2048);
+  }
+  SECTION("half the L2 evicts the older way of each set, and a sequential re-read then misses throughout") {
+    auto k = aiv_kernel("EVICT", {load(0, 2048), load(1, 1024), load(0, 2048)});
+    s.src.add(k.get(), {arg(ArgTag::Input, a), arg(ArgTag::Input, c)}, 1);
+    s.run();
+    REQUIRE(s.obs.done.size() == 1);
+    // a: 364; c: 300 + max(16, 32) = 332, evicting a's lines 0..3 (the
+    // older way of each set). a again, in order: line 0 misses and evicts
+    // the LRU way of set 0, now a's line 4, so line 4 misses when its turn
+    // comes: a sequential re-read of more than the remaining ways misses
+    // every line (LRU), 364.
+    CHECK(s.obs.done[0].second.end - s.obs.done[0].second.start == ns(364 + 332 + 364));
+    CHECK(s.chip->gm().hbm_bytes() == 2048 + 1024 + 2048);
+  }
+}
+
+TEST_CASE("L2: two cores streaming at once share the HBM link and the later one waits", "[gm][l2]") {
+  Sim s;
+  Tensor in = s.ext("in", DType::FP32, 1024);  // 4 KiB: 2 KiB per block
+  auto k = aiv_kernel("STREAM2", {load(0, 2048, "block_idx*2048")});
+  s.src.add(k.get(), {arg(ArgTag::Input, in)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 2);
+  // Both blocks start at 1420 and load 2 KiB of cold lines. Alone, each
+  // would take 300 + 2048 / 32 = 364. The link carries one transfer at a
+  // time in issue order: the first holds it for 64 ns, the second's bytes
+  // cross in the next 64: 300 + 128 = 428.
+  std::vector<Time> d;
+  for (const auto& [id, r] : s.obs.done) {
+    CHECK(r.start == ns(1420));
+    d.push_back(r.end - r.start);
+  }
+  std::sort(d.begin(), d.end());
+  CHECK(d == std::vector<Time>{ns(364), ns(428)});
+  CHECK(s.chip->gm().hbm_bytes() == 4096);
 }

@@ -117,6 +117,13 @@ struct GmCosts {
   Time cacheinvalid_line = 0;
   Time cacheinvalid_all = 0;
   Time line_serialize = 0;      // extra time per queued update of one hot line
+  // The shared L2 in front of HBM (docs/gm.md "L2 and HBM").
+  std::uint64_t l2_bytes = 0;       // capacity
+  std::uint64_t l2_line_bytes = 0;  // allocation granularity
+  std::uint64_t l2_ways = 1;        // associativity (LRU within a set)
+  Time l2_hit_latency = 0;          // first byte of a load whose lines are all resident
+  Time l2_miss_latency = 0;         // first byte of a load with a line to fetch from HBM
+  double hbm_bytes_per_ns = 0;      // the HBM link, shared by every core
 };
 
 // The AIC->AIV cross-core slot ring of a mix kernel (TPUSH/TPOP).

@@ -57,7 +57,7 @@ std::string task_label(TaskId id, const KernelDef* k) {
 
 GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer)
     : cores_(cores), gm_(platform.gm), data_(data), obs_(observer), line_bytes_(platform.gm.line_bytes), prune_at_(kPruneMin),
-      io_sweep_at_(kIoSweepMin) {
+      io_sweep_at_(kIoSweepMin), l2_(platform.gm.l2_bytes, platform.gm.l2_line_bytes, platform.gm.l2_ways) {
   core_.resize(static_cast<std::size_t>(cores.map().total()));
 }
 
@@ -67,6 +67,27 @@ Time gm_transfer(const GmCosts& gm, std::uint64_t bytes) {
 }
 
 Time GmModel::transfer(std::uint64_t bytes) const { return gm_transfer(gm_, bytes); }
+
+// The core streams its bytes at gm.bytes_per_ns; the lines that miss (and
+// the dirty lines they evict) cross the HBM link, one transfer at a time in
+// the order they are issued (FIFO: a transfer reserves bytes /
+// hbm_bytes_per_ns from when the link is free). The first byte takes the
+// hit latency, or the miss latency if any line misses; the access is through
+// when both its own stream and its HBM share are.
+Time GmModel::through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, bool write, Time t) {
+  const L2Cache::Access a = l2_.access(lo, hi, write);
+  const std::uint64_t hbm = a.fill_bytes + a.writeback_bytes;
+  const double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(hi - lo) / gm_.bytes_per_ns : 0;
+  Time end = t + from_ns(stream_ns);
+  if (hbm) {
+    const Time start = std::max(t, hbm_free_);
+    hbm_free_ = start + from_ns(static_cast<double>(hbm) / gm_.hbm_bytes_per_ns);
+    hbm_bytes_ += hbm;
+    end = std::max(end, hbm_free_);
+  }
+  if (obs_ && a.lines) obs_->on_l2_access(*ctx.task, a.lines, a.hits, hbm);
+  return end + (a.fill_bytes ? gm_.l2_miss_latency : gm_.l2_hit_latency);
+}
 
 GmModel::Span GmModel::span_of(const PhaseCtx& ctx) {
   const Phase& ph = *ctx.phase;
@@ -149,7 +170,7 @@ Time GmModel::execute(const PhaseCtx& ctx, Time t) {
 Time GmModel::load(const PhaseCtx& ctx, Time t) {
   CoreState& c = enter(ctx, t);
   const Span s = span_of(ctx);
-  const Time done = t + transfer(s.hi - s.lo);
+  const Time done = through_l2(ctx, s.lo, s.hi, false, t);
   if (s.hi <= s.lo) return done;
   const bool bypass = ctx.phase->cache == CacheMode::Bypass;
   const Line a = line_of(s.lo), b = line_of(s.hi - 1) + 1;
@@ -216,8 +237,7 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
 Time GmModel::store(const PhaseCtx& ctx, Time t) {
   CoreState& c = enter(ctx, t);
   const Span s = span_of(ctx);
-  const Time cost = transfer(s.hi - s.lo);
-  if (s.hi <= s.lo) return t + cost;
+  if (s.hi <= s.lo) return t + gm_.l2_hit_latency;
   const Line a = line_of(s.lo), b = line_of(s.hi - 1) + 1;
   // Ownership of lines another core stored to and still holds: the store
   // waits for their owner's access to complete and costs one line_serialize
@@ -230,7 +250,7 @@ Time GmModel::store(const PhaseCtx& ctx, Time t) {
     taken = true;
     start = std::max(start, r.owner_until);
   }
-  const Time done = start + cost + (taken ? gm_.line_serialize : 0);
+  const Time done = through_l2(ctx, s.lo, s.hi, true, start) + (taken ? gm_.line_serialize : 0);
   if (start > t && obs_) obs_->on_core_wait(ctx.core, *ctx.task, ctx.block, WaitKind::Memory, t, start);
   split(a);
   split(b);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "models/aicore/aicore.h"
+#include "models/gm/l2.h"
 #include "models/runtime/data_store.h"
 
 namespace npusim {
@@ -61,6 +62,8 @@ class GmModel : public PhaseHandler {
 
   // Coherency reports made so far (after deduplication).
   std::uint64_t reports() const { return reports_; }
+  // Bytes moved over the HBM link so far (L2 fills and write-backs).
+  std::uint64_t hbm_bytes() const { return hbm_bytes_; }
   // Ranges of stored lines currently tracked (host-cost introspection).
   std::size_t tracked_runs() const { return runs_.size(); }
 
@@ -193,6 +196,9 @@ class GmModel : public PhaseHandler {
   CoreState& enter(const PhaseCtx& ctx, Time t);
   const KernelInfo& kernel_info(const Task& task);
   Time transfer(std::uint64_t bytes) const;
+  // A load or store of [s.lo, s.hi) through the L2 starting at t: when its
+  // last byte is through (docs/gm.md "L2 and HBM").
+  Time through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, bool write, Time t);
   Line line_of(std::uint64_t addr) const { return addr / line_bytes_; }
   struct Span {
     std::uint64_t lo, hi;  // bytes
@@ -240,6 +246,9 @@ class GmModel : public PhaseHandler {
   std::unordered_map<const KernelDef*, KernelInfo> kernels_;
   std::unordered_set<ReportKey, ReportKeyHash> reported_;
   std::uint64_t reports_ = 0;
+  L2Cache l2_;
+  Time hbm_free_ = 0;           // the HBM link is reserved until then
+  std::uint64_t hbm_bytes_ = 0;
 };
 
 }  // namespace npusim

@@ -92,6 +92,9 @@ class SimObserver : public RuntimeHooks {
   // A core spent [start, end) waiting on something outside it inside a block
   // (a doorbell, a cross-core slot, a barrier, a contended GM line).
   virtual void on_core_wait(int /*core*/, const Task&, int /*block*/, WaitKind, Time /*start*/, Time /*end*/) {}
+  // A load or store of the task met the L2: `lines` L2 lines, `hits` of them
+  // resident, `hbm_bytes` moved over the HBM link for it (fills, write-backs).
+  virtual void on_l2_access(const Task&, std::uint64_t /*lines*/, std::uint64_t /*hits*/, std::uint64_t /*hbm_bytes*/) {}
 };
 
 // Forwards every event to several observers, in order.
@@ -116,6 +119,9 @@ class ObserverFanout : public SimObserver {
   void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
   void on_core_wait(int c, const Task& t, int b, WaitKind k, Time s0, Time s1) override {
     for (auto* s : sinks_) s->on_core_wait(c, t, b, k, s0, s1);
+  }
+  void on_l2_access(const Task& t, std::uint64_t n, std::uint64_t h, std::uint64_t b) override {
+    for (auto* s : sinks_) s->on_l2_access(t, n, h, b);
   }
 
  private:

@@ -83,6 +83,7 @@ class SummaryStats : public SimObserver {
     int func_id = 0;
     std::uint64_t tasks = 0, blocks = 0, dispatch_ops = 0, staged_blocks = 0, predicated_skip = 0;
     Time core_busy = 0;
+    std::uint64_t l2_lines = 0, l2_hits = 0, hbm_bytes = 0;  // its loads and stores through the L2
   };
   std::map<std::string, KernelStats> kernels;
   std::uint64_t dispatch_ops = 0;
@@ -98,6 +99,16 @@ class SummaryStats : public SimObserver {
     if (t.predicate_false) ++k.predicated_skip;
     k.core_busy += t.block_times().busy;
   }
+  void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
+    hbm_bytes += hbm;
+    if (!t.kernel) return;
+    KernelStats& k = kernels[t.kernel->name];
+    k.func_id = t.kernel->func_id;
+    k.l2_lines += lines;
+    k.l2_hits += hits;
+    k.hbm_bytes += hbm;
+  }
+  std::uint64_t hbm_bytes = 0;
   void on_completed(Task& t) override {
     if (t.kind == TaskKind::Alloc) last_alloc = std::max(last_alloc, t.complete_time);
   }
@@ -161,8 +172,14 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
     kernels[name] = {{"func_id", k.func_id},         {"tasks", k.tasks},
                      {"blocks", k.blocks},           {"dispatch_ops", k.dispatch_ops},
                      {"staged_blocks", k.staged_blocks}, {"predicated_skip", k.predicated_skip},
-                     {"core_busy_ns", to_ns(k.core_busy)}};
+                     {"core_busy_ns", to_ns(k.core_busy)},
+                     {"l2_lines", k.l2_lines},       {"l2_hits", k.l2_hits},
+                     {"l2_hit_rate", k.l2_lines ? nlohmann::ordered_json(static_cast<double>(k.l2_hits) /
+                                                                          static_cast<double>(k.l2_lines))
+                                                : nlohmann::ordered_json(nullptr)},
+                     {"hbm_bytes", k.hbm_bytes}};
   s["kernels"] = kernels;
+  s["gm"] = {{"hbm_bytes", r.stats->hbm_bytes}};
   s["warnings"] = {{"count", r.stats->warning_count},
                    {"by_kind", r.stats->warnings_by_kind},
                    {"first", r.stats->warnings}};

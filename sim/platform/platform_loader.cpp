@@ -252,6 +252,12 @@ const std::vector<Field<GmCosts>>& gm_fields() {
       time_ns("cacheinvalid_line", &G::cacheinvalid_line),
       time_ns("cacheinvalid_all", &G::cacheinvalid_all),
       time_ns("line_serialize", &G::line_serialize),
+      count("l2_bytes", &G::l2_bytes, in(1, 1ull << 40)),
+      count("l2_line_bytes", &G::l2_line_bytes, pow2_in(4, 1ull << 20)),
+      count("l2_ways", &G::l2_ways, in(1, 1024)),
+      time_ns("l2_hit_latency", &G::l2_hit_latency),
+      time_ns("l2_miss_latency", &G::l2_miss_latency),
+      real("hbm_bytes_per_ns", &G::hbm_bytes_per_ns, real_in(0.001, 1e6, "bandwidth in B/ns")),
   };
   return f;
 }

@@ -1,0 +1,47 @@
+#include "models/gm/l2.h"
+
+#include <algorithm>
+
+namespace npusim {
+
+L2Cache::L2Cache(std::uint64_t bytes, std::uint64_t line, std::uint64_t ways)
+    : line_(std::max<std::uint64_t>(1, line)), ways_(std::max<std::uint64_t>(1, ways)),
+      sets_(std::max<std::uint64_t>(1, bytes / (line_ * ways_))) {}
+
+L2Cache::Access L2Cache::access(std::uint64_t lo, std::uint64_t hi, bool write) {
+  Access a;
+  if (hi <= lo) return a;
+  if (tag_.empty()) {
+    tag_.assign(sets_ * ways_, kEmpty);
+    used_.assign(sets_ * ways_, 0);
+    dirty_.assign(sets_ * ways_, 0);
+  }
+  for (std::uint64_t x = lo / line_, end = (hi - 1) / line_ + 1; x < end; ++x) {
+    ++a.lines;
+    const std::size_t base = static_cast<std::size_t>((x % sets_) * ways_);
+    std::size_t victim = base;
+    bool hit = false;
+    for (std::size_t w = base; w < base + ways_; ++w) {
+      if (tag_[w] == x) {
+        victim = w;
+        hit = true;
+        break;
+      }
+      // The empty way, else the least recently used (empty ways have stamp 0).
+      if (used_[w] < used_[victim]) victim = w;
+    }
+    if (hit) {
+      ++a.hits;
+    } else {
+      if (tag_[victim] != kEmpty && dirty_[victim]) a.writeback_bytes += line_;
+      tag_[victim] = x;
+      dirty_[victim] = 0;
+      if (!write) a.fill_bytes += line_;
+    }
+    used_[victim] = ++clock_;
+    if (write) dirty_[victim] = 1;
+  }
+  return a;
+}
+
+}  // namespace npusim

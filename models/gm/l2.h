@@ -1,0 +1,43 @@
+// The shared last-level cache (L2) in front of HBM (docs/gm.md "L2 and HBM").
+//
+// Set-associative, LRU within a set, write-back and write-allocate. Plain
+// C++, no time: GmModel asks which lines of an access hit and which bytes
+// must cross the HBM link, and prices them. Tags are allocated at the first
+// access, so a run without GM phases pays nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace npusim {
+
+class L2Cache {
+ public:
+  // `bytes` capacity, `line` bytes per line, `ways` lines per set; the set
+  // count is bytes / (line * ways), at least 1.
+  L2Cache(std::uint64_t bytes, std::uint64_t line, std::uint64_t ways);
+
+  struct Access {
+    std::uint64_t lines = 0;           // L2 lines the bytes touch
+    std::uint64_t hits = 0;            // of which already resident
+    std::uint64_t fill_bytes = 0;      // read from HBM (missed lines of a read)
+    std::uint64_t writeback_bytes = 0; // dirty victims written back to HBM
+  };
+  // Reads (`write` false) or writes bytes [lo, hi). A read miss fetches the
+  // line from HBM; a write miss allocates it without a fetch (the core
+  // writes whole lines: a simplification) and marks it dirty.
+  Access access(std::uint64_t lo, std::uint64_t hi, bool write);
+
+  std::uint64_t line_bytes() const { return line_; }
+  std::uint64_t sets() const { return sets_; }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~0ull;
+  std::uint64_t line_, ways_, sets_;
+  std::uint64_t clock_ = 0;             // LRU stamps
+  std::vector<std::uint64_t> tag_;      // sets_ x ways_: the line held, kEmpty if none
+  std::vector<std::uint64_t> used_;     // its last use
+  std::vector<std::uint8_t> dirty_;
+};
+
+}  // namespace npusim
