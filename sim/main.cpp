@@ -6,6 +6,7 @@
 //   npusim import DIR -o TRACE        a device capture as a trace that replays it
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
+//   npusim worker FILE --out DIR      a worker's dispatches in order, with its arena cache (docs/workers.md)
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "sim/engine/barrier_cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/interrupt.h"
+#include "sim/engine/worker.h"
 #include "sim/record/compare.h"
 #include "sim/record/scope_stats_report.h"
 #include "sim/scene/import.h"
@@ -243,7 +245,8 @@ class CommandLine {
   std::string stats_file_, stats_html_, stats_svg_;
   npusim::engine::BarrierCostRequest bc_;
   std::string bc_types_ = "aiv,aic,mix", bc_parts_;
-  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *bcost_;
+  npusim::engine::WorkerRequest worker_;
+  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *bcost_, *worker_cmd_;
 };
 
 CommandLine::CommandLine() {
@@ -290,6 +293,12 @@ CommandLine::CommandLine() {
   bcost_->add_option("--csv", bc_.csv, "also write the table as CSV");
   bcost_->add_option("--svg", bc_.svg, "also write the plot as SVG");
   bcost_->add_option("--html", bc_.html, "also write an HTML page with the plot and the table");
+
+  worker_cmd_ = app_.add_subcommand("worker", "run a worker's dispatches in order, with its single-slot arena cache");
+  worker_cmd_->add_option("FILE", worker_.file, "worker file (\"npusim_worker\": 1; docs/workers.md)")->required();
+  worker_cmd_->add_option("--out", worker_.out_dir, "output directory (default npusim_out/<worker file name>)");
+  worker_cmd_->add_option("--platform", worker_.platform, "platform name or path (default a2a3)");
+  worker_cmd_->add_flag("-q,--quiet", worker_.quiet, "no summary on standard output");
 
   // Unknown options and arguments are collected, not refused by CLI11, so
   // that the message can say what was probably meant (unexpected()).
@@ -391,6 +400,7 @@ int CommandLine::execute() {
     barrier_cost_lists(bc_, bc_types_, bc_parts_);
     return npusim::engine::barrier_cost(bc_, std::cout);
   }
+  if (*worker_cmd_) return npusim::engine::run_worker(worker_, std::cout, std::cerr);
   if (*stats_) return npusim::record::scope_stats_command(stats_file_, stats_html_, stats_svg_, std::cout);
   return kExitInputError;
 }

@@ -103,7 +103,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 80);  // timeouts.op_execute_ns and limits.max_dims removed (issue 12), ffts.flag_ns added, gm.l2_* and gm.hbm_bytes_per_ns added (issue 17)
+  CHECK(pointers.size() == 81);  // timeouts.op_execute_ns and limits.max_dims removed (issue 12), ffts.flag_ns added, gm.l2_* and gm.hbm_bytes_per_ns added (issue 17), limits.arena_build_ns added (issue 15)
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);

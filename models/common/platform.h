@@ -56,6 +56,9 @@ struct RuntimeLimits {
   std::uint64_t arena_bytes_per_slot = 4968;
   std::uint64_t arena_bytes_per_dep_entry = 16;
   std::uint64_t arena_bytes_per_fanin_spill_entry = 8;
+  // Host time to build the runtime arena for a ring-sizing vector not in the
+  // worker's single-slot cache (npusim worker, docs/workers.md).
+  Time arena_build = 0;
 };
 
 struct Timeouts {

@@ -175,6 +175,7 @@ const std::vector<Field<RuntimeLimits>>& limits_fields() {
       count("arena_bytes_per_slot", &L::arena_bytes_per_slot, in(1, 1ull << 30)),
       count("arena_bytes_per_dep_entry", &L::arena_bytes_per_dep_entry, in(0, 1ull << 30)),
       count("arena_bytes_per_fanin_spill_entry", &L::arena_bytes_per_fanin_spill_entry, in(0, 1ull << 30)),
+      time_ns("arena_build", &L::arena_build),
   };
   return f;
 }

@@ -1,0 +1,447 @@
+#include "sim/engine/worker.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "models/runtime/arena_cache.h"
+#include "sim/config/json_util.h"
+#include "sim/config/run_options.h"
+#include "sim/engine/diagnosis.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/output_dir.h"
+#include "sim/platform/json_input.h"
+#include "sim/platform/platform_loader.h"
+
+namespace sc_core {
+extern sc_simcontext* sc_curr_simcontext;
+extern sc_simcontext* sc_default_global_context;
+}  // namespace sc_core
+
+namespace fs = std::filesystem;
+
+namespace npusim::engine {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+using config::pointer_join;
+
+const std::vector<std::string> kRingFields = {"ring_task_window", "ring_heap", "ring_dep_pool"};
+
+bool is_ring_field(const std::string& key) {
+  return std::find(kRingFields.begin(), kRingFields.end(), key) != kRingFields.end();
+}
+
+// Only the ring_* fields of `o`.
+RunOptions ring_fields(const RunOptions& o) {
+  RunOptions r;
+  r.ring_task_window = o.ring_task_window;
+  r.ring_heap = o.ring_heap;
+  r.ring_dep_pool = o.ring_dep_pool;
+  return r;
+}
+
+// A run block's fields other than ring_*, each a warning: `why` they are ignored.
+void warn_non_ring(const json& block, const std::string& file, const std::string& path, const std::string& why,
+                   std::vector<std::string>& warnings) {
+  for (auto it = block.begin(); it != block.end(); ++it)
+    if (!is_ring_field(it.key()) && !config::is_annotation_key(it.key()))
+      warnings.push_back(file + ": at " + pointer_join(path, it.key()) + ": ignored: " + why);
+}
+
+int positive_int(const json& v, const std::string& file, const std::string& path, std::int64_t max) {
+  std::int64_t n = 0;
+  if (!config::json_int64(v, n) || n < 1 || n > max)
+    throw InputError(file, path, "expected an integer in [1, " + std::to_string(max) + "], got " +
+                                     config::describe_json(v));
+  return static_cast<int>(n);
+}
+
+WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& path) {
+  const std::string& file = w.file;
+  if (!d.is_object())
+    throw InputError(file, path, "expected a dispatch object {\"trace\" or \"scene\", \"config\", \"repeat\"}, got " +
+                                     config::describe_json(d));
+  config::check_keys(d, file, path, {"trace", "scene", "config", "repeat"});
+  if (d.contains("trace") == d.contains("scene"))
+    throw InputError(file, path, "expected exactly one of \"trace\" and \"scene\" (the program this dispatch runs)");
+  const std::string key = d.contains("trace") ? "trace" : "scene";
+  const json& p = d.at(key);
+  if (!p.is_string() || p.get<std::string>().empty())
+    throw InputError(file, pointer_join(path, key), "expected a file name, got " + config::describe_json(p));
+  WorkerDispatch out;
+  out.shown = p.get<std::string>();
+  const fs::path rel(out.shown);
+  out.program = rel.is_absolute() ? rel.string() : (fs::path(file).parent_path() / rel).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(out.program, ec))
+    throw InputError(file, pointer_join(path, key),
+                     "no file \"" + out.shown + "\" (paths are relative to the worker file's folder)");
+  if (d.contains("config") && !d.at("config").is_null()) {
+    const std::string cpath = pointer_join(path, "config");
+    const json& c = d.at("config");
+    if (!c.is_object())
+      throw InputError(file, cpath, "expected a RunConfig object (ring_* fields), got " + config::describe_json(c));
+    out.config = config::parse_run_block(c, file, cpath);
+    if (w.kind == WorkerKind::Distributed) {
+      warn_non_ring(c, file, cpath,
+                    "a distributed (L3) dispatch applies only the ring_* fields of its RunConfig; compile-time and "
+                    "DFX fields are set at compile / prepare time (seed page 003)",
+                    w.warnings);
+      out.config = ring_fields(out.config);
+    }
+  }
+  if (d.contains("repeat")) out.repeat = positive_int(d.at("repeat"), file, pointer_join(path, "repeat"), 1000000000);
+  return out;
+}
+
+}  // namespace
+
+WorkerFile parse_worker_file(const std::string& path) {
+  const json doc = json_input::read_file(path);
+  WorkerFile w;
+  w.file = path;
+  if (!doc.is_object())
+    throw InputError(path, "", "expected a worker file: an object with \"npusim_worker\": 1, got " +
+                                   config::describe_json(doc));
+  config::check_keys(doc, path, "", {"npusim_worker", "worker", "prepare", "dispatches"});
+  std::int64_t version = 0;
+  if (!doc.contains("npusim_worker") || !config::json_int64(doc["npusim_worker"], version) || version != 1)
+    throw InputError(path, "/npusim_worker",
+                     "expected \"npusim_worker\": 1 (the worker file format's version), got " +
+                         (doc.contains("npusim_worker") ? config::describe_json(doc["npusim_worker"]) : "nothing"));
+
+  if (!doc.contains("worker") || !doc["worker"].is_object())
+    throw InputError(path, "/worker",
+                     "expected an object {\"kind\": \"chip\" or \"distributed\", \"chips\", \"aicpu_thread_num\"}");
+  const json& wk = doc["worker"];
+  config::check_keys(wk, path, "/worker", {"kind", "chips", "aicpu_thread_num"});
+  const json kind = wk.value("kind", json());
+  if (kind == "chip") w.kind = WorkerKind::Chip;
+  else if (kind == "distributed") w.kind = WorkerKind::Distributed;
+  else
+    throw InputError(path, "/worker/kind", "expected \"chip\" (L2 ChipWorker / run()) or \"distributed\" (L3 "
+                                           "DistributedWorker), got " + (kind.is_null() ? "nothing" : config::describe_json(kind)));
+  if (wk.contains("chips")) w.chips = positive_int(wk["chips"], path, "/worker/chips", 4096);
+  if (w.kind == WorkerKind::Chip && w.chips != 1)
+    throw InputError(path, "/worker/chips", "a chip worker drives one chip: expected 1, got " + std::to_string(w.chips));
+  if (wk.contains("aicpu_thread_num")) {
+    std::int64_t n = 0;
+    if (!config::json_int64(wk["aicpu_thread_num"], n) || n < 0 || n > 1024)
+      throw InputError(path, "/worker/aicpu_thread_num",
+                       "expected 0 (auto) or an AICPU thread count, got " + config::describe_json(wk["aicpu_thread_num"]));
+    w.aicpu_thread_num = static_cast<int>(n);
+  }
+
+  if (doc.contains("prepare") && !doc["prepare"].is_null()) {
+    const json& p = doc["prepare"];
+    if (!p.is_object())
+      throw InputError(path, "/prepare", "expected null or a RunConfig object (ring_* fields), got " +
+                                             config::describe_json(p));
+    w.prepare = ring_fields(config::parse_run_block(p, path, "/prepare"));
+    warn_non_ring(p, path, "/prepare", "prepare(config) uses a RunConfig only to prewarm its ring sizes' arena; "
+                                       "it is not saved for the dispatches (seed page 003)", w.warnings);
+  }
+
+  if (!doc.contains("dispatches") || !doc["dispatches"].is_array() || doc["dispatches"].empty())
+    throw InputError(path, "/dispatches", "expected a non-empty list of dispatches");
+  const json& ds = doc["dispatches"];
+  for (std::size_t i = 0; i < ds.size(); ++i)
+    w.dispatches.push_back(parse_dispatch(ds[i], w, pointer_join("/dispatches", i)));
+  return w;
+}
+
+namespace {
+
+// A fresh SystemC kernel for one dispatch's simulation (SystemC 2.3 cannot
+// restart one): the global context is swapped and restored afterwards.
+class FreshKernel {
+ public:
+  FreshKernel()
+      : saved_curr_(sc_core::sc_curr_simcontext), saved_default_(sc_core::sc_default_global_context),
+        ctx_(new sc_core::sc_simcontext()) {
+    sc_core::sc_curr_simcontext = ctx_;
+    sc_core::sc_default_global_context = ctx_;
+  }
+  ~FreshKernel() {
+    delete ctx_;
+    sc_core::sc_curr_simcontext = saved_curr_;
+    sc_core::sc_default_global_context = saved_default_;
+  }
+  FreshKernel(const FreshKernel&) = delete;
+  FreshKernel& operator=(const FreshKernel&) = delete;
+
+ private:
+  sc_core::sc_simcontext* saved_curr_;
+  sc_core::sc_simcontext* saved_default_;
+  sc_core::sc_simcontext* ctx_;
+};
+
+RingValues ring_array(const json& v) {
+  RingValues r{};
+  for (std::size_t i = 0; i < r.size() && i < v.size(); ++i) r[i] = v[i].get<std::uint64_t>();
+  return r;
+}
+
+// What one dispatch's run produced (from its summary.json).
+struct DispatchRun {
+  int status = 0;          // npusim run's exit status
+  std::string device_status;
+  std::uint64_t device_wall_ns = 0;
+  ArenaKey key;            // the effective ring sizes the run used
+  std::string error;       // the failure's name
+};
+
+DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
+                         const std::string& out_dir, std::ostream& err) {
+  RunRequest r;
+  r.trace_path = d.program;
+  r.platform = req.platform;
+  r.out_dir = out_dir;
+  r.cli = options;
+  r.quiet = true;
+  r.host_stats = false;  // the worker's outputs are byte-identical run to run
+  DispatchRun out;
+  std::ostringstream quiet;
+  {
+    FreshKernel kernel;
+    out.status = run(r, quiet, err);
+  }
+  if (out.status == kExitInputError) return out;
+  const json s = json_input::read_file(out_dir + "/summary.json");
+  out.device_status = s.at("status").get<std::string>();
+  out.device_wall_ns = s.at("device_wall_ns").get<std::uint64_t>();
+  const json& run = s.at("run");
+  out.key = {ring_array(run.at("ring_task_window")), ring_array(run.at("ring_heap")),
+             ring_array(run.at("ring_dep_pool"))};
+  if (s.at("error").is_object()) out.error = s["error"].value("name", "");
+  return out;
+}
+
+ordered_json key_json(const ArenaKey& k) {
+  return {{"ring_task_window", k.task_window}, {"ring_heap", k.heap}, {"ring_dep_pool", k.dep_pool}};
+}
+
+std::string list_text(const RingValues& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string key_text(const ArenaKey& k) {
+  return "ring_task_window=" + list_text(k.task_window) + ", ring_heap=" + list_text(k.heap) +
+         ", ring_dep_pool=" + list_text(k.dep_pool);
+}
+
+// The per-ring maximum of every vector the dispatches used.
+ArenaKey per_ring_max(const std::vector<ArenaKey>& used) {
+  ArenaKey m = used.front();
+  for (const ArenaKey& k : used)
+    for (int r = 0; r < kNumRings; ++r) {
+      m.task_window[r] = std::max(m.task_window[r], k.task_window[r]);
+      m.heap[r] = std::max(m.heap[r], k.heap[r]);
+      m.dep_pool[r] = std::max(m.dep_pool[r], k.dep_pool[r]);
+    }
+  return m;
+}
+
+// One entry of worker_summary.json's `dispatches`.
+struct Entry {
+  ArenaOutcome arena = ArenaOutcome::Miss;
+  std::uint64_t build_ns = 0;
+  DispatchRun run;
+  bool ran = false;
+};
+
+// The seed's advice that applies to what happened (docs/workers.md, "Advice").
+ordered_json advice(const Platform& platform, bool prepared,
+                    const std::vector<Entry>& entries, const std::vector<WorkerDispatch>& ds) {
+  ordered_json a = ordered_json::array();
+  std::vector<ArenaKey> used, built;
+  int rebuilds = 0;  // misses of a vector that had been built before
+  for (const Entry& e : entries) {
+    if (!e.ran) continue;
+    if (std::find(used.begin(), used.end(), e.run.key) == used.end()) used.push_back(e.run.key);
+    if (e.arena == ArenaOutcome::Miss) {
+      if (std::find(built.begin(), built.end(), e.run.key) != built.end()) ++rebuilds;
+      built.push_back(e.run.key);
+    }
+  }
+  if (used.empty()) return a;
+  const std::uint64_t build_ns = to_ns(platform.limits.arena_build);
+  if (entries.front().ran && entries.front().arena == ArenaOutcome::Miss)
+    a.push_back({{"kind", "prewarm_first"},
+                 {"text", std::string("the arena prewarmed at ") + (prepared ? "prepare" : "init (the runtime's defaults)") +
+                              " was not the first dispatch's sizes: the first dispatch rebuilt it and the prewarm "
+                              "was wasted; prewarm the first dispatch's size (prepare with its config), not the most "
+                              "frequent one"},
+                 {"prepare", key_json(entries.front().run.key)}});
+  if (rebuilds > 0)
+    a.push_back({{"kind", "alternating_sizes"},
+                 {"text", "ring sizes alternate between dispatches: the single slot is overwritten on every switch, so " +
+                              std::to_string(rebuilds) + " dispatch(es) rebuilt an arena built before (" +
+                              std::to_string(rebuilds * build_ns / 1000000) +
+                              " ms); keep one size for every dispatch of the worker"},
+                 {"rebuilds", rebuilds}});
+  if (used.size() > 1) {
+    const ArenaKey one = per_ring_max(used);
+    RunConfig c;
+    c.task_window = one.task_window;
+    c.heap = one.heap;
+    c.dep_pool = one.dep_pool;
+    c.tensormap_pool = platform.limits.tensormap_pool;
+    const bool fits = arena_bytes(platform, c) <= platform.topo.device_memory_bytes;
+    int builds = 0;
+    for (const Entry& e : entries) builds += e.ran && e.arena == ArenaOutcome::Miss;
+    ordered_json o = {{"kind", "one_size"},
+                      {"text", "one size serves every dispatch shape of this worker: the per-ring maximum of the "
+                               "sizes the " + std::to_string(ds.size()) + " dispatches used (" + key_text(one) +
+                               "); with it in prepare and in every dispatch's config, no dispatch builds an arena (" +
+                               std::to_string(builds) + " build(s) now)" +
+                               (fits ? "" : "; but its arena does not fit the device's memory")},
+                      {"sizes", key_json(one)},
+                      {"fits_device_memory", fits}};
+    a.push_back(o);
+  }
+  return a;
+}
+
+std::string default_out(const WorkerRequest& req) {
+  return "npusim_out/" + file_component(fs::path(req.file).stem().string());
+}
+
+// Every regular file under `root`, relative to it, sorted.
+std::vector<std::string> files_under(const std::string& root) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), root).string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
+  try {
+    const WorkerFile w = parse_worker_file(req.file);                    // the worker, its prepare and dispatches
+    const Platform platform = platform::load_platform(req.platform);
+    RunOptions base;
+    base.aicpu_thread_num = w.aicpu_thread_num;
+    try {
+      config::check_against(base, platform, w.file);
+    } catch (const InputError& e) {
+      throw InputError(w.file, "/worker/aicpu_thread_num", e.message());
+    }
+    for (const std::string& warning : w.warnings) err << "npusim: warning: " << warning << "\n";
+    OutputDir dir(req.out_dir.empty() ? default_out(req) : req.out_dir);
+
+    // Init: the prepared vector, or the runtime's defaults, built before any dispatch.
+    ArenaSlot slot;
+    const ArenaKey prewarmed = ArenaKey::of(config::resolve(w.prepare.value_or(RunOptions{}), platform, w.file));
+    slot.prewarm(prewarmed);
+    const std::uint64_t build_ns = to_ns(platform.limits.arena_build);
+
+    std::vector<Entry> entries(w.dispatches.size());
+    int status = kExitOk;
+    for (std::size_t i = 0; i < w.dispatches.size() && status == kExitOk; ++i) {
+      const WorkerDispatch& d = w.dispatches[i];
+      Entry& e = entries[i];
+      e.run = run_dispatch(req, d, config::merge(base, d.config), dir.staging() + "/dispatch_" + std::to_string(i), err);
+      if (e.run.status == kExitInputError) return kExitInputError;  // the message is printed; nothing is committed
+      e.ran = true;
+      e.arena = slot.use(e.run.key);
+      for (int k = 1; k < d.repeat; ++k) slot.use(e.run.key);      // later repeats find the same vector: hits
+      e.build_ns = e.arena == ArenaOutcome::Miss ? build_ns : 0;
+      if (e.run.status != kExitOk) status = e.run.status;
+    }
+
+    ordered_json s;
+    s["npusim_worker_summary"] = 1;
+    s["worker"] = {{"file", w.file},
+                   {"kind", w.kind == WorkerKind::Chip ? "chip" : "distributed"},
+                   {"chips", w.chips},
+                   {"chips_simulated", 1},
+                   {"aicpu_thread_num", w.aicpu_thread_num.value_or(0)}};
+    s["platform"] = platform.name;
+    s["status"] = status == kExitOk ? "ok" : "error";
+    s["prepare"] = {{"source", w.prepare ? "prepare" : "runtime_defaults"},
+                    {"sizes", key_json(prewarmed)},
+                    {"arena_build_ns", build_ns}};
+    ordered_json list = ordered_json::array();
+    std::uint64_t builds_ns = 0, device_ns = 0;
+    int builds = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      const WorkerDispatch& d = w.dispatches[i];
+      ordered_json j;
+      j["dispatch"] = i;
+      j["program"] = d.shown;
+      j["repeat"] = d.repeat;
+      if (!e.ran) {
+        j["status"] = "not_run";
+        list.push_back(j);
+        continue;
+      }
+      j["status"] = e.run.device_status;
+      if (!e.run.error.empty()) j["error"] = e.run.error;
+      j["arena"] = arena_outcome_name(e.arena);
+      j["arena_build_ns"] = e.build_ns;
+      if (d.repeat > 1) j["repeat_arena"] = "hit";  // the later repeats find the vector the first one used
+      j["device_wall_ns"] = e.run.device_wall_ns;
+      j["device_wall_total_ns"] = e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
+      j["host_visible_ns"] = e.build_ns + e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
+      j["sizes"] = key_json(e.run.key);
+      j["outputs"] = "dispatch_" + std::to_string(i);
+      list.push_back(j);
+      builds_ns += e.build_ns;
+      builds += e.arena == ArenaOutcome::Miss;
+      device_ns += e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
+    }
+    s["dispatches"] = list;
+    s["totals"] = {{"arena_builds", builds},
+                   {"arena_build_ns", builds_ns},
+                   {"device_wall_ns", device_ns},
+                   {"host_visible_ns", builds_ns + device_ns},
+                   {"setup_arena_build_ns", build_ns}};
+    s["advice"] = advice(platform, w.prepare.has_value(), entries, w.dispatches);
+    s["warnings"] = w.warnings;
+    {
+      std::ofstream o(dir.staging() + "/worker_summary.json", std::ios::binary);
+      o << s.dump(2) << "\n";
+      if (!o) throw InputError(dir.given() + "/worker_summary.json", "", "cannot write the worker summary");
+    }
+    dir.commit(files_under(dir.staging()));
+
+    if (!req.quiet) {
+      out << "npusim worker: " << w.file << " (" << (w.kind == WorkerKind::Chip ? "chip" : "distributed") << ", "
+          << w.dispatches.size() << " dispatches) on " << platform.name << "\n";
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        if (!e.ran) {
+          out << "  dispatch " << i << ": not run\n";
+          continue;
+        }
+        out << "  dispatch " << i << " x" << w.dispatches[i].repeat << ": arena " << arena_outcome_name(e.arena)
+            << " (build " << e.build_ns / 1000000 << " ms), device_wall " << e.run.device_wall_ns << " ns, "
+            << e.run.device_status << "\n";
+      }
+      out << "host-visible " << (builds_ns + device_ns) << " ns (" << builds << " arena build(s), " << builds_ns
+          << " ns; device " << device_ns << " ns)\n";
+      for (const auto& a : s["advice"]) out << "advice: " << a["text"].get<std::string>() << "\n";
+      out << "outputs in " << dir.given() << "/\n";
+    }
+    return status;
+  } catch (const InputError& e) {
+    err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
+    return kExitInputError;
+  }
+}
+
+}  // namespace npusim::engine

@@ -1,0 +1,50 @@
+// `npusim worker FILE --out DIR` (docs/workers.md): a worker prepared once,
+// then its dispatches in order, each a trace or scene run with its own ring
+// sizes; the worker's single-slot arena cache (models/runtime/arena_cache.h)
+// decides which dispatches pay an arena build on the host.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/common/run_config.h"
+
+namespace npusim::engine {
+
+enum class WorkerKind { Chip, Distributed };  // L2 ChipWorker / run(); L3 DistributedWorker
+
+struct WorkerDispatch {
+  std::string program;     // the trace or scene, as a path usable from here
+  std::string shown;       // as the worker file names it
+  RunOptions config;       // the options that apply (on L3: ring_* only)
+  int repeat = 1;
+};
+
+struct WorkerFile {
+  std::string file;
+  WorkerKind kind = WorkerKind::Chip;
+  int chips = 1;
+  std::optional<int> aicpu_thread_num;  // the worker's baseline
+  std::optional<RunOptions> prepare;    // ring_* of the prepare config; nullopt = none
+  std::vector<WorkerDispatch> dispatches;
+  std::vector<std::string> warnings;    // fields ignored, with their JSON pointers
+};
+
+// Reads and validates a worker file (InputError naming the file, the JSON
+// pointer and what was expected). Paths are relative to the file's folder.
+WorkerFile parse_worker_file(const std::string& path);
+
+struct WorkerRequest {
+  std::string file;
+  std::string out_dir;             // "" = npusim_out/<worker file stem>
+  std::string platform = "a2a3";
+  bool quiet = false;
+};
+
+// Runs the worker; returns an exit status (0; 1: a dispatch failed on the
+// device, the dispatches after it not run; 2: invalid input, nothing written).
+int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err);
+
+}  // namespace npusim::engine
