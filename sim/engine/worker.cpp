@@ -7,21 +7,16 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <systemc>
 
 #include "models/runtime/arena_cache.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/diagnosis.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/fresh_kernel.h"
 #include "sim/engine/output_dir.h"
 #include "sim/platform/json_input.h"
 #include "sim/platform/platform_loader.h"
-
-namespace sc_core {
-extern sc_simcontext* sc_curr_simcontext;
-extern sc_simcontext* sc_default_global_context;
-}  // namespace sc_core
 
 namespace fs = std::filesystem;
 
@@ -159,30 +154,6 @@ WorkerFile parse_worker_file(const std::string& path) {
 }
 
 namespace {
-
-// A fresh SystemC kernel for one dispatch's simulation (SystemC 2.3 cannot
-// restart one): the global context is swapped and restored afterwards.
-class FreshKernel {
- public:
-  FreshKernel()
-      : saved_curr_(sc_core::sc_curr_simcontext), saved_default_(sc_core::sc_default_global_context),
-        ctx_(new sc_core::sc_simcontext()) {
-    sc_core::sc_curr_simcontext = ctx_;
-    sc_core::sc_default_global_context = ctx_;
-  }
-  ~FreshKernel() {
-    delete ctx_;
-    sc_core::sc_curr_simcontext = saved_curr_;
-    sc_core::sc_default_global_context = saved_default_;
-  }
-  FreshKernel(const FreshKernel&) = delete;
-  FreshKernel& operator=(const FreshKernel&) = delete;
-
- private:
-  sc_core::sc_simcontext* saved_curr_;
-  sc_core::sc_simcontext* saved_default_;
-  sc_core::sc_simcontext* ctx_;
-};
 
 RingValues ring_array(const json& v) {
   RingValues r{};
