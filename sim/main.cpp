@@ -43,7 +43,7 @@ namespace cfg = npusim::config;
 // The text of the options that shape a simulation, as typed (validated by
 // to_options); empty: not given (CLI11 refuses an empty value).
 struct SimText {
-  std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout;
+  std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout, compress;
 };
 
 // The options that shape a simulation (run and record).
@@ -84,6 +84,18 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t)
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
   cmd->add_option("--max-output", t.max_output,
                   "stop with exit 2 (nothing written) once more bytes are written: N, or N with K, M, G or T (x1024)");
+  cmd->add_option("--compress", t.compress,
+                  "none | gzip | gzip:LEVEL (1 fastest .. 9 smallest, default 6): the large outputs as NAME.gz "
+                  "(docs/outputs.md)");
+}
+
+// "--compress": none, gzip (level 6, zlib's default) or gzip:1..9; the gzip level, 0 for none.
+int parse_compress(const std::string& text) {
+  if (text == "none") return 0;
+  if (text == "gzip") return 6;
+  if (text.size() == 6 && text.compare(0, 5, "gzip:") == 0 && text[5] >= '1' && text[5] <= '9') return text[5] - '0';
+  throw npusim::InputError(cfg::kCommandLine, "--compress",
+                           "expected none, gzip or gzip:LEVEL with LEVEL 1..9, got \"" + text + "\"");
 }
 
 // "--max-output": N, or N followed by K, M, G or T (powers of 1024).
@@ -120,6 +132,7 @@ void to_options(npusim::engine::RunRequest& req, const SimText& t) {
     req.max_tasks = v;
   }
   if (!t.max_output.empty()) req.max_output = parse_size(t.max_output, "--max-output");
+  if (!t.compress.empty()) req.gzip_level = parse_compress(t.compress);
   if (!t.rtw.empty()) req.cli.ring_task_window = cfg::parse_ring_cli(t.rtw, "ring_task_window");
   if (!t.rh.empty()) req.cli.ring_heap = cfg::parse_ring_cli(t.rh, "ring_heap");
   if (!t.rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(t.rdp, "ring_dep_pool");

@@ -239,13 +239,13 @@ class Writers {
     fanout_.add(&witness_);
     if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
-      writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level));
-      writers_.push_back(record::make_perfetto_writer(dir, l.config.swimlane_level));
+      writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level, req.gzip_level));
+      writers_.push_back(record::make_perfetto_writer(dir, l.config.swimlane_level, req.gzip_level));
     }
-    if (l.config.deps) writers_.push_back(record::make_deps_writer(dir));
-    if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir));
+    if (l.config.deps) writers_.push_back(record::make_deps_writer(dir, req.gzip_level));
+    if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir, req.gzip_level));
     writers_.push_back(record::make_name_map_writer(dir));
-    if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir));
+    if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir, req.gzip_level));
     for (auto& w : writers_) fanout_.add(w.get());
   }
   SimObserver& observer() { return fanout_; }
@@ -439,8 +439,9 @@ void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const Outp
 }
 
 // summary.json beside the writers' files, then all of them moved into the
-// output directory together.
-void write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall, OutputDir& dir) {
+// output directory together. Returns the bytes of the files, all together.
+std::uint64_t write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
+                            OutputDir& dir) {
   nlohmann::ordered_json s = summary_json(l, r);
   if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
   write_text(dir.staging() + "/summary.json", s.dump(2) + "\n");
@@ -450,13 +451,20 @@ void write_outputs(const RunRequest& req, const Loaded& l, const Result& r, cons
   if (!cap.empty()) throw InputError(l.trace.file, "", cap + ": stopped, nothing written");
   std::vector<std::string> files = r.files;
   files.push_back("summary.json");
+  std::uint64_t bytes = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const std::uintmax_t n = fs::file_size(dir.staging() + "/" + f, ec);
+    if (!ec) bytes += n;
+  }
   dir.commit(files);
+  return bytes;
 }
 
 // Warnings, the failure (as the device says it, then npusim's diagnosis) and
 // the one-paragraph summary.
-void report(const RunRequest& req, const Loaded& l, const Result& r, const std::string& out_dir, std::ostream& out,
-            std::ostream& err) {
+void report(const RunRequest& req, const Loaded& l, const Result& r, const std::string& out_dir,
+            std::uint64_t out_bytes, std::ostream& out, std::ostream& err) {
   if (r.stats) {
     constexpr std::size_t kPrinted = 20;
     for (std::size_t i = 0; i < r.stats->warnings.size() && i < kPrinted; ++i)
@@ -471,7 +479,8 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
   out << "status " << (r.ok ? "ok" : "error") << ": " << r.completed << "/" << r.submitted
       << " tasks completed, device_wall " << us_text(r.device_wall) << ", makespan " << us_text(r.makespan) << "\n";
   if (r.failure) out << "error: " << r.failure->name << " (host code " << r.failure->host_code << ")\n";
-  if (req.outputs) out << "outputs in " << out_dir << "/\n";
+  if (req.outputs)
+    out << "outputs in " << out_dir << "/ (" << bytes_text(out_bytes) << (req.gzip_level ? ", gzip" : "") << ")\n";
 }
 
 // npusim record: the trace, written whole or not at all.
@@ -502,8 +511,8 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
     Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
     suggest_sizes(req, l, r, dir);                              // after a capacity fatal: what would have been enough
-    write_outputs(req, l, r, wall, dir);                        // summary.json and the writers' files, swapped in whole
-    report(req, l, r, dir.given(), out, err);                   // warnings, the failure, the summary line
+    const std::uint64_t bytes = write_outputs(req, l, r, wall, dir);  // summary.json and the writers' files, swapped in whole
+    report(req, l, r, dir.given(), bytes, out, err);            // warnings, the failure, the summary line
     return r.ok ? kExitOk : kExitDeviceFailure;
   } catch (const InputError& e) {
     err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
@@ -518,7 +527,7 @@ int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
       throw InputError(req.trace_path, "", "npusim record takes a scene (\"npusim_scene\"): a trace is its own record");
     Result r = simulate(req, l, "");                            // run it, recording its operations
     write_recording(r.recorded, req.record_path);               // the trace, whole or not at all
-    report(req, l, r, "", out, err);                            // warnings, the failure, the summary line
+    report(req, l, r, "", 0, out, err);                         // warnings, the failure, the summary line
     if (!req.quiet) out << "recorded trace in " << req.record_path << "\n";
     return r.ok ? kExitOk : kExitDeviceFailure;
   } catch (const InputError& e) {

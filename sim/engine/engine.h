@@ -30,6 +30,7 @@ struct RunRequest {
   std::uint64_t max_tasks = 0;      // stop (exit 2, nothing written) past this many submitted tasks; 0 = no cap
   std::uint64_t max_output = 0;     // stop (exit 2, nothing written) past this many bytes written; 0 = no cap
   bool progress = false;            // a progress line on standard error (main: when it is a terminal)
+  int gzip_level = 0;               // 1..9: the large outputs as NAME.gz (--compress gzip); 0 = plain
 };
 
 // Exit statuses (cli-and-outputs.md).

@@ -42,8 +42,8 @@ void put_depths(JsonBuf& b, const std::array<int, 3>& d) {
 
 class ChipSwimlaneWriter : public OutputWriter {
  public:
-  ChipSwimlaneWriter(const std::string& dir, int level)
-      : OutputWriter(dir), level_(std::clamp(level, 1, 4)), orch_(dir, "swimlane_orch") {}
+  ChipSwimlaneWriter(const std::string& dir, int level, int gzip_level)
+      : OutputWriter(dir, gzip_level), level_(std::clamp(level, 1, 4)), orch_(dir, "swimlane_orch") {}
 
   void on_block_finished(const Task& t, const BlockRecord& b) override {
     if (b.core < 0) return;
@@ -67,7 +67,7 @@ class ChipSwimlaneWriter : public OutputWriter {
   void finish(const RunInfo& info) override {
     Platform none;
     const Platform& p = info.platform ? *info.platform : none;
-    OutFile out(dir() + "/" + kFile);
+    OutFile out(dir() + "/" + output_name(kFile), gzip_level());
     out.raw("{\n  \"chip_swimlane_level\": ").i(level_).raw(",\n");
     put_metadata(out, p, info.sched_threads);
 
@@ -124,7 +124,7 @@ class ChipSwimlaneWriter : public OutputWriter {
       if (f) f->close_and_remove();
   }
 
-  std::vector<std::string> files() const override { return {kFile}; }
+  std::vector<std::string> files() const override { return {output_name(kFile)}; }
 
  private:
   // The scratch file of index `i` (a core, a thread), made on first use.
@@ -189,8 +189,8 @@ class ChipSwimlaneWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level) {
-  return std::make_unique<ChipSwimlaneWriter>(staging_dir, level);
+std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level, int gzip_level) {
+  return std::make_unique<ChipSwimlaneWriter>(staging_dir, level, gzip_level);
 }
 
 }  // namespace npusim::record

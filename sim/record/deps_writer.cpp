@@ -126,8 +126,8 @@ class ReplayTensorMap {
 
 class DepsWriter : public OutputWriter {
  public:
-  explicit DepsWriter(const std::string& dir)
-      : OutputWriter(dir), tasks_(dir, "deps_tasks"), tensors_(dir, "deps_tensors"), edges_(dir, "deps_edges") {
+  DepsWriter(const std::string& dir, int gzip_level)
+      : OutputWriter(dir, gzip_level), tasks_(dir, "deps_tasks", gzip_level), tensors_(dir, "deps_tensors"), edges_(dir, "deps_edges") {
     tasks_.raw("{\"tasks\":[");
   }
 
@@ -147,10 +147,10 @@ class DepsWriter : public OutputWriter {
     tasks_.raw("],\"edges\":[");
     tasks_.append(edges_);
     tasks_.raw("]}\n");
-    tasks_.close_as(dir() + "/" + kFile);
+    tasks_.close_as(dir() + "/" + output_name(kFile));
   }
 
-  std::vector<std::string> files() const override { return {kFile}; }
+  std::vector<std::string> files() const override { return {output_name(kFile)}; }
 
  private:
   void put_task(const Task& t) {
@@ -264,8 +264,8 @@ class DepsWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir) {
-  return std::make_unique<DepsWriter>(staging_dir);
+std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir, int gzip_level) {
+  return std::make_unique<DepsWriter>(staging_dir, gzip_level);
 }
 
 }  // namespace npusim::record

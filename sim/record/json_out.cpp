@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 namespace npusim::record {
 
@@ -105,7 +106,7 @@ class IoThread {
   std::pair<char*, std::size_t> submit(OutFile& f, char* block, std::size_t len, std::size_t cap) {
     std::unique_lock<std::mutex> lk(m_);
     room_.wait(lk, [&] { return jobs_.size() < kMaxJobs; });
-    jobs_.push_back(Job{&f, f.fd_, block, len, cap});
+    jobs_.push_back(Job{&f, block, len, cap});
     ++f.queued_;  // after the push: a failed push leaves nothing to wait for
     work_.notify_one();
     if (spares_.empty()) return {nullptr, 0};
@@ -127,7 +128,6 @@ class IoThread {
  private:
   struct Job {
     OutFile* file;
-    int fd;
     char* block;
     std::size_t len, cap;
   };
@@ -156,8 +156,7 @@ class IoThread {
       room_.notify_all();
       bool skip = j.file->write_errno_ != 0;
       lk.unlock();
-      int err = 0;
-      if (!skip && write_some(j.fd, j.block, j.len, err) == 0) g_bytes_written += j.len;
+      const int err = skip ? 0 : j.file->emit(j.block, j.len);
       lk.lock();
       if (err && !j.file->write_errno_) j.file->note_write_error(err);
       ++j.file->written_;
@@ -175,6 +174,15 @@ class IoThread {
   std::thread t_;  // last: started after the members it uses
 };
 
+// A gzip file's compressor and its output buffer.
+struct OutFile::Gzip {
+  z_stream z{};
+  std::vector<unsigned char> out = std::vector<unsigned char>(1u << 16);
+  ~Gzip() { deflateEnd(&z); }
+};
+
+void OutFile::GzipDelete::operator()(Gzip* g) const { delete g; }
+
 OutFile::~OutFile() {
   if (fd_ >= 0) {
     if (queued_) IoThread::get().wait(*this);
@@ -182,7 +190,7 @@ OutFile::~OutFile() {
   }
 }
 
-void OutFile::open(std::string path) {
+void OutFile::open(std::string path, int gzip_level) {
   if (fd_ >= 0) close();
   path_ = std::move(path);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -190,7 +198,42 @@ void OutFile::open(std::string path) {
   clear();
   queued_ = written_ = 0;
   write_errno_ = 0;
+  gz_.reset();
+  if (gzip_level > 0) {
+    // windowBits 15 + 16: a gzip wrapper. With no deflateSetHeader, zlib
+    // writes the minimal header: no file name, modification time 0.
+    std::unique_ptr<Gzip, GzipDelete> gz(new Gzip);
+    if (deflateInit2(&gz->z, std::min(gzip_level, 9), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      out_of_memory() = true;
+      throw std::bad_alloc();
+    }
+    gz_ = std::move(gz);
+  }
 }
+
+int OutFile::emit(const char* p, std::size_t n, bool finish) {
+  int err = 0;
+  if (!gz_) {
+    if (write_some(fd_, p, n, err) == 0) g_bytes_written += n;
+    return err;
+  }
+  if (n == 0 && !finish) return 0;
+  z_stream& z = gz_->z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
+  z.avail_in = static_cast<uInt>(n);  // a chunk, far below 4 GB
+  for (;;) {
+    z.next_out = gz_->out.data();
+    z.avail_out = static_cast<uInt>(gz_->out.size());
+    const int rc = deflate(&z, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (rc == Z_STREAM_ERROR) return EIO;
+    const std::size_t have = gz_->out.size() - z.avail_out;
+    if (have && write_some(fd_, reinterpret_cast<const char*>(gz_->out.data()), have, err) != 0) return err;
+    g_bytes_written += have;
+    if (finish ? rc == Z_STREAM_END : z.avail_in == 0 && z.avail_out != 0) return 0;
+  }
+}
+
+void OutFile::end_gzip() { gz_.reset(); }
 
 void OutFile::fail(const char* what) const { fail(what, errno); }
 
@@ -217,9 +260,7 @@ void OutFile::fail(const char* what, int err) const {
 }
 
 void OutFile::write_all(const char* p, std::size_t n) {
-  int err = 0;
-  if (write_some(fd_, p, n, err) != 0) fail("cannot write", err);
-  g_bytes_written += n;
+  if (const int err = emit(p, n)) fail("cannot write", err);
 }
 
 void OutFile::flush() {
@@ -227,9 +268,8 @@ void OutFile::flush() {
   if (!IoThread::enabled()) {
     // As on the I/O thread: a write error is reported by sync() or close(),
     // never in the middle of a simulation.
-    int err = 0;
-    if (!write_errno_ && write_some(fd_, text().data(), size(), err) != 0) note_write_error(err);
-    else if (!err) g_bytes_written += size();
+    if (!write_errno_)
+      if (const int err = emit(text().data(), size())) note_write_error(err);
     clear();
     return;
   }
@@ -254,8 +294,9 @@ void OutFile::append_file(const std::string& path) {
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) fail_read(path);
   // In-kernel copy first; plain reads and writes where the file system
-  // cannot (copy_file_range refuses some pairs of files).
-  for (;;) {
+  // cannot (copy_file_range refuses some pairs of files) or the bytes must
+  // be compressed.
+  while (!gz_) {
     ssize_t n = ::copy_file_range(in, nullptr, fd_, nullptr, kChunk * 16, 0);
     if (n > 0) {
       g_bytes_written += static_cast<std::uint64_t>(n);
@@ -298,7 +339,13 @@ void OutFile::close() {
   if (fd_ < 0) return;
   try {
     sync();
+    if (gz_) {
+      const int err = emit(nullptr, 0, true);  // the gzip stream's end
+      end_gzip();
+      if (err) fail("cannot write", err);
+    }
   } catch (...) {
+    end_gzip();
     ::close(fd_);
     fd_ = -1;
     throw;
@@ -319,12 +366,13 @@ void OutFile::close_and_remove() {
     if (queued_) IoThread::get().wait(*this);
     ::close(fd_);
   }
+  end_gzip();
   fd_ = -1;
   clear();
   if (!path_.empty()) std::remove(path_.c_str());
 }
 
-ScratchFile::ScratchFile(const std::string& dir, const char* name)
-    : OutFile(dir + "/.npusim_" + name + ".part") {}
+ScratchFile::ScratchFile(const std::string& dir, const char* name, int gzip_level)
+    : OutFile(dir + "/.npusim_" + name + ".part", gzip_level) {}
 
 }  // namespace npusim::record

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -106,15 +107,22 @@ class JsonBuf {
 // `sync()` wait for this file's chunks, and a write error is reported there.
 // The destructor waits too, but drops unflushed bytes and any error: it is
 // the path of a run abandoned by an exception, whose files are discarded.
+//
+// Opened with a gzip level (1..9), the file is a gzip stream (RFC 1952,
+// zlib's deflate with no file name and modification time 0, so the same
+// text gives the same bytes): the I/O thread compresses each chunk before
+// writing it, and close() writes the stream's end. Bytes written count the
+// compressed bytes.
 class OutFile : public JsonBuf {
  public:
   OutFile() = default;
-  explicit OutFile(std::string path) { open(std::move(path)); }
+  explicit OutFile(std::string path, int gzip_level = 0) { open(std::move(path), gzip_level); }
   ~OutFile();
   OutFile(const OutFile&) = delete;
   OutFile& operator=(const OutFile&) = delete;
 
-  void open(std::string path);  // truncates; throws IoError on failure
+  // Truncates; throws IoError on failure. `gzip_level` 0: plain text.
+  void open(std::string path, int gzip_level = 0);
   const std::string& path() const { return path_; }
 
   void commit() {
@@ -145,10 +153,19 @@ class OutFile : public JsonBuf {
   [[noreturn]] void fail(const char* what) const;
   [[noreturn]] void fail(const char* what, int err) const;
   void write_all(const char* p, std::size_t n);
+  // Writes n bytes (compressed if the file is gzip; `finish` ends the gzip
+  // stream); returns 0 or an errno. Counts the bytes written.
+  int emit(const char* p, std::size_t n, bool finish = false);
+  void end_gzip();  // releases the compressor, if any
   void note_write_error(int err);  // the first one is kept and reported at sync()/close()
   void wait_written();  // waits for this file's chunks; throws on a write error
   int fd_ = -1;
   std::string path_;
+  struct Gzip;
+  struct GzipDelete {
+    void operator()(Gzip* g) const;
+  };
+  std::unique_ptr<Gzip, GzipDelete> gz_;  // the compressor of a gzip file (used by one thread at a time)
   std::uint64_t queued_ = 0;  // chunks handed to the I/O thread
   // Written by the I/O thread under its lock.
   friend class IoThread;
@@ -160,7 +177,8 @@ class OutFile : public JsonBuf {
 // destroyed without finishing, e.g. on an input error).
 class ScratchFile : public OutFile {
  public:
-  ScratchFile(const std::string& dir, const char* name);
+  // `gzip_level` > 0: a stream that becomes a final .gz file (close_as).
+  ScratchFile(const std::string& dir, const char* name, int gzip_level = 0);
   ~ScratchFile() { close_and_remove(); }
 };
 

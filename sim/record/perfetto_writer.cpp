@@ -109,8 +109,8 @@ struct Lanes {
 
 class PerfettoWriter : public OutputWriter {
  public:
-  PerfettoWriter(const std::string& dir, int level)
-      : OutputWriter(dir), level_(std::clamp(level, 1, 4)), events_(dir, "perfetto_events"),
+  PerfettoWriter(const std::string& dir, int level, int gzip_level)
+      : OutputWriter(dir, gzip_level), level_(std::clamp(level, 1, 4)), events_(dir, "perfetto_events", gzip_level),
         allocs_(dir, "perfetto_allocs") {
     live_.reserve(4096);
     events_.raw("{\"traceEvents\": [\n");
@@ -276,10 +276,10 @@ class PerfettoWriter : public OutputWriter {
     if (stop_.time != kNever) put_fatal();
     events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
     events_.raw("\n]}\n");
-    events_.close_as(dir() + "/" + kFile);
+    events_.close_as(dir() + "/" + output_name(kFile));
   }
 
-  std::vector<std::string> files() const override { return {kFile}; }
+  std::vector<std::string> files() const override { return {output_name(kFile)}; }
 
   // A failed run: the blocks still running are drawn up to where the device
   // stopped, and finish() marks that instant with the fatal's name.
@@ -445,8 +445,8 @@ class PerfettoWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level) {
-  return std::make_unique<PerfettoWriter>(staging_dir, level);
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level) {
+  return std::make_unique<PerfettoWriter>(staging_dir, level, gzip_level);
 }
 
 }  // namespace npusim::record

@@ -53,7 +53,8 @@ void put_ring_array(JsonBuf& b, const RingValues& values) {
 
 class ScopeStatsWriter : public OutputWriter {
  public:
-  explicit ScopeStatsWriter(const std::string& dir) : OutputWriter(dir), rows_(dir, "scope_stats") {}
+  ScopeStatsWriter(const std::string& dir, int gzip_level)
+      : OutputWriter(dir, gzip_level), rows_(dir, "scope_stats") {}
 
   void on_scope_sample(const ScopeSample& x) override {
     site_.clear();
@@ -75,7 +76,7 @@ class ScopeStatsWriter : public OutputWriter {
 
   void finish(const RunInfo& info) override {
     std::filesystem::create_directories(dir() + "/scope_stats");
-    OutFile out(dir() + "/" + kFile);
+    OutFile out(dir() + "/" + output_name(kFile), gzip_level());
     RunConfig none;
     const RunConfig& c = info.config ? *info.config : none;
     out.raw("{\"version\": 6, \"fatal\": ").boolean(fatal_);
@@ -91,7 +92,7 @@ class ScopeStatsWriter : public OutputWriter {
     out.close();
   }
 
-  std::vector<std::string> files() const override { return {kFile}; }
+  std::vector<std::string> files() const override { return {output_name(kFile)}; }
 
   // The header's fatal_latched is set by scope_stats_on_fatal, which only
   // the orchestrator's report_fatal calls (orch_report_fatal_v): the
@@ -107,8 +108,8 @@ class ScopeStatsWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir) {
-  return std::make_unique<ScopeStatsWriter>(staging_dir);
+std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir, int gzip_level) {
+  return std::make_unique<ScopeStatsWriter>(staging_dir, gzip_level);
 }
 
 }  // namespace npusim::record

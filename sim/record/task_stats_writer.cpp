@@ -12,6 +12,8 @@
 namespace npusim::record {
 namespace {
 
+constexpr const char* kFile = "task_stats.csv";
+
 const char* kind_name(const Task& t) {
   if (t.kind == TaskKind::Alloc) return "alloc";
   if (t.kind == TaskKind::Dummy) return "dummy";
@@ -21,7 +23,8 @@ const char* kind_name(const Task& t) {
 
 class TaskStatsWriter : public OutputWriter {
  public:
-  explicit TaskStatsWriter(const std::string& dir) : OutputWriter(dir), out_(dir + "/task_stats.csv") {
+  TaskStatsWriter(const std::string& dir, int gzip_level)
+      : OutputWriter(dir, gzip_level), out_(dir + "/" + output_name(kFile), gzip_level) {
     out_.raw("task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,"
              "submit_ns,ready_ns,first_dispatch_ns,first_release_ns,first_start_ns,last_start_ns,last_end_ns,complete_ns\n");
   }
@@ -46,7 +49,7 @@ class TaskStatsWriter : public OutputWriter {
   }
 
   void finish(const RunInfo&) override { out_.close(); }
-  std::vector<std::string> files() const override { return {"task_stats.csv"}; }
+  std::vector<std::string> files() const override { return {output_name(kFile)}; }
 
  private:
   // A text field as RFC 4180 has it: quoted (quotes doubled) when it holds a
@@ -79,8 +82,8 @@ class TaskStatsWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir) {
-  return std::make_unique<TaskStatsWriter>(staging_dir);
+std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir, int gzip_level) {
+  return std::make_unique<TaskStatsWriter>(staging_dir, gzip_level);
 }
 
 }  // namespace npusim::record

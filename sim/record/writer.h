@@ -44,8 +44,10 @@ struct DeviceStop {
 
 class OutputWriter : public SimObserver {
  public:
-  // `staging_dir` exists and is empty of this writer's files.
-  explicit OutputWriter(std::string staging_dir) : dir_(std::move(staging_dir)) {}
+  // `staging_dir` exists and is empty of this writer's files. `gzip_level`
+  // 1..9: the writer's files are gzip streams named NAME.gz (0: plain).
+  explicit OutputWriter(std::string staging_dir, int gzip_level = 0)
+      : dir_(std::move(staging_dir)), gzip_level_(gzip_level) {}
   virtual ~OutputWriter() = default;
   // Called once after the run; writes the final file(s) into staging_dir.
   virtual void finish(const RunInfo& info) = 0;
@@ -56,17 +58,23 @@ class OutputWriter : public SimObserver {
 
  protected:
   const std::string& dir() const { return dir_; }
+  int gzip_level() const { return gzip_level_; }
+  // A final file's name relative to dir(): `name`, or `name.gz` when compressed.
+  std::string output_name(const std::string& name) const { return gzip_level_ ? name + ".gz" : name; }
 
  private:
   std::string dir_;
+  int gzip_level_ = 0;
 };
 
-// Factories (each in its own .cpp). `level` is the chip-swimlane level 1..4.
-std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level);
-std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level);
-std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir);
-std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir);
+// Factories (each in its own .cpp). `level` is the chip-swimlane level 1..4;
+// `gzip_level` 1..9 compresses the writer's files (NAME.gz), 0 does not.
+// name_map is small and always plain.
+std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level, int gzip_level = 0);
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level = 0);
+std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir, int gzip_level = 0);
+std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir, int gzip_level = 0);
 std::unique_ptr<OutputWriter> make_name_map_writer(const std::string& staging_dir);
-std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir);
+std::unique_ptr<OutputWriter> make_task_stats_writer(const std::string& staging_dir, int gzip_level = 0);
 
 }  // namespace npusim::record
