@@ -43,7 +43,7 @@ namespace cfg = npusim::config;
 // The text of the options that shape a simulation, as typed (validated by
 // to_options); empty: not given (CLI11 refuses an empty value).
 struct SimText {
-  std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout, compress;
+  std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout, compress, lowering;
 };
 
 // The options that shape a simulation (run and record).
@@ -55,6 +55,9 @@ void add_sim_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t)
   cmd->add_option("--hbg-layout", t.layout,
                   "host_build_graph AICPU threads: resolution_thread (default: the last one resolves, owning no "
                   "cores) | all_schedule (every thread owns cores)");
+  cmd->add_option("--cache-policy-lowering", t.lowering,
+                  "how BYPASS cache policies lower: today (default: accepted, warned, a cached read) | intended "
+                  "(the load reads HBM directly and does not allocate in the L2)");
   cmd->add_option("--scheduler-timeout-ms", t.sched_timeout,
                   "the AICPU scheduler's no-progress watchdog in ms (SIMPLER_SCHEDULER_TIMEOUT_MS; default: the "
                   "platform's)");
@@ -138,6 +141,7 @@ void to_options(npusim::engine::RunRequest& req, const SimText& t) {
   if (!t.rdp.empty()) req.cli.ring_dep_pool = cfg::parse_ring_cli(t.rdp, "ring_dep_pool");
   if (!t.runtime.empty()) req.cli.runtime = cfg::parse_runtime_cli(t.runtime);
   if (!t.layout.empty()) req.cli.hbg_layout = cfg::parse_hbg_layout_cli(t.layout);
+  if (!t.lowering.empty()) req.cli.cache_policy_lowering = cfg::parse_cache_lowering_cli(t.lowering);
   if (!t.seed.empty()) req.cli.seed = cfg::parse_seed_cli(t.seed);
   if (!t.threads.empty()) req.cli.aicpu_thread_num = cfg::parse_thread_num_cli(t.threads);
   if (!t.sched_timeout.empty()) req.cli.scheduler_timeout_ms = cfg::parse_scheduler_timeout_cli(t.sched_timeout);

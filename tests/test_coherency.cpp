@@ -58,11 +58,17 @@ TEST_CASE("each hand-off with a missing step reports exactly its hazard", "[cohe
     REQUIRE(r.status == 0);  // a hazard is a warning unless --strict-coherency
     CHECK(summary["status"] == "ok");
     const json& w = summary["warnings"];
-    CHECK(w["count"] == e.lines.size());
-    CHECK(w["by_kind"] == json{{e.kind, e.lines.size()}});
+    // A bypass load also meets today's toolchain, which lowers it to a cached
+    // read: one cache_bypass_not_lowered per (kernel, tensor) besides the hazard.
+    const bool bypass = std::string(e.kind) == "coherency_bypass_write";
+    json by_kind = json{{e.kind, e.lines.size()}};
+    if (bypass) by_kind["cache_bypass_not_lowered"] = 1;
+    CHECK(w["count"] == e.lines.size() + (bypass ? 1 : 0));
+    CHECK(w["by_kind"] == by_kind);
     std::set<int> lines;
     for (const auto& msg : w["first"]) {
       const std::string m = msg.get<std::string>();
+      if (m.rfind("cache_bypass_not_lowered: ", 0) == 0) continue;
       CHECK(m.rfind(std::string(e.kind) + ": task t0 (EXCHANGE) block ", 0) == 0);
       CHECK(m.find(e.missing) != std::string::npos);
       for (int l = 0; l < 4; ++l)

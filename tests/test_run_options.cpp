@@ -161,7 +161,7 @@ TEST_CASE("run options: the run block") {
 TEST_CASE("run options: run block errors") {
   CHECK(run_error(R"({"ring_heapp": 1024})") ==
         "t.json|/run/ring_heapp|unknown key \"ring_heapp\" (expected one of: aicpu_thread_num, ring_task_window, "
-        "ring_heap, ring_dep_pool, runtime, hbg_layout, seed, scheduler_timeout_ms)");
+        "ring_heap, ring_dep_pool, runtime, hbg_layout, cache_policy_lowering, seed, scheduler_timeout_ms)");
   // SIMPLER_SCHEDULER_TIMEOUT_MS's range (runtime_timeout_config.h resolve_runtime_timeout_config).
   CHECK(run_error(R"({"scheduler_timeout_ms": 0})") ==
         "t.json|/run/scheduler_timeout_ms|scheduler_timeout_ms must be an integer in [1, INT32_MAX] (ms), got 0");

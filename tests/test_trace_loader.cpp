@@ -325,7 +325,7 @@ TEST_CASE("trace loader: external tensor errors") {
 TEST_CASE("trace loader: operation and argument errors") {
   CHECK(program_error(R"([{"op": "sumbit"}])") ==
         "/program/0/op|expected one of \"scope\", \"alloc\", \"view\", \"submit\", \"dummy\", \"read\", \"for\", "
-        "\"let\", \"set\", \"fatal\", got \"sumbit\"");
+        "\"let\", \"set\", \"fatal\", \"set_cache_policy\", got \"sumbit\"");
   CHECK(program_error(R"([{"kernel": "K"}])") == "/program/0|missing key \"op\"");
   CHECK(program_error(R"([5])") == "/program/0|expected an object, got 5");
   CHECK(program_error(R"([{"op": "submit", "kernel": "K", "args": [{"inn": "a"}]}])") ==
@@ -470,7 +470,7 @@ TEST_CASE("trace loader: scopes") {
   CHECK(program_error(R"([{"op": "scope", "body": [], "site": 3}])") ==
         "/program/0/site|expected a non-empty string, got 3");
   CHECK(program_error(R"([{"op": "scope", "body": [], "deps": []}])") ==
-        "/program/0/deps|unknown key \"deps\" (expected one of: op, mode, site, body)");
+        "/program/0/deps|unknown key \"deps\" (expected one of: op, mode, site, level, body)");
 }
 
 // docs/trace-format.md, "Limits": each limit accepted at its value, refused just beyond it.

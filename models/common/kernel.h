@@ -46,7 +46,10 @@ struct Duration {
 // cross-core slot ring (TPUSH/TPOP, pl.cross_core_slot); a trace extension.
 enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop };
 enum class SyncMode : std::uint8_t { Hard, Soft };
-enum class CacheMode : std::uint8_t { Default, Bypass };
+// A load's cache policy (the seed 000_*.txt, "让流式操作数绕过缓存"): `Inherit`
+// when the load names none, so the scope's set_cache_policy for the tensor
+// applies; an explicit "default" or "bypass" overrides it either way.
+enum class CacheMode : std::uint8_t { Default, Bypass, Inherit };
 
 // The trace's key for a phase kind ({"store": {...}}).
 inline const char* phase_key(PhaseKind k) {
@@ -69,7 +72,7 @@ struct Phase {
   int arg = -1;               // Load/Store/CacheInvalid(region): index into the submit's args
   Expr offset;                // Load/Store: bytes into the arg's view (default 0)
   Expr bytes;                 // Load/Store
-  CacheMode cache = CacheMode::Default;  // Load
+  CacheMode cache = CacheMode::Inherit;  // Load: its own `cache`, or Inherit
   bool all = false;           // CacheInvalid "all"
   SyncMode sync_mode = SyncMode::Hard;   // Syncall
   CoreType sync_core_type = CoreType::AIV;

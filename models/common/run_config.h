@@ -34,6 +34,15 @@ inline const char* hbg_layout_name(HbgLayout l) {
   return l == HbgLayout::AllSchedule ? "all_schedule" : "resolution_thread";
 }
 
+// How the toolchain lowers a BYPASS cache policy (seed 000_*.txt, "当前状态"):
+// `Today` as the toolchain does now (PTOAS#1356 open): the declaration is
+// accepted and warned, and the load is an ordinary cached read; `Intended`
+// as it will once the bypass path lands: the load reads HBM directly and
+// does not allocate in the L2 (docs/gm.md "Cache policy").
+enum class CacheLowering : std::uint8_t { Today, Intended };
+
+inline const char* cache_lowering_name(CacheLowering l) { return l == CacheLowering::Intended ? "intended" : "today"; }
+
 using RingValues = std::array<std::uint64_t, kNumRings>;  // 0 = platform default
 
 struct RunOptions {
@@ -43,6 +52,7 @@ struct RunOptions {
   std::optional<RingValues> ring_dep_pool;
   std::optional<RuntimeKind> runtime;
   std::optional<HbgLayout> hbg_layout;
+  std::optional<CacheLowering> cache_policy_lowering;
   std::optional<std::uint64_t> seed;
   // SIMPLER_SCHEDULER_TIMEOUT_MS (runtime_timeout_config.h): the scheduler's
   // no-progress watchdog in ms, [1, INT32_MAX]; unset = the platform's.
@@ -58,6 +68,7 @@ struct RunConfig {
   bool resolution_thread() const {
     return runtime == RuntimeKind::HostBuildGraph && hbg_layout == HbgLayout::ResolutionThread;
   }
+  CacheLowering cache_policy_lowering = CacheLowering::Today;
   std::uint64_t seed = 0;
   RingValues task_window{};   // effective per ring
   RingValues heap{};

@@ -55,9 +55,11 @@ std::string task_label(TaskId id, const KernelDef* k) {
 
 }  // namespace
 
-GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer)
+GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer,
+                 CacheLowering lowering)
     : cores_(cores), gm_(platform.gm), data_(data), obs_(observer), line_bytes_(platform.gm.line_bytes), prune_at_(kPruneMin),
-      io_sweep_at_(kIoSweepMin), l2_(platform.gm.l2_bytes, platform.gm.l2_line_bytes, platform.gm.l2_ways) {
+      io_sweep_at_(kIoSweepMin), l2_(platform.gm.l2_bytes, platform.gm.l2_line_bytes, platform.gm.l2_ways),
+      lowering_(lowering) {
   core_.resize(static_cast<std::size_t>(cores.map().total()));
 }
 
@@ -79,14 +81,47 @@ Time GmModel::through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi
   const std::uint64_t hbm = a.fill_bytes + a.writeback_bytes;
   const double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(hi - lo) / gm_.bytes_per_ns : 0;
   Time end = t + from_ns(stream_ns);
-  if (hbm) {
-    const Time start = std::max(t, hbm_free_);
-    hbm_free_ = start + from_ns(static_cast<double>(hbm) / gm_.hbm_bytes_per_ns);
-    hbm_bytes_ += hbm;
-    end = std::max(end, hbm_free_);
-  }
+  if (hbm) end = std::max(end, hbm_transfer(hbm, t));
   if (obs_ && a.lines) obs_->on_l2_access(*ctx.task, a.lines, a.hits, hbm);
   return end + (a.fill_bytes ? gm_.l2_miss_latency : gm_.l2_hit_latency);
+}
+
+Time GmModel::hbm_transfer(std::uint64_t bytes, Time t) {
+  const Time start = std::max(t, hbm_free_);
+  hbm_free_ = start + from_ns(static_cast<double>(bytes) / gm_.hbm_bytes_per_ns);
+  hbm_bytes_ += bytes;
+  return hbm_free_;
+}
+
+// The whole L2 lines the bytes touch cross the link, as a fill would move
+// them, but nothing is looked up or allocated: the first byte takes the miss
+// latency (the way to HBM), and the L2's lines stay as they were.
+Time GmModel::from_hbm(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, Time t) {
+  if (hi <= lo) return t + gm_.l2_hit_latency;  // nothing to read: as an empty cached load
+  const std::uint64_t line = l2_.line_bytes();
+  const std::uint64_t bytes = (hi - 1) / line * line + line - lo / line * line;
+  const double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(hi - lo) / gm_.bytes_per_ns : 0;
+  const Time end = std::max(t + from_ns(stream_ns), hbm_transfer(bytes, t));
+  if (obs_) obs_->on_l2_access(*ctx.task, 0, 0, bytes);
+  return end + gm_.l2_miss_latency;
+}
+
+bool GmModel::bypass_of(const PhaseCtx& ctx) {
+  const Phase& ph = *ctx.phase;
+  if (ph.cache != CacheMode::Inherit) return ph.cache == CacheMode::Bypass;
+  return ph.arg >= 0 && ph.arg < 32 && ((ctx.task->scope_bypass >> ph.arg) & 1u);
+}
+
+void GmModel::warn_not_lowered(const PhaseCtx& ctx) {
+  const Tensor& v = ctx.task->args[static_cast<std::size_t>(ctx.phase->arg)];
+  const std::string kernel = ctx.task->kernel ? ctx.task->kernel->name : std::string("?");
+  const std::string tensor = tensor_label(v);
+  if (!obs_ || !not_lowered_.insert(kernel + '\n' + tensor).second) return;
+  obs_->on_warning("cache_bypass_not_lowered",
+                   "kernel \"" + kernel + "\" " + tensor + " (first load: task " + task_display(ctx.task->id) +
+                       ", " + ctx.phase->path + "): BYPASS accepted but lowered to a cached read by today's toolchain "
+                       "(no bypass path yet, PTOAS#1356): the load allocates in the L2 as a default one; "
+                       "--cache-policy-lowering intended shows what it buys once the toolchain lands it");
 }
 
 GmModel::Span GmModel::span_of(const PhaseCtx& ctx) {
@@ -141,7 +176,7 @@ GmModel::CoreState& GmModel::enter(const PhaseCtx& ctx, Time t) {
   c.regions.clear();
   c.dirty.clear();
   c.dirty_lines = 0;
-  c.track_io = kernel_info(*ctx.task).bypass;
+  c.track_io = kernel_info(*ctx.task).bypass || ctx.task->scope_bypass != 0;
   return c;
 }
 
@@ -170,9 +205,11 @@ Time GmModel::execute(const PhaseCtx& ctx, Time t) {
 Time GmModel::load(const PhaseCtx& ctx, Time t) {
   CoreState& c = enter(ctx, t);
   const Span s = span_of(ctx);
-  const Time done = through_l2(ctx, s.lo, s.hi, false, t);
+  const bool bypass = bypass_of(ctx);
+  if (bypass && lowering_ == CacheLowering::Today) warn_not_lowered(ctx);
+  const Time done = bypass && lowering_ == CacheLowering::Intended ? from_hbm(ctx, s.lo, s.hi, t)
+                                                                    : through_l2(ctx, s.lo, s.hi, false, t);
   if (s.hi <= s.lo) return done;
-  const bool bypass = ctx.phase->cache == CacheMode::Bypass;
   const Line a = line_of(s.lo), b = line_of(s.hi - 1) + 1;
   const Reader rd{ctx.task, ctx.core, ctx.block, ctx.phase->arg, t};
   for (auto it = first_overlap(runs_, a); it != runs_.end() && it->first < b; ++it) {

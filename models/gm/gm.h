@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "models/aicore/aicore.h"
+#include "models/common/run_config.h"
 #include "models/gm/l2.h"
 #include "models/runtime/data_store.h"
 
@@ -44,7 +45,8 @@ Time gm_transfer(const GmCosts& gm, std::uint64_t bytes);
 
 class GmModel : public PhaseHandler {
  public:
-  GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer);
+  GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer,
+          CacheLowering lowering = CacheLowering::Today);
 
   bool handles(const Phase& ph) const override {
     switch (ph.kind) {
@@ -199,6 +201,15 @@ class GmModel : public PhaseHandler {
   // A load or store of [s.lo, s.hi) through the L2 starting at t: when its
   // last byte is through (docs/gm.md "L2 and HBM").
   Time through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, bool write, Time t);
+  // A BYPASS load as the intended toolchain lowers it: HBM directly, no L2
+  // allocation (docs/gm.md "Cache policy").
+  Time from_hbm(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, Time t);
+  // The reserved HBM link: `bytes` issued at t cross it by the returned time.
+  Time hbm_transfer(std::uint64_t bytes, Time t);
+  // The load's effective policy: its own `cache`, else the scope's for its argument.
+  static bool bypass_of(const PhaseCtx& ctx);
+  // Today's toolchain: once per (kernel, tensor), BYPASS accepted and lowered to a cached read.
+  void warn_not_lowered(const PhaseCtx& ctx);
   Line line_of(std::uint64_t addr) const { return addr / line_bytes_; }
   struct Span {
     std::uint64_t lo, hi;  // bytes
@@ -247,6 +258,8 @@ class GmModel : public PhaseHandler {
   std::unordered_set<ReportKey, ReportKeyHash> reported_;
   std::uint64_t reports_ = 0;
   L2Cache l2_;
+  CacheLowering lowering_;
+  std::unordered_set<std::string> not_lowered_;  // (kernel, tensor) warned
   Time hbm_free_ = 0;           // the HBM link is reserved until then
   std::uint64_t hbm_bytes_ = 0;
 };

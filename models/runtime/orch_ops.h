@@ -44,6 +44,9 @@ struct SubmitArg {
   bool manual_dep = false;
   // Output: the buffer's initial element value (TensorCreateInfo::set_initial_value).
   std::int64_t fill = 0;
+  // The kernel scope's set_cache_policy makes this argument's loads BYPASS
+  // (those that name no `cache` of their own).
+  bool cache_bypass = false;
 };
 
 struct PredicateSpec {

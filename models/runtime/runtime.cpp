@@ -195,6 +195,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
   // an ordinary task (its queue, pending slots, early dispatch).
   t.sync_start = req.sync_start && t.block_num > 1;
     t.manual_scope = in_manual_scope();
+    t.scope_bypass = 0;
+    for (std::size_t i = 0; i < req.args.size(); ++i)
+      if (req.args[i].cache_bypass) t.scope_bypass |= std::uint32_t{1} << i;
     t.predicate = req.predicate;
     t.writes = req.writes;
     t.site = req.site;

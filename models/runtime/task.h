@@ -102,6 +102,9 @@ struct Task {
   bool early_resolve = false;
   bool sync_start = false;       // the attribute: requested and block_num > 1
   bool manual_scope = false;     // submitted inside a manual scope
+  // Bit i: the scope's set_cache_policy makes argument i BYPASS for every
+  // load that names no `cache` of its own (docs/gm.md "Cache policy").
+  std::uint32_t scope_bypass = 0;
   std::optional<PredicateSpec> predicate;
   bool predicate_false = false;  // evaluated false when it became ready
   std::vector<WriteSpec> writes;

@@ -152,6 +152,12 @@ bool hbg_layout_from_name(const std::string& s, HbgLayout& out) {
 
 const char* kHbgLayoutExpected = "hbg_layout must be \"resolution_thread\" or \"all_schedule\", got ";
 
+bool cache_lowering_from_name(const std::string& s, CacheLowering& out) {
+  return from_name(s, CacheLowering::Today, CacheLowering::Intended, cache_lowering_name, out);
+}
+
+const char* kCacheLoweringExpected = "cache_policy_lowering must be \"today\" or \"intended\", got ";
+
 const char* kRuntimeExpected = "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got ";
 
 bool runtime_from_name(const std::string& s, RuntimeKind& out) {
@@ -222,6 +228,13 @@ HbgLayout parse_hbg_layout_cli(const std::string& text) {
   return l;
 }
 
+CacheLowering parse_cache_lowering_cli(const std::string& text) {
+  CacheLowering l{};
+  if (!cache_lowering_from_name(text, l))
+    throw InputError(kCommandLine, "--cache-policy-lowering", kCacheLoweringExpected + text);
+  return l;
+}
+
 std::uint64_t parse_seed_cli(const std::string& text) {
   std::uint64_t v = 0;
   if (!parse_decimal(text, v)) throw InputError(kCommandLine, "--seed", "seed must be a non-negative integer, got " + text);
@@ -254,8 +267,8 @@ template <class Json>
 RunOptions run_block(const Json& run, const std::string& file, const std::string& path) {
   if (!run.is_object()) throw InputError(file, path, "expected an object, got " + describe_json(run));
   check_keys(run, file, path,
-             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "hbg_layout", "seed",
-              "scheduler_timeout_ms"});
+             {"aicpu_thread_num", "ring_task_window", "ring_heap", "ring_dep_pool", "runtime", "hbg_layout",
+              "cache_policy_lowering", "seed", "scheduler_timeout_ms"});
   RunOptions o;
   for (auto it = run.begin(); it != run.end(); ++it) {
     const std::string& key = it.key();
@@ -284,6 +297,11 @@ RunOptions run_block(const Json& run, const std::string& file, const std::string
       if (!v.is_string() || !hbg_layout_from_name(v.template get<std::string>(), l))
         throw InputError(file, at, kHbgLayoutExpected + describe_json(v));
       o.hbg_layout = l;
+    } else if (key == "cache_policy_lowering") {
+      CacheLowering l{};
+      if (!v.is_string() || !cache_lowering_from_name(v.template get<std::string>(), l))
+        throw InputError(file, at, kCacheLoweringExpected + describe_json(v));
+      o.cache_policy_lowering = l;
     } else if (key == "seed") {
       std::uint64_t s = 0;
       if (!json_uint64(v, s)) throw InputError(file, at, "seed must be a non-negative integer, got " + describe_json(v));
@@ -313,6 +331,7 @@ RunOptions merge(const RunOptions& base, const RunOptions& over) {
   take(m.ring_dep_pool, over.ring_dep_pool);
   take(m.runtime, over.runtime);
   take(m.hbg_layout, over.hbg_layout);
+  take(m.cache_policy_lowering, over.cache_policy_lowering);
   take(m.seed, over.seed);
   take(m.scheduler_timeout_ms, over.scheduler_timeout_ms);
   return m;
@@ -334,6 +353,7 @@ RunConfig resolve(const RunOptions& options, const Platform& platform, const std
   c.aicpu_thread_num = n == 0 ? platform.topo.aicpu_threads_default : n;
   c.runtime = options.runtime.value_or(RuntimeKind::TensormapRingbuffer);
   c.hbg_layout = options.hbg_layout.value_or(HbgLayout::ResolutionThread);
+  c.cache_policy_lowering = options.cache_policy_lowering.value_or(CacheLowering::Today);
   // tensormap_and_ringbuffer: the last thread orchestrates; host_build_graph:
   // the last thread resolves (its default layout) or schedules too.
   const bool all_schedule = c.runtime == RuntimeKind::HostBuildGraph && c.hbg_layout == HbgLayout::AllSchedule;

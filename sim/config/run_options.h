@@ -37,6 +37,8 @@ RuntimeKind parse_runtime_cli(const std::string& text);
 // the default) or "all_schedule" (every AICPU thread owns cores); InputError
 // with file kCommandLine and path "--hbg-layout" otherwise.
 HbgLayout parse_hbg_layout_cli(const std::string& text);
+// `--cache-policy-lowering today|intended` (docs/gm.md "Cache policy").
+CacheLowering parse_cache_lowering_cli(const std::string& text);
 
 // `--seed N`: a decimal integer in [0, 2^64), the range of the run block's
 // `seed` (InputError with file kCommandLine and path "--seed" otherwise).

@@ -158,6 +158,8 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
   nlohmann::ordered_json& run = s["run"];
   run["runtime"] = runtime_name(l.config.runtime);
   if (l.config.runtime == RuntimeKind::HostBuildGraph) run["hbg_layout"] = hbg_layout_name(l.config.hbg_layout);
+  if (l.config.cache_policy_lowering != CacheLowering::Today)
+    run["cache_policy_lowering"] = cache_lowering_name(l.config.cache_policy_lowering);
   run["aicpu_thread_num"] = l.config.aicpu_thread_num;
   run["sched_threads"] = l.config.sched_threads;
   run["ring_task_window"] = l.config.task_window;

@@ -37,7 +37,8 @@ std::optional<Outcome> rerun(const std::string& trace, const RunConfig& cfg, con
                            "--max-tasks", std::to_string(max_tasks),
                            "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
                            "--no-task-stats", "--aicpu-thread-num", std::to_string(cfg.aicpu_thread_num), "--runtime",
-                           runtime_name(cfg.runtime), "--hbg-layout", hbg_layout_name(cfg.hbg_layout), "--seed", std::to_string(cfg.seed), "--ring-task-window",
+                           runtime_name(cfg.runtime), "--hbg-layout", hbg_layout_name(cfg.hbg_layout),
+                           "--cache-policy-lowering", cache_lowering_name(cfg.cache_policy_lowering), "--seed", std::to_string(cfg.seed), "--ring-task-window",
                            list(cfg.task_window), "--ring-heap", list(cfg.heap), "--ring-dep-pool",
                            list(cfg.dep_pool)},
                           err.string());

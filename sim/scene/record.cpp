@@ -34,6 +34,7 @@ J run_json(const RunOptions& r) {
   if (r.ring_dep_pool) j["ring_dep_pool"] = rings(*r.ring_dep_pool);
   if (r.runtime) j["runtime"] = runtime_name(*r.runtime);
   if (r.hbg_layout) j["hbg_layout"] = hbg_layout_name(*r.hbg_layout);
+  if (r.cache_policy_lowering) j["cache_policy_lowering"] = cache_lowering_name(*r.cache_policy_lowering);
   if (r.seed) j["seed"] = *r.seed;
   if (r.scheduler_timeout_ms) j["scheduler_timeout_ms"] = *r.scheduler_timeout_ms;
   return j;

@@ -346,6 +346,27 @@ class Interpreter final : public OpSource, private ExprEnv {
     out.fill = a.fill ? eval(*a.fill) : 0;
   }
 
+  // The kernel scopes' set_cache_policy for each argument: the innermost
+  // declaration naming the argument's buffer (the tensor or any view of it)
+  // decides; scopes that are not kernel scopes carry theirs without effect.
+  void resolve_cache_policies(int set, std::vector<SubmitArg>& args) const {
+    for (SubmitArg& a : args) {
+      if (a.tag == ArgTag::Output) continue;
+      bool found = false;
+      for (int k = set; k >= 0 && !found; k = prog_.policy_sets[static_cast<std::size_t>(k)].parent) {
+        const PolicySet& ps = prog_.policy_sets[static_cast<std::size_t>(k)];
+        if (!ps.lowers) continue;
+        for (const CachePolicyDecl& d : ps.decls) {
+          const Value& v = vars_[d.tensor.slot];
+          if (v.kind != Value::Kind::Tensor || v.tensor.buffer != a.tensor.buffer) continue;
+          a.cache_bypass = d.bypass;
+          found = true;
+          break;
+        }
+      }
+    }
+  }
+
   void fill_task(const TaskOp& t, OrchOp& op) {
     op.kind = t.kind;
     op.path = t.path;
@@ -383,6 +404,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       ws.element = element_of(s.args[w.arg].tensor, w.index, w.element, w.path);
       ws.value = eval(w.value);
     }
+    if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
     if (t.kernel) launch_.check(*t.kernel, s, t.path);
     s.site = t.site;
     s.path = t.path;

@@ -1,6 +1,7 @@
 // Trace loading (trace-format.md): strict JSON reading, kernels, external
 // tensors, and the compilation of the program into sim/trace/program.h form.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -137,6 +138,7 @@ class Loader {
       prog_->tensor_slots.push_back(slot);
       bound_[slot] = true;
     }
+    prog_->policy_sets.emplace_back();  // the root scope's: carried, no effect
     compile_block(program, "/program", false);
     t_.program = prog_;
   }
@@ -340,6 +342,8 @@ class Loader {
     if (const J* cache = get(v, "cache"))
       p.cache = choice(*cache, pointer_join(path, "cache"), {"default", "bypass"}) ? CacheMode::Bypass
                                                                                   : CacheMode::Default;
+    else if (load)
+      p.cache = CacheMode::Inherit;
   }
 
   void syncall(const J& v, const std::string& path, Phase& p) const {
@@ -641,7 +645,8 @@ class Loader {
   }
 
   void compile_op(const J& v, const std::string& path, bool manual) {
-    static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let", "set", "fatal"};
+    static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let", "set", "fatal",
+                             "set_cache_policy"};
     object(v, path);
     const int op = choice(need(v, path, "op"), pointer_join(path, "op"), ops);
     switch (op) {
@@ -654,12 +659,13 @@ class Loader {
       case 6: return compile_for(v, path, manual);
       case 7: return compile_let(v, path);
       case 8: return compile_read(v, path, true);
-      default: return compile_fatal(v, path);
+      case 9: return compile_fatal(v, path);
+      default: return compile_cache_policy(v, path);
     }
   }
 
   void compile_scope(const J& v, const std::string& path, bool manual) {
-    check_keys(v, file_, path, {"op", "mode", "site", "body"});
+    check_keys(v, file_, path, {"op", "mode", "site", "level", "body"});
     ScopeOp s;
     s.path = path;
     if (const J* mode = get(v, "mode"))
@@ -669,12 +675,53 @@ class Loader {
     ++scope_ordinal_;
     const J* site = get(v, "site");
     s.site = site ? nonempty_string(*site, pointer_join(path, "site")) : t_.name + ":" + std::to_string(scope_ordinal_);
+    if (const J* level = get(v, "level")) s.level = level_name(*level, pointer_join(path, "level"));
     const J& body = need(v, path, "body");
+    PolicySet set;
+    set.parent = policy_set_;
+    set.lowers = s.level == "core_group" || s.level == "spmd";
+    s.policy_set = static_cast<int>(prog_->policy_sets.size());
+    prog_->policy_sets.push_back(std::move(set));
     std::size_t k = prog_->scopes.size();
-    prog_->scopes.push_back(std::move(s));
+    const int outer_set = policy_set_, outer_target = policy_target_;
+    policy_set_ = policy_target_ = prog_->scopes.emplace_back(std::move(s)).policy_set;
     emit(Code::ScopeBegin, k);
     compile_block(body, pointer_join(path, "body"), manual || prog_->scopes[k].mode == ScopeMode::Manual);
     emit(Code::ScopeEnd, k);
+    policy_set_ = outer_set;
+    policy_target_ = outer_target;
+  }
+
+  // A scope's `level`: pl.at's level in lower case ("core_group"), or "spmd"
+  // for a pl.spmd body; only those two are kernel scopes.
+  std::string level_name(const J& v, const std::string& path) const {
+    const std::string s = nonempty_string(v, path);
+    for (char c : s)
+      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+        expected("a level name in lower case (\"core_group\", \"spmd\", ...)", v, path);
+    return s;
+  }
+
+  // {"op": "set_cache_policy", "tensor": NAME, "policy": "bypass"|"default"}:
+  // pl.set_cache_policy, a statement of its scope's own body (seed 000_*.txt,
+  // "让流式操作数绕过缓存"), wherever in the body: it covers every load of
+  // the tensor by the scope's kernels, before or after it.
+  void compile_cache_policy(const J& v, const std::string& path) {
+    check_keys(v, file_, path, {"op", "tensor", "policy"});
+    if (policy_target_ < 0)
+      fail(path, "set_cache_policy must be a statement of a scope's own body, not of a for loop inside it "
+                 "(pl.set_cache_policy is a top-level statement of its pl.at / pl.spmd body)");
+    CachePolicyDecl d;
+    d.path = path;
+    d.tensor = use(need(v, path, "tensor"), pointer_join(path, "tensor"));
+    d.bypass = choice(need(v, path, "policy"), pointer_join(path, "policy"), {"default", "bypass"}) == 1;
+    PolicySet& set = prog_->policy_sets[static_cast<std::size_t>(policy_target_)];
+    for (const CachePolicyDecl& o : set.decls)
+      if (o.tensor.slot == d.tensor.slot)
+        fail(pointer_join(path, "tensor"), "tensor \"" + prog_->slot_names[static_cast<std::size_t>(d.tensor.slot)] +
+                                               "\" already has a cache policy in this scope (at " + o.path + ")");
+    prog_->policies_lower = prog_->policies_lower || set.lowers;
+    set.decls.push_back(std::move(d));
   }
 
   void compile_for(const J& v, const std::string& path, bool manual) {
@@ -693,7 +740,10 @@ class Loader {
     emit(Code::ForInit, k);
     bound_[prog_->fors[k].var] = true;
     prog_->fors[k].body = prog_->code.size();
+    const int outer_target = policy_target_;
+    policy_target_ = -1;  // set_cache_policy belongs to a scope's own body
     compile_block(body, pointer_join(path, "body"), manual);
+    policy_target_ = outer_target;
     emit(Code::ForNext, k);
     prog_->fors[k].exit = prog_->code.size();
   }
@@ -987,6 +1037,7 @@ class Loader {
   }
 
   void finish_task(TaskOp t) {
+    t.policy_set = policy_set_;
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));
     emit(Code::Task, prog_->tasks.size() - 1);
@@ -1002,6 +1053,8 @@ class Loader {
   std::unordered_map<std::string, int> slots_;
   std::vector<bool> bound_;
   int scope_ordinal_ = 0;
+  int policy_set_ = 0;     // the innermost scope's PolicySet
+  int policy_target_ = 0;  // where a set_cache_policy here goes; -1 inside a for
   mutable std::size_t phases_before_ = 0;  // phases of the lanes loaded so far
 };
 

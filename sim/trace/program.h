@@ -127,11 +127,32 @@ struct TaskOp {
   std::vector<WriteOp> writes;
   std::string site;
   std::string path;
+  int policy_set = 0;  // the enclosing scope's PolicySet
+};
+
+// `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a
+// scope's own body.
+struct CachePolicyDecl {
+  NameRef tensor;
+  bool bypass = false;  // BYPASS, else DEFAULT
+  std::string path;
+};
+
+// The declarations of one scope (or of the program's root). They lower to
+// the loads of the scope's kernels only in a kernel scope (level
+// "core_group" or "spmd"); elsewhere they are carried without effect.
+// Declarations of enclosing scopes apply too, the innermost first.
+struct PolicySet {
+  int parent = -1;
+  bool lowers = false;
+  std::vector<CachePolicyDecl> decls;
 };
 
 struct ScopeOp {
   ScopeMode mode = ScopeMode::Auto;
   std::string site;
+  std::string level;   // "" (a runtime scope), "core_group", "spmd", ...
+  int policy_set = -1;
   std::string path;
 };
 
@@ -188,6 +209,8 @@ struct Program {
   std::vector<LetOp> lets;
   std::vector<ViewOp> views;
   std::vector<ForOp> fors;
+  std::vector<PolicySet> policy_sets;  // [0]: the program's root
+  bool policies_lower = false;         // some kernel scope declares a policy
   std::vector<std::string> slot_names;  // variable name of each slot
   std::vector<int> tensor_slots;        // slot of each of Trace::tensors
 };

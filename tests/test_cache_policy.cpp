@@ -1,0 +1,162 @@
+// Cache policy (issue 17 items 2 and 3): set_cache_policy in a kernel scope,
+// the per-load `cache` overriding it both ways, and the two toolchains of
+// --cache-policy-lowering, end to end on the tiny platform. The behaviour is
+// the seed page 000_*.txt, "让流式操作数绕过缓存": a scope-level declaration
+// covers every load of the tensor in a pl.at(level=CORE_GROUP) / pl.spmd
+// body, an explicit cache= on a load wins in both directions, a declaration
+// on another scope is carried without effect, and today's toolchain accepts
+// BYPASS with a warning and emits an ordinary cached read.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// One AIV kernel: the activations (512 B, 2 L2 lines), the weights (2 KiB,
+// the whole tiny L2: 8 lines of 256 B, 4 sets of 2 ways), the activations
+// again. `w_cache` is the weight load's own `cache` ("" for none).
+json trace(const json& scope_body_policies, const std::string& level, const std::string& w_cache) {
+  json w_load = {{"arg", 1}, {"bytes", 2048}};
+  if (!w_cache.empty()) w_load["cache"] = w_cache;
+  json kernel = {{"func_id", 0},
+                 {"core", "aiv"},
+                 {"body", json::array({{{"load", {{"arg", 0}, {"bytes", 512}}}},
+                                       {{"load", w_load}},
+                                       {{"load", {{"arg", 0}, {"bytes", 512}}}}})}};
+  json body = scope_body_policies;
+  // The declaration may follow the submit it covers: it is a statement of the scope's body.
+  const json submit = {{"op", "submit"}, {"kernel", "MM"}, {"args", json::array({{{"in", "act"}}, {{"in", "w"}}})}};
+  body.insert(body.begin(), submit);
+  json scope = {{"op", "scope"}, {"body", body}};
+  if (!level.empty()) scope["level"] = level;
+  return {{"npusim_trace", 1},
+          {"name", "cache_policy"},
+          {"kernels", {{"MM", kernel}}},
+          {"tensors", {{"act", {{"shape", {128}}, {"dtype", "fp32"}}}, {"w", {{"shape", {512}}, {"dtype", "fp32"}}}}},
+          {"program", json::array({scope})}};
+}
+
+json policy(const std::string& tensor, const std::string& p) {
+  return {{"op", "set_cache_policy"}, {"tensor", tensor}, {"policy", p}};
+}
+
+cli::RunResult run(const json& t, const std::string& name, const std::string& lowering) {
+  const fs::path dir = cli::scratch(name + "_trace");
+  fs::create_directories(dir);
+  const fs::path file = dir / "t.json";
+  std::ofstream(file) << t.dump();
+  std::string args = "'" + file.string() + "' --platform tiny --quiet --swimlane-level 0 --no-deps --no-scope-stats";
+  if (!lowering.empty()) args += " --cache-policy-lowering " + lowering;
+  return cli::run_summary(args, name);
+}
+
+// Kernel MM's busy time, its L2 hits, and its cache_bypass_not_lowered warnings.
+struct Outcome {
+  double busy_ns;
+  std::uint64_t hits, hbm;
+  int not_lowered;
+};
+Outcome outcome(const cli::RunResult& r) {
+  REQUIRE(r.status == 0);
+  const json& k = r.summary["kernels"]["MM"];
+  const json& by = r.summary["warnings"]["by_kind"];
+  return {k["core_busy_ns"].get<double>(), k["l2_hits"].get<std::uint64_t>(), k["hbm_bytes"].get<std::uint64_t>(),
+          by.contains("cache_bypass_not_lowered") ? by["cache_bypass_not_lowered"].get<int>() : 0};
+}
+
+// On tiny (hit 200, miss 300 ns; a core streams 64 B/ns, HBM 32 B/ns):
+//  cached: act misses 300 + max(512/64, 512/32) = 316; w misses every line,
+//  300 + max(32, 64) = 364, and fills both ways of every set, evicting act;
+//  act again misses: 316. 996 ns, 0 hits, 512 + 2048 + 512 HBM bytes.
+//  intended BYPASS on w: act 316; w from HBM, not allocated, 300 + 64 = 364;
+//  act is still resident and hits: 200 + 512/64 = 208. 888 ns, 2 hits,
+//  512 + 2048 HBM bytes.
+constexpr double kCached = 316 + 364 + 316;
+constexpr double kBypassed = 316 + 364 + 208;
+
+}  // namespace
+
+TEST_CASE("cache policy: intended BYPASS on streamed weights keeps the activations resident", "[cache_policy][cli]") {
+  const json t = trace(json::array({policy("w", "bypass")}), "core_group", "");
+  const Outcome none = outcome(run(trace(json::array(), "core_group", ""), "none", "intended"));
+  CHECK(none.busy_ns == kCached);
+  CHECK(none.hits == 0);
+  CHECK(none.hbm == 512 + 2048 + 512);
+  const cli::RunResult r = run(t, "intended", "intended");
+  const Outcome o = outcome(r);
+  CHECK(o.busy_ns == kBypassed);
+  CHECK(o.hits == 2);  // the activations' re-read: both lines
+  CHECK(o.hbm == 512 + 2048);
+  CHECK(o.not_lowered == 0);
+  CHECK(r.summary["run"]["cache_policy_lowering"] == "intended");
+  // pl.spmd bodies lower too.
+  CHECK(outcome(run(trace(json::array({policy("w", "bypass")}), "spmd", ""), "spmd", "intended")).busy_ns == kBypassed);
+}
+
+TEST_CASE("cache policy: today's toolchain times BYPASS as a cached read and says so once", "[cache_policy][cli]") {
+  const json t = trace(json::array({policy("w", "bypass")}), "core_group", "");
+  const cli::RunResult r = run(t, "today", "");  // the default
+  const Outcome o = outcome(r);
+  CHECK(o.busy_ns == kCached);
+  CHECK(o.hits == 0);
+  CHECK(o.not_lowered == 1);
+  CHECK_FALSE(r.summary["run"].contains("cache_policy_lowering"));  // the default is not echoed
+  const std::string first = r.summary["warnings"]["first"][0];
+  CHECK(first.rfind("cache_bypass_not_lowered: kernel \"MM\" tensor \"w\" (first load: task r1t0, /kernels/MM/body/1): ", 0) == 0);
+  CHECK(cli::has(first, "BYPASS accepted but lowered to a cached read by today's toolchain"));
+  CHECK(outcome(run(t, "today_explicit", "today")).busy_ns == kCached);
+  // No policy, today: the same time, no warning.
+  const Outcome none = outcome(run(trace(json::array(), "core_group", ""), "none_today", ""));
+  CHECK(none.busy_ns == kCached);
+  CHECK(none.not_lowered == 0);
+}
+
+TEST_CASE("cache policy: a load's own cache overrides the scope's both ways", "[cache_policy][cli]") {
+  // The scope bypasses w, the load puts itself back on the cached path.
+  CHECK(outcome(run(trace(json::array({policy("w", "bypass")}), "core_group", "default"), "back", "intended")).busy_ns ==
+        kCached);
+  // The scope declares DEFAULT, the load bypasses.
+  CHECK(outcome(run(trace(json::array({policy("w", "default")}), "core_group", "bypass"), "out", "intended")).busy_ns ==
+        kBypassed);
+  // No declaration at all: the load's own bypass.
+  CHECK(outcome(run(trace(json::array(), "", "bypass"), "own", "intended")).busy_ns == kBypassed);
+}
+
+TEST_CASE("cache policy: a declaration outside a kernel scope is carried without effect", "[cache_policy][cli]") {
+  // A runtime scope (pl.scope(), no level) and another pl.at level do not become kernels.
+  for (const std::string level : {"", "host"}) {
+    INFO(level);
+    const Outcome o = outcome(run(trace(json::array({policy("w", "bypass")}), level, ""), "carried", "intended"));
+    CHECK(o.busy_ns == kCached);
+    CHECK(o.not_lowered == 0);
+  }
+}
+
+TEST_CASE("cache policy: bad declarations and options are input errors with their path", "[cache_policy][cli]") {
+  auto error = [](const json& t, const std::string& lowering = "") {
+    cli::RunResult r = run(t, "bad", lowering);
+    CHECK(r.status == 2);
+    return r.err;
+  };
+  CHECK(cli::has(error(trace(json::array({policy("w", "stream")}), "core_group", "")),
+                 "/program/0/body/1/policy: expected one of \"default\", \"bypass\", got \"stream\""));
+  CHECK(cli::has(error(trace(json::array({policy("nope", "bypass")}), "core_group", "")),
+                 "/program/0/body/1/tensor: name \"nope\" is used before it is bound"));
+  CHECK(cli::has(error(trace(json::array({policy("w", "bypass"), policy("w", "default")}), "core_group", "")),
+                 "/program/0/body/2/tensor: tensor \"w\" already has a cache policy in this scope (at /program/0/body/1)"));
+  json in_for = trace(json::array(), "core_group", "");
+  in_for["program"][0]["body"].push_back(
+      {{"op", "for"}, {"var", "i"}, {"to", 1}, {"body", json::array({policy("w", "bypass")})}});
+  CHECK(cli::has(error(in_for), "/program/0/body/1/body/0: set_cache_policy must be a statement of a scope's own body"));
+  CHECK(cli::has(error(trace(json::array(), "Core-Group", "")), "/program/0/level: expected a level name in lower case"));
+  CHECK(cli::has(error(trace(json::array(), "core_group", ""), "later"),
+                 "--cache-policy-lowering: cache_policy_lowering must be \"today\" or \"intended\", got later"));
+}
