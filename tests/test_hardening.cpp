@@ -628,6 +628,17 @@ TEST_CASE("platform fields npusim never used are gone, and named as such", "[har
   CHECK(r.err == "npusim: error: " + f.string() +
                      ": at /timeouts/op_execute_ns: no longer a platform field: npusim never used it (a hung "
                      "kernel is reported by the scheduler's no-progress timeout, which fires first); remove it\n");
+  // The cross_core section went with the on-chip slot ring (docs/platform.md, "Removed fields").
+  p = json::parse(slurp(fs::path(NPUSIM_SOURCE_DIR) / "platforms/a2a3.json"));
+  CHECK_FALSE(p.contains("cross_core"));
+  p["cross_core"] = {{"push_ns", {{"value", 100}, {"assumption", "x"}}}};
+  write(f, p.dump());
+  r = cli::npusim("check traces/chain.json --platform " + q(f));
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: " + f.string() +
+                     ": at /cross_core: no longer a platform field: the section priced the on-chip slot ring npusim "
+                     "modelled before PTO-ISA's pipe; a push and a pop are GM transfers (gm) handed off through "
+                     "ffts.flag_ns, and the slot count is the kernel's cross_core_slots; remove it\n");
 }
 
 TEST_CASE("on a failed run makespan_ns never exceeds device_wall_ns", "[hardening][fatal]") {

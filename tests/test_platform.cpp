@@ -103,7 +103,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 81);  // timeouts.op_execute_ns and limits.max_dims removed (issue 12), ffts.flag_ns added, gm.l2_* and gm.hbm_bytes_per_ns added (issue 17), limits.arena_build_ns added (issue 15)
+  CHECK(pointers.size() == 77);  // timeouts.op_execute_ns, limits.max_dims and the cross_core section removed; ffts.flag_ns, gm.l2_*, gm.hbm_bytes_per_ns (issue 17) and limits.arena_build_ns (issue 15) added
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);
@@ -220,7 +220,7 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
                   "(keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/cores", json::object()), "/cores",
                   "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
-                  "limits, timeouts, sched, orch, core, gm, cross_core, ffts (keys starting with x_ are ignored)");
+                  "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/gm/fence_ns/sorce", "typo"), "/gm/fence_ns/sorce",
                   "unknown key \"sorce\"; expected one of: value, source, assumption, note "
                   "(keys starting with x_ are ignored)");

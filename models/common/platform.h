@@ -129,14 +129,6 @@ struct GmCosts {
   double hbm_bytes_per_ns = 0;      // the HBM link, shared by every core
 };
 
-// The AIC->AIV cross-core slot ring of a mix kernel (TPUSH/TPOP).
-struct CrossCoreCosts {
-  std::uint64_t default_slots = 8;  // pl.cross_core_slot slot_num default
-  Time push = 0;                     // fixed cost of one push (slot handshake)
-  Time pop = 0;                      // fixed cost of one pop
-  double bytes_per_ns = 0;           // copy bandwidth into / out of a slot
-};
-
 struct FftsCosts {
   Time barrier_release = 0;  // a mode-0 barrier: last arrival until every waiter resumes
   Time flag = 0;             // a cluster-local cross-core flag: set until the waiter resumes
@@ -153,7 +145,6 @@ struct Platform {
   OrchCosts orch;
   CoreCosts core;
   GmCosts gm;
-  CrossCoreCosts cross_core;
   FftsCosts ffts;
   // JSON pointer of every value -> its "source" or "assumption" text.
   std::map<std::string, std::string> provenance;
