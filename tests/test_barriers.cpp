@@ -3,6 +3,8 @@
 // on both, and `npusim barrier-cost`.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -97,16 +99,19 @@ TEST_CASE("barrier-cost: SOFT rises with the participants, HARD is the FFTS rele
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
-  CHECK(line == "core_type,participants,soft_ns,hard_ns");
+  CHECK(line == "core_type,participants,soft_ns,hard_ns,hard_note");
   std::vector<double> soft;
   std::string hard48;
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    f.resize(4);
+    f.resize(5);
     soft.push_back(std::stod(f[2]));
     if (f[1] == "48") hard48 = f[3];
+    // An empty HARD cell says why: below full occupancy the FFTS barrier never completes.
+    CHECK(f[4] == (f[1] == "48" ? "" : "deadlock (507018): waits for all 48"));
+    CHECK(f[3].empty() == (f[1] != "48"));
   }
   // PTO-ISA's SYNCALL_SOFT_ATOMIC_BARRIER (include/pto/common/syncall_soft.hpp;
   // docs/barriers.md, whose table these are): the last of N participants
@@ -120,4 +125,71 @@ TEST_CASE("barrier-cost: SOFT rises with the participants, HARD is the FFTS rele
   // after the first, 1202 + 64 x 47 - 91 = 4119.
   CHECK(soft == std::vector<double>{1261.0, 1615.0, 2087.0, 4119.0});
   CHECK(hard48 == "500.0");
+}
+
+namespace {
+// The numbers in `svg` of elements whose text follows `class="KIND"`.
+std::vector<double> tick_values(const std::string& svg, const std::string& kind) {
+  std::vector<double> v;
+  const std::string key = "class=\"" + kind + "\"";
+  for (std::size_t at = svg.find(key); at != std::string::npos; at = svg.find(key, at + 1)) {
+    const std::size_t gt = svg.find('>', at);
+    v.push_back(std::stod(svg.substr(gt + 1, svg.find('<', gt) - gt - 1)));
+  }
+  return v;
+}
+
+// Ticks 0, s, 2s, ... with s one of 1, 2, 5 times a power of ten.
+bool round_ticks(const std::vector<double>& t) {
+  if (t.size() < 2 || t[0] != 0) return false;
+  const double s = t[1];
+  double m = s;
+  while (m >= 10) m /= 10;
+  if (m != 1 && m != 2 && m != 5) return false;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i] != s * static_cast<double>(i)) return false;
+  return true;
+}
+
+// The value of attribute `name` in the first element after `from`.
+double attr(const std::string& svg, std::size_t from, const std::string& name) {
+  const std::size_t at = svg.find(" " + name + "=\"", from) + name.size() + 3;
+  return std::stod(svg.substr(at, svg.find('"', at) - at));
+}
+}  // namespace
+
+TEST_CASE("barrier-cost plot: round ticks on both axes, one marker per series, legend clear of the data",
+          "[barrier]") {
+  const fs::path svg_file = cli::scratch("barrier.svg");
+  cli::Result r = cli::npusim("barrier-cost --core-type aiv,aic --participants 16,24 --svg '" + svg_file.string() + "'");
+  REQUIRE(r.status == 0);
+  const std::string svg = cli::slurp(svg_file);
+  const std::vector<double> y = tick_values(svg, "ytick"), x = tick_values(svg, "xtick");
+  CHECK(round_ticks(y));
+  CHECK(round_ticks(x));
+  CHECK(x.back() >= 24);
+  CHECK(x.size() <= 9);
+  CHECK(y.size() <= 7);
+  // Each series (type x SOFT/HARD) draws its own marker: shape and fill differ.
+  std::set<std::string> looks;
+  int series = 0;
+  double data_right = 0;
+  for (std::size_t at = svg.find("data-series=\""); at != std::string::npos; at = svg.find("data-series=\"", at + 1)) {
+    const std::size_t end = svg.find("</g>", at);
+    const std::size_t mk = svg.find('<', svg.find('>', at));
+    if (mk >= end) continue;  // a series with no point (aiv HARD: no full launch)
+    ++series;
+    const std::string tag = svg.substr(mk + 1, svg.find(' ', mk) - mk - 1);
+    const bool hollow = svg.find("fill=\"white\"", mk) < svg.find('>', mk);
+    const std::string d = tag == "path" ? svg.substr(mk, svg.find('>', mk) - mk).substr(0, 40) : "";
+    looks.insert(tag + (hollow ? " hollow" : " filled") + (tag == "path" ? std::to_string(std::count(d.begin(), d.end(), 'L')) : ""));
+    for (std::size_t c = svg.find("cx=\"", at); c < end; c = svg.find("cx=\"", c + 1))
+      data_right = std::max(data_right, attr(svg, c - 1, "cx"));
+  }
+  CHECK(series == 3);  // aiv SOFT, aic SOFT, aic HARD (24 is the full AIC count)
+  CHECK(looks.size() == 3);
+  const double legend_left = attr(svg, svg.find("<g class=\"legend\">"), "x");
+  CHECK(data_right > 0);
+  CHECK(legend_left > data_right + 10);
+  CHECK(legend_left > attr(svg, svg.find("<g class=\"axes\""), "x2"));  // right of the plot area
 }

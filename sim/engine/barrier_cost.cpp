@@ -1,6 +1,7 @@
 #include "sim/engine/barrier_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,46 +88,118 @@ std::string fmt(double ns) {
   return b;
 }
 
+// Axis ticks at round values: a step of 1, 2 or 5 times a power of ten,
+// at most `most` intervals from 0 to the first tick at or above `max`.
+std::vector<double> round_ticks(double max, int most) {
+  const double base = std::pow(10.0, std::floor(std::log10(max / most)));
+  double step = base;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = base * m;
+    if (std::ceil(max / step) <= most) break;
+  }
+  std::vector<double> ticks;
+  const int n = static_cast<int>(std::ceil(max / step));
+  for (int i = 0; i <= n; ++i) ticks.push_back(step * i);
+  return ticks;
+}
+
+std::string tick_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", v);
+  return b;
+}
+
+// One marker: a circle, a triangle or a diamond per core type; filled for
+// SOFT, hollow for HARD.
+void marker(std::ostream& o, std::size_t type, bool hard, double x, double y, const char* color) {
+  const std::string paint = hard ? "fill=\"white\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\""
+                                 : "fill=\"" + std::string(color) + "\"";
+  switch (type % 3) {
+    case 0:
+      o << "<circle cx=\"" << fmt(x) << "\" cy=\"" << fmt(y) << "\" r=\"4\" " << paint << "/>\n";
+      break;
+    case 1:
+      o << "<path d=\"M" << fmt(x) << " " << fmt(y - 5) << " L" << fmt(x + 5) << " " << fmt(y + 4) << " L"
+        << fmt(x - 5) << " " << fmt(y + 4) << " Z\" " << paint << "/>\n";
+      break;
+    default:
+      o << "<path d=\"M" << fmt(x) << " " << fmt(y - 5) << " L" << fmt(x + 5) << " " << fmt(y) << " L" << fmt(x)
+        << " " << fmt(y + 5) << " L" << fmt(x - 5) << " " << fmt(y) << " Z\" " << paint << "/>\n";
+  }
+}
+
+// The plot: participants across, ns up, both axes ticked at round values;
+// per core type a colour and a marker shape, SOFT a solid line through
+// filled markers, HARD hollow markers on a dashed line; the legend to the
+// right of the plot area, clear of the data (docs/barriers.md).
 void write_svg(std::ostream& o, const std::vector<Point>& pts, const std::string& platform) {
-  const double W = 720, H = 420, L = 70, R = 20, T = 40, B = 50;
+  const double W = 860, H = 440, L = 80, T = 40, B = 60, legend_w = 200, R = legend_w + 30;
   double xmax = 1, ymax = 1;
   for (const Point& p : pts) {
     xmax = std::max(xmax, static_cast<double>(p.participants));
     ymax = std::max({ymax, p.soft_ns, p.hard_ns});
   }
-  ymax *= 1.1;
-  auto X = [&](double v) { return L + (W - L - R) * v / xmax; };
-  auto Y = [&](double v) { return H - B - (H - T - B) * v / ymax; };
+  const std::vector<double> xt = round_ticks(xmax, 8), yt = round_ticks(ymax, 6);
+  const double xtop = xt.back(), ytop = yt.back();
+  auto X = [&](double v) { return L + (W - L - R) * v / xtop; };
+  auto Y = [&](double v) { return H - B - (H - T - B) * v / ytop; };
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c"};
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   o << "<text x=\"" << L << "\" y=\"20\" font-size=\"14\">Barrier cost on " << platform
-    << ": last release after the last arrival (ns)</text>\n";
-  o << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B << "\" stroke=\"black\"/>\n";
-  o << "<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << H - B << "\" stroke=\"black\"/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double v = ymax * i / 4;
-    o << "<text x=\"" << L - 6 << "\" y=\"" << Y(v) + 4 << "\" text-anchor=\"end\">" << fmt(v) << "</text>\n";
+    << ": last release after the last arrival</text>\n";
+  o << "<g class=\"axes\" stroke=\"black\">\n";
+  o << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << X(xtop) << "\" y2=\"" << H - B << "\"/>\n";
+  o << "<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << H - B << "\"/>\n";
+  o << "</g>\n";
+  for (double v : yt) {
+    o << "<line class=\"grid\" x1=\"" << L << "\" y1=\"" << fmt(Y(v)) << "\" x2=\"" << fmt(X(xtop)) << "\" y2=\""
+      << fmt(Y(v)) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text class=\"ytick\" x=\"" << L - 8 << "\" y=\"" << fmt(Y(v) + 4) << "\" text-anchor=\"end\">"
+      << tick_text(v) << "</text>\n";
   }
-  o << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 12 << "\" text-anchor=\"middle\">participants</text>\n";
+  for (double v : xt) {
+    o << "<line x1=\"" << fmt(X(v)) << "\" y1=\"" << H - B << "\" x2=\"" << fmt(X(v)) << "\" y2=\"" << H - B + 5
+      << "\" stroke=\"black\"/>\n";
+    o << "<text class=\"xtick\" x=\"" << fmt(X(v)) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">"
+      << tick_text(v) << "</text>\n";
+  }
+  o << "<text x=\"" << fmt(X(xtop / 2)) << "\" y=\"" << H - 14 << "\" text-anchor=\"middle\">participants (cores)</text>\n";
+  o << "<text x=\"18\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 "
+    << (T + H - B) / 2 << ")\">ns after the last arrival</text>\n";
   std::vector<std::string> types;
   for (const Point& p : pts)
     if (std::find(types.begin(), types.end(), p.type) == types.end()) types.push_back(p.type);
+  const double lx = W - legend_w;
+  o << "<g class=\"legend\">\n<rect x=\"" << lx - 10 << "\" y=\"" << T - 14 << "\" width=\"" << legend_w
+    << "\" height=\"" << 36 * types.size() + 10 << "\" fill=\"none\" stroke=\"#999\"/>\n";
   for (std::size_t k = 0; k < types.size(); ++k) {
     const char* c = colors[k % 3];
-    std::string path;
-    for (const Point& p : pts)
-      if (p.type == types[k] && p.soft_ns >= 0) {
-        path += (path.empty() ? "M" : " L") + fmt(X(p.participants)) + " " + fmt(Y(p.soft_ns));
-        o << "<circle cx=\"" << X(p.participants) << "\" cy=\"" << Y(p.soft_ns) << "\" r=\"3\" fill=\"" << c << "\"/>\n";
+    for (int hard = 0; hard < 2; ++hard) {
+      const double y = T + 36 * k + 18 * hard;
+      o << "<line x1=\"" << lx << "\" y1=\"" << y - 4 << "\" x2=\"" << lx + 24 << "\" y2=\"" << y - 4 << "\" stroke=\""
+        << c << "\"" << (hard ? " stroke-dasharray=\"4 3\"" : "") << "/>\n";
+      marker(o, k, hard, lx + 12, y - 4, c);
+      o << "<text x=\"" << lx + 32 << "\" y=\"" << y << "\">" << types[k] << (hard ? " HARD" : " SOFT") << "</text>\n";
+    }
+  }
+  o << "</g>\n";
+  for (std::size_t k = 0; k < types.size(); ++k) {
+    const char* c = colors[k % 3];
+    for (int hard = 0; hard < 2; ++hard) {
+      std::string path;
+      o << "<g class=\"series\" data-series=\"" << types[k] << (hard ? " HARD" : " SOFT") << "\">\n";
+      for (const Point& p : pts) {
+        const double v = hard ? p.hard_ns : p.soft_ns;
+        if (p.type != types[k] || v < 0) continue;
+        path += (path.empty() ? "M" : " L") + fmt(X(p.participants)) + " " + fmt(Y(v));
+        marker(o, k, hard, X(p.participants), Y(v), c);
       }
-    o << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << c << "\"/>\n";
-    for (const Point& p : pts)
-      if (p.type == types[k] && p.hard_ns >= 0)
-        o << "<rect x=\"" << X(p.participants) - 4 << "\" y=\"" << Y(p.hard_ns) - 4
-          << "\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n";
-    o << "<text x=\"" << W - R - 190 << "\" y=\"" << T + 16 * k << "\" fill=\"" << c << "\">" << types[k]
-      << ": SOFT (line) / HARD (square)</text>\n";
+      if (!path.empty())
+        o << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << c << "\""
+          << (hard ? " stroke-dasharray=\"4 3\"" : "") << "/>\n";
+      o << "</g>\n";
+    }
   }
   o << "</svg>\n";
 }
@@ -212,10 +285,11 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
          "every physical core of the type taking part (docs/barriers.md)\n";
   if (!req.csv.empty()) {
     std::ostringstream o;
-    o << "core_type,participants,soft_ns,hard_ns\n";
+    // hard_note says why a HARD cell is empty (no comma in it).
+    o << "core_type,participants,soft_ns,hard_ns,hard_note\n";
     for (const Point& pt : pts)
       o << pt.type << ',' << pt.participants << ',' << (pt.soft_ns >= 0 ? fmt(pt.soft_ns) : "") << ','
-        << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : "") << "\n";
+        << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : "") << ',' << pt.hard_note << "\n";
     csv.raw(o.str());
     csv.close();
   }
