@@ -185,6 +185,39 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP stop a run, remove its staging folder and 
   }
 }
 
+// The signal reaches the sizing re-run the run is waiting for
+// (interrupt::set_child): it dies too, and nothing is left of either.
+TEST_CASE("an interrupt during a sizing re-run stops the re-run too and leaves nothing", "[hardening][cli][fatal]") {
+  const fs::path parent = scratch("signal_rerun");
+  fs::create_directories(parent);
+  // SCOPE_DEADLOCK after 16,383 submits, then re-runs of up to 5,000,000 tasks.
+  cli::Child c = cli::start("run " + q(endless_trace()) + " --max-tasks 5000000 --out " + q(parent / "a" / "out"),
+                            "signal_rerun");
+  const auto sizing = [&] {
+    for (const std::string& s : cli::entries(parent / "a", ".out.npusim-staging-"))
+      if (!cli::entries(parent / "a" / s / ".sizing").empty()) return true;
+    return false;
+  };
+  REQUIRE(cli::eventually(sizing, 120));
+  ::kill(c.pid, SIGINT);
+  const int st = c.wait(60);
+  REQUIRE(st != -1);
+  CHECK(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGINT);
+  CHECK(has(c.stderr_text(), "npusim: interrupted by SIGINT"));
+  // No process still runs with this folder in its command line (the re-run).
+  const auto rerun_alive = [&] {
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      std::ifstream in(e.path() / "cmdline", std::ios::binary);
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (has(cmd, parent.string())) return true;
+    }
+    return false;
+  };
+  CHECK(cli::eventually([&] { return !rerun_alive(); }, 10));
+  CHECK(cli::entries(parent).empty());
+}
+
 TEST_CASE("staging folders left by dead runs are swept by the next run into the same folder", "[hardening][cli]") {
   const fs::path parent = scratch("sweep");
   write(parent / ".out.npusim-staging-999999" / "merged_swimlane.json", "{\"traceEvents\": [");
