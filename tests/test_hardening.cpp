@@ -167,6 +167,18 @@ TEST_CASE("running out of host memory is exit 2 and says so, never a bug in npus
 
 // ---- 3. unbounded runs and leftovers -------------------------------------------
 
+namespace {
+// Sends `sig` to the running npusim: it says so and dies of that signal.
+void interrupt_and_check(cli::Child& c, int sig) {
+  ::kill(c.pid, sig);
+  const int st = c.wait(60);
+  REQUIRE(st != -1);
+  CHECK(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == sig);
+  CHECK(has(c.stderr_text(), "npusim: interrupted by SIG"));
+}
+}  // namespace
+
 TEST_CASE("SIGINT, SIGTERM and SIGHUP stop a run, remove its staging folder and die of the signal",
           "[hardening][cli]") {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
@@ -175,12 +187,7 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP stop a run, remove its staging folder and 
     fs::create_directories(parent);
     cli::Child c = cli::start("run " + q(endless_trace()) + " --out " + q(parent / "a" / "out"), "signal");
     REQUIRE(cli::eventually([&] { return !cli::entries(parent / "a", ".out.npusim-staging-").empty(); }, 60));
-    ::kill(c.pid, sig);
-    const int st = c.wait(60);
-    REQUIRE(st != -1);
-    CHECK(WIFSIGNALED(st));
-    CHECK(WTERMSIG(st) == sig);
-    CHECK(has(c.stderr_text(), "npusim: interrupted by SIG"));
+    interrupt_and_check(c, sig);
     CHECK(cli::entries(parent).empty());  // no staging folder, no lock, not even the created parent "a"
   }
 }
@@ -199,12 +206,7 @@ TEST_CASE("an interrupt during a sizing re-run stops the re-run too and leaves n
     return false;
   };
   REQUIRE(cli::eventually(sizing, 120));
-  ::kill(c.pid, SIGINT);
-  const int st = c.wait(60);
-  REQUIRE(st != -1);
-  CHECK(WIFSIGNALED(st));
-  CHECK(WTERMSIG(st) == SIGINT);
-  CHECK(has(c.stderr_text(), "npusim: interrupted by SIGINT"));
+  interrupt_and_check(c, SIGINT);
   // No process still runs with this folder in its command line (the re-run).
   const auto rerun_alive = [&] {
     for (const auto& e : fs::directory_iterator("/proc")) {
