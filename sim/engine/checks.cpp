@@ -36,8 +36,7 @@ std::vector<Finding> check_launch(const Platform& p, const SubmitRequest& req, c
   if (!req.kernel) return out;
   const KernelDef& k = *req.kernel;
   // The runtime refuses a cohort larger than the cores it needs at once.
-  if (req.sync_start && req.block_num > 1 && req.block_num > Runtime::sync_start_limit(p, k.shape())) {
-    const int limit = Runtime::sync_start_limit(p, k.shape());
+  if (const int limit = Runtime::sync_start_limit(p, k.shape()); req.sync_start && req.block_num > limit) {
     out.push_back({true, "SyncStartLimit", path,
                    "kernel " + k.name + " is launched with sync_start and block_num=" + std::to_string(req.block_num) +
                        ", more than the " + std::to_string(limit) +
