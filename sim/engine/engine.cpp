@@ -26,6 +26,7 @@
 #include "sim/engine/sizing.h"
 #include "sim/engine/watch.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/record/figures.h"
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 #include "sim/scene/record.h"
@@ -139,6 +140,7 @@ struct Result {
   std::uint64_t submitted = 0, completed = 0;
   nlohmann::ordered_json tasks;           // summary.json's `tasks`
   std::unique_ptr<SummaryStats> stats;    // null when the device failed before the first task
+  nlohmann::ordered_json figures;         // summary.json's `figures` (null with stats)
   std::vector<std::string> files;         // staged by the writers, relative to the staging directory
   std::string recorded;                   // npusim record: the trace of the operations performed
 };
@@ -185,6 +187,7 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
   s["warnings"] = {{"count", r.stats->warning_count},
                    {"by_kind", r.stats->warnings_by_kind},
                    {"first", r.stats->warnings}};
+  s["figures"] = r.figures;
   return s;
 }
 
@@ -236,8 +239,10 @@ std::optional<Result> arena_failed(const Loaded& l) {
 // The output writers the request asks for, fed with the summary's counters.
 class Writers {
  public:
-  Writers(const RunRequest& req, const Loaded& l, const std::string& dir) : stats_(std::make_unique<SummaryStats>()) {
+  Writers(const RunRequest& req, const Loaded& l, const std::string& dir)
+      : stats_(std::make_unique<SummaryStats>()), figures_(l.platform.topo.clusters) {
     fanout_.add(stats_.get());
+    fanout_.add(&figures_);
     fanout_.add(&witness_);
     if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
@@ -255,6 +260,10 @@ class Writers {
   SummaryStats& stats() { return *stats_; }
   FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
+  // summary.json's `figures` over the run's makespan.
+  nlohmann::ordered_json figures(const Platform& p, Time makespan) const {
+    return figures_.to_json(makespan, p.topo.clusters, p.topo.total_cores() - p.topo.clusters);
+  }
 
   // A failed run: where the device stopped and the fatal that stopped it.
   void device_stopped(const Failure& f) {
@@ -285,6 +294,7 @@ class Writers {
 
  private:
   std::unique_ptr<SummaryStats> stats_;
+  record::FiguresCollector figures_;
   FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
@@ -403,6 +413,7 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
   Result r = outcome(chip, writers.stats(), std::move(failure));
   r.files = writers.finish(l);
   r.stats = writers.take_stats();
+  r.figures = writers.figures(l.platform, r.makespan);
   if (recorder) r.recorded = recorder->trace_json();
   return r;
 }

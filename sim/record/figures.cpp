@@ -1,0 +1,194 @@
+#include "sim/record/figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace npusim::record {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kTypeNames[2] = {"aic", "aiv"};
+
+double share(Time part, Time whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+
+}  // namespace
+
+ordered_json percentiles_json(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least p% of the sample at or below it.
+  auto at = [&v](double p) -> ordered_json {
+    if (v.empty()) return nullptr;
+    const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+    return v[std::max<std::size_t>(rank, 1) - 1];
+  };
+  return {{"count", v.size()}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
+}
+
+// A sweep over the moments where a count changes, as compute_overhead in the
+// runtime's sched_overhead_analysis.py defines the figures: the window is
+// [first start, last end]; a type's engine count is the cores of that type
+// that ran a block; a task is ready-undispatched over [ready, dispatch] for
+// every engine it ran on (a MIX task for both).
+Overhead compute_overhead(const OverheadInput& in) {
+  Overhead o;
+  if (in.runs.empty()) return o;
+  Time w0 = kNever, w1 = 0;
+  std::array<std::set<int>, 2> cores;
+  for (const auto& r : in.runs) {
+    w0 = std::min(w0, r.start);
+    w1 = std::max(w1, r.end);
+    cores[static_cast<std::size_t>(r.type)].insert(r.core);
+  }
+  o.window = w1 - w0;
+  // (time, counter, delta); counters 0-1 running per type, 2-3 ready-undispatched per type.
+  struct Step { Time t; int counter; int delta; };
+  std::vector<Step> steps;
+  auto add = [&](Time a, Time b, int counter) {
+    a = std::clamp(a, w0, w1);
+    b = std::clamp(b, w0, w1);
+    if (b <= a) return;
+    steps.push_back({a, counter, +1});
+    steps.push_back({b, counter, -1});
+  };
+  for (const auto& r : in.runs) add(r.start, r.end, r.type);
+  for (const auto& t : in.tasks)
+    for (int ty = 0; ty < 2; ++ty)
+      if (t.types & (1u << ty)) add(t.ready, t.dispatch, 2 + ty);
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.t < b.t; });
+  std::array<long, 4> count{};
+  std::size_t i = 0;
+  Time now = w0;
+  while (i < steps.size()) {
+    const Time t = steps[i].t;
+    const Time length = t - now;
+    if (length > 0) {
+      bool all = true, has = true, any_work = false;
+      bool any_type = false;
+      for (int ty = 0; ty < 2; ++ty) {
+        if (cores[static_cast<std::size_t>(ty)].empty()) continue;  // an engine not present
+        any_type = true;
+        const bool idle = static_cast<long>(cores[static_cast<std::size_t>(ty)].size()) - count[ty] > 0;
+        const bool work = count[2 + ty] > 0;
+        const bool over = idle && work;
+        if (over) o.by_type[static_cast<std::size_t>(ty)] += length;
+        all = all && over;
+        if (work) {
+          any_work = true;
+          has = has && idle;
+        }
+      }
+      if (any_type && all) o.all += length;
+      if (any_work && has) o.has += length;
+    }
+    now = t;
+    for (; i < steps.size() && steps[i].t == t; ++i) count[static_cast<std::size_t>(steps[i].counter)] += steps[i].delta;
+  }
+  return o;
+}
+
+void FiguresCollector::on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) {
+  std::vector<TaskId> preds;
+  for (const EdgeInfo& e : edges)
+    if (e.pred != kNoTask && e.pred != t.id) preds.push_back(e.pred);
+  if (preds.empty()) return;
+  std::sort(preds.begin(), preds.end());
+  preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+  producers_[t.id] = std::move(preds);
+}
+
+void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
+  if (b.end == kNever || b.end < b.start) return;
+  const int ty = type_of(b.core);
+  busy_[static_cast<std::size_t>(ty)] += b.end - b.start;
+  // The dispatch that let the block start: its doorbell when early-staged.
+  const Time released = b.gated ? b.release : b.dispatch;
+  if (released != kNever) dispatch_to_start_.push_back(to_ns(b.start) - to_ns(released));
+  runs_.push_back({b.start, b.end, ty, b.core});
+  TaskRec& rec = ran_[t.id];
+  rec.dispatch = std::min(rec.dispatch, b.dispatch);
+  rec.end = std::max(rec.end, b.end);
+  rec.types = static_cast<std::uint8_t>(rec.types | (1u << ty));
+}
+
+void FiguresCollector::on_retired(Task& t) {
+  const BlockTimes b = t.block_times();
+  if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
+  ready_to_dispatch_.push_back(to_ns(b.first_release) - to_ns(t.ready_time));
+}
+
+void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
+  if (r.end > r.start) phases_[r.thread][r.kind] += r.end - r.start;
+}
+
+void FiguresCollector::on_scope_sample(const ScopeSample& x) {
+  RingPeak& p = rings_[x.ring];
+  p.task_slots = std::max(p.task_slots, x.task_window_end - x.task_window_start);
+  p.heap_bytes = std::max(p.heap_bytes, x.heap_end - x.heap_start);
+  p.dep_pool = std::max(p.dep_pool, x.dep_pool_end - x.dep_pool_start);
+}
+
+// A task is ready when the last of its producers that ran ended (the data
+// exists); one whose producers never ran on a core is ready at its own
+// dispatch (sched-overhead-model.md, "Off-perf predecessors").
+OverheadInput FiguresCollector::overhead_input() const {
+  OverheadInput in;
+  in.runs = runs_;
+  in.tasks.reserve(ran_.size());
+  for (const auto& [id, rec] : ran_) {
+    Time ready = 0;
+    bool any = false;
+    if (auto p = producers_.find(id); p != producers_.end())
+      for (TaskId pred : p->second)
+        if (auto q = ran_.find(pred); q != ran_.end()) {
+          ready = std::max(ready, q->second.end);
+          any = true;
+        }
+    in.tasks.push_back({any ? ready : rec.dispatch, rec.dispatch, rec.types});
+  }
+  return in;
+}
+
+ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cores) const {
+  ordered_json f;
+  const int counts[2] = {aic_cores, aiv_cores};
+  for (int ty = 0; ty < 2; ++ty) {
+    const Time busy = busy_[static_cast<std::size_t>(ty)];
+    const Time capacity = makespan * static_cast<Time>(counts[ty]);
+    f["core_types"][kTypeNames[ty]] = {{"cores", counts[ty]},
+                                       {"busy_ns", to_ns(busy)},
+                                       {"utilisation", share(busy, capacity)}};
+  }
+  f["dispatch_to_start_ns"] = percentiles_json(dispatch_to_start_);
+  f["ready_to_dispatch_ns"] = percentiles_json(ready_to_dispatch_);
+
+  const Overhead o = compute_overhead(overhead_input());
+  ordered_json& oh = f["overhead"];
+  oh["window_ns"] = to_ns(o.window);
+  auto put = [&](const std::string& name, Time t) { oh[name] = {{"ns", to_ns(t)}, {"pct", 100.0 * share(t, o.window)}}; };
+  put("oh_aic_overhead", o.by_type[0]);
+  put("oh_aiv_overhead", o.by_type[1]);
+  put("oh_all_overhead", o.all);
+  put("oh_has_overhead", o.has);
+
+  ordered_json threads = ordered_json::object();
+  for (const auto& [thread, kinds] : phases_) {
+    Time total = 0;
+    for (const auto& [kind, t] : kinds) total += t;
+    ordered_json shares = ordered_json::object();
+    for (const auto& [kind, t] : kinds) shares[sched_phase_name(kind)] = share(t, total);
+    threads[std::to_string(thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
+  }
+  f["sched_phases"] = threads;
+
+  ordered_json rings = ordered_json::object();
+  for (const auto& [ring, p] : rings_)
+    rings[std::to_string(ring)] = {{"task_slots", p.task_slots}, {"heap_bytes", p.heap_bytes}, {"dep_pool", p.dep_pool}};
+  f["ring_peaks"] = rings;
+  return f;
+}
+
+}  // namespace npusim::record

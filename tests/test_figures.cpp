@@ -1,0 +1,80 @@
+// summary.json's `figures` (sim/record/figures, docs/outputs.md): the
+// idle-core-with-ready-work overhead as the runtime's scheduler-overhead
+// analysis defines it (simpler_setup/tools/sched_overhead_analysis.py,
+// compute_overhead; docs/dfx/sched-overhead-model.md), percentiles, and the
+// figures of a real run.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/record/figures.h"
+#include "tests/cli_support.h"
+
+using namespace npusim;
+using record::OverheadInput;
+namespace fs = std::filesystem;
+
+TEST_CASE("overhead: an idle core with ready, undispatched work, per engine and for the system", "[figures]") {
+  // One AIC core (0) and one AIV core (30). AIC runs [0,10) and [14,20);
+  // the second AIC task is ready at 10 (its producer's end) and dispatched at
+  // 12: AIC overhead [10,12). AIV runs [0,4) and [8,20); its second task is
+  // ready at 4, dispatched at 6: AIV overhead [4,6). A MIX task ready at 10,
+  // dispatched at 11 counts for both engines: [10,11) is overhead for both.
+  OverheadInput in;
+  in.runs = {{ns(0), ns(10), 0, 0}, {ns(14), ns(20), 0, 0}, {ns(0), ns(4), 1, 30}, {ns(8), ns(20), 1, 30}};
+  in.tasks = {{ns(10), ns(12), 1}, {ns(4), ns(6), 2}, {ns(10), ns(11), 3}};
+  const record::Overhead o = record::compute_overhead(in);
+  CHECK(o.window == ns(20));
+  CHECK(o.by_type[0] == ns(2));  // [10,12)
+  CHECK(o.by_type[1] == ns(2));  // [4,6); at [10,11) the AIV core is busy: not overhead
+  CHECK(o.all == ns(0));         // never both engines at once
+  // has: every engine with ready work is idle: [4,6) (AIV alone has work),
+  // [11,12) (AIC alone has work); [10,11) both have work, AIV is busy.
+  CHECK(o.has == ns(3));
+}
+
+TEST_CASE("overhead: a task whose producers never ran is ready at its own dispatch", "[figures]") {
+  OverheadInput in;
+  in.runs = {{ns(5), ns(9), 0, 0}};
+  in.tasks = {{ns(5), ns(5), 1}};  // ready == dispatch: no window
+  const record::Overhead o = record::compute_overhead(in);
+  CHECK(o.window == ns(4));
+  CHECK(o.by_type[0] == 0);
+  CHECK(o.has == 0);
+  CHECK(record::compute_overhead({}).window == 0);
+}
+
+TEST_CASE("percentiles are nearest-rank", "[figures]") {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);
+  CHECK(record::percentiles_json(v).dump() == R"({"count":100,"p50":50.0,"p90":90.0,"p99":99.0,"max":100.0})");
+  CHECK(record::percentiles_json({7.0, 3.0}).dump() == R"({"count":2,"p50":3.0,"p90":7.0,"p99":7.0,"max":7.0})");
+  CHECK(record::percentiles_json({}).dump() == R"({"count":0,"p50":null,"p90":null,"p99":null,"max":null})");
+}
+
+TEST_CASE("figures of the mix trace", "[figures]") {
+  fs::path dir;
+  cli::Result r = cli::run("traces/mix.json --quiet", "figures_mix", dir);
+  REQUIRE(r.status == 0);
+  const nlohmann::json f = cli::load(dir / "summary.json")["figures"];
+  // 216 us of AIC kernel time on 24 cores over a 47.24 us makespan.
+  CHECK(f["core_types"]["aic"]["busy_ns"] == 216000.0);
+  CHECK(f["core_types"]["aic"]["utilisation"] == Approx(216000.0 / (24 * 47240.0)));
+  CHECK(f["core_types"]["aiv"]["cores"] == 48);
+  // Checked against the runtime's own sched_overhead_analysis on this run's
+  // chip_swimlane_records.json and deps.json: AIC 6.9%, AIV 18.5%, all 6.9%, has 18.5%.
+  CHECK(f["overhead"]["window_ns"] == 47240.0);
+  CHECK(f["overhead"]["oh_aic_overhead"]["ns"] == 3258.0);
+  CHECK(f["overhead"]["oh_aiv_overhead"]["ns"] == 8761.0);
+  CHECK(f["overhead"]["oh_all_overhead"]["ns"] == 3258.0);
+  CHECK(f["overhead"]["oh_has_overhead"]["ns"] == 8761.0);
+  CHECK(f["dispatch_to_start_ns"]["count"] == 26);
+  CHECK(f["ready_to_dispatch_ns"]["count"] == 3);
+  double sum = 0;
+  for (const auto& [kind, s] : f["sched_phases"]["1"]["shares"].items()) sum += s.get<double>();
+  CHECK(sum == Approx(1.0));
+  CHECK(f["ring_peaks"]["0"]["task_slots"] == 3);
+}
