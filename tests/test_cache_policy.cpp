@@ -241,3 +241,33 @@ TEST_CASE("cache policy example: streamed weights evict the activations unless B
   s_today.erase("warnings");
   CHECK(s_today == s_none);
 }
+
+TEST_CASE("the swimlane carries a task's L2 figures on its Worker View bars", "[cache_policy][perfetto][cli]") {
+  // docs/outputs.md, "What merged_swimlane.json draws": l2_lines, l2_hits,
+  // hbm_bytes on each bar of a task that met the L2, the summary's figures.
+  auto bar_args = [](const fs::path& out) {
+    std::vector<json> v;
+    const json trace = cli::load(out / "merged_swimlane.json");  // named: a range-for over a temporary's member dangles
+    for (const json& e : trace["traceEvents"])
+      if (e.value("ph", "") == "X" && e.value("pid", 0) == 4 && e.value("cat", "") == "event") v.push_back(e["args"]);
+    return v;
+  };
+  for (const bool intended : {false, true}) {
+    INFO(intended);
+    const ExampleRun x = run_example(true, intended ? "intended" : "today", intended ? "sl_intended" : "sl_today");
+    const std::vector<json> bars = bar_args(x.out);
+    REQUIRE(bars.size() == 1);
+    const json& k = x.r.summary["kernels"]["MM"];
+    CHECK(bars[0]["l2_lines"] == k["l2_lines"]);
+    CHECK(bars[0]["l2_hits"] == k["l2_hits"]);
+    CHECK(bars[0]["hbm_bytes"] == k["hbm_bytes"]);
+    CHECK(bars[0]["l2_hits"] == (intended ? 512 : 0));
+    CHECK(bars[0]["event-hint"] == "Task:r1t0, FuncId:0, CoreId:0");  // the converter's args stay
+  }
+  // No GM phases: no L2 args.
+  fs::path out;
+  REQUIRE(cli::run("traces/chain.json --quiet", "sl_chain", out).status == 0);
+  const std::vector<json> bars = bar_args(out);
+  REQUIRE_FALSE(bars.empty());
+  for (const json& a : bars) CHECK_FALSE(a.contains("l2_lines"));
+}

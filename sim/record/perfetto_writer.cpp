@@ -88,6 +88,8 @@ struct Summary {
   Time last_begin = 0, last_end = 0;  // that block's bar
   std::uint32_t consumers = 0;  // consumers that have yet to draw their flow from this task
   bool retired = false;
+  // The task's L2 figures (all its blocks together), as summary.json's per kernel.
+  std::uint64_t l2_lines = 0, l2_hits = 0, hbm_bytes = 0;
   std::vector<BlockRecord> blocks;  // finished blocks, drawn when the task retires (its hints are final then)
 };
 
@@ -155,6 +157,13 @@ class PerfettoWriter : public OutputWriter {
     end_x(kPidSchedView, core_tid(b.core) + (overflow ? 1 : 0), b.dispatch, dur);
   }
 
+  void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
+    Summary& s = live_[t.id];
+    s.l2_lines += lines;
+    s.l2_hits += hits;
+    s.hbm_bytes += hbm;
+  }
+
   void on_retired(Task& t) override {
     // The task's blocks in dispatch order: those finished, then any still in
     // flight (a run that ended early).
@@ -166,7 +175,7 @@ class PerfettoWriter : public OutputWriter {
     for (const BlockRecord& b : t.blocks)
       if (b.core >= 0) drawn_.push_back(b);
     std::sort(drawn_.begin(), drawn_.end(), [](const BlockRecord& a, const BlockRecord& b) { return a.seq < b.seq; });
-    if (!drawn_.empty()) draw_task(t);
+    if (!drawn_.empty()) draw_task(t, live_.find(t.id));
     // The task's incoming dependency flows; then forget producers no
     // consumer needs any more.
     const BlockRecord* first = first_block();
@@ -345,7 +354,9 @@ class PerfettoWriter : public OutputWriter {
   }
 
   // Worker View bars (receive -> end, one per block) and dispatch flows.
-  void draw_task(const Task& t) {
+  // A task whose GM phases met the L2 (or crossed HBM) carries its figures
+  // on every bar: l2_lines, l2_hits, hbm_bytes (the task's, all its blocks).
+  void draw_task(const Task& t, std::unordered_map<TaskId, Summary>::const_iterator self) {
     make_label(label_, t.kernel, t.block_num, t.id);
     hints_.clear();
     hints_.raw(", \"fanout-hint\": \"");
@@ -353,6 +364,10 @@ class PerfettoWriter : public OutputWriter {
     hints_.raw("\", \"fanin-hint\": \"");
     put_hint(hints_, t.fanin, [](const FaninRef& f) { return f.producer; });
     hints_.ch('"');
+    if (self != live_.end() && (self->second.l2_lines || self->second.hbm_bytes)) {
+      hints_.raw(", \"l2_lines\": ").u(self->second.l2_lines).raw(", \"l2_hits\": ").u(self->second.l2_hits);
+      hints_.raw(", \"hbm_bytes\": ").u(self->second.hbm_bytes);
+    }
     for (const BlockRecord& b : drawn_) {
       Lanes::mark(lanes_.worker_cores, b.core);
       const Time ts = bar_start(b), end = bar_end(b);
