@@ -114,24 +114,41 @@ TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[wat
   const json& e = r.summary["error"];
   CHECK(e["sched_error_code"] == 100);
   CHECK(e["sub_class"] == "S1:running-stalled");
-  CHECK(e["stall_time_ns"] == 809.0);
-  CHECK(e["device_time_ns"] == 10000000929.0);
   CHECK(e["device_log"][0] ==
         "[STALL thread=0 idle_iterations=42553192] TIMEOUT_EXIT after_idle_iterations=42553192 "
         "sub_class=S1:running-stalled completed=0/0 running=1 ready=0 waiting=0 orch_done=0 stuck_task_id=0 "
         "stuck_core=24");
+  CHECK(e["diagnosis"]["explanation"][0] ==
+        "the scheduler latched SCHEDULER_TIMEOUT (100) first, at 10000000.929 us, by its scheduler no-progress "
+        "timeout (10000 ms), and the schedulers stopped; the orchestrator's waits break only on an orchestrator "
+        "error, so it went on until TENSOR_WAIT_TIMEOUT at 15000064.220 us, and the host reports that code "
+        "(runtime_status prefers orch_error_code)");
 }
 
-// DIFFERS: wait_for_tensor_ready breaks its wait only on an orchestrator
-// error (orch_error_code), not on the scheduler's code 100, and the
-// emergency shutdown does not stop the orchestrator thread: on the device the
-// wait goes on and latches code 8 at 15 s as well, and the host reports
-// runtime_status=-8 (latched_error_code prefers the orchestrator's code) with
-// sched_error_code=100. npusim latches one error and ends the wait with it.
-TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watchdog", "[watchdog][cli][!shouldfail]") {
+// The two latches of the shared-memory header (pto_shared_memory.h
+// orch_error_code, sched_error_code): wait_for_tensor_ready
+// (pto_runtime2.cpp) breaks its wait only on an orchestrator error, not on
+// the scheduler's code 100, and the emergency shutdown
+// (scheduler_cold_path.cpp check_idle_fatal_error) stops the schedulers, not
+// the orchestrator thread: the wait goes on and latches code 8 at its own
+// timeout, and the host reports runtime_status=-8 (runtime_status_from_error_codes
+// prefers the orchestrator's code) with sched_error_code=100 and the
+// scheduler's sub-class line. The read began at 220 ns (stall_time_ns, as
+// in test_fatal's tensor_wait_timeout); it reads the clock every 1024 polls
+// of 100 ns and fails at the first read past 15 s:
+// 220 + 102400 x (floor(15e9 / 102400) + 1) = 15000064220 ns.
+TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watchdog", "[watchdog][cli]") {
   cli::RunResult r = run("traces/fatal/watchdog_before_tensor_wait.json", "wd_order2");
   REQUIRE(r.summary.is_object());
-  CHECK(r.summary["error"]["orch_error_code"] == 8);
-  CHECK(r.summary["error"]["sched_error_code"] == 100);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "TENSOR_WAIT_TIMEOUT");
+  CHECK(e["orch_error_code"] == 8);
+  CHECK(e["sched_error_code"] == 100);
+  CHECK(e["stall_time_ns"] == 220.0);
+  CHECK(e["device_time_ns"] == 15000064220.0);
+  CHECK(e["device_log"][1] == "FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed");
   CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=8 sched_error_code=100 runtime_status=-8\n"));
+  CHECK(has(r.err,
+            "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/0 running=1 ready=0 "
+            "waiting=0 orch_done=0 stuck_task_id=0 stuck_core=24\n"));
 }

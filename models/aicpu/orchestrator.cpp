@@ -31,7 +31,7 @@ void OrchestratorThread::run() {
   OrchOp& op = op_;
   bool ok = true;
   try {
-    while (ok && !rt_.has_error() && source_.next(op)) {
+    while (ok && !rt_.has_orch_error() && source_.next(op)) {
       op_path_ = op.path;
       op_kind_ = op.kind;
       switch (op.kind) {
@@ -75,7 +75,7 @@ void OrchestratorThread::run() {
   } catch (const InputError&) {
     input_error_ = std::current_exception();
   }
-  if (!input_error_ && !rt_.has_error()) {
+  if (!input_error_ && !rt_.has_orch_error()) {
     sync(t);
     // The root scope closes when the orchestration function returns.
     std::size_t n = rt_.open_scopes().empty() ? 0 : rt_.open_scopes().front().tasks.size();
@@ -85,7 +85,7 @@ void OrchestratorThread::run() {
     done_ = true;
   }
   end_ = now();
-  if (!rt_.has_error()) wait_ = OrchWait{};  // on a fatal, keep what it was waiting for
+  if (!rt_.has_orch_error()) wait_ = OrchWait{};  // on a fatal, keep what it was waiting for
   if (on_finish_) on_finish_();
 }
 
@@ -169,7 +169,7 @@ std::string OrchestratorThread::backstop_text() const {
 bool OrchestratorThread::run_stage(const std::function<SubmitStatus()>& stage, const std::string& path) {
   SubmitStatus st = stage();
   if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(stage, st, path)) return false;
-  return st.kind != SubmitStatus::Kind::Fatal && !rt_.has_error();
+  return st.kind != SubmitStatus::Kind::Fatal && !rt_.has_orch_error();
 }
 
 bool OrchestratorThread::wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st,
@@ -270,7 +270,9 @@ bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
       const Time deadline = t0 + fires_after;
       wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path, producer, phase == 1};
       while (!done()) {
-        if (rt_.has_error()) return false;  // a fatal latched elsewhere ends the wait
+        // An orchestrator fatal latched elsewhere ends the wait; a scheduler's
+        // does not (wait_for_tensor_ready reads orch_error_code only).
+        if (rt_.has_orch_error()) return false;
         if (now() >= deadline) {
           fatal(ErrorCode::TensorWaitTimeout, access_timeout_text(write, phase == 1, producer));
           return false;

@@ -741,9 +741,10 @@ bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now, 
 }
 
 bool Runtime::latch_error(const LatchedError& e) {
-  if (error_.code != ErrorCode::None) return false;
-  error_ = e;
-  hooks_->on_error(error_);
+  LatchedError& slot = is_sched_error(e.code) ? sched_error_ : orch_error_;
+  if (slot.code != ErrorCode::None) return false;
+  slot = e;
+  hooks_->on_error(slot);
   return true;
 }
 

@@ -295,11 +295,25 @@ class Runtime {
   bool head_pinned_by_open_scope(int ring) const;
 
   // ------------------------------------------------------------------ errors
-  // First writer wins. Returns true if this call latched it.
+  // Two latches, as the shared-memory header has them (pto_shared_memory.h
+  // orch_error_code, sched_error_code): the schedulers' codes (100..199,
+  // is_sched_error) and everyone else's; first writer wins in each. Returns
+  // true if this call latched it. The scheduler threads stop on either
+  // (scheduler_cold_path.cpp check_idle_fatal_error); the orchestrator's
+  // waits break only on its own (pto_runtime2.cpp wait_for_tensor_ready,
+  // pto_ring_buffer.h), so after a scheduler fatal it goes on until it ends
+  // or latches a code of its own. An assert aborts the AICPU: it takes the
+  // orchestrator's latch, which stops every thread.
   bool latch_error(ErrorCode code, const std::string& message, Time now, int ring = -1);
   bool latch_error(const LatchedError& e);
-  const LatchedError& error() const { return error_; }
-  bool has_error() const { return error_.code != ErrorCode::None; }
+  // The error the host reports: the orchestrator's when there is one
+  // (pto_runtime_status.h runtime_status_from_error_codes), else the
+  // schedulers'.
+  const LatchedError& error() const { return has_orch_error() ? orch_error_ : sched_error_; }
+  const LatchedError& orch_error() const { return orch_error_; }
+  const LatchedError& sched_error() const { return sched_error_; }
+  bool has_error() const { return has_orch_error() || sched_error_.code != ErrorCode::None; }
+  bool has_orch_error() const { return orch_error_.code != ErrorCode::None; }
 
   static int ring_of_depth(int depth) { return depth < kNumRings - 1 ? depth : kNumRings - 1; }
   // The deepest nesting of user scopes begin_scope accepts: its stack holds
@@ -355,7 +369,7 @@ class Runtime {
   std::uint64_t dummy_count_ = 0;
   std::uint64_t predicated_skip_count_ = 0;
   std::uint64_t submit_counter_ = 0;
-  LatchedError error_;
+  LatchedError orch_error_, sched_error_;
   std::vector<TensorMap::Match> scratch_matches_;
 };
 

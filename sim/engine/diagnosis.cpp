@@ -217,12 +217,28 @@ std::string watchdog_detector(const Chip& chip) {
   return "scheduler no-progress timeout (" +
          std::to_string(scheduler_timeout(chip.config(), chip.platform()) / 1000000000ull) + " ms)";
 }
+
+// A scheduler latched before the orchestrator: the schedulers stopped then,
+// the orchestrator went on (its waits read orch_error_code only) until its
+// own detector fired.
+std::string sched_first_text(const Runtime& rt, const Chip& chip) {
+  const LatchedError& s = rt.sched_error();
+  return "the scheduler latched " + std::string(error_info(s.code).name) + " (" +
+         std::to_string(static_cast<int>(s.code)) + ") first, at " + us_text(s.time) + ", by its " +
+         watchdog_detector(chip) + ", and the schedulers stopped; the orchestrator's waits break only on an orchestrator error, so it went "
+         "on until " + error_info(rt.orch_error().code).name + " at " + us_text(rt.orch_error().time) +
+         ", and the host reports that code (runtime_status prefers orch_error_code)";
+}
 }  // namespace
 
 void FailureWitness::on_error(const LatchedError& e) {
-  if (seen_ || !chip_) return;
+  if (!chip_) return;
+  // Each latch adds its detector's lines, in time order: a scheduler's
+  // watchdog, then the orchestrator's own fatal when its wait went on.
+  const std::vector<std::string> lines = device_log_lines(*chip_, e);
+  device_log_.insert(device_log_.end(), lines.begin(), lines.end());
+  if (seen_) return;
   seen_ = true;
-  device_log_ = device_log_lines(*chip_, e);
   stall_ = classify_stall(*chip_);
 }
 
@@ -251,9 +267,10 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     const ErrorInfo& info = error_info(e.code);
     f.name = info.name;
     f.hint = info.hint;
-    // An assert aborts the AICPU: no runtime code is latched.
-    if (e.code != ErrorCode::AicpuAssert)
-      (is_sched_error(e.code) ? f.sched_error_code : f.orch_error_code) = static_cast<int>(e.code);
+    // Both latches reach the host; an assert aborts the AICPU: no runtime
+    // code is latched.
+    if (rt.orch_error().code != ErrorCode::AicpuAssert) f.orch_error_code = static_cast<int>(rt.orch_error().code);
+    f.sched_error_code = static_cast<int>(rt.sched_error().code);
     f.device_log = witnessed ? witness->device_log() : device_log_lines(chip, e);
     f.device_time = e.time;
     f.ring = e.ring;
@@ -293,6 +310,11 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
       default:
         f.detector = "argument check at submit";
         break;
+    }
+    if (rt.has_orch_error() && rt.sched_error().code == ErrorCode::SchedulerTimeout) {
+      // The watchdog fired first; the host still prints its sub-class line.
+      f.sub_class = stall.sub_class;
+      why.push_back(sched_first_text(rt, chip));
     }
   } else {
     // Nothing left to happen and the program did not finish: the device's
