@@ -257,8 +257,7 @@ class CommandLine {
   SimText sim_;
   std::string capture_dir_, import_out_, import_name_;
   std::string base_, cur_;
-  double tolerance_ = 0;
-  bool allow_different_ = false;
+  npusim::record::CompareOptions compare_opts_;
   std::string stats_file_, stats_html_, stats_svg_;
   npusim::engine::BarrierCostRequest bc_;
   std::string bc_types_ = "aiv,aic,mix", bc_parts_;
@@ -294,8 +293,12 @@ CommandLine::CommandLine() {
   compare_ = app_.add_subcommand("compare", "compare two summary.json files");
   compare_->add_option("BASELINE", base_, "baseline summary.json")->required();
   compare_->add_option("CURRENT", cur_, "current summary.json")->required();
-  compare_->add_option("--tolerance", tolerance_, "allowed slowdown in percent (default 0)");
-  compare_->add_flag("--allow-different", allow_different_,
+  compare_->add_option("--tolerance", compare_opts_.tolerance_pct,
+                       "allowed slowdown of the times in percent (default 0)");
+  compare_->add_option("--tolerance-for", compare_opts_.tolerance_for,
+                       "NAME=PCT: the tolerance of a figure or of the figures under a dotted prefix (repeatable)")
+      ->allow_extra_args(false);
+  compare_->add_flag("--allow-different", compare_opts_.allow_different,
                      "compare summaries of different traces, platforms or run options (refused otherwise: exit 2)");
 
   stats_ = app_.add_subcommand("scope-stats", "summarise a scope_stats.jsonl: peaks per ring, wedged scopes");
@@ -412,7 +415,7 @@ int CommandLine::execute() {
     npusim::scene::import_to_file(capture_dir_, import_out_, import_name_);
     return 0;
   }
-  if (*compare_) return npusim::record::compare_summaries(base_, cur_, tolerance_, std::cout, allow_different_);
+  if (*compare_) return npusim::record::compare_summaries(base_, cur_, compare_opts_, std::cout);
   if (*bcost_) {
     barrier_cost_lists(bc_, bc_types_, bc_parts_);
     return npusim::engine::barrier_cost(bc_, std::cout);

@@ -12,6 +12,7 @@
 
 #include "sim/platform/json_input.h"
 #include "sim/record/compare.h"
+#include "tests/cli_support.h"
 #include "tests/test_paths.h"
 
 using namespace npusim;
@@ -23,8 +24,13 @@ namespace {
 
 std::string data(const std::string& name) { return std::string(NPUSIM_TEST_DATA_DIR) + "/platform/" + name; }
 
-const std::string kHeader = "metric                        baseline         current     delta  verdict\n";
-const std::string kStatusOk = "status                              ok              ok            ok\n";
+const std::string kHeader = "figure                       baseline        current      delta  delta %  verdict\n";
+const std::string kStatusOk = "status                             ok             ok                      ok\n";
+// compare_base.json's times against themselves.
+const std::string kTimesUnchanged =
+    "device_wall_ns                 100000         100000         +0   +0.00%  ok\n"
+    "makespan_ns                     90000          90000         +0   +0.00%  ok\n"
+    "scheduling_window_ns            50000          50000         +0   +0.00%  ok\n";
 
 struct Result {
   int status;
@@ -34,9 +40,13 @@ struct Result {
 // A file of tests/data/platform, or an absolute path as is.
 std::string resolve(const std::string& name) { return name.rfind('/', 0) == 0 ? name : data(name); }
 
-Result compare(const std::string& baseline, const std::string& current, double tolerance = 0) {
+Result compare(const std::string& baseline, const std::string& current, double tolerance = 0,
+               std::vector<std::string> tolerance_for = {}) {
   std::ostringstream out;
-  int status = compare_summaries(resolve(baseline), resolve(current), tolerance, out);
+  record::CompareOptions options;
+  options.tolerance_pct = tolerance;
+  options.tolerance_for = std::move(tolerance_for);
+  int status = compare_summaries(resolve(baseline), resolve(current), options, out);
   return {status, out.str()};
 }
 
@@ -71,10 +81,7 @@ TEST_CASE("compare: identical summaries are OK", "[compare]") {
   Result r = compare("compare_base.json", "compare_base.json");
   CHECK(r.status == 0);
   CHECK(r.out ==
-        kHeader + kStatusOk +
-        "device_wall_ns                  100000          100000    +0.00%  ok\n"
-        "makespan_ns                      90000           90000    +0.00%  ok\n"
-        "scheduling_window_ns             50000           50000    +0.00%  ok\n"
+        kHeader + kStatusOk + kTimesUnchanged +
         "compare: OK\n");
 }
 
@@ -83,31 +90,35 @@ TEST_CASE("compare: a slower metric is a regression", "[compare]") {
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
         kHeader + kStatusOk +
-        "device_wall_ns                  100000          101000    +1.00%  REGRESSION\n"
-        "makespan_ns                      90000           90000    +0.00%  ok\n"
-        "scheduling_window_ns             50000         49000.5    -2.00%  ok\n"
-        "compare: REGRESSION (1 metrics beyond +0%)\n");
+        "device_wall_ns                 100000         101000      +1000   +1.00%  REGRESSION > +0%\n"
+        "makespan_ns                     90000          90000         +0   +0.00%  ok\n"
+        "scheduling_window_ns            50000        49000.5     -999.5   -2.00%  improvement\n"
+        "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)\n");
 
   // The other way round: faster is never a regression, scheduling_window_ns is.
   r = compare("compare_slower.json", "compare_base.json");
   CHECK(r.status == record::kCompareRegression);
-  CHECK_THAT(r.out, Catch::Contains("device_wall_ns                  101000          100000    -0.99%  ok\n"));
-  CHECK_THAT(r.out, Catch::Contains("scheduling_window_ns           49000.5           50000    +2.04%  REGRESSION\n"));
-  CHECK(last_line(r.out) == "compare: REGRESSION (1 metrics beyond +0%)");
+  CHECK_THAT(r.out, Catch::Contains("device_wall_ns                 101000         100000      -1000   -0.99%  improvement\n"));
+  CHECK_THAT(r.out, Catch::Contains("scheduling_window_ns          49000.5          50000     +999.5   +2.04%  REGRESSION > +0%\n"));
+  CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: scheduling_window_ns)");
 }
 
 TEST_CASE("compare: tolerance in percent, exactly at the limit is OK", "[compare]") {
-  CHECK(compare("compare_base.json", "compare_slower.json", 1).status == 0);
+  Result ok = compare("compare_base.json", "compare_slower.json", 1);
+  CHECK(ok.status == 0);
+  CHECK_THAT(ok.out, Catch::Contains("device_wall_ns                 100000         101000      +1000   +1.00%  changed <= +1%\n"));
+  CHECK(last_line(ok.out) == "compare: OK (2 figures moved, none beyond tolerance)");
   CHECK(compare("compare_base.json", "compare_slower.json", 5).status == 0);
   Result r = compare("compare_base.json", "compare_slower.json", 0.5);
   CHECK(r.status == record::kCompareRegression);
-  CHECK(last_line(r.out) == "compare: REGRESSION (1 metrics beyond +0.5%)");
+  CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)");
+  CHECK_THAT(r.out, Catch::Contains("device_wall_ns                 100000         101000      +1000   +1.00%  REGRESSION > +0.5%\n"));
 
   // A zero baseline: any increase regresses, whatever the tolerance.
   std::string zero = base_with("makespan_ns", 0);
   r = compare(zero, "compare_base.json", 50);
   CHECK(r.status == record::kCompareRegression);
-  CHECK_THAT(r.out, Catch::Contains("makespan_ns                          0           90000       n/a  REGRESSION"));
+  CHECK_THAT(r.out, Catch::Contains("makespan_ns                         0          90000     +90000      n/a  REGRESSION > +50%\n"));
   fs::remove(zero);
 }
 
@@ -116,11 +127,11 @@ TEST_CASE("compare: ok to error is a regression, error to ok is not", "[compare]
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
         kHeader +
-        "status                              ok           error            REGRESSION\n"
-        "device_wall_ns                  100000           20000   -80.00%  n/a\n"
-        "makespan_ns                      90000            null            n/a\n"
-        "scheduling_window_ns             50000            null            n/a\n"
-        "compare: REGRESSION (0 metrics beyond +0%, status ok -> error)\n");
+        "status                             ok          error                      REGRESSION\n"
+        "device_wall_ns                 100000          20000     -80000  -80.00%  n/a\n"
+        "makespan_ns                     90000           null                      n/a\n"
+        "scheduling_window_ns            50000           null                      n/a\n"
+        "compare: REGRESSION (status ok -> error)\n");
 
   r = compare("compare_error.json", "compare_base.json");
   CHECK(r.status == 0);
@@ -160,4 +171,148 @@ TEST_CASE("compare: bad or incomplete summaries are input errors", "[compare]") 
   e = compare_error("compare_base.json", "compare_base.json", -1);
   CHECK(e.file() == "--tolerance");
   CHECK(e.message() == "expected a percentage >= 0, found -1");
+}
+
+// compare_figures_base.json -> compare_figures_moved.json, hand-checked
+// against the default table (docs/outputs.md, "compare"): utilisation is
+// worse falling (aic -10% beyond 5%; aiv +5% an improvement), busy time,
+// percentiles, overhead and ring peaks growing (busy_ns +2.5% within 5%,
+// p99 and max +20% beyond 10%, oh_aic +5% within 10%, task_slots +12.5%
+// beyond 10%), counts and shares are reported either way with no tolerance,
+// a null percentile (an empty sample) that got a value is a change, and a
+// ring only the current run sampled is named once.
+TEST_CASE("compare: every figure that moved, with its tolerance", "[compare]") {
+  Result r = compare("compare_figures_base.json", "compare_figures_moved.json");
+  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.out ==
+        "figure                                         baseline        current      delta  delta %  verdict\n"
+        "status                                               ok             ok                      ok\n"
+        "device_wall_ns                                   100000         100000         +0   +0.00%  ok\n"
+        "makespan_ns                                       90000          90000         +0   +0.00%  ok\n"
+        "scheduling_window_ns                              50000          50000         +0   +0.00%  ok\n"
+        "figures.core_types.aic.busy_ns                    40000          41000      +1000   +2.50%  changed <= +5%\n"
+        "figures.core_types.aic.utilisation                  0.5           0.45      -0.05  -10.00%  REGRESSION > -5%\n"
+        "figures.core_types.aiv.utilisation                  0.2           0.21      +0.01   +5.00%  improvement\n"
+        "figures.dispatch_to_start_ns.count                   10             11         +1  +10.00%  changed\n"
+        "figures.dispatch_to_start_ns.max                    300            360        +60  +20.00%  REGRESSION > +10%\n"
+        "figures.dispatch_to_start_ns.p99                    300            360        +60  +20.00%  REGRESSION > +10%\n"
+        "figures.overhead.oh_aic_overhead.ns                8000           8400       +400   +5.00%  changed <= +10%\n"
+        "figures.overhead.oh_aic_overhead.pct                 10           10.5       +0.5   +5.00%  changed <= +10%\n"
+        "figures.ready_to_dispatch_ns.count                    0              1         +1      n/a  changed\n"
+        "figures.ready_to_dispatch_ns.max                   null             50                      changed\n"
+        "figures.ready_to_dispatch_ns.p50                   null             50                      changed\n"
+        "figures.ready_to_dispatch_ns.p90                   null             50                      changed\n"
+        "figures.ready_to_dispatch_ns.p99                   null             50                      changed\n"
+        "figures.ring_peaks.0.task_slots                       8              9         +1  +12.50%  REGRESSION > +10%\n"
+        "figures.ring_peaks.1                             absent        present                      only in the current\n"
+        "figures.sched_phases.0.shares.complete              0.5            0.6       +0.1  +20.00%  changed\n"
+        "figures.sched_phases.0.shares.dispatch              0.5            0.4       -0.1  -20.00%  changed\n"
+        "compare: REGRESSION (4 figures beyond tolerance: figures.core_types.aic.utilisation, "
+        "figures.dispatch_to_start_ns.max, figures.dispatch_to_start_ns.p99, figures.ring_peaks.0.task_slots)\n");
+
+  // Nothing moved, nothing printed but the times.
+  r = compare("compare_figures_moved.json", "compare_figures_moved.json");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("figures.") == std::string::npos);
+  CHECK(last_line(r.out) == "compare: OK");
+}
+
+TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[compare]") {
+  // A prefix covers every figure under it; the longest NAME wins; at the
+  // limit is within (aic utilisation -10% against 10%, p99 +20% against 20%).
+  Result r = compare("compare_figures_base.json", "compare_figures_moved.json", 0,
+                     {"figures.ring_peaks=20", "figures.core_types.aic=10", "figures.dispatch_to_start_ns=50",
+                      "figures.dispatch_to_start_ns.p99=20"});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains(
+      "figures.core_types.aic.utilisation                  0.5           0.45      -0.05  -10.00%  changed <= -10%\n"
+      "figures.core_types.aiv.utilisation                  0.2           0.21      +0.01   +5.00%  improvement\n"
+      "figures.dispatch_to_start_ns.count                   10             11         +1  +10.00%  changed <= +/-50%\n"
+      "figures.dispatch_to_start_ns.max                    300            360        +60  +20.00%  changed <= +50%\n"
+      "figures.dispatch_to_start_ns.p99                    300            360        +60  +20.00%  changed <= +20%\n"));
+  CHECK_THAT(r.out, Catch::Contains(
+      "figures.ring_peaks.0.task_slots                       8              9         +1  +12.50%  changed <= +20%\n"));
+  CHECK(last_line(r.out) == "compare: OK (17 figures moved, none beyond tolerance)");
+
+  // A tolerance on a figure reported either way makes it a gate: the count
+  // changing at all regresses, and from a zero baseline (ready_to_dispatch_ns
+  // had no sample) any growth is beyond any tolerance. The times take theirs
+  // from a name too.
+  r = compare("compare_figures_base.json", "compare_figures_moved.json", 0,
+              {"figures=100", "figures.dispatch_to_start_ns.count=0"});
+  CHECK(r.status == record::kCompareRegression);
+  CHECK_THAT(r.out, Catch::Contains(
+      "figures.dispatch_to_start_ns.count                   10             11         +1  +10.00%  REGRESSION > +/-0%\n"));
+  CHECK_THAT(r.out, Catch::Contains(
+      "figures.ready_to_dispatch_ns.count                    0              1         +1      n/a  REGRESSION > +/-100%\n"));
+  CHECK(last_line(r.out) == "compare: REGRESSION (2 figures beyond tolerance: figures.dispatch_to_start_ns.count, "
+                            "figures.ready_to_dispatch_ns.count)");
+  r = compare("compare_base.json", "compare_slower.json", 0, {"device_wall_ns=1", "scheduling_window_ns=0"});
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Catch::Contains("device_wall_ns                 100000         101000      +1000   +1.00%  changed <= +1%\n"));
+
+  // Unknown or malformed: exit 2 before anything is printed.
+  std::ostringstream out;
+  record::CompareOptions bad;
+  auto error_of = [&](const std::string& text) {
+    bad.tolerance_for = {text};
+    try {
+      compare_summaries(data("compare_figures_base.json"), data("compare_figures_moved.json"), bad, out);
+    } catch (const InputError& err) {
+      CHECK(err.file() == "--tolerance-for");
+      return err.message();
+    }
+    FAIL("expected an InputError for " << text);
+    return std::string();
+  };
+  CHECK(error_of("figures.ring_peak=5") == "unknown figure \"figures.ring_peak\"; did you mean \"figures.ring_peaks\"?");
+  CHECK(error_of("figures.core_types.aic.utilization=5") ==
+        "unknown figure \"figures.core_types.aic.utilization\"; did you mean \"figures.core_types.aic.utilisation\"?");
+  CHECK(error_of("nothing_like_it=5") == "unknown figure \"nothing_like_it\" (see docs/outputs.md, compare)");
+  CHECK(error_of("figures.ring_peaks") ==
+        "expected NAME=PERCENT (a figure's dotted name or a prefix of it), found \"figures.ring_peaks\"");
+  CHECK(error_of("figures.ring_peaks=-1") == "expected a percentage >= 0 after \"figures.ring_peaks=\", found \"-1\"");
+  CHECK(error_of("figures.ring_peaks=5%") == "expected a percentage >= 0 after \"figures.ring_peaks=\", found \"5%\"");
+  CHECK(out.str().empty());
+}
+
+TEST_CASE("compare: a summary without figures (an older npusim) is reported, not an error", "[compare]") {
+  Result r = compare("compare_base.json", "compare_figures_base.json");
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        kHeader + kStatusOk + kTimesUnchanged +
+        "figures                        absent        present                      only in the current\n"
+        "compare: OK (1 figure moved, none beyond tolerance)\n");
+  r = compare("compare_figures_moved.json", "compare_slower.json");
+  CHECK(r.status == record::kCompareRegression);
+  CHECK_THAT(r.out, Catch::Contains(
+      "figures                       present         absent                      only in the baseline\n"));
+  CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)");
+
+  // Not an object: an input error naming the key.
+  std::string bad = base_with("figures", 3);
+  InputError e = compare_error("compare_base.json", bad);
+  CHECK(e.path() == "/figures");
+  CHECK(e.message() == "expected an object, found number 3");
+  fs::remove(bad);
+}
+
+TEST_CASE("npusim compare: --tolerance-for repeats, exit 3 on a regression, 2 on a bad name", "[compare][cli]") {
+  const std::string d = "tests/data/platform/";
+  const std::string files = d + "compare_figures_base.json " + d + "compare_figures_moved.json";
+  cli::Result r = cli::npusim("compare " + files);
+  CHECK(r.status == 3);
+  CHECK(r.err.empty());
+  r = cli::npusim("compare --tolerance-for figures.ring_peaks=20 --tolerance-for figures.core_types.aic=10 "
+                  "--tolerance-for=figures.dispatch_to_start_ns=20 " + files);
+  CHECK(r.status == 0);
+  CHECK(last_line(r.out) == "compare: OK (17 figures moved, none beyond tolerance)");
+  r = cli::npusim("compare " + files + " --tolerance-for figures.ring_peak=20");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "npusim: error: --tolerance-for: unknown figure \"figures.ring_peak\"; "
+                 "did you mean \"figures.ring_peaks\"?\n");
+  r = cli::npusim("compare " + d + "no_such.json " + d + "compare_figures_moved.json");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: " + d + "no_such.json: file not found\n");
 }

@@ -1,9 +1,12 @@
-// `npusim compare BASELINE.json CURRENT.json [--tolerance PCT]`: compares two
-// summary.json files (spec/cli-and-outputs.md) for timing regressions.
+// `npusim compare BASELINE.json CURRENT.json [--tolerance PCT]
+// [--tolerance-for NAME=PCT]... [--allow-different]`: compares two
+// summary.json files (spec/cli-and-outputs.md) figure by figure
+// (docs/outputs.md, "compare").
 #pragma once
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "models/common/errors.h"
 
@@ -12,21 +15,35 @@ namespace npusim::record {
 // Exit status of a comparison that found a regression.
 constexpr int kCompareRegression = 3;
 
-// Compares device_wall_ns, makespan_ns and scheduling_window_ns. A metric
-// regresses if current > baseline x (1 + tolerance_pct / 100); a status change
-// from "ok" to "error" is a regression too. Metrics are compared only when both
-// runs are "ok" (an "error" summary may give null for them).
+struct CompareOptions {
+  // The tolerance of the three times (device_wall_ns, makespan_ns,
+  // scheduling_window_ns), percent of the baseline.
+  double tolerance_pct = 0;
+  // "NAME=PCT": the tolerance of every figure whose dotted name is NAME or
+  // starts with NAME + "." (the longest NAME wins); overrides the table.
+  std::vector<std::string> tolerance_for;
+  // Compare summaries of different traces, platforms or run options.
+  bool allow_different = false;
+};
+
+// Compares the three times and every number under `figures`, each named by
+// its dotted path (figures.core_types.aic.utilisation), against the
+// tolerance of its name (the table in docs/outputs.md): a figure regresses
+// when it moved in its bad direction (a time growing, utilisation falling;
+// for a figure without one, either way) by more than its tolerance, a
+// percentage of the baseline. A status change from "ok" to "error" is a
+// regression too. Figures are compared only when both runs are "ok".
 //
-// Prints a table (metric, baseline, current, delta %, verdict) and a last line
-// `compare: OK` or `compare: REGRESSION (n metrics beyond +X%)`, to which
-// `, status ok -> error` is appended when the status regressed.
-// Returns 0 when OK, kCompareRegression on a regression. Throws InputError for
-// a missing or unreadable file, a missing key or a value of the wrong type
-// (naming the file and the key), and for a negative tolerance.
-// Summaries of different runs (another trace, platform or run option, the
-// seed included) are an InputError naming the first difference, unless
-// `allow_different`.
+// Prints a table of the times and of every figure that moved (baseline,
+// current, delta, delta %, verdict), then `compare: OK...` or
+// `compare: REGRESSION (n figures beyond tolerance: NAMES...)`.
+// Returns 0 when OK, kCompareRegression on a regression. Throws InputError
+// for a missing or unreadable file, a missing key or a value of the wrong
+// type (naming the file and the key), a negative tolerance, a malformed or
+// unknown --tolerance-for (with the closest known name), and, unless
+// `allow_different`, for summaries of different runs (another trace,
+// platform or run option, the seed included), naming the first difference.
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
-                      double tolerance_pct, std::ostream& out, bool allow_different = false);
+                      const CompareOptions& options, std::ostream& out);
 
 }  // namespace npusim::record
