@@ -366,7 +366,10 @@ int compare_summaries(const std::string& baseline_path, const std::string& curre
   }
   out << "compare: REGRESSION (";
   if (!regressed.empty()) out << plural(regressed.size(), "figure") << " beyond tolerance";
-  for (std::size_t i = 0; i < regressed.size(); ++i) out << (i ? ", " : ": ") << regressed[i];
+  // The first few names; their rows say the rest.
+  constexpr std::size_t kNamed = 3;
+  for (std::size_t i = 0; i < std::min(regressed.size(), kNamed); ++i) out << (i ? ", " : ": ") << regressed[i];
+  if (regressed.size() > kNamed) out << " and " << regressed.size() - kNamed << " more";
   out << (status_regressed ? regressed.empty() ? "status ok -> error" : "; status ok -> error" : "") << ")\n";
   return kCompareRegression;
 }
