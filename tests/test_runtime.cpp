@@ -404,3 +404,30 @@ TEST_CASE("the orchestrator's and the schedulers' error latches are separate, fi
   CHECK_FALSE(h.rt->latch_error(ErrorCode::ExplicitOrchFatal, "", 16));
   CHECK(h.rt->orch_error().time == 15);
 }
+
+// The ready queues are bounded (PTO2_READY_QUEUE_SIZE, pto_runtime2_types.h)
+// and a push into a full one fails unchecked (pto_scheduler.h
+// PTO2ReadyQueue::push returns false; push_ready_routed ignores it): the
+// task is lost. Capacity 2: the third independent task is dropped, the
+// queue keeps two, one warning; popping makes room for the next push again.
+TEST_CASE("a push into a full ready queue loses the task, as the device's unchecked push does", "[runtime]") {
+  Harness h({}, [](Platform& p, RunConfig&) { p.limits.ready_queue_capacity = 2; });
+  Task* a = h.sub(submit(h.k.get(), {out(64)}));
+  Task* b = h.sub(submit(h.k.get(), {out(64)}));
+  CHECK(h.rec.warnings.empty());
+  Task* c = h.sub(submit(h.k.get(), {out(64)}));
+  REQUIRE((a && b && c));
+  CHECK(h.rt->queue_size(Shape::AIV, false) == 2);
+  REQUIRE(h.rt->dropped_ready().size() == 1);
+  CHECK(h.rt->dropped_ready()[0] == c->id);
+  REQUIRE(h.rec.warnings.size() == 1);
+  CHECK(h.rec.warnings[0].first == "ready_queue_overflow");
+  CHECK(h.rt->pop_ready(Shape::AIV, false) == a);
+  Task* d = h.sub(submit(h.k.get(), {out(64)}));
+  REQUIRE(d);
+  CHECK(h.rt->queue_size(Shape::AIV, false) == 2);
+  CHECK(h.rt->dropped_ready().size() == 1);
+  CHECK(h.rt->pop_ready(Shape::AIV, false) == b);
+  CHECK(h.rt->pop_ready(Shape::AIV, false) == d);
+  CHECK(h.rec.warnings.size() == 1);  // reported once per run
+}

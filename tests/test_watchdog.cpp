@@ -29,6 +29,7 @@
 
 using nlohmann::json;
 using cli::has;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -151,4 +152,38 @@ TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watc
   CHECK(has(r.err,
             "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/0 running=1 ready=0 "
             "waiting=0 orch_done=0 stuck_task_id=0 stuck_core=24\n"));
+}
+
+// A full ready queue loses a task (pto_scheduler.h PTO2ReadyQueue::push
+// returns false and push_ready_routed does not check it): on tiny with room
+// for 4 entries, the 6 consumers of one producer become ready in its fanout
+// walk, newest first (wire_fanin_task prepends to fanout_head), so t6..t3
+// are queued and run, t2 and t1 are lost; nothing is left to run and the
+// scheduler's watchdog reports the hang (the global branch: no running task,
+// the orchestration done, tasks unfinished). The device says nothing of the
+// lost tasks; npusim's warning and diagnosis name them.
+TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog", "[watchdog][cli]") {
+  const fs::path dir = cli::scratch("rq_full_in");
+  fs::create_directories(dir);
+  json plat = json::parse(std::ifstream(std::string(NPUSIM_SOURCE_DIR) + "/platforms/tiny.json"));
+  plat["name"] = "tiny_rq4";
+  plat["limits"]["ready_queue_capacity"]["value"] = 4;
+  std::ofstream(dir / "p.json") << plat.dump();
+  json program = json::array({{{"op", "submit"}, {"kernel", "K"}, {"args", {{{"out", "x"}, {"shape", {16}}, {"dtype", "fp32"}}}}}});
+  for (int i = 0; i < 6; ++i)
+    program.push_back({{"op", "submit"}, {"kernel", "K"}, {"args", {{{"in", "x"}}}}});
+  const json trace = {{"npusim_trace", 1},
+                      {"name", "ready_queue_full"},
+                      {"kernels", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+                      {"program", program}};
+  std::ofstream(dir / "t.json") << trace.dump();
+  cli::RunResult r = run("'" + (dir / "t.json").string() + "' --platform '" + (dir / "p.json").string() + "'", "rq_full");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  CHECK(r.summary["tasks"]["completed"] == 5);
+  CHECK(r.summary["warnings"]["by_kind"]["ready_queue_overflow"] == 1);
+  CHECK(e["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
+  CHECK(has(r.err, "2 task(s) were lost to a full ready queue (4 entries, limits.ready_queue_capacity): t2, t1;"));
 }

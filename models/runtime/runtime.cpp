@@ -547,7 +547,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
       t.early = Task::Early::Released;
       work.released.push_back({&t, work.walk_edges, work.ready_pushes, work.predicate_evals});
       if (t.blocks_remaining() > 0) {
-        ready_queues_[static_cast<int>(t.shape)].push_back(&t);
+        push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t);
         ++work.ready_pushes;
       }
       hooks_->on_ready(t);
@@ -566,11 +566,11 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
     }
   }
   if (t.shape == Shape::DUMMY || t.predicate_false)
-    dummy_queue_.push_back(&t);
+    push_ready_entry(dummy_queue_, t);
   else if (t.sync_start)
-    sync_queues_[static_cast<int>(t.shape)].push_back(&t);
+    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t);
   else
-    ready_queues_[static_cast<int>(t.shape)].push_back(&t);
+    push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t);
   hooks_->on_ready(t);
 }
 
@@ -583,8 +583,28 @@ Task* Runtime::pop_ready(Shape s, bool sync_tier) {
 }
 
 void Runtime::requeue(Task& t) {
-  auto& q = (t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)];
-  q.push_back(&t);
+  push_ready_entry((t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)], t);
+}
+
+// The device's ready queues are bounded (PTO2_READY_QUEUE_SIZE entries each,
+// pto_runtime2_types.h; limits.ready_queue_capacity) and a push into a full
+// one fails (pto_scheduler.h PTO2ReadyQueue::push returns false), which its
+// callers do not check (push_ready_routed, route_ready_once): the task is
+// lost, never runs, and the run hangs until the watchdog. npusim drops it
+// the same way and says so. Stale entries (early candidates released since
+// they were queued) hold their slots, as on the device.
+void Runtime::push_ready_entry(std::deque<Task*>& q, Task& t) {
+  if (q.size() < platform_.limits.ready_queue_capacity) {
+    q.push_back(&t);
+    return;
+  }
+  if (dropped_ready_.empty())
+    hooks_->on_warning("ready_queue_overflow",
+                       "a ready queue is full (" + std::to_string(platform_.limits.ready_queue_capacity) +
+                           " entries): the push of " + task_display(t.id) +
+                           " fails and the task is lost, as on the device (PTO2ReadyQueue::push returns false, "
+                           "unchecked); it never runs and the run hangs (reported once per run)");
+  dropped_ready_.push_back(t.id);
 }
 
 bool Runtime::any_ready() const {
@@ -644,7 +664,7 @@ void Runtime::cancel_early_sync(Task& t) {
   t.sync_owner = false;
   if (t.sync_ready) {
     t.sync_ready = false;
-    sync_queues_[static_cast<int>(t.shape)].push_back(&t);
+    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t);
     return;
   }
   if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);

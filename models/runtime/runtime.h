@@ -225,6 +225,8 @@ class Runtime {
     return (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)].size();
   }
   bool any_ready() const;
+  // Tasks lost to a full ready queue, in order (push_ready_entry).
+  const std::vector<TaskId>& dropped_ready() const { return dropped_ready_; }
   Task* pop_dummy();
   std::size_t dummy_queue_size() const { return dummy_queue_.size(); }
 
@@ -360,6 +362,8 @@ class Runtime {
   std::array<std::deque<Task*>, 3> ready_queues_;
   std::array<std::deque<Task*>, 3> sync_queues_;
   std::deque<Task*> dummy_queue_;
+  std::vector<TaskId> dropped_ready_;
+  void push_ready_entry(std::deque<Task*>& q, Task& t);
   std::array<std::deque<Task*>, 3> early_queues_;
   std::deque<Task*> early_sync_queue_;
 

@@ -229,6 +229,26 @@ std::string sched_first_text(const Runtime& rt, const Chip& chip) {
          "on until " + error_info(rt.orch_error().code).name + " at " + us_text(rt.orch_error().time) +
          ", and the host reports that code (runtime_status prefers orch_error_code)";
 }
+
+// Tasks a full ready queue lost (Runtime::push_ready_entry): the device says
+// nothing of them; they are why the run hung.
+void explain_dropped_ready(const Runtime& rt, const Platform& p, std::vector<std::string>& why, nlohmann::json& d) {
+  const std::vector<TaskId>& lost = rt.dropped_ready();
+  if (lost.empty()) return;
+  std::string names;
+  nlohmann::json ids = nlohmann::json::array();
+  for (std::size_t i = 0; i < lost.size(); ++i) {
+    ids.push_back(task_display(lost[i]));
+    if (i < 8) names += (i ? ", " : "") + task_display(lost[i]);
+  }
+  if (lost.size() > 8) names += ", ...";
+  why.push_back(std::to_string(lost.size()) + " task(s) were lost to a full ready queue (" +
+                std::to_string(p.limits.ready_queue_capacity) + " entries, limits.ready_queue_capacity): " + names +
+                "; a failed push is not checked on the device, so they never ran and whatever waits on them waits "
+                "forever. More ready tasks than that at once: split the graph into scopes that let the first "
+                "ones finish, or submit in waves");
+  d["dropped_ready"] = ids;
+}
 }  // namespace
 
 void FailureWitness::on_error(const LatchedError& e) {
@@ -441,6 +461,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                std::to_string(s.tasks.size()) + " tasks)";
     why.push_back("open scopes: " + chain);
   }
+  explain_dropped_ready(rt, p, why, d);
   d["barriers"] = nlohmann::json::array();
   explain_barriers(chip, why, d);
   d["soft_barriers"] = nlohmann::json::array();
