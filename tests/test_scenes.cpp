@@ -248,3 +248,35 @@ TEST_CASE("a scene's capacity fatal is sized by re-running its file, and record 
                  "1.179 us of simulated time): stopped, nothing written\n");
   CHECK_FALSE(fs::exists(rec));
 }
+
+// A scene declares a cache policy where the compiler puts it: on the loads
+// of an incore's body (the orchestration API has no set_cache_policy; the
+// seed's pl.set_cache_policy is lowered into the kernel's loads). kernel_add
+// runs twice (t0 and the last task); each of its three phases moves 64 KiB,
+// 128 lines of 512 B: 2 x 384 = 768 L2 lookups when BYPASS is lowered as a
+// cached read (today, with the warning once per kernel and tensor), 256
+// fewer when the bypassed first load goes straight to HBM (intended).
+TEST_CASE("a scene's incore load carries its cache policy under both lowerings", "[cli][scene]") {
+  const fs::path dir = cli::scratch("scene_cache_in");
+  fs::create_directories(dir);
+  json s = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "traces/scenes/vector_example/vector_example.json");
+  s["orchestration"]["source"] = std::string(NPUSIM_SOURCE_DIR) + "/traces/scenes/vector_example/vector_orch.cpp";
+  s["incores"]["kernel_add"] = {
+      {"func_id", 0},
+      {"core", "aiv"},
+      {"body",
+       {{{"load", {{"arg", 0}, {"offset", "0"}, {"bytes", 65536}, {"cache", "bypass"}}}},
+        {{"load", {{"arg", 1}, {"offset", "0"}, {"bytes", 65536}}}},
+        {{"compute", {{"ns", 1000}}}},
+        {{"store", {{"arg", 2}, {"offset", "0"}, {"bytes", 65536}}}}}}};
+  std::ofstream(dir / "s.json") << s.dump();
+  const std::string scene = "'" + (dir / "s.json").string() + "' --quiet --no-host-stats";
+  cli::RunResult today = cli::run_summary(scene, "scene_cache_today");
+  cli::RunResult intended = cli::run_summary(scene + " --cache-policy-lowering intended", "scene_cache_intended");
+  REQUIRE(today.status == 0);
+  REQUIRE(intended.status == 0);
+  CHECK(today.summary["kernels"]["kernel_add"]["l2_lines"] == 768);
+  CHECK(today.summary["warnings"]["by_kind"]["cache_bypass_not_lowered"] == 2);
+  CHECK(intended.summary["kernels"]["kernel_add"]["l2_lines"] == 512);
+  CHECK(intended.summary["warnings"]["count"] == 0);
+}
