@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-run}
 
-packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev zlib1g-dev)
+# python3 and chromium: the report test loads `npusim report` pages in headless chromium.
+packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev zlib1g-dev python3 chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 //   npusim record SCENE -o TRACE      run a scene; write the trace of its operations
 //   npusim import DIR -o TRACE        a device capture as a trace that replays it
 //   npusim compare BASELINE CURRENT   timing regression check of two summary.json
+//   npusim report RUN_DIR -o F.html   a self-contained page of a run's figures and failure (docs/outputs.md)
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 //   npusim worker FILE --out DIR      a worker's dispatches in order, with its arena cache (docs/workers.md)
 #include <iostream>
@@ -31,6 +32,7 @@
 #include "sim/engine/interrupt.h"
 #include "sim/engine/worker.h"
 #include "sim/record/compare.h"
+#include "sim/record/report.h"
 #include "sim/record/scope_stats_report.h"
 #include "sim/scene/import.h"
 #include "sim/config/suggest.h"
@@ -259,10 +261,11 @@ class CommandLine {
   std::string base_, cur_;
   npusim::record::CompareOptions compare_opts_;
   std::string stats_file_, stats_html_, stats_svg_;
+  std::string report_dir_, report_out_;
   npusim::engine::BarrierCostRequest bc_;
   std::string bc_types_ = "aiv,aic,mix", bc_parts_;
   npusim::engine::WorkerRequest worker_;
-  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *bcost_, *worker_cmd_;
+  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *report_, *bcost_, *worker_cmd_;
 };
 
 CommandLine::CommandLine() {
@@ -305,6 +308,10 @@ CommandLine::CommandLine() {
   stats_->add_option("FILE", stats_file_, "scope_stats/scope_stats.jsonl of a run")->required();
   stats_->add_option("--html", stats_html_, "also write a self-contained HTML page with the occupancy plot");
   stats_->add_option("--svg", stats_svg_, "also write the occupancy plot as one SVG");
+
+  report_ = app_.add_subcommand("report", "a self-contained HTML page of a run: figures, charts, the failure");
+  report_->add_option("RUN_DIR", report_dir_, "the --out folder of npusim run (reads its summary.json)")->required();
+  report_->add_option("-o,--output", report_out_, "the page to write (keep it outside RUN_DIR)")->required();
 
   bcost_ = app_.add_subcommand("barrier-cost", "SOFT vs HARD syncall cost by participant count");
   bcost_->add_option("--platform", bc_.platform, "platform name or path (default a2a3)");
@@ -421,6 +428,7 @@ int CommandLine::execute() {
     return npusim::engine::barrier_cost(bc_, std::cout);
   }
   if (*worker_cmd_) return npusim::engine::run_worker(worker_, std::cout, std::cerr);
+  if (*report_) return npusim::record::report_command(report_dir_, report_out_, std::cout);
   if (*stats_) return npusim::record::scope_stats_command(stats_file_, stats_html_, stats_svg_, std::cout);
   return kExitInputError;
 }

@@ -1,4 +1,5 @@
 #include "sim/record/scope_stats_report.h"
+#include "sim/record/page_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -230,28 +231,6 @@ std::string rings_list(const std::vector<int>& rings) {
   std::string s;
   for (std::size_t i = 0; i < rings.size(); ++i) s += (i ? ", " : "") + std::to_string(rings[i]);
   return s;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (f) f << text;
-  if (f) f.close();
-  if (!f) throw InputError(path, "", std::string("cannot write the file: ") + std::strerror(errno));
 }
 
 // One line per (ring, site): its closed scopes and, per resource, the peak

@@ -1,0 +1,478 @@
+#include "sim/record/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <zlib.h>
+
+#include "models/common/errors.h"
+#include "sim/platform/json_input.h"
+#include "sim/record/page_text.h"
+
+namespace npusim::record {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- numbers
+
+// The value at a JSON pointer, or nullptr when any step is missing.
+const json* at(const json& doc, const std::string& pointer) {
+  const json::json_pointer p(pointer);
+  return doc.contains(p) ? &doc.at(p) : nullptr;
+}
+
+enum class Unit { kNs, kCount, kRatio, kPct, kBytes };
+
+// 1234567 -> "1,234,567".
+std::string grouped(long long v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// How a number reads on the page: ns and counts grouped in thousands
+// (fractions of a ns to 3 places), ratios and percentages to 2 places.
+std::string human(double v, Unit unit) {
+  const bool whole = std::abs(v) < 9e15 && v == std::floor(v);
+  switch (unit) {
+    case Unit::kNs: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 3)) + " ns";
+    case Unit::kBytes: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 0)) + " B";
+    case Unit::kCount: return whole ? grouped(static_cast<long long>(v)) : fixed(v, 3);
+    case Unit::kRatio: return fixed(v * 100, 2) + "%";
+    case Unit::kPct: return fixed(v, 2) + "%";
+  }
+  return fixed(v, 3);
+}
+
+// A summary number as the page shows it: a span with its pointer and exact
+// value; "n/a" for null, "-" when the summary does not have it.
+std::string num(const json& doc, const std::string& pointer, Unit unit) {
+  const json* v = at(doc, pointer);
+  if (!v) return "-";
+  std::string text = v->is_number() ? human(v->get<double>(), unit) : v->is_null() ? "n/a" : v->dump();
+  return "<span class=\"num\" data-key=\"" + xml_escape(pointer) + "\" data-value=\"" + xml_escape(v->dump()) +
+         "\">" + xml_escape(text) + "</span>";
+}
+
+double number_or(const json* v, double fallback) { return v && v->is_number() ? v->get<double>() : fallback; }
+
+std::string text_of(const json* v) {
+  if (!v || v->is_null()) return "";
+  return v->is_string() ? v->get<std::string>() : v->dump();
+}
+
+// A JSON pointer's reference token (RFC 6901).
+std::string token(const std::string& key) { return json_input::child("", key); }
+
+// ---------------------------------------------------------------- SVG
+
+constexpr int kChartWidth = 760;
+constexpr int kLabelWidth = 170;
+constexpr int kValueWidth = 150;
+constexpr int kBarArea = kChartWidth - kLabelWidth - kValueWidth;
+constexpr int kRow = 26;
+
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string px(double v) { return fixed(v, 1); }
+
+// One bar chart's rows: a label, a bar of `fraction` of the bar area (capped
+// at the area; the capacity line marks 100% when `capacity_line`), and the
+// value text at its right.
+struct BarRow {
+  std::string label, value, tip;
+  double fraction = 0;
+};
+
+std::string svg_open(const std::string& id, int height, const std::string& title) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" + id + "\" width=\"" +
+         std::to_string(kChartWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+         std::to_string(kChartWidth) + " " + std::to_string(height) + "\" role=\"img\" aria-label=\"" +
+         xml_escape(title) + "\">\n";
+}
+
+std::string svg_text(double x, double y, const std::string& s, const std::string& extra = "") {
+  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\"" + extra + ">" + xml_escape(s) + "</text>\n";
+}
+
+std::string empty_chart(const std::string& id, const std::string& why) {
+  return svg_open(id, 40, why) + svg_text(10, 24, why, " class=\"empty\"") + "</svg>\n";
+}
+
+std::string bar_chart(const std::string& id, const std::string& title, const std::vector<BarRow>& rows,
+                      bool capacity_line) {
+  if (rows.empty()) return empty_chart(id, "no data in summary.json");
+  const int height = static_cast<int>(rows.size()) * kRow + 12;
+  std::string s = svg_open(id, height, title);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BarRow& r = rows[i];
+    const double y = 6 + static_cast<double>(i) * kRow;
+    const double w = std::clamp(r.fraction, 0.0, 1.0) * kBarArea;
+    s += svg_text(kLabelWidth - 8, y + 15, r.label, " text-anchor=\"end\"");
+    s += "<rect class=\"bar\" x=\"" + px(kLabelWidth) + "\" y=\"" + px(y + 3) + "\" width=\"" + px(std::max(w, 1.0)) +
+         "\" height=\"16\" fill=\"" + kPalette[0] + "\"><title>" + xml_escape(r.tip) + "</title></rect>\n";
+    s += svg_text(kLabelWidth + kBarArea + 8, y + 15, r.value);
+  }
+  if (capacity_line)
+    s += "<line class=\"capacity\" x1=\"" + px(kLabelWidth + kBarArea) + "\" x2=\"" + px(kLabelWidth + kBarArea) +
+         "\" y1=\"2\" y2=\"" + px(height - 4) + "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n";
+  s += "</svg>\n";
+  return s;
+}
+
+// ---------------------------------------------------------------- sections
+
+std::string header_section(const json& doc) {
+  std::ostringstream o;
+  const std::string status = text_of(at(doc, "/status"));
+  o << "<section id=\"run\">\n<h2>Run</h2>\n<table class=\"kv\">\n"
+    << "<tr><th>trace</th><td>" << xml_escape(text_of(at(doc, "/trace"))) << "</td></tr>\n"
+    << "<tr><th>platform</th><td>" << xml_escape(text_of(at(doc, "/platform"))) << "</td></tr>\n"
+    << "<tr><th>runtime</th><td>" << xml_escape(text_of(at(doc, "/run/runtime"))) << "</td></tr>\n"
+    << "<tr><th>status</th><td><span id=\"status\" class=\"status-" << xml_escape(status) << "\">"
+    << xml_escape(status) << "</span></td></tr>\n"
+    << "<tr><th>device wall</th><td>" << num(doc, "/device_wall_ns", Unit::kNs) << "</td></tr>\n"
+    << "<tr><th>makespan</th><td>" << num(doc, "/makespan_ns", Unit::kNs) << "</td></tr>\n"
+    << "<tr><th>scheduling window</th><td>" << num(doc, "/scheduling_window_ns", Unit::kNs) << "</td></tr>\n"
+    << "<tr><th>tasks submitted / completed</th><td>" << num(doc, "/tasks/submitted", Unit::kCount) << " / "
+    << num(doc, "/tasks/completed", Unit::kCount) << "</td></tr>\n"
+    << "<tr><th>blocks dispatched</th><td>" << num(doc, "/tasks/blocks_dispatched", Unit::kCount) << "</td></tr>\n"
+    << "<tr><th>AICPU threads (schedulers)</th><td>" << num(doc, "/run/aicpu_thread_num", Unit::kCount) << " ("
+    << num(doc, "/run/sched_threads", Unit::kCount) << ")</td></tr>\n"
+    << "</table>\n</section>\n";
+  return o.str();
+}
+
+std::string core_types_section(const json& doc) {
+  std::vector<BarRow> rows;
+  const json* types = at(doc, "/figures/core_types");
+  if (types && types->is_object())
+    for (const auto& [type, v] : types->items()) {
+      const std::string p = "/figures/core_types" + token(type);
+      rows.push_back({type + " (" + text_of(at(doc, p + "/cores")) + " cores)",
+                      human(number_or(at(doc, p + "/utilisation"), 0), Unit::kRatio),
+                      type + ": busy " + human(number_or(at(doc, p + "/busy_ns"), 0), Unit::kNs),
+                      number_or(at(doc, p + "/utilisation"), 0)});
+    }
+  std::ostringstream o;
+  o << "<section id=\"core-types\">\n<h2>Core-type utilisation</h2>\n"
+    << "<p>Kernel time of every block on a core of the type over cores x makespan.</p>\n"
+    << bar_chart("chart-core-utilisation", "core-type utilisation", rows, true);
+  if (types && types->is_object()) {
+    o << "<table>\n<tr><th>type</th><th>cores</th><th>busy</th><th>utilisation</th></tr>\n";
+    for (const auto& [type, v] : types->items()) {
+      const std::string p = "/figures/core_types" + token(type);
+      o << "<tr><td>" << xml_escape(type) << "</td><td>" << num(doc, p + "/cores", Unit::kCount) << "</td><td>"
+        << num(doc, p + "/busy_ns", Unit::kNs) << "</td><td>" << num(doc, p + "/utilisation", Unit::kRatio)
+        << "</td></tr>\n";
+    }
+    o << "</table>\n";
+  }
+  o << "</section>\n";
+  return o.str();
+}
+
+// One stacked bar per scheduler thread, a segment per phase kind.
+std::string sched_phases_section(const json& doc) {
+  const json* threads = at(doc, "/figures/sched_phases");
+  std::vector<std::string> kinds;  // every kind, in name order (one colour each)
+  if (threads && threads->is_object())
+    for (const auto& [t, v] : threads->items())
+      if (v.contains("shares") && v["shares"].is_object())
+        for (const auto& [k, share] : v["shares"].items())
+          if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  std::sort(kinds.begin(), kinds.end());
+  auto colour = [&](const std::string& k) {
+    const auto i = static_cast<std::size_t>(std::find(kinds.begin(), kinds.end(), k) - kinds.begin());
+    return kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+  };
+  std::ostringstream o;
+  o << "<section id=\"sched-phases\">\n<h2>Scheduler phase split per thread</h2>\n"
+    << "<p>Each scheduler thread's phase records: the share of each phase kind in the time they cover.</p>\n";
+  if (!threads || !threads->is_object() || threads->empty() || kinds.empty()) {
+    o << empty_chart("chart-sched-phases", "no scheduler phase records in summary.json") << "</section>\n";
+    return o.str();
+  }
+  const int rows = static_cast<int>(threads->size());
+  const int height = rows * kRow + 40;
+  o << svg_open("chart-sched-phases", height, "scheduler phase split per thread");
+  int row = 0;
+  for (const auto& [t, v] : threads->items()) {
+    const double y = 6 + row++ * kRow;
+    const std::string p = "/figures/sched_phases" + token(t);
+    o << svg_text(kLabelWidth - 8, y + 15, "thread " + t, " text-anchor=\"end\"");
+    double x = kLabelWidth;
+    for (const std::string& k : kinds) {
+      const double share = number_or(at(doc, p + "/shares" + token(k)), 0);
+      if (share <= 0) continue;
+      const double w = share * kBarArea;
+      o << "<rect class=\"bar seg\" x=\"" << px(x) << "\" y=\"" << px(y + 3) << "\" width=\"" << px(w)
+        << "\" height=\"16\" fill=\"" << colour(k) << "\"><title>thread " << xml_escape(t) << " " << xml_escape(k)
+        << ": " << human(share, Unit::kRatio) << "</title></rect>\n";
+      x += w;
+    }
+    o << svg_text(kLabelWidth + kBarArea + 8, y + 15, human(number_or(at(doc, p + "/phase_ns"), 0), Unit::kNs));
+  }
+  double lx = kLabelWidth;
+  const double ly = 6 + rows * kRow + 10;
+  for (const std::string& k : kinds) {
+    o << "<rect class=\"legend\" x=\"" << px(lx) << "\" y=\"" << px(ly) << "\" width=\"12\" height=\"12\" fill=\""
+      << colour(k) << "\"/>\n"
+      << svg_text(lx + 16, ly + 11, k);
+    lx += 24 + 8.0 * static_cast<double>(k.size());
+  }
+  o << "</svg>\n<table>\n<tr><th>thread</th><th>phase time</th>";
+  for (const std::string& k : kinds) o << "<th>" << xml_escape(k) << "</th>";
+  o << "</tr>\n";
+  for (const auto& [t, v] : threads->items()) {
+    const std::string p = "/figures/sched_phases" + token(t);
+    o << "<tr><td>" << xml_escape(t) << "</td><td>" << num(doc, p + "/phase_ns", Unit::kNs) << "</td>";
+    for (const std::string& k : kinds) o << "<td>" << num(doc, p + "/shares" + token(k), Unit::kRatio) << "</td>";
+    o << "</tr>\n";
+  }
+  o << "</table>\n</section>\n";
+  return o.str();
+}
+
+// Per ring the scopes sampled: each resource's peak against the ring's size.
+std::string ring_peaks_section(const json& doc) {
+  struct Resource {
+    const char* peak;      // key in ring_peaks."R"
+    const char* capacity;  // key in run (a list per ring)
+    const char* label;
+    Unit unit;
+  };
+  const Resource kResources[] = {{"task_slots", "ring_task_window", "task slots", Unit::kCount},
+                                 {"heap_bytes", "ring_heap", "heap", Unit::kBytes},
+                                 {"dep_pool", "ring_dep_pool", "dep pool", Unit::kCount}};
+  const json* rings = at(doc, "/figures/ring_peaks");
+  std::vector<BarRow> rows;
+  std::ostringstream table;
+  table << "<table>\n<tr><th>ring</th><th>resource</th><th>peak</th><th>capacity</th><th>of capacity</th></tr>\n";
+  if (rings && rings->is_object())
+    for (const auto& [r, v] : rings->items())
+      for (const Resource& res : kResources) {
+        const std::string peak_p = "/figures/ring_peaks" + token(r) + "/" + res.peak;
+        const std::string cap_p = std::string("/run/") + res.capacity + "/" + r;
+        const json* peak = at(doc, peak_p);
+        if (!peak) continue;
+        const double cap = number_or(at(doc, cap_p), 0);
+        const double fraction = cap > 0 ? number_or(peak, 0) / cap : 0;
+        const std::string of = cap > 0 ? human(fraction, Unit::kRatio) : "capacity unknown";
+        rows.push_back({"ring " + r + " " + res.label, of,
+                        "peak " + human(number_or(peak, 0), res.unit) + " of " + human(cap, res.unit), fraction});
+        table << "<tr><td>" << xml_escape(r) << "</td><td>" << res.label << "</td><td>"
+              << num(doc, peak_p, res.unit) << "</td><td>" << num(doc, cap_p, res.unit) << "</td><td>" << of
+              << "</td></tr>\n";
+      }
+  table << "</table>\n";
+  std::ostringstream o;
+  o << "<section id=\"ring-peaks\">\n<h2>Ring peaks against capacity</h2>\n"
+    << "<p>The most of each ring's task slots, heap bytes and dep-pool entries in use at a scope's begin or end "
+       "(scope_stats), over the ring's size in this run; the dashed line is the capacity.</p>\n"
+    << bar_chart("chart-ring-peaks", "ring peaks against capacity", rows, true);
+  if (!rows.empty()) o << table.str();
+  o << "</section>\n";
+  return o.str();
+}
+
+constexpr std::size_t kTopKernels = 10;
+
+std::string top_kernels_section(const json& doc) {
+  std::vector<std::pair<double, std::string>> kernels;  // (core_busy_ns, name)
+  const json* all = at(doc, "/kernels");
+  if (all && all->is_object())
+    for (const auto& [name, v] : all->items())
+      kernels.emplace_back(number_or(at(doc, "/kernels" + token(name) + "/core_busy_ns"), 0), name);
+  // Most core time first; ties by name (deterministic).
+  std::sort(kernels.begin(), kernels.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  if (kernels.size() > kTopKernels) kernels.resize(kTopKernels);
+  const double top = kernels.empty() ? 0 : kernels.front().first;
+  std::vector<BarRow> rows;
+  for (const auto& [busy, name] : kernels)
+    rows.push_back({name, human(busy, Unit::kNs), name + ": " + human(busy, Unit::kNs), top > 0 ? busy / top : 0});
+  std::ostringstream o;
+  o << "<section id=\"top-kernels\">\n<h2>Top kernels by core time</h2>\n"
+    << "<p>Kernel time summed over every block of the kernel's tasks (core_busy_ns); the "
+    << kTopKernels << " largest of " << (all && all->is_object() ? all->size() : 0) << ".</p>\n"
+    << bar_chart("chart-top-kernels", "top kernels by core time", rows, false);
+  if (!kernels.empty()) {
+    o << "<table>\n<tr><th>kernel</th><th>core time</th><th>tasks</th><th>blocks</th><th>dispatch ops</th></tr>\n";
+    for (const auto& [busy, name] : kernels) {
+      const std::string p = "/kernels" + token(name);
+      o << "<tr><td>" << xml_escape(name) << "</td><td>" << num(doc, p + "/core_busy_ns", Unit::kNs) << "</td><td>"
+        << num(doc, p + "/tasks", Unit::kCount) << "</td><td>" << num(doc, p + "/blocks", Unit::kCount)
+        << "</td><td>" << num(doc, p + "/dispatch_ops", Unit::kCount) << "</td></tr>\n";
+    }
+    o << "</table>\n";
+  }
+  o << "</section>\n";
+  return o.str();
+}
+
+// Dispatch latencies and the idle-core-with-ready-work overhead: tables.
+std::string latency_section(const json& doc) {
+  std::ostringstream o;
+  o << "<section id=\"latency\">\n<h2>Dispatch latency and overhead</h2>\n"
+    << "<table>\n<tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>\n";
+  for (const char* key : {"dispatch_to_start_ns", "ready_to_dispatch_ns"}) {
+    const std::string p = std::string("/figures/") + key;
+    o << "<tr><td>" << key << "</td><td>" << num(doc, p + "/count", Unit::kCount) << "</td>";
+    for (const char* q : {"/p50", "/p90", "/p99", "/max"}) o << "<td>" << num(doc, p + q, Unit::kNs) << "</td>";
+    o << "</tr>\n";
+  }
+  o << "</table>\n<p>Overhead window " << num(doc, "/figures/overhead/window_ns", Unit::kNs)
+    << " (first block start to last block end).</p>\n"
+    << "<table>\n<tr><th>idle core with ready work</th><th>time</th><th>of window</th></tr>\n";
+  for (const char* key : {"oh_aic_overhead", "oh_aiv_overhead", "oh_all_overhead", "oh_has_overhead"}) {
+    const std::string p = std::string("/figures/overhead/") + key;
+    o << "<tr><td>" << key << "</td><td>" << num(doc, p + "/ns", Unit::kNs) << "</td><td>"
+      << num(doc, p + "/pct", Unit::kPct) << "</td></tr>\n";
+  }
+  o << "</table>\n</section>\n";
+  return o.str();
+}
+
+// A list of lines (or one text) as a <pre>.
+std::string lines_block(const json* v, const std::string& id) {
+  std::string text;
+  if (v && v->is_array())
+    for (const json& line : *v) text += text_of(&line) + "\n";
+  else
+    text = v && v->is_object() ? v->dump(2) : text_of(v);
+  if (text.empty()) return "<p id=\"" + id + "\" class=\"none\">(none)</p>\n";
+  return "<pre id=\"" + id + "\">" + xml_escape(text) + "</pre>\n";
+}
+
+std::string failure_section(const json& doc) {
+  const json* error = at(doc, "/error");
+  if (!error || error->is_null()) return "";
+  std::ostringstream o;
+  o << "<section id=\"failure\">\n<h2>Failure: <span id=\"error-name\">" << xml_escape(text_of(at(doc, "/error/name")))
+    << "</span></h2>\n<table class=\"kv\">\n";
+  for (const char* key : {"message", "hint", "detector"})
+    o << "<tr><th>" << key << "</th><td>" << xml_escape(text_of(at(doc, std::string("/error/") + key)))
+      << "</td></tr>\n";
+  for (const char* key : {"orch_error_code", "sched_error_code", "host_code"})
+    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kCount) << "</td></tr>\n";
+  for (const char* key : {"stall_time_ns", "device_time_ns"})
+    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kNs) << "</td></tr>\n";
+  o << "</table>\n<h3>Host log</h3>\n"
+    << lines_block(at(doc, "/error/host_log"), "host-log") << "<h3>Device log (AICPU)</h3>\n"
+    << lines_block(at(doc, "/error/device_log"), "device-log") << "<h3>npusim diagnosis</h3>\n"
+    << lines_block(at(doc, "/error/diagnosis/explanation"), "diagnosis");
+  if (const json* enough = at(doc, "/error/diagnosis/enough/option"))
+    o << "<p id=\"enough\">Sizes that would have been enough: <code>" << xml_escape(text_of(enough))
+      << "</code></p>\n";
+  if (const json* diagnosis = at(doc, "/error/diagnosis"))
+    o << "<details><summary>the whole diagnosis (error.diagnosis)</summary>\n<pre>" << xml_escape(diagnosis->dump(2))
+      << "</pre></details>\n";
+  o << "</section>\n";
+  return o.str();
+}
+
+const char kStyle[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:820px;color:#222}\n"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}\n"
+    "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid "
+    "#eee}\n"
+    "td .num{font-variant-numeric:tabular-nums}svg.chart{display:block;margin:8px 0;font-size:12px}\n"
+    "pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}\n"
+    ".status-ok{color:#1a7f37;font-weight:bold}.status-error{color:#c00;font-weight:bold}\n"
+    "#failure{border-left:4px solid #c00;padding-left:12px}\n";
+
+// The one script: a script error is written into the page (so a headless
+// browser's DOM dump shows it), and the charts drawn are counted.
+const char kErrorHook[] =
+    "<script>window.onerror=function(m){document.documentElement.setAttribute('data-script-error',String(m));};"
+    "</script>\n";
+const char kChartCount[] =
+    "<script>document.documentElement.setAttribute('data-charts-drawn',"
+    "String(document.querySelectorAll('svg.chart').length));</script>\n";
+
+}  // namespace
+
+std::string report_html(const json& summary, const std::string& title) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>npusim report: "
+    << xml_escape(title) << "</title>\n<style>\n"
+    << kStyle << "</style>\n" << kErrorHook << "</head>\n<body>\n<h1>npusim report: " << xml_escape(title)
+    << "</h1>\n"
+    << header_section(summary) << failure_section(summary) << core_types_section(summary)
+    << sched_phases_section(summary) << ring_peaks_section(summary) << top_kernels_section(summary)
+    << latency_section(summary) << kChartCount << "</body>\n</html>\n";
+  return o.str();
+}
+
+json read_run_summary(const std::string& run_dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(run_dir, ec);
+  if (!fs::exists(st))
+    throw InputError(run_dir, "", "no such folder (expected the --out folder of an npusim run)");
+  if (!fs::is_directory(st))
+    throw InputError(run_dir, "", "is not a folder (expected the --out folder of an npusim run)");
+  std::string path = run_dir + "/summary.json";
+  if (!fs::exists(path, ec) && fs::exists(path + ".gz", ec)) path += ".gz";
+  if (!fs::is_regular_file(path, ec))
+    throw InputError(run_dir, "",
+                     "no summary.json in this folder (expected the --out folder of an npusim run, which always "
+                     "writes one)");
+  // zlib's reader takes a plain file as it is and a gzip file decompressed.
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, "", "cannot open the file");
+  std::string text;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > json_input::kMaxFileBytes) {
+      gzclose(f);
+      throw InputError(path, "", "larger than " + std::to_string(json_input::kMaxFileBytes >> 20) +
+                                     " MiB: not a summary.json");
+    }
+  }
+  const bool failed = n < 0;
+  gzclose(f);
+  if (failed) throw InputError(path, "", "cannot read the file (a damaged gzip file?)");
+  json doc = json_input::parse(text, path);
+  if (!doc.is_object() || !doc.contains("npusim_summary") || doc["npusim_summary"] != 1)
+    throw InputError(path, doc.is_object() ? "/npusim_summary" : "",
+                     "expected a summary.json written by npusim run (\"npusim_summary\": 1)");
+  return doc;
+}
+
+int report_command(const std::string& run_dir, const std::string& out_path, std::ostream& out) {
+  const json summary = read_run_summary(run_dir);
+  // The run's folder holds only what npusim run wrote (docs/outputs.md): a
+  // page there would make the next run into it refuse the folder.
+  std::error_code ec;
+  if (fs::weakly_canonical(fs::absolute(out_path), ec).parent_path() == fs::weakly_canonical(run_dir, ec))
+    throw InputError(out_path, "",
+                     "the page would go inside the run's folder, which holds only what npusim run writes (a "
+                     "later run into it would refuse the folder): write it elsewhere");
+  // The page is named after the trace the run simulated.
+  const json* trace = at(summary, "/trace");
+  write_file(out_path, report_html(summary, trace && trace->is_string() ? trace->get<std::string>() : run_dir));
+  out << "npusim report: wrote " << out_path << "\n";
+  return 0;
+}
+
+}  // namespace npusim::record
