@@ -61,6 +61,7 @@ TEST_CASE("report: the page shows summary.json's numbers, with their pointers, a
   CHECK(page.find("data-key=\"/kernels/B/core_busy_ns\"") < page.find("data-key=\"/kernels/A/core_busy_ns\""));
   CHECK(has(page, R"(width="440.0" height="16" fill="#4e79a7"><title>B: 600 ns)"));
   CHECK(has(page, R"(width="220.0" height="16" fill="#4e79a7"><title>A: 300 ns)"));
+  CHECK(has(page, "(core_busy_ns); the 2 largest of 2.</p>"));
   CHECK_FALSE(has(page, "id=\"failure\""));
   CHECK(page == report_html(hand_summary(), "t<1>"));  // deterministic
 }

@@ -304,6 +304,7 @@ std::string top_kernels_section(const json& doc) {
   // Most core time first; ties by name (deterministic).
   std::sort(kernels.begin(), kernels.end(),
             [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  const std::size_t total = kernels.size();
   if (kernels.size() > kTopKernels) kernels.resize(kTopKernels);
   const double top = kernels.empty() ? 0 : kernels.front().first;
   std::vector<BarRow> rows;
@@ -312,7 +313,7 @@ std::string top_kernels_section(const json& doc) {
   std::ostringstream o;
   o << "<section id=\"top-kernels\">\n<h2>Top kernels by core time</h2>\n"
     << "<p>Kernel time summed over every block of the kernel's tasks (core_busy_ns); the "
-    << kTopKernels << " largest of " << (all && all->is_object() ? all->size() : 0) << ".</p>\n"
+    << kernels.size() << " largest of " << total << ".</p>\n"
     << bar_chart("chart-top-kernels", "top kernels by core time", rows, false);
   if (!kernels.empty()) {
     o << "<table>\n<tr><th>kernel</th><th>core time</th><th>tasks</th><th>blocks</th><th>dispatch ops</th></tr>\n";
