@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -129,6 +130,117 @@ TEST_CASE("the qwen3 decode's swimlane has no backward flow and every flow start
   CHECK(c["hb_violation"].flows == 1737);
   CHECK(c["dependency"].flows + c["hb_violation"].flows == 17522);
   CHECK(c["doorbell"].flows == 1080);
+  // The converter's other kinds (swimlane_converter.py, generate_chrome_trace_json).
+  CHECK(c["complete"].flows == 10604);
+  CHECK(c["complete\u2192ready"].flows == 4072);
+  CHECK(c["submit\u2192dispatch"].flows == c["dispatch"].flows);
+}
+
+namespace {
+
+// The name of the "X" slice on (pid, tid) that holds ts (the innermost: latest start).
+std::string slice_at(const json& trace, int pid, int tid, double ts) {
+  std::string name;
+  double best = -1;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid && e["ts"].get<double>() <= ts + 1e-9 &&
+        e["ts"].get<double>() + e["dur"].get<double>() >= ts - 1e-9 && e["ts"].get<double>() > best) {
+      best = e["ts"].get<double>();
+      name = e["name"].get<std::string>();
+    }
+  return name;
+}
+
+// Per flow name, the (s, f) pairs.
+std::map<std::string, std::vector<std::pair<json, json>>> flow_pairs(const json& trace) {
+  std::map<std::uint64_t, std::pair<json, json>> by_id;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "s") by_id[e["id"].get<std::uint64_t>()].first = e;
+    if (e["ph"] == "f") by_id[e["id"].get<std::uint64_t>()].second = e;
+  }
+  std::map<std::string, std::vector<std::pair<json, json>>> out;
+  for (auto& [id, p] : by_id) out[p.first["name"].get<std::string>()].push_back(p);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the converter's complete, complete->ready and submit->dispatch flows on the chain", "[perfetto][cli]") {
+  // swimlane_converter.py, generate_chrome_trace_json: "complete" from each
+  // task's bar (0.01 us inside its end) to the complete phase that observed
+  // its FIN; "complete→ready" from the complete that released a consumer's
+  // last fanin to the consumer's dispatch; "submit→dispatch" from the
+  // orchestrator's orch_submit slice to each block's dispatch. chain: 8
+  // single-block tasks, t(i) consumes t(i-1).
+  const json trace = run_trace("chain", "--swimlane-level 4");
+  auto c = check_flows(trace);
+  CHECK(total(c).backwards == 0);
+  CHECK(total(c).unbound == 0);
+  CHECK(c["complete"].flows == 8);
+  CHECK(c["complete\u2192ready"].flows == 7);
+  CHECK(c["submit\u2192dispatch"].flows == 8);
+  auto pairs = flow_pairs(trace);
+  for (const auto& [s, f] : pairs["complete"]) {
+    CHECK(s["pid"] == 4);
+    bool before_a_bar_end = false;  // 0.01 us before the end of a bar on its lane
+    for (const json& e : trace["traceEvents"])
+      if (e["ph"] == "X" && e["pid"] == 4 && e["tid"] == s["tid"] && e["cat"] == "event")
+        before_a_bar_end |= std::abs(e["ts"].get<double>() + e["dur"].get<double>() - 0.01 - s["ts"].get<double>()) < 1e-6;
+    CHECK(before_a_bar_end);
+    CHECK(f["pid"] == 2);
+    CHECK(slice_at(trace, 2, f["tid"], f["ts"]).rfind("complete(", 0) == 0);
+  }
+  for (const auto& [s, f] : pairs["complete\u2192ready"]) {
+    CHECK(slice_at(trace, 2, s["tid"], s["ts"]).rfind("complete(", 0) == 0);
+    CHECK(slice_at(trace, 2, f["tid"], f["ts"]).rfind("dispatch(", 0) == 0);
+  }
+  for (const auto& [s, f] : pairs["submit\u2192dispatch"]) {
+    CHECK(slice_at(trace, 1, s["tid"], s["ts"]).rfind("submit(", 0) == 0);
+    CHECK(slice_at(trace, 2, f["tid"], f["ts"]).rfind("dispatch(", 0) == 0);
+  }
+  // Level 2 has no scheduler lanes to draw them on.
+  auto c2 = check_flows(run_trace("chain", "--swimlane-level 2"));
+  CHECK(c2.count("complete") == 0);
+  CHECK(c2.count("submit\u2192dispatch") == 0);
+}
+
+TEST_CASE("the overhead counters integrate to summary.json's oh_* figures", "[perfetto][cli]") {
+  // swimlane_converter.py, build_overhead_counter_events: eight "ph": "C"
+  // tracks under pid 2, written where a value changes. mix runs on both
+  // engines; each overhead track's time at 1 equals figures.overhead.
+  fs::path dir;
+  cli::Result r = cli::run("traces/mix.json --quiet --swimlane-level 3", "mix", dir);
+  REQUIRE(r.status == 0);
+  const json trace = cli::load(dir / "merged_swimlane.json");
+  const json fig = cli::load(dir / "summary.json")["figures"]["overhead"];
+  std::map<std::string, std::vector<std::pair<double, long>>> tracks;
+  std::map<std::string, int> tids;
+  double w1 = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X" && e["pid"] == 4) w1 = std::max(w1, e["ts"].get<double>() + e["dur"].get<double>());
+    if (e["ph"] != "C" || e["cat"] != "overhead") continue;
+    CHECK(e["pid"] == 2);
+    const std::string name = e["name"];
+    tracks[name].push_back({e["ts"].get<double>(), e["args"][name].get<long>()});
+    tids[name] = e["tid"];
+  }
+  CHECK(tids == std::map<std::string, int>{{"oh_aic_idle", 9101}, {"oh_aic_ready", 9102}, {"oh_aic_overhead", 9103},
+                                           {"oh_aiv_idle", 9111}, {"oh_aiv_ready", 9112}, {"oh_aiv_overhead", 9113},
+                                           {"oh_all_overhead", 9121}, {"oh_has_overhead", 9122}});
+  auto time_at_one = [&](const std::string& name) {
+    const auto& v = tracks[name];
+    double t = 0;
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (v[k].second) t += (k + 1 < v.size() ? v[k + 1].first : w1) - v[k].first;
+    return t * 1000.0;  // ns
+  };
+  for (const char* name : {"oh_aic_overhead", "oh_aiv_overhead", "oh_all_overhead", "oh_has_overhead"}) {
+    INFO(name);
+    CHECK(time_at_one(name) == Approx(fig[name]["ns"].get<double>()).margin(1e-3));
+  }
+  // By hand: the AIC overhead is the one ready AIC task waiting 5.886 -> 9.144 us.
+  CHECK(tracks["oh_aic_overhead"] == std::vector<std::pair<double, long>>{{2.886, 0}, {5.886, 1}, {9.144, 0}});
+  CHECK(fig["oh_aic_overhead"]["ns"] == 3258.0);
 }
 
 TEST_CASE("an early-resolved chain draws its dependency arrows as happens-before exceptions from the producer's start",

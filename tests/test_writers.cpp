@@ -779,7 +779,7 @@ TEST_CASE("perfetto scheduler phases, queue counter, dummy marker and alloc mark
   CHECK(sched[1]["name"] == "complete(1)");
   CHECK(sched[1]["cname"] == "good");
   CHECK(sched[1]["args"]["finishes_processed"] == 1);
-  auto counters = events_where(trace, [](const json& e) { return e["ph"] == "C"; });
+  auto counters = events_where(trace, [](const json& e) { return e["ph"] == "C" && e["cat"] == "queue"; });
   REQUIRE(counters.size() == 2);
   CHECK(counters[1]["args"] == json::parse(R"({"AIC": 0, "AIV": 1, "MIX": 0})"));
   CHECK(counters[1]["tid"] == 3999);

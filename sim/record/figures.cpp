@@ -28,69 +28,29 @@ ordered_json percentiles_json(std::vector<double> v) {
   return {{"count", v.size()}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
 }
 
-// A sweep over the moments where a count changes, as compute_overhead in the
-// runtime's sched_overhead_analysis.py defines the figures: the window is
-// [first start, last end]; a type's engine count is the cores of that type
-// that ran a block; a task is ready-undispatched over [ready, dispatch] for
-// every engine it ran on (a MIX task for both).
 Overhead compute_overhead(const OverheadInput& in) {
   Overhead o;
-  if (in.runs.empty()) return o;
+  sweep_overhead(in, [&o](Time from, Time to, const OverheadLevels& l) {
+    const Time length = to - from;
+    for (int ty = 0; ty < 2; ++ty)
+      if (l.over[static_cast<std::size_t>(ty)]) o.by_type[static_cast<std::size_t>(ty)] += length;
+    if (l.all) o.all += length;
+    if (l.has) o.has += length;
+  });
   Time w0 = kNever, w1 = 0;
-  std::array<std::set<int>, 2> cores;
   for (const auto& r : in.runs) {
     w0 = std::min(w0, r.start);
     w1 = std::max(w1, r.end);
-    cores[static_cast<std::size_t>(r.type)].insert(r.core);
   }
-  o.window = w1 - w0;
-  // (time, counter, delta); counters 0-1 running per type, 2-3 ready-undispatched per type.
-  struct Step { Time t; int counter; int delta; };
-  std::vector<Step> steps;
-  auto add = [&](Time a, Time b, int counter) {
-    a = std::clamp(a, w0, w1);
-    b = std::clamp(b, w0, w1);
-    if (b <= a) return;
-    steps.push_back({a, counter, +1});
-    steps.push_back({b, counter, -1});
-  };
-  for (const auto& r : in.runs) add(r.start, r.end, r.type);
-  for (const auto& t : in.tasks)
-    for (int ty = 0; ty < 2; ++ty)
-      if (t.types & (1u << ty)) add(t.ready, t.dispatch, 2 + ty);
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.t < b.t; });
-  std::array<long, 4> count{};
-  std::size_t i = 0;
-  Time now = w0;
-  while (i < steps.size()) {
-    const Time t = steps[i].t;
-    const Time length = t - now;
-    if (length > 0) {
-      bool all = true, has = true, any_work = false;
-      bool any_type = false;
-      for (int ty = 0; ty < 2; ++ty) {
-        if (cores[static_cast<std::size_t>(ty)].empty()) continue;  // an engine not present
-        any_type = true;
-        const bool idle = static_cast<long>(cores[static_cast<std::size_t>(ty)].size()) - count[ty] > 0;
-        const bool work = count[2 + ty] > 0;
-        const bool over = idle && work;
-        if (over) o.by_type[static_cast<std::size_t>(ty)] += length;
-        all = all && over;
-        if (work) {
-          any_work = true;
-          has = has && idle;
-        }
-      }
-      if (any_type && all) o.all += length;
-      if (any_work && has) o.has += length;
-    }
-    now = t;
-    for (; i < steps.size() && steps[i].t == t; ++i) count[static_cast<std::size_t>(steps[i].counter)] += steps[i].delta;
-  }
+  if (!in.runs.empty()) o.window = w1 - w0;
   return o;
 }
 
 void FiguresCollector::on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) {
+  overhead_.on_submitted(t, edges);
+}
+
+void OverheadCollector::on_submitted(const Task& t, const std::vector<EdgeInfo>& edges) {
   std::vector<TaskId> preds;
   for (const EdgeInfo& e : edges)
     if (e.pred != kNoTask && e.pred != t.id) preds.push_back(e.pred);
@@ -107,11 +67,17 @@ void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   // The dispatch that let the block start: its doorbell when early-staged.
   const Time released = b.gated ? b.release : b.dispatch;
   if (released != kNever) dispatch_to_start_.push_back(to_ns(b.start) - to_ns(released));
-  runs_.push_back({b.start, b.end, ty, b.core});
+  overhead_.on_block_finished(t, b);
+}
+
+void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
+  if (b.end == kNever || b.end < b.start) return;
+  runs_.push_back({b.start, b.end, b.core});
   TaskRec& rec = ran_[t.id];
   rec.dispatch = std::min(rec.dispatch, b.dispatch);
   rec.end = std::max(rec.end, b.end);
-  rec.types = static_cast<std::uint8_t>(rec.types | (1u << ty));
+  rec.low_core = rec.low_core < 0 ? b.core : std::min(rec.low_core, b.core);
+  rec.high_core = std::max(rec.high_core, b.core);
 }
 
 void FiguresCollector::on_retired(Task& t) {
@@ -134,9 +100,10 @@ void FiguresCollector::on_scope_sample(const ScopeSample& x) {
 // A task is ready when the last of its producers that ran ended (the data
 // exists); one whose producers never ran on a core is ready at its own
 // dispatch (sched-overhead-model.md, "Off-perf predecessors").
-OverheadInput FiguresCollector::overhead_input() const {
+OverheadInput OverheadCollector::input(int clusters) const {
   OverheadInput in;
-  in.runs = runs_;
+  in.runs.reserve(runs_.size());
+  for (const Run& r : runs_) in.runs.push_back({r.start, r.end, r.core < clusters ? 0 : 1, r.core});
   in.tasks.reserve(ran_.size());
   for (const auto& [id, rec] : ran_) {
     Time ready = 0;
@@ -147,7 +114,8 @@ OverheadInput FiguresCollector::overhead_input() const {
           ready = std::max(ready, q->second.end);
           any = true;
         }
-    in.tasks.push_back({any ? ready : rec.dispatch, rec.dispatch, rec.types});
+    const auto types = static_cast<std::uint8_t>((rec.low_core < clusters ? 1u : 0u) | (rec.high_core >= clusters ? 2u : 0u));
+    in.tasks.push_back({any ? ready : rec.dispatch, rec.dispatch, types});
   }
   return in;
 }
@@ -165,7 +133,7 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   f["dispatch_to_start_ns"] = percentiles_json(dispatch_to_start_);
   f["ready_to_dispatch_ns"] = percentiles_json(ready_to_dispatch_);
 
-  const Overhead o = compute_overhead(overhead_input());
+  const Overhead o = compute_overhead(overhead_.input(clusters_));
   ordered_json& oh = f["overhead"];
   oh["window_ns"] = to_ns(o.window);
   auto put = [&](const std::string& name, Time t) { oh[name] = {{"ns", to_ns(t)}, {"pct", 100.0 * share(t, o.window)}}; };

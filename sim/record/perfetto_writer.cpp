@@ -20,11 +20,13 @@
 // to whatever starts at the same instant.
 //
 // Level gating follows the records the converter would have: Worker View
-// always; Scheduler View at level >= 2; scheduler phases, dispatch flows and
-// AICPU markers at >= 3; the orchestrator at 4.
+// always; Scheduler View at level >= 2; scheduler phases, dispatch, complete
+// and complete->ready flows, the overhead counters and AICPU markers at >= 3;
+// the orchestrator and its submit->dispatch flows at 4.
 #include <algorithm>
 #include <unordered_map>
 
+#include "sim/record/figures.h"
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
@@ -86,6 +88,9 @@ struct Summary {
   int block_num = 1;
   int last_core = -1;           // core of the block that ended last
   Time last_begin = 0, last_end = 0;  // that block's bar
+  Time last_finish = 0;         // the AICPU's observation of the FIN that completed the task ...
+  int finish_thread = -1;       // ... and the thread whose complete phase observed it
+  Time submit_begin = kNever, submit_end = kNever;  // its orch_submit slice (level 4)
   std::uint32_t consumers = 0;  // consumers that have yet to draw their flow from this task
   bool retired = false;
   // The task's L2 figures (all its blocks together), as summary.json's per kernel.
@@ -118,7 +123,7 @@ class PerfettoWriter : public OutputWriter {
     events_.raw("{\"traceEvents\": [\n");
   }
 
-  void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>&) override {
+  void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override {
     for (const FaninRef& f : t.fanin) {
       auto it = live_.find(f.producer);
       if (it != live_.end()) ++it->second.consumers;
@@ -126,6 +131,7 @@ class PerfettoWriter : public OutputWriter {
     Summary& s = live_[t.id];
     s.kernel = t.kernel;
     s.block_num = t.block_num;
+    if (level_ >= 3) overhead_.on_submitted(t, edges);
   }
 
   void on_block_finished(const Task& t, const BlockRecord& b) override {
@@ -140,6 +146,11 @@ class PerfettoWriter : public OutputWriter {
       s.last_begin = bar_start(b);
       s.last_end = b.end;
     }
+    if (s.finish_thread < 0 || b.finish >= s.last_finish) {
+      s.last_finish = b.finish;
+      s.finish_thread = b.thread;
+    }
+    if (level_ >= 3) overhead_.on_block_finished(t, b);
     if (level_ < 2) return;
     // Scheduler View: dispatch -> finish; a block dispatched into the pending
     // slot while the core still runs the previous one goes on the +1 lane.
@@ -176,6 +187,10 @@ class PerfettoWriter : public OutputWriter {
       if (b.core >= 0) drawn_.push_back(b);
     std::sort(drawn_.begin(), drawn_.end(), [](const BlockRecord& a, const BlockRecord& b) { return a.seq < b.seq; });
     if (!drawn_.empty()) draw_task(t, live_.find(t.id));
+    if (level_ >= 3 && !drawn_.empty()) {
+      put_complete(t);
+      put_complete_to_ready(t);
+    }
     // The task's incoming dependency flows; then forget producers no
     // consumer needs any more.
     const BlockRecord* first = first_block();
@@ -244,7 +259,12 @@ class PerfettoWriter : public OutputWriter {
     put_submit_args(events_, x.submit_idx, x.task_id).raw(", \"cat\": \"orchestrator\", \"name\": \"submit(");
     events_.task(x.task_id).raw(")\"");
     end_x(kPidOrch, kTidOrch, x.start, span(x.start, x.end));
-    if (x.kind == TaskKind::Alloc) allocs_.record(x);
+    if (x.kind == TaskKind::Alloc) {
+      allocs_.record(x);
+    } else if (auto it = live_.find(x.task_id); it != live_.end()) {
+      it->second.submit_begin = x.start;
+      it->second.submit_end = x.end;
+    }
   }
 
   void finish(const RunInfo& info) override {
@@ -259,6 +279,7 @@ class PerfettoWriter : public OutputWriter {
       end_x(kPidWorker, aicpu_tid(orch), r.start, span(r.start, r.end));
     });
     allocs_.close_and_remove();
+    if (level_ >= 3) put_overhead_counters(clusters);
 
     if (level_ >= 4) {
       put_process(kPidOrch, "AICPU Orchestrator");
@@ -381,11 +402,82 @@ class PerfettoWriter : public OutputWriter {
       if (level_ >= 3 && b.thread >= 0)
         put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core),
                  std::min(b.start, end));
+      // submit->dispatch: the orchestrator's submit of the task to this block's dispatch.
+      if (level_ >= 4 && b.thread >= 0 && self != live_.end() && self->second.submit_end != kNever &&
+          self->second.submit_end <= b.dispatch)
+        put_flow("submit\u2192dispatch", kPidOrch, kTidOrch, inset_end(self->second.submit_begin, self->second.submit_end),
+                 kPidSched, sched_tid(b.thread), b.dispatch);
       // An early-staged block starts on its doorbell, rung when its producer completed.
       if (level_ >= 3 && b.gated && b.release_thread >= 0 && b.release <= end)
         put_flow("doorbell", kPidSched, sched_tid(b.release_thread), b.release, kPidWorker, core_tid(b.core),
                  std::min(b.start, end));
     }
+  }
+
+  // A point 0.01 µs inside the end of the slice [begin, end] (its begin if shorter).
+  static Time inset_end(Time begin, Time end) { return std::max(begin, end > kFlowInset ? end - kFlowInset : 0); }
+
+  // `complete` (swimlane_converter.py, generate_chrome_trace_json, "Inbound"):
+  // from the task's Worker View bar, 0.01 µs inside its end, to the complete
+  // phase of the scheduler thread that observed the FIN completing the task,
+  // at that observation. One arrow per bar; an SPMD task's from its earliest bar.
+  void put_complete(const Task& t) {
+    auto self = live_.find(t.id);
+    if (self == live_.end() || self->second.finish_thread < 0) return;
+    const Summary& s = self->second;
+    auto from = [&](const BlockRecord& b) {
+      put_flow("complete", kPidWorker, core_tid(b.core), inset_end(bar_start(b), bar_end(b)), kPidSched,
+               sched_tid(s.finish_thread), s.last_finish);
+    };
+    if (t.block_num > 1) {
+      if (const BlockRecord* first = first_block()) from(*first);
+    } else {
+      for (const BlockRecord& b : drawn_) from(b);
+    }
+  }
+
+  // `complete→ready` (the same function, "Outbound"): from the complete
+  // phase that completed the consumer's last producer (the one whose FIN was
+  // observed last), at that observation, to the consumer's first dispatch on
+  // the dispatching thread's lane. Drawn only when every producer ran on a
+  // core, and, as the converter skips them, not for a consumer dispatched
+  // before that completion (an early-staged one: its doorbell arrow says it).
+  void put_complete_to_ready(const Task& t) {
+    const Summary* last = nullptr;
+    for (const FaninRef& f : t.fanin) {
+      auto it = live_.find(f.producer);
+      if (it == live_.end() || it->second.finish_thread < 0) return;
+      if (!last || it->second.last_finish > last->last_finish) last = &it->second;
+    }
+    const BlockRecord* first = nullptr;
+    for (const BlockRecord& b : drawn_)
+      if (b.thread >= 0 && (!first || b.dispatch < first->dispatch)) first = &b;
+    if (!last || !first || first->dispatch < last->last_finish) return;
+    put_flow("complete\u2192ready", kPidSched, sched_tid(last->finish_thread), last->last_finish, kPidSched,
+             sched_tid(first->thread), first->dispatch);
+  }
+
+  // The converter's overhead counters (build_overhead_counter_events,
+  // `--overhead`): eight "ph": "C" tracks under the AICPU Scheduler, each
+  // written where its value changes, from the figures' own sweep.
+  void put_overhead_counters(int clusters) {
+    struct Track { const char* name; int tid; };
+    static constexpr Track kTracks[8] = {{"oh_aic_idle", 9101}, {"oh_aic_ready", 9102}, {"oh_aic_overhead", 9103},
+                                         {"oh_aiv_idle", 9111}, {"oh_aiv_ready", 9112}, {"oh_aiv_overhead", 9113},
+                                         {"oh_all_overhead", 9121}, {"oh_has_overhead", 9122}};
+    std::array<long, 8> prev;
+    prev.fill(-1);
+    sweep_overhead(overhead_.input(clusters), [&](Time from, Time, const OverheadLevels& l) {
+      const long v[8] = {l.idle[0], l.ready[0], l.over[0], l.idle[1], l.ready[1], l.over[1], l.all, l.has};
+      for (std::size_t k = 0; k < 8; ++k) {
+        if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
+        prev[k] = v[k];
+        events_.raw("{\"args\": {\"").raw(kTracks[k].name).raw("\": ").i(v[k]).raw("}, \"cat\": \"overhead\", \"name\": \"");
+        events_.raw(kTracks[k].name).raw("\", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTracks[k].tid);
+        events_.raw(", \"ts\": ").us(from).raw("},\n");
+        events_.commit();
+      }
+    });
   }
 
   // A flow pair: "s" on the source lane, "f" (bound to the enclosing slice) on the target.
@@ -452,6 +544,7 @@ class PerfettoWriter : public OutputWriter {
   std::vector<BlockRecord> drawn_;  // the retiring task's blocks
   std::size_t held_ = 0;            // block records in live_
   std::vector<Time> view_finish_;             // per core: finish of the last main-lane block
+  OverheadCollector overhead_;                // the overhead counters' records (level >= 3)
   Lanes lanes_;
   DeviceStop stop_{kNever, "", "", ""};  // a failed run: where the device stopped
   JsonBuf label_, hints_;
