@@ -48,11 +48,17 @@ json policy(const std::string& tensor, const std::string& p) {
   return {{"op", "set_cache_policy"}, {"tensor", tensor}, {"policy", p}};
 }
 
-cli::RunResult run(const json& t, const std::string& name, const std::string& lowering) {
+// The trace written to a fresh scratch file.
+fs::path write_trace(const json& t, const std::string& name) {
   const fs::path dir = cli::scratch(name + "_trace");
   fs::create_directories(dir);
   const fs::path file = dir / "t.json";
   std::ofstream(file) << t.dump();
+  return file;
+}
+
+cli::RunResult run(const json& t, const std::string& name, const std::string& lowering) {
+  const fs::path file = write_trace(t, name);
   std::string args = "'" + file.string() + "' --platform tiny --quiet --swimlane-level 0 --no-deps --no-scope-stats";
   if (!lowering.empty()) args += " --cache-policy-lowering " + lowering;
   return cli::run_summary(args, name);
@@ -175,14 +181,44 @@ ExampleRun run_example(bool declared, const std::string& lowering, const std::st
   json& body = t["program"][0]["body"];
   REQUIRE(body[0]["op"] == "set_cache_policy");
   if (!declared) body.erase(body.begin());
-  const fs::path dir = cli::scratch(name + "_trace");
-  fs::create_directories(dir);
-  std::ofstream(dir / "t.json") << t.dump();
+  const fs::path file = write_trace(t, name);
   ExampleRun x;
-  static_cast<cli::Result&>(x.r) = cli::run("'" + (dir / "t.json").string() + "' --quiet --no-host-stats --cache-policy-lowering " + lowering, name, x.out);
+  static_cast<cli::Result&>(x.r) = cli::run("'" + file.string() + "' --quiet --no-host-stats --cache-policy-lowering " + lowering, name, x.out);
   REQUIRE(x.r.status == 0);
   x.r.summary = cli::load(x.out / "summary.json");
   return x;
+}
+
+}  // namespace
+
+// Issue 17 item 4. The seed page (000_*.txt): "编译器会拒绝它能看见的那种情况
+// （在作用域会写入的张量上声明 BYPASS 是错误）": BYPASS on a tensor the scope
+// writes is an error; and mixing a cached write with a bypassed read of the
+// same bytes is a coherency bug.
+namespace {
+
+// P stores 512 B of x (2 tiny L2 lines, 8 GM lines) at the root scope; a
+// kernel scope bypasses x and y and submits C, which loads x (512 B) and y
+// (256 B, never written). C depends on P through x.
+json stale_trace() {
+  json p = {{"func_id", 0}, {"core", "aiv"}, {"body", json::array({{{"store", {{"arg", 0}, {"bytes", 512}}}}})}};
+  json c = {{"func_id", 1},
+            {"core", "aiv"},
+            {"body", json::array({{{"load", {{"arg", 0}, {"bytes", 512}}}}, {{"load", {{"arg", 1}, {"bytes", 256}}}}})}};
+  json scope = {{"op", "scope"},
+                {"level", "core_group"},
+                {"body", json::array({policy("x", "bypass"), policy("y", "bypass"),
+                                      {{"op", "submit"}, {"kernel", "C"}, {"args", json::array({{{"in", "x"}}, {{"in", "y"}}})}}})}};
+  return {{"npusim_trace", 1},
+          {"name", "bypass_stale"},
+          {"kernels", {{"P", p}, {"C", c}}},
+          {"tensors", {{"x", {{"shape", {128}}, {"dtype", "fp32"}}}, {"y", {{"shape", {64}}, {"dtype", "fp32"}}}}},
+          {"program", json::array({{{"op", "submit"}, {"kernel", "P"}, {"args", json::array({{{"inout", "x"}}})}}, scope})}};
+}
+
+int kind_count(const cli::RunResult& r, const std::string& kind) {
+  const json& by = r.summary["warnings"]["by_kind"];
+  return by.contains(kind) ? by[kind].get<int>() : 0;
 }
 
 }  // namespace
@@ -270,4 +306,81 @@ TEST_CASE("the swimlane carries a task's L2 figures on its Worker View bars", "[
   const std::vector<json> bars = bar_args(out);
   REQUIRE_FALSE(bars.empty());
   for (const json& a : bars) CHECK_FALSE(a.contains("l2_lines"));
+}
+
+TEST_CASE("cache policy: BYPASS on a tensor the kernel scope writes is an input error", "[cache_policy][cli]") {
+  // The scope's kernel takes act INOUT and the scope declares it BYPASS (after the submit).
+  json t = trace(json::array({policy("act", "bypass")}), "core_group", "");
+  t["program"][0]["body"][0]["args"][0] = {{"inout", "act"}};
+  const std::string decl =
+      "at /program/0/body/1/policy: set_cache_policy BYPASS, but kernel \"MM\", submitted at /program/0/body/0 in the "
+      "same kernel scope, writes tensor \"act\" as its INOUT argument 0 (/program/0/body/0/args/0): BYPASS on a tensor "
+      "the scope writes is an error (the compiler's check: ";
+  cli::RunResult r = run(t, "written", "intended");
+  CHECK(r.status == 2);
+  CHECK(cli::has(r.err, "npusim: error: "));
+  CHECK(cli::has(r.err, "t.json: " + decl));
+  CHECK(cli::has(r.err, "expected \"default\" (or no declaration) for a tensor the scope writes"));
+  CHECK(r.summary.is_null());  // no partial output
+  // npusim check rejects it too.
+  const fs::path file = write_trace(t, "written_check");
+  const cli::Result c = cli::npusim("check '" + file.string() + "' --platform tiny");
+  CHECK(c.status == 2);
+  CHECK(cli::has(c.err, decl));
+  // A load's own cache "bypass" of an argument its kernel stores to, in a kernel scope.
+  json s = trace(json::array(), "core_group", "bypass");
+  s["kernels"]["MM"]["body"].push_back({{"store", {{"arg", 1}, {"bytes", 64}}}});
+  cli::RunResult l = run(s, "stored", "");
+  CHECK(l.status == 2);
+  CHECK(cli::has(l.err, "at /kernels/MM/body/1/load/cache: a load with cache \"bypass\" of argument 1, but kernel \"MM\", "
+                        "submitted at /program/0/body/0 in the same kernel scope, writes tensor \"w\" by the store at "
+                        "/kernels/MM/body/3 (argument 1, /program/0/body/0/args/1): BYPASS on a tensor the scope writes "
+                        "is an error"));
+  // BYPASS on a tensor only read: accepted (the other test cases), and a
+  // written tensor's DEFAULT declaration is fine.
+  json ok = trace(json::array({policy("act", "default"), policy("w", "bypass")}), "core_group", "");
+  ok["program"][0]["body"][0]["args"][0] = {{"inout", "act"}};
+  CHECK(run(ok, "read_only", "intended").status == 0);
+  // Outside a kernel scope the compiler's check does not apply: the per-load
+  // bypass of a stored argument is the dynamic coherency_bypass_write
+  // (traces/coherency/soft_handoff_bypass.json, tests/test_coherency.cpp).
+  json root = trace(json::array(), "", "bypass");
+  root["kernels"]["MM"]["body"].push_back({{"store", {{"arg", 1}, {"bytes", 64}}}});
+  CHECK(run(root, "root_scope", "").status == 0);
+}
+
+TEST_CASE("cache policy: an intended BYPASS read of bytes dirty in the L2 is a coherency report", "[cache_policy][cli]") {
+  const json t = stale_trace();
+  // intended: x's 2 L2 lines hold P's write, not written back: one report per
+  // GM line of the read (8 of 64 B); y was never written: none.
+  const cli::RunResult r = run(t, "stale_intended", "intended");
+  REQUIRE(r.status == 0);
+  CHECK(kind_count(r, "coherency_bypass_stale_read") == 8);
+  CHECK(r.summary["warnings"]["count"] == 8);
+  const std::string first = r.summary["warnings"]["first"][0];
+  CHECK(first.rfind("coherency_bypass_stale_read: task r1t0 (C) block 0 on core ", 0) == 0);
+  CHECK(cli::has(first, ": a cache \"bypass\" load reads line 0 of tensor \"x\" (GM 0x100000000), whose L2 line "
+                        "(GM 0x100000000, 256 B) holds a write by task t0 not yet written back to HBM: the intended "
+                        "lowering reads HBM directly and gets the bytes from before that write; missing: a cached "
+                        "load (cache \"default\") of bytes written through the L2"));
+  // today: the BYPASS read is a cached read and sees the L2: no report.
+  const cli::RunResult today = run(t, "stale_today", "today");
+  REQUIRE(today.status == 0);
+  CHECK(kind_count(today, "coherency_bypass_stale_read") == 0);
+  CHECK(kind_count(today, "cache_bypass_not_lowered") == 2);
+  CHECK(today.summary["warnings"]["count"] == 2);
+  // --strict-coherency makes it a device-side failure.
+  const fs::path file = write_trace(t, "stale_strict");
+  fs::path out;
+  const cli::Result s = cli::run("'" + file.string() + "' --platform tiny --quiet --cache-policy-lowering intended "
+                                 "--strict-coherency", "stale_strict", out);
+  CHECK(s.status == 1);
+  const json summary = cli::load(out / "summary.json");
+  CHECK(summary["error"]["name"] == "COHERENCY_HAZARD");
+  CHECK(summary["error"]["diagnosis"]["coherency_reports"] == 8);
+  CHECK(cli::run("'" + file.string() + "' --platform tiny --quiet --strict-coherency", "stale_strict_today", out).status == 0);
+  // Clean bytes: only y bypassed (x's declaration dropped): no report.
+  json clean = t;
+  clean["program"][1]["body"].erase(0);
+  CHECK(kind_count(run(clean, "clean", "intended"), "coherency_bypass_stale_read") == 0);
 }

@@ -12,7 +12,7 @@ constexpr std::size_t kIoSweepMin = 64;  // tasks with bypass loads tracked befo
 constexpr std::size_t kSpareMax = 4096;  // run nodes kept for reuse
 
 const char* kKindNames[] = {"coherency_stale_read", "coherency_unfenced_read", "coherency_partial_invalidate",
-                            "coherency_bypass_write", "coherency_syncall_timeout"};
+                            "coherency_bypass_write", "coherency_syncall_timeout", "coherency_bypass_stale_read"};
 
 // The first entry of an ordered map of ranges [key, value.hi) that ends after `a`.
 template <class M>
@@ -77,7 +77,7 @@ Time GmModel::transfer(std::uint64_t bytes) const { return gm_transfer(gm_, byte
 // hit latency, or the miss latency if any line misses; the access is through
 // when both its own stream and its HBM share are.
 Time GmModel::through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, bool write, Time t) {
-  const L2Cache::Access a = l2_.access(lo, hi, write);
+  const L2Cache::Access a = l2_.access(lo, hi, write, ctx.task->id);
   const std::uint64_t hbm = a.fill_bytes + a.writeback_bytes;
   const double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(hi - lo) / gm_.bytes_per_ns : 0;
   Time end = t + from_ns(stream_ns);
@@ -207,6 +207,7 @@ Time GmModel::load(const PhaseCtx& ctx, Time t) {
   const Span s = span_of(ctx);
   const bool bypass = bypass_of(ctx);
   if (bypass && lowering_ == CacheLowering::Today) warn_not_lowered(ctx);
+  if (bypass && lowering_ == CacheLowering::Intended) check_bypass_stale(ctx, s, t);
   const Time done = bypass && lowering_ == CacheLowering::Intended ? from_hbm(ctx, s.lo, s.hi, t)
                                                                     : through_l2(ctx, s.lo, s.hi, false, t);
   if (s.hi <= s.lo) return done;
@@ -671,6 +672,25 @@ void GmModel::check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t) {
   }
 }
 
+// The bytes of a dirty L2 line sit in the L2 only; HBM holds their older
+// value. A store dirties its lines when it is issued, so a store still in
+// flight counts. The reading task's own stores are coherency_bypass_write's.
+void GmModel::check_bypass_stale(const PhaseCtx& ctx, Span s, Time t) {
+  const Reader rd{ctx.task, ctx.core, ctx.block, ctx.phase->arg, t};
+  const std::uint64_t l2_line = l2_.line_bytes();
+  for (const L2Cache::Dirty& d : l2_.dirty_lines(s.lo, s.hi)) {
+    if (d.writer == ctx.task->id) continue;
+    const std::uint64_t lo = std::max(s.lo, d.line * l2_line), hi = std::min(s.hi, (d.line + 1) * l2_line);
+    auto what = [&] {
+      return "whose L2 line (GM " + hex(d.line * l2_line) + ", " + std::to_string(l2_line) + " B) holds a write by task " +
+             task_display(d.writer) + " not yet written back to HBM: the intended lowering reads HBM directly and "
+             "gets the bytes from before that write";
+    };
+    for (Line x = line_of(lo); x <= line_of(hi - 1); ++x)
+      report(kBypassStale, rd, x, what, "a cached load (cache \"default\") of bytes written through the L2");
+  }
+}
+
 std::string GmModel::tensor_label(const Tensor& v) const {
   const std::string n = data_.name(v.buffer);
   return n.empty() ? "buffer " + hex(v.addr) : "tensor \"" + n + "\"";
@@ -691,7 +711,7 @@ void GmModel::report(int kind, const Reader& rd, Line line, const What& what, st
   const Line first = line_of(view_base(v));
   std::string msg = "task " + task_label(rd.task->id, rd.task->kernel) + " block " + std::to_string(rd.block) +
                     " on core " + std::to_string(rd.core) + " at " + us_text(rd.at) + ": " +
-                    (kind == kBypass ? "a cache \"bypass\" load" : "a load") + " reads line " +
+                    (kind == kBypass || kind == kBypassStale ? "a cache \"bypass\" load" : "a load") + " reads line " +
                     std::to_string(line - first) + " of " + tensor_label(v) + " (GM " + hex(line * line_bytes_) +
                     "), " + what() + "; missing: " + std::string(missing);
   obs_->on_warning(kKindNames[kind], msg);

@@ -6,7 +6,8 @@
 // accesses that need ownership of one line, and checks coherency: every read
 // that could see stale data on silicon is reported through
 // SimObserver::on_warning (kinds coherency_stale_read, coherency_unfenced_read,
-// coherency_partial_invalidate, coherency_bypass_write), once per
+// coherency_partial_invalidate, coherency_bypass_write and, under the
+// intended cache-policy lowering, coherency_bypass_stale_read), once per
 // (task, line, kind).
 //
 // State is kept by ranges, not by line, so a large streaming load of a
@@ -185,7 +186,7 @@ class GmModel : public PhaseHandler {
     int core, block, arg;
     Time at;
   };
-  enum ReportKind : int { kStale = 0, kUnfenced, kPartial, kBypass, kSyncallTimeout };
+  enum ReportKind : int { kStale = 0, kUnfenced, kPartial, kBypass, kSyncallTimeout, kBypassStale };
 
   // Phases.
   Time load(const PhaseCtx& ctx, Time t);
@@ -234,6 +235,9 @@ class GmModel : public PhaseHandler {
 
   // Reports.
   void check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t);
+  // An intended BYPASS load reads HBM: the L2's dirty lines among its bytes
+  // (written by another task, not yet written back) are stale there.
+  void check_bypass_stale(const PhaseCtx& ctx, Span s, Time t);
   // Reports (task, line, kind) once; `what()` builds the explanation only
   // for a report that is emitted (a repeated stale load costs a lookup).
   template <class What>

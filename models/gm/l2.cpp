@@ -8,13 +8,14 @@ L2Cache::L2Cache(std::uint64_t bytes, std::uint64_t line, std::uint64_t ways)
     : line_(std::max<std::uint64_t>(1, line)), ways_(std::max<std::uint64_t>(1, ways)),
       sets_(std::max<std::uint64_t>(1, bytes / (line_ * ways_))) {}
 
-L2Cache::Access L2Cache::access(std::uint64_t lo, std::uint64_t hi, bool write) {
+L2Cache::Access L2Cache::access(std::uint64_t lo, std::uint64_t hi, bool write, std::uint64_t writer) {
   Access a;
   if (hi <= lo) return a;
   if (tag_.empty()) {
     tag_.assign(sets_ * ways_, kEmpty);
     used_.assign(sets_ * ways_, 0);
     dirty_.assign(sets_ * ways_, 0);
+    writer_.assign(sets_ * ways_, 0);
   }
   for (std::uint64_t x = lo / line_, end = (hi - 1) / line_ + 1; x < end; ++x) {
     ++a.lines;
@@ -33,15 +34,36 @@ L2Cache::Access L2Cache::access(std::uint64_t lo, std::uint64_t hi, bool write) 
     if (hit) {
       ++a.hits;
     } else {
-      if (tag_[victim] != kEmpty && dirty_[victim]) a.writeback_bytes += line_;
+      if (tag_[victim] != kEmpty && dirty_[victim]) {
+        a.writeback_bytes += line_;
+        --dirty_count_;
+      }
       tag_[victim] = x;
       dirty_[victim] = 0;
       if (!write) a.fill_bytes += line_;
     }
     used_[victim] = ++clock_;
-    if (write) dirty_[victim] = 1;
+    if (write) {
+      dirty_count_ += dirty_[victim] ? 0 : 1;
+      dirty_[victim] = 1;
+      writer_[victim] = writer;
+    }
   }
   return a;
+}
+
+std::vector<L2Cache::Dirty> L2Cache::dirty_lines(std::uint64_t lo, std::uint64_t hi) const {
+  std::vector<Dirty> v;
+  if (hi <= lo || dirty_count_ == 0) return v;
+  for (std::uint64_t x = lo / line_, end = (hi - 1) / line_ + 1; x < end; ++x) {
+    const std::size_t base = static_cast<std::size_t>((x % sets_) * ways_);
+    for (std::size_t w = base; w < base + ways_; ++w)
+      if (tag_[w] == x) {
+        if (dirty_[w]) v.push_back({x, writer_[w]});
+        break;
+      }
+  }
+  return v;
 }
 
 }  // namespace npusim

@@ -26,7 +26,16 @@ class L2Cache {
   // Reads (`write` false) or writes bytes [lo, hi). A read miss fetches the
   // line from HBM; a write miss allocates it without a fetch (the core
   // writes whole lines: a simplification) and marks it dirty.
-  Access access(std::uint64_t lo, std::uint64_t hi, bool write);
+  // `writer` tags the lines a write dirties (GmModel: the writing task).
+  Access access(std::uint64_t lo, std::uint64_t hi, bool write, std::uint64_t writer = 0);
+
+  // The resident dirty lines among those bytes [lo, hi) touch (written, not
+  // yet written back to HBM), in address order; nothing is looked up as a use.
+  struct Dirty {
+    std::uint64_t line;    // line index: bytes [line * line_bytes, +line_bytes)
+    std::uint64_t writer;  // the tag of its last write
+  };
+  std::vector<Dirty> dirty_lines(std::uint64_t lo, std::uint64_t hi) const;
 
   std::uint64_t line_bytes() const { return line_; }
   std::uint64_t sets() const { return sets_; }
@@ -38,6 +47,8 @@ class L2Cache {
   std::vector<std::uint64_t> tag_;      // sets_ x ways_: the line held, kEmpty if none
   std::vector<std::uint64_t> used_;     // its last use
   std::vector<std::uint8_t> dirty_;
+  std::vector<std::uint64_t> writer_;   // the tag of a dirty line's last write
+  std::uint64_t dirty_count_ = 0;       // dirty lines resident: dirty_lines() returns at once when none
 };
 
 }  // namespace npusim

@@ -346,24 +346,74 @@ class Interpreter final : public OpSource, private ExprEnv {
     out.fill = a.fill ? eval(*a.fill) : 0;
   }
 
-  // The kernel scopes' set_cache_policy for each argument: the innermost
-  // declaration naming the argument's buffer (the tensor or any view of it)
-  // decides; scopes that are not kernel scopes carry theirs without effect.
+  // The kernel scopes' set_cache_policy for a buffer: the innermost
+  // declaration naming it (the tensor or any view of it) decides; scopes
+  // that are not kernel scopes carry theirs without effect. nullptr: none.
+  const CachePolicyDecl* scope_policy(int set, decltype(Tensor::buffer) buffer) const {
+    for (int k = set; k >= 0; k = prog_.policy_sets[static_cast<std::size_t>(k)].parent) {
+      const PolicySet& ps = prog_.policy_sets[static_cast<std::size_t>(k)];
+      if (!ps.lowers) continue;
+      for (const CachePolicyDecl& d : ps.decls) {
+        const Value& v = vars_[d.tensor.slot];
+        if (v.kind == Value::Kind::Tensor && v.tensor.buffer == buffer) return &d;
+      }
+    }
+    return nullptr;
+  }
+
+  bool in_kernel_scope(int set) const {
+    for (int k = set; k >= 0; k = prog_.policy_sets[static_cast<std::size_t>(k)].parent)
+      if (prog_.policy_sets[static_cast<std::size_t>(k)].lowers) return true;
+    return false;
+  }
+
   void resolve_cache_policies(int set, std::vector<SubmitArg>& args) const {
     for (SubmitArg& a : args) {
       if (a.tag == ArgTag::Output) continue;
-      bool found = false;
-      for (int k = set; k >= 0 && !found; k = prog_.policy_sets[static_cast<std::size_t>(k)].parent) {
-        const PolicySet& ps = prog_.policy_sets[static_cast<std::size_t>(k)];
-        if (!ps.lowers) continue;
-        for (const CachePolicyDecl& d : ps.decls) {
-          const Value& v = vars_[d.tensor.slot];
-          if (v.kind != Value::Kind::Tensor || v.tensor.buffer != a.tensor.buffer) continue;
-          a.cache_bypass = d.bypass;
-          found = true;
-          break;
-        }
+      if (const CachePolicyDecl* d = scope_policy(set, a.tensor.buffer)) a.cache_bypass = d->bypass;
+    }
+  }
+
+  // The compiler's check (seed 000_*.txt, "让流式操作数绕过缓存": "在作用域
+  // 会写入的张量上声明 BYPASS 是错误"): in a kernel scope, BYPASS on a tensor
+  // the scope's kernel writes (an OUTPUT, INOUT or OUTPUT_EXISTING argument,
+  // or one its body stores to) is rejected, whether declared by
+  // set_cache_policy or by a load's own `cache` (docs/gm.md, "Correctness
+  // checks").
+  void check_bypass_writes(const TaskOp& t, const SubmitRequest& s) const {
+    const KernelDef& k = *t.kernel;
+    std::vector<const Phase*> store_of(s.args.size(), nullptr), bypass_of(s.args.size(), nullptr);
+    for (const LaneBody& l : k.lanes)
+      for (const Phase& ph : l.phases) {
+        if (ph.arg < 0 || static_cast<std::size_t>(ph.arg) >= s.args.size()) continue;
+        if (ph.kind == PhaseKind::Store && !store_of[ph.arg]) store_of[ph.arg] = &ph;
+        if (ph.kind == PhaseKind::Load && ph.cache == CacheMode::Bypass && !bypass_of[ph.arg]) bypass_of[ph.arg] = &ph;
       }
+    for (std::size_t i = 0; i < s.args.size(); ++i) {
+      const SubmitArg& a = s.args[i];
+      const ArgSpec& spec = t.args[i];
+      std::string how;
+      if (a.tag == ArgTag::Output || a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting)
+        how = std::string("as its ") + arg_tag_name(a.tag) + " argument " + std::to_string(i) + " (" + spec.path + ")";
+      else if (store_of[i])
+        how = "by the store at " + store_of[i]->path + " (argument " + std::to_string(i) + ", " + spec.path + ")";
+      else
+        continue;
+      const std::string tensor =
+          spec.name.slot < 0 ? "its output" : "tensor \"" + prog_.slot_names[static_cast<std::size_t>(spec.name.slot)] + "\"";
+      const std::string writes = "kernel \"" + k.name + "\", submitted at " + t.path + " in the same kernel scope, writes " +
+                                 tensor + " " + how;
+      const std::string rule = ": BYPASS on a tensor the scope writes is an error (the compiler's check: BYPASS asserts "
+                               "that nobody writes the bytes while the kernel runs, and a cached write with a bypassed "
+                               "read of the same bytes is a coherency bug); expected ";
+      if (a.tag != ArgTag::Output)
+        if (const CachePolicyDecl* d = scope_policy(t.policy_set, a.tensor.buffer); d && d->bypass)
+          fail(config::pointer_join(d->path, "policy"),
+               "set_cache_policy BYPASS, but " + writes + rule + "\"default\" (or no declaration) for a tensor the scope writes");
+      if (bypass_of[i])
+        fail(bypass_of[i]->path + "/load/cache",
+             "a load with cache \"bypass\" of argument " + std::to_string(i) + ", but " + writes + rule +
+                 "\"default\" (or no cache) on a load of a tensor its kernel scope writes");
     }
   }
 
@@ -405,6 +455,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       ws.value = eval(w.value);
     }
     if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
+    if (t.kernel && in_kernel_scope(t.policy_set)) check_bypass_writes(t, s);
     if (t.kernel) launch_.check(*t.kernel, s, t.path);
     s.site = t.site;
     s.path = t.path;
