@@ -78,3 +78,18 @@ TEST_CASE("figures of the mix trace", "[figures]") {
   CHECK(sum == Approx(1.0));
   CHECK(f["ring_peaks"]["0"]["task_slots"] == 3);
 }
+
+// The overhead sweep keeps every block and task (as the swimlane's records
+// do); without the swimlane the figure is null and the run's memory does not
+// grow with the task count. Everything else is the same.
+TEST_CASE("figures without the swimlane: overhead null, the rest unchanged", "[figures]") {
+  fs::path on, off;
+  REQUIRE(cli::run("traces/mix.json --quiet", "figures_mix_on", on).status == 0);
+  REQUIRE(cli::run("traces/mix.json --quiet --swimlane-level 0", "figures_mix_off", off).status == 0);
+  nlohmann::json a = cli::load(on / "summary.json")["figures"];
+  const nlohmann::json b = cli::load(off / "summary.json")["figures"];
+  CHECK(b["overhead"].is_null());
+  CHECK(a["overhead"].is_object());
+  a["overhead"] = nullptr;
+  CHECK(a == b);
+}

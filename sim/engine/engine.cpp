@@ -240,7 +240,10 @@ std::optional<Result> arena_failed(const Loaded& l) {
 class Writers {
  public:
   Writers(const RunRequest& req, const Loaded& l, const std::string& dir)
-      : stats_(std::make_unique<SummaryStats>()), figures_(l.platform.topo.clusters) {
+      : stats_(std::make_unique<SummaryStats>()),
+        // The overhead sweep keeps every block and task, as the swimlane
+        // does; the runtime's analysis reads the same profiling records.
+        figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0) {
     fanout_.add(stats_.get());
     fanout_.add(&figures_);
     fanout_.add(&witness_);

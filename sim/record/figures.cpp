@@ -18,14 +18,26 @@ double share(Time part, Time whole) { return whole ? static_cast<double>(part) /
 }  // namespace
 
 ordered_json percentiles_json(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  // Nearest rank: the smallest value with at least p% of the sample at or below it.
-  auto at = [&v](double p) -> ordered_json {
-    if (v.empty()) return nullptr;
-    const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-    return v[std::max<std::size_t>(rank, 1) - 1];
+  Histogram h;
+  for (double x : v) ++h[x];
+  return histogram_percentiles_json(h);
+}
+
+ordered_json histogram_percentiles_json(const Histogram& h) {
+  std::uint64_t n = 0;
+  for (const auto& [value, count] : h) n += count;
+  // Nearest rank: the smallest value with at least p% of the sample at or
+  // below it; the values in order up to the rank's.
+  auto at = [&](double p) -> ordered_json {
+    if (n == 0) return nullptr;
+    const auto rank =
+        std::max<std::uint64_t>(static_cast<std::uint64_t>(std::ceil(p / 100.0 * static_cast<double>(n))), 1);
+    std::uint64_t seen = 0;
+    for (const auto& [value, count] : h)
+      if ((seen += count) >= rank) return value;
+    return h.rbegin()->first;
   };
-  return {{"count", v.size()}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
+  return {{"count", n}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
 }
 
 Overhead compute_overhead(const OverheadInput& in) {
@@ -47,7 +59,7 @@ Overhead compute_overhead(const OverheadInput& in) {
 }
 
 void FiguresCollector::on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) {
-  overhead_.on_submitted(t, edges);
+  if (sweep_) overhead_.on_submitted(t, edges);
 }
 
 void OverheadCollector::on_submitted(const Task& t, const std::vector<EdgeInfo>& edges) {
@@ -66,8 +78,8 @@ void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   busy_[static_cast<std::size_t>(ty)] += b.end - b.start;
   // The dispatch that let the block start: its doorbell when early-staged.
   const Time released = b.gated ? b.release : b.dispatch;
-  if (released != kNever) dispatch_to_start_.push_back(to_ns(b.start) - to_ns(released));
-  overhead_.on_block_finished(t, b);
+  if (released != kNever) ++dispatch_to_start_[to_ns(b.start) - to_ns(released)];
+  if (sweep_) overhead_.on_block_finished(t, b);
 }
 
 void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
@@ -83,7 +95,7 @@ void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
 void FiguresCollector::on_retired(Task& t) {
   const BlockTimes b = t.block_times();
   if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
-  ready_to_dispatch_.push_back(to_ns(b.first_release) - to_ns(t.ready_time));
+  ++ready_to_dispatch_[to_ns(b.first_release) - to_ns(t.ready_time)];
 }
 
 void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
@@ -120,6 +132,19 @@ OverheadInput OverheadCollector::input(int clusters) const {
   return in;
 }
 
+namespace {
+ordered_json overhead_json(const Overhead& o) {
+  ordered_json oh;
+  oh["window_ns"] = to_ns(o.window);
+  auto put = [&](const std::string& name, Time t) { oh[name] = {{"ns", to_ns(t)}, {"pct", 100.0 * share(t, o.window)}}; };
+  put("oh_aic_overhead", o.by_type[0]);
+  put("oh_aiv_overhead", o.by_type[1]);
+  put("oh_all_overhead", o.all);
+  put("oh_has_overhead", o.has);
+  return oh;
+}
+}  // namespace
+
 ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cores) const {
   ordered_json f;
   const int counts[2] = {aic_cores, aiv_cores};
@@ -130,17 +155,9 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
                                        {"busy_ns", to_ns(busy)},
                                        {"utilisation", share(busy, capacity)}};
   }
-  f["dispatch_to_start_ns"] = percentiles_json(dispatch_to_start_);
-  f["ready_to_dispatch_ns"] = percentiles_json(ready_to_dispatch_);
-
-  const Overhead o = compute_overhead(overhead_.input(clusters_));
-  ordered_json& oh = f["overhead"];
-  oh["window_ns"] = to_ns(o.window);
-  auto put = [&](const std::string& name, Time t) { oh[name] = {{"ns", to_ns(t)}, {"pct", 100.0 * share(t, o.window)}}; };
-  put("oh_aic_overhead", o.by_type[0]);
-  put("oh_aiv_overhead", o.by_type[1]);
-  put("oh_all_overhead", o.all);
-  put("oh_has_overhead", o.has);
+  f["dispatch_to_start_ns"] = histogram_percentiles_json(dispatch_to_start_);
+  f["ready_to_dispatch_ns"] = histogram_percentiles_json(ready_to_dispatch_);
+  f["overhead"] = sweep_ ? overhead_json(compute_overhead(overhead_.input(clusters_))) : ordered_json(nullptr);
 
   ordered_json threads = ordered_json::object();
   for (const auto& [thread, kinds] : phases_) {

@@ -23,6 +23,10 @@ namespace npusim::record {
 // Nearest-rank percentiles of a sample (ns): {count, p50, p90, p99, max};
 // nulls when the sample is empty.
 nlohmann::ordered_json percentiles_json(std::vector<double> sample);
+// The same from the sample's histogram (value -> how many times): exact, in
+// memory that grows with the distinct values, not with the sample.
+using Histogram = std::map<double, std::uint64_t>;
+nlohmann::ordered_json histogram_percentiles_json(const Histogram& h);
 
 // The overhead of one window [w0, w1): for each core type T, the time an
 // idle T-core existed while a ready, undispatched T-task existed.
@@ -77,9 +81,11 @@ class OverheadCollector {
   std::unordered_map<TaskId, std::vector<TaskId>> producers_;    // from the submit's edges
 };
 
+// `overhead`: collect what the overhead sweep needs (every block and task,
+// like the swimlane's records); without it the figure is null.
 class FiguresCollector : public SimObserver {
  public:
-  explicit FiguresCollector(int clusters) : clusters_(clusters) {}
+  FiguresCollector(int clusters, bool overhead) : clusters_(clusters), sweep_(overhead) {}
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override;
   void on_retired(Task& t) override;
@@ -93,8 +99,9 @@ class FiguresCollector : public SimObserver {
   int type_of(int core) const { return core < clusters_ ? 0 : 1; }
 
   int clusters_;
+  bool sweep_;
   std::array<Time, 2> busy_{};
-  std::vector<double> dispatch_to_start_, ready_to_dispatch_;
+  Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
   std::map<int, std::map<SchedPhase, Time>> phases_;             // thread -> kind -> time
   struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; };
