@@ -13,6 +13,7 @@
 
 #include "models/common/errors.h"
 #include "sim/record/report.h"
+#include "sim/record/report_series.h"
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
@@ -98,7 +99,9 @@ TEST_CASE("report: summary.json.gz is read as the plain summary", "[report][cli]
   const fs::path page = cli::scratch("report_gz.html");
   const cli::Result r = cli::npusim("report '" + dir.string() + "' -o '" + page.string() + "'");
   CHECK(r.status == 0);
-  CHECK(cli::slurp(page) == report_html(hand_summary(), "t<1>"));
+  // The page: the summary's sections and the series, which say what they need.
+  CHECK(cli::slurp(page) == report_html(hand_summary(), "t<1>", npusim::record::series_sections(dir.string(), hand_summary())));
+  CHECK(cli::has(cli::slurp(page), "needs task_stats.csv"));
 }
 
 TEST_CASE("report: input errors are exit 2 with the folder named, nothing written", "[report][cli]") {
@@ -129,4 +132,129 @@ TEST_CASE("report: input errors are exit 2 with the folder named, nothing writte
   r = report(dir, page);
   CHECK(r.status == 0);
   CHECK(r.out == "npusim report: wrote " + page.string() + "\n");
+}
+
+// ---------------------------------------------------------------- series (report_series.h)
+
+using npusim::record::critical_path;
+using npusim::record::Interval;
+using npusim::record::mean_cover;
+using npusim::record::parse_task_stats;
+using npusim::record::series_sections;
+
+namespace {
+
+// "v v v ..." as a polyline's data-bins: `n` times `v`.
+std::string repeated(const std::string& v, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += (i ? " " : "") + v;
+  return s;
+}
+
+// A hand-made run: t0 A on the cube core 0 [100, 700), t2 C on vector core 2
+// [200, 400), t1 B on vector core 1 [740, 1300) consuming t0 and t2. The
+// makespan is 1200 ns, so the 120 bins are 10 ns each. Swimlane counter at
+// 1 GHz (one cycle a ns), base 1,000,000.
+fs::path hand_run(const std::string& name) {
+  const fs::path dir = cli::scratch(name);
+  fs::create_directories(dir);
+  write(dir / "summary.json", hand_summary().dump());
+  write(dir / "task_stats.csv",
+        "task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,submit_ns,ready_ns,"
+        "first_dispatch_ns,first_release_ns,first_start_ns,last_start_ns,last_end_ns,complete_ns\n"
+        "0,t0,kernel,A,0,0,1,1,0,10,50,80,80,100,100,700,702\n"
+        "2,t2,kernel,\"C, \"\"odd\"\"\",2,0,1,1,0,30,150,160,160,200,200,400,402\n"
+        "1,t1,kernel,B,1,0,1,1,0,20,705,725,725,740,740,1300,1302\n");
+  write(dir / "chip_swimlane_records.json",
+        R"({"chip_swimlane_level": 1, "metadata": {"clock_freq_hz": 1000000000, "num_cores": 3,
+            "core_types": ["aic", "aiv", "aiv"]},
+            "aicore_tasks": [[0, 0, 1, 1000100, 1000700, 0], [2, 2, 1, 1000200, 1000400, 0],
+                             [1, 1, 1, 1000740, 1001300, 0]], "aicpu_tasks": []})");
+  write(dir / "deps.json", R"({"tasks": [], "tensors": [], "edges": [{"pred": "0", "succ": "1", "arg": 0},
+                                {"pred": "2", "succ": "1", "arg": 1}]})");
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("report series: mean_cover is the time-weighted count per bin", "[report]") {
+  // [0, 15) and [5, 10) over [0, 20) in 4 bins of 5.
+  CHECK(mean_cover({{0, 15}, {5, 10}}, 0, 20, 4) == std::vector<double>{1, 2, 1, 0});
+  // Clipped to the window [10, 30); half a bin covered is 0.5.
+  CHECK(mean_cover({{0, 12.5}, {27.5, 40}}, 10, 20, 4) == std::vector<double>{0.5, 0, 0, 0.5});
+  CHECK(mean_cover({{3, 3}}, 0, 20, 2) == std::vector<double>{0, 0});  // empty interval
+}
+
+TEST_CASE("report series: a hand-made run's bins and critical path", "[report]") {
+  const fs::path dir = hand_run("report_series");
+  const std::string s = series_sections(dir.string(), hand_summary());
+  // Utilisation: the cube core busy in bins 0..59 ([100, 700)); vector cores
+  // in bins 10..29 (t2) and 64..119 (t1), one core of two.
+  CHECK(has(s, R"X(data-series="aic (1 cores)" data-bins=")X" + repeated("1.000", 60) + " " + repeated("0.000", 60)));
+  CHECK(has(s, R"X(data-series="aiv (2 cores)" data-bins=")X" + repeated("0.000", 10) + " " + repeated("1.000", 20) +
+                   " " + repeated("0.000", 34) + " " + repeated("1.000", 56) + "\""));
+  // Ready queue: t2 waits [150, 160) = bin 5; t1 waits [705, 725) = half of
+  // bin 60, bin 61, half of bin 62; t0's wait is before the makespan.
+  CHECK(has(s, R"(data-series="aic" data-bins=")" + repeated("0.000", 120) + "\""));
+  CHECK(has(s, R"(data-series="aiv" data-bins=")" + repeated("0.000", 5) + " 1.000 " + repeated("0.000", 54) +
+                   " 0.500 1.000 0.500 " + repeated("0.000", 57) + "\""));
+  // Critical path: t1 ends last; of its producers t0 (700) ended after t2 (400).
+  CHECK(has(s, "<p id=\"path-length\">2 tasks from t0 (A) to t1: the path spans 1,200 ns"));
+  CHECK(has(s, "kernel time 1,160 ns"));
+  CHECK(has(s, "stalls between its tasks 40 ns"));
+  CHECK(has(s, "<tr><td>t0</td><td>A</td><td>-</td><td>30 ns</td><td>20 ns</td><td>600 ns</td><td>700 ns</td></tr>"));
+  CHECK(has(s, "<tr><td>t1</td><td>B</td><td>5 ns</td><td>20 ns</td><td>15 ns</td><td>560 ns</td><td>1,300 ns</td></tr>"));
+  CHECK(s == series_sections(dir.string(), hand_summary()));  // deterministic
+
+  // The quoted kernel name is read whole.
+  const auto rows = parse_task_stats(cli::slurp(dir / "task_stats.csv"), "task_stats.csv");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[1].kernel == "C, \"odd\"");
+
+  // Without the swimlane and deps.json: the charts say what they need; the
+  // ready queue counts every task together.
+  fs::remove(dir / "chip_swimlane_records.json");
+  fs::remove(dir / "deps.json");
+  const std::string t = series_sections(dir.string(), hand_summary());
+  CHECK(has(t, "class=\"empty\">needs chip_swimlane_records.json (or chip_swimlane_records.json.gz), which this run "
+               "did not write: written at --swimlane-level 1 or more (default 3)</text>"));
+  CHECK(has(t, "class=\"empty\">needs deps.json (or deps.json.gz), which this run did not write: written unless "
+               "npusim run is given --no-deps</text>"));
+  CHECK(has(t, R"(data-series="all" data-bins=")" + repeated("0.000", 5) + " 1.000 "));
+  fs::remove(dir / "task_stats.csv");
+  CHECK(has(series_sections(dir.string(), hand_summary()),
+            "needs task_stats.csv (or task_stats.csv.gz), which this run did not write: written unless npusim run is "
+            "given --no-task-stats"));
+}
+
+TEST_CASE("report series: a malformed task_stats.csv is an input error naming the line", "[report]") {
+  CHECK_THROWS_WITH(parse_task_stats("task_id,task\n1,t1\n", "f.csv"), Catch::Contains("expected a column kernel"));
+  const std::string head =
+      "task_id,task,kernel,ready_ns,first_dispatch_ns,first_start_ns,last_end_ns,complete_ns\n";
+  CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1,2,3,x,5\n", "f.csv"),
+                    Catch::Contains("expected a time in ns in column last_end_ns, found \"x\""));
+  CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1\n", "f.csv"), Catch::Contains("expected 8 fields, found 4"));
+}
+
+TEST_CASE("report series: the critical path of traces/chain.json is the whole chain", "[report][cli]") {
+  // chain.json: MATMUL (5 us, aic) then 7 ADDs (2 us, aiv), each consuming
+  // the previous task's output: every task is on the path, in order, and the
+  // path spans the makespan (first kernel start to last kernel end).
+  fs::path out;
+  REQUIRE(cli::run("traces/chain.json --quiet", "report_chain", out).status == 0);
+  const auto rows = parse_task_stats(cli::slurp(out / "task_stats.csv"), "task_stats.csv");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
+  const json deps = cli::load(out / "deps.json");
+  for (const json& e : deps["edges"])
+    edges.emplace_back(std::stoull(e["pred"].get<std::string>()), std::stoull(e["succ"].get<std::string>()));
+  const auto path = critical_path(rows, edges);
+  REQUIRE(path.size() == 8);
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const auto& r = rows[path[i].row];
+    CHECK(r.task == "t" + std::to_string(i));
+    CHECK(r.kernel == (i ? "ADD" : "MATMUL"));
+    CHECK(path[i].run_ns == (i ? 2000 : 5000));
+  }
+  const json summary = cli::load(out / "summary.json");
+  CHECK(rows[path.back().row].end - rows[path.front().row].start == summary["makespan_ns"].get<double>());
 }

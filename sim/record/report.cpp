@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "models/common/errors.h"
 #include "sim/platform/json_input.h"
 #include "sim/record/page_text.h"
+#include "sim/record/report_chart.h"
+#include "sim/record/report_series.h"
 
 namespace npusim::record {
 namespace {
@@ -26,38 +29,6 @@ namespace fs = std::filesystem;
 const json* at(const json& doc, const std::string& pointer) {
   const json::json_pointer p(pointer);
   return doc.contains(p) ? &doc.at(p) : nullptr;
-}
-
-enum class Unit { kNs, kCount, kRatio, kPct, kBytes };
-
-// 1234567 -> "1,234,567".
-std::string grouped(long long v) {
-  std::string digits = std::to_string(v < 0 ? -v : v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-// How a number reads on the page: ns and counts grouped in thousands
-// (fractions of a ns to 3 places), ratios and percentages to 2 places.
-std::string human(double v, Unit unit) {
-  const bool whole = std::abs(v) < 9e15 && v == std::floor(v);
-  switch (unit) {
-    case Unit::kNs: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 3)) + " ns";
-    case Unit::kBytes: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 0)) + " B";
-    case Unit::kCount: return whole ? grouped(static_cast<long long>(v)) : fixed(v, 3);
-    case Unit::kRatio: return fixed(v * 100, 2) + "%";
-    case Unit::kPct: return fixed(v, 2) + "%";
-  }
-  return fixed(v, 3);
 }
 
 // A summary number as the page shows it: a span with its pointer and exact
@@ -82,17 +53,6 @@ std::string token(const std::string& key) { return json_input::child("", key); }
 
 // ---------------------------------------------------------------- SVG
 
-constexpr int kChartWidth = 760;
-constexpr int kLabelWidth = 170;
-constexpr int kValueWidth = 150;
-constexpr int kBarArea = kChartWidth - kLabelWidth - kValueWidth;
-constexpr int kRow = 26;
-
-const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-
-std::string px(double v) { return fixed(v, 1); }
-
 // One bar chart's rows: a label, a bar of `fraction` of the bar area (capped
 // at the area; the capacity line marks 100% when `capacity_line`), and the
 // value text at its right.
@@ -100,21 +60,6 @@ struct BarRow {
   std::string label, value, tip;
   double fraction = 0;
 };
-
-std::string svg_open(const std::string& id, int height, const std::string& title) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" + id + "\" width=\"" +
-         std::to_string(kChartWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
-         std::to_string(kChartWidth) + " " + std::to_string(height) + "\" role=\"img\" aria-label=\"" +
-         xml_escape(title) + "\">\n";
-}
-
-std::string svg_text(double x, double y, const std::string& s, const std::string& extra = "") {
-  return "<text x=\"" + px(x) + "\" y=\"" + px(y) + "\"" + extra + ">" + xml_escape(s) + "</text>\n";
-}
-
-std::string empty_chart(const std::string& id, const std::string& why) {
-  return svg_open(id, 40, why) + svg_text(10, 24, why, " class=\"empty\"") + "</svg>\n";
-}
 
 std::string bar_chart(const std::string& id, const std::string& title, const std::vector<BarRow>& rows,
                       bool capacity_line) {
@@ -411,13 +356,13 @@ const char kChartCount[] =
 
 }  // namespace
 
-std::string report_html(const json& summary, const std::string& title) {
+std::string report_html(const json& summary, const std::string& title, const std::string& series) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>npusim report: "
     << xml_escape(title) << "</title>\n<style>\n"
     << kStyle << "</style>\n" << kErrorHook << "</head>\n<body>\n<h1>npusim report: " << xml_escape(title)
     << "</h1>\n"
-    << header_section(summary) << failure_section(summary) << core_types_section(summary)
+    << header_section(summary) << failure_section(summary) << core_types_section(summary) << series
     << sched_phases_section(summary) << ring_peaks_section(summary) << top_kernels_section(summary)
     << latency_section(summary) << kChartCount << "</body>\n</html>\n";
   return o.str();
@@ -430,30 +375,13 @@ json read_run_summary(const std::string& run_dir) {
     throw InputError(run_dir, "", "no such folder (expected the --out folder of an npusim run)");
   if (!fs::is_directory(st))
     throw InputError(run_dir, "", "is not a folder (expected the --out folder of an npusim run)");
-  std::string path = run_dir + "/summary.json";
-  if (!fs::exists(path, ec) && fs::exists(path + ".gz", ec)) path += ".gz";
-  if (!fs::is_regular_file(path, ec))
+  const std::optional<RunOutput> file = read_run_output(run_dir, "summary.json", json_input::kMaxFileBytes);
+  if (!file)
     throw InputError(run_dir, "",
                      "no summary.json in this folder (expected the --out folder of an npusim run, which always "
                      "writes one)");
-  // zlib's reader takes a plain file as it is and a gzip file decompressed.
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path, "", "cannot open the file");
-  std::string text;
-  char buf[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) {
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > json_input::kMaxFileBytes) {
-      gzclose(f);
-      throw InputError(path, "", "larger than " + std::to_string(json_input::kMaxFileBytes >> 20) +
-                                     " MiB: not a summary.json");
-    }
-  }
-  const bool failed = n < 0;
-  gzclose(f);
-  if (failed) throw InputError(path, "", "cannot read the file (a damaged gzip file?)");
-  json doc = json_input::parse(text, path);
+  const std::string& path = file->path;
+  json doc = json_input::parse(file->text, path);
   if (!doc.is_object() || !doc.contains("npusim_summary") || doc["npusim_summary"] != 1)
     throw InputError(path, doc.is_object() ? "/npusim_summary" : "",
                      "expected a summary.json written by npusim run (\"npusim_summary\": 1)");
@@ -471,7 +399,8 @@ int report_command(const std::string& run_dir, const std::string& out_path, std:
                      "later run into it would refuse the folder): write it elsewhere");
   // The page is named after the trace the run simulated.
   const json* trace = at(summary, "/trace");
-  write_file(out_path, report_html(summary, trace && trace->is_string() ? trace->get<std::string>() : run_dir));
+  write_file(out_path, report_html(summary, trace && trace->is_string() ? trace->get<std::string>() : run_dir,
+                                   series_sections(run_dir, summary)));
   out << "npusim report: wrote " << out_path << "\n";
   return 0;
 }

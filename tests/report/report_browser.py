@@ -15,6 +15,8 @@ ran) and checks
     widths proportional to the summary's figures;
   - every number the page shows (span.num) carries the JSON pointer and the
     exact value of summary.json, and reads as that value formatted;
+  - the utilisation-over-time series add up to summary.json's busy time per
+    core type, and the critical path's line quotes its makespan_ns;
   - the failed run's page shows the error's name, host log, device log and
     npusim's diagnosis as summary.json has them.
 Also the command's input errors: a missing folder and one without a
@@ -29,7 +31,8 @@ import subprocess
 import sys
 
 NPUSIM, SOURCE, SCRATCH = sys.argv[1:4]
-CHARTS = ["chart-core-utilisation", "chart-sched-phases", "chart-ring-peaks", "chart-top-kernels"]
+CHARTS = ["chart-core-utilisation", "chart-utilisation-over-time", "chart-ready-queue", "chart-critical-path",
+          "chart-sched-phases", "chart-ring-peaks", "chart-top-kernels"]
 BAR_AREA = 760 - 170 - 150  # sim/record/report.cpp: kChartWidth - kLabelWidth - kValueWidth
 
 failures = []
@@ -147,7 +150,8 @@ def run_case(name, trace, want_status):
         drawn = dom.svgs.get(chart, [])
         bars = [a for t, a in drawn if t == "rect" and "bar" in a.get("class", "").split()]
         empty = [a for t, a in drawn if t == "text" and a.get("class") == "empty"]
-        check(bars or empty, "%s: %s draws nothing" % (name, chart))
+        lines = [a for t, a in drawn if t == "polyline" and a.get("class") == "series"]
+        check(bars or empty or lines, "%s: %s draws nothing" % (name, chart))
 
     # Every number shown is summary.json's, and reads as it.
     check(len(dom.nums) > 20, "%s: only %d numbers on the page" % (name, len(dom.nums)))
@@ -168,6 +172,27 @@ def run_case(name, trace, want_status):
     widths = [float(a["width"]) for t, a in dom.svgs.get("chart-core-utilisation", []) if t == "rect"]
     want = [max(round(v["utilisation"] * BAR_AREA, 1), 1.0) for _, v in sorted(figures.get("core_types", {}).items())]
     check(widths == want, "%s: utilisation bars %r, expected %r" % (name, widths, want))
+    # The utilisation series add up to summary.json's busy time per core type:
+    # sum of the bins (busy cores, mean per bin) x the bin width; the swimlane
+    # counts 20 ns ticks and the bins carry 3 decimals.
+    series = [a for t, a in dom.svgs.get("chart-utilisation-over-time", []) if t == "polyline"]
+    types = figures.get("core_types", {})
+    if summary["makespan_ns"] > 0:
+        check(len(series) == len(types), "%s: %d utilisation series for %d core types" % (name, len(series), len(types)))
+    else:  # no kernel ran (the failed run's device stopped first): the chart says so
+        check(not series and "no kernel ran" in dom.texts.get("chart-utilisation-over-time", ""),
+              "%s: makespan 0 but the utilisation chart draws %d series" % (name, len(series)))
+    for a in series:
+        ty = a["data-series"].split(" ")[0]
+        bins = [float(v) for v in a["data-bins"].split()]
+        busy = sum(bins) * float(a["data-span-ns"]) / len(bins)
+        want = types.get(ty, {}).get("busy_ns", -1)
+        check(abs(busy - want) <= 0.01 * want + 100, "%s: %s busy over time %.1f ns, summary.json %r" % (name, ty, busy, want))
+        check(float(a["data-scale"]) == types.get(ty, {}).get("cores"), "%s: %s cores" % (name, ty))
+    # The critical path is stated against summary.json's makespan.
+    if "path-length" in dom.texts:
+        say = "makespan %s." % human(summary["makespan_ns"], "/makespan_ns")
+        check(say in dom.texts["path-length"], "%s: path-length %r lacks %r" % (name, dom.texts["path-length"], say))
     # Every kernel (<= 10) is in the top-kernels table, the largest bar full width.
     for k in summary["kernels"]:
         check("/kernels/%s/core_busy_ns" % k in keys, "%s: kernel %s not in the table" % (name, k))
@@ -178,8 +203,9 @@ def main():
     os.makedirs(SCRATCH, exist_ok=True)
     clean, dom = run_case("mix", "traces/mix.json", 0)
     for chart in CHARTS:  # the clean run has data for every chart
-        check(any(t == "rect" and "bar" in a.get("class", "") for t, a in dom.svgs.get(chart, [])),
-              "mix: %s has no bars" % chart)
+        check(any((t == "rect" and "bar" in a.get("class", "")) or (t == "polyline" and a.get("class") == "series")
+                  for t, a in dom.svgs.get(chart, [])), "mix: %s has no bars or lines" % chart)
+    check("path-length" in dom.texts and "path-table" in dom.texts, "mix: no critical path")
     check("failure" not in dom.texts, "mix: a failure section on a clean run")
     kernels = [a for t, a in dom.svgs.get("chart-top-kernels", []) if t == "rect"]
     check(kernels and float(kernels[0]["width"]) == BAR_AREA, "mix: the top kernel's bar is not full width")

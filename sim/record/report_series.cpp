@@ -1,0 +1,472 @@
+#include "sim/record/report_series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include <zlib.h>
+
+#include "models/common/errors.h"
+#include "sim/platform/json_input.h"
+#include "sim/record/page_text.h"
+#include "sim/record/report_chart.h"
+
+namespace npusim::record {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+constexpr int kBins = 120;                                   // bins of every series over the makespan
+constexpr std::size_t kPathRows = 40;                        // critical-path steps drawn and listed
+constexpr std::uint64_t kMaxOutputBytes = std::uint64_t(1) << 30;  // an output's text, decompressed
+
+// ---------------------------------------------------------------- inputs
+
+// The outputs the series read, and how a user turns each on.
+struct Needed {
+  const char* file;
+  const char* how;
+};
+constexpr Needed kTaskStats{"task_stats.csv", "written unless npusim run is given --no-task-stats"};
+constexpr Needed kSwimlane{"chip_swimlane_records.json", "written at --swimlane-level 1 or more (default 3)"};
+constexpr Needed kDeps{"deps.json", "written unless npusim run is given --no-deps"};
+
+std::string missing(const Needed& n) {
+  return std::string("needs ") + n.file + " (or " + n.file + ".gz), which this run did not write: " + n.how;
+}
+
+// A `"123"` or 123 task id.
+std::uint64_t id_of(const json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_string()) return std::stoull(v.get<std::string>());
+  throw std::invalid_argument("not a task id");
+}
+
+// chip_swimlane_records.json: every block's kernel interval (ns from the
+// first kernel start) on its core type, and each task's core type.
+struct Blocks {
+  std::vector<std::string> types;                  // core types, in name order
+  std::vector<int> cores;                          // cores of each type
+  std::vector<std::vector<Interval>> busy;         // per type
+  std::map<std::uint64_t, std::size_t> task_type;  // task id -> type index
+  double span = 0;                                 // first kernel start to last kernel end
+};
+
+Blocks parse_swimlane(const RunOutput& f) {
+  const json doc = json_input::parse(f.text, f.path);
+  Blocks b;
+  try {
+    const double freq = doc.at("metadata").at("clock_freq_hz").get<double>();
+    std::vector<std::size_t> type_of_core;
+    for (const json& t : doc.at("metadata").at("core_types")) {
+      const std::string name = t.get<std::string>();
+      auto it = std::lower_bound(b.types.begin(), b.types.end(), name);
+      if (it == b.types.end() || *it != name) b.types.insert(it, name);
+    }
+    for (const json& t : doc.at("metadata").at("core_types"))
+      type_of_core.push_back(static_cast<std::size_t>(
+          std::lower_bound(b.types.begin(), b.types.end(), t.get<std::string>()) - b.types.begin()));
+    b.cores.assign(b.types.size(), 0);
+    for (std::size_t ty : type_of_core) ++b.cores[ty];
+    b.busy.resize(b.types.size());
+    // [core, task_id, token, start_cycles, end_cycles, receive_span]; the
+    // counter's base is the first kernel start (as the runtime's reader does).
+    const json& rows = doc.at("aicore_tasks");
+    std::uint64_t base = std::numeric_limits<std::uint64_t>::max(), last = 0;
+    for (const json& r : rows) {
+      base = std::min(base, r.at(3).get<std::uint64_t>());
+      last = std::max(last, r.at(4).get<std::uint64_t>());
+    }
+    const double ns_per_cycle = 1e9 / freq;
+    for (const json& r : rows) {
+      const std::size_t ty = type_of_core.at(r.at(0).get<std::size_t>());
+      b.busy[ty].push_back({static_cast<double>(r.at(3).get<std::uint64_t>() - base) * ns_per_cycle,
+                            static_cast<double>(r.at(4).get<std::uint64_t>() - base) * ns_per_cycle});
+      b.task_type.emplace(id_of(r.at(1)), ty);
+    }
+    if (!rows.empty()) b.span = static_cast<double>(last - base) * ns_per_cycle;
+  } catch (const std::exception& e) {
+    throw InputError(f.path, "", std::string("not the chip-swimlane schema npusim writes (") + e.what() + ")");
+  }
+  return b;
+}
+
+// deps.json's edges as (pred, succ).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_edges(const RunOutput& f) {
+  const json doc = json_input::parse(f.text, f.path);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
+  try {
+    for (const json& e : doc.at("edges")) edges.emplace_back(id_of(e.at("pred")), id_of(e.at("succ")));
+  } catch (const std::exception& e) {
+    throw InputError(f.path, "/edges", std::string("expected deps.json's edges with pred and succ (") + e.what() + ")");
+  }
+  return edges;
+}
+
+// ---------------------------------------------------------------- charts
+
+struct Series {
+  std::string name;
+  std::vector<double> bins;
+  double scale = 1;  // a bin's value over `scale` is its height on the y axis
+};
+
+constexpr int kPlotLeft = 70, kPlotRight = kChartWidth - 20, kPlotTop = 10, kPlotHeight = 160;
+
+// A step chart of `series` over [0, span): y from 0 to `y_max` (labelled
+// with `y_unit`), the dashed line at `capacity` when it is > 0. Each series'
+// bins are in its polyline's data-bins (3 decimals), with the span in ns
+// (data-span-ns) and its scale (data-scale), for a reader or a test.
+std::string step_chart(const std::string& id, const std::string& title, const std::vector<Series>& series,
+                       double span, double y_max, Unit y_unit, double capacity) {
+  const int height = kPlotTop + kPlotHeight + 50;
+  const double w = kPlotRight - kPlotLeft;
+  auto ypx = [&](double v) { return kPlotTop + kPlotHeight * (1 - std::clamp(v / y_max, 0.0, 1.0)); };
+  std::string s = svg_open(id, height, title);
+  s += "<line x1=\"" + px(kPlotLeft) + "\" x2=\"" + px(kPlotLeft) + "\" y1=\"" + px(kPlotTop) + "\" y2=\"" +
+       px(kPlotTop + kPlotHeight) + "\" stroke=\"#888\"/>\n<line x1=\"" + px(kPlotLeft) + "\" x2=\"" +
+       px(kPlotRight) + "\" y1=\"" + px(kPlotTop + kPlotHeight) + "\" y2=\"" + px(kPlotTop + kPlotHeight) +
+       "\" stroke=\"#888\"/>\n";
+  for (double f : {0.0, 0.5, 1.0}) {
+    s += svg_text(kPlotLeft - 6, ypx(f * y_max) + 4, human(f * y_max, y_unit), " text-anchor=\"end\"");
+    s += svg_text(kPlotLeft + f * w, kPlotTop + kPlotHeight + 16, human(f * span, Unit::kNs),
+                  f == 0 ? "" : f == 1 ? " text-anchor=\"end\"" : " text-anchor=\"middle\"");
+  }
+  if (capacity > 0)
+    s += "<line class=\"capacity\" x1=\"" + px(kPlotLeft) + "\" x2=\"" + px(kPlotRight) + "\" y1=\"" +
+         px(ypx(capacity)) + "\" y2=\"" + px(ypx(capacity)) + "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n";
+  double lx = kPlotLeft;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& x = series[k];
+    const std::size_t n = x.bins.size();
+    std::string points, values;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string y = px(ypx(x.bins[i] / x.scale));
+      points += (i ? " " : "") + px(kPlotLeft + w * static_cast<double>(i) / static_cast<double>(n)) + "," + y +
+                " " + px(kPlotLeft + w * static_cast<double>(i + 1) / static_cast<double>(n)) + "," + y;
+      values += (i ? " " : "") + fixed(x.bins[i], 3);
+    }
+    const char* colour = kPalette[k % 10];
+    s += "<polyline class=\"series\" data-series=\"" + xml_escape(x.name) + "\" data-bins=\"" + values +
+         "\" data-span-ns=\"" + fixed(span, 3) + "\" data-scale=\"" + fixed(x.scale, 3) + "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
+    const double ly = kPlotTop + kPlotHeight + 30;
+    s += "<rect class=\"legend\" x=\"" + px(lx) + "\" y=\"" + px(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
+         colour + "\"/>\n" + svg_text(lx + 16, ly + 11, x.name);
+    lx += 40 + 7.0 * static_cast<double>(x.name.size());
+  }
+  return s + "</svg>\n";
+}
+
+std::string section(const std::string& id, const std::string& heading, const std::string& intro,
+                    const std::string& body) {
+  return "<section id=\"" + id + "\">\n<h2>" + heading + "</h2>\n<p>" + intro + "</p>\n" + body + "</section>\n";
+}
+
+// ---------------------------------------------------------------- sections
+
+std::string utilisation_section(const std::optional<Blocks>& blocks) {
+  const char* id = "chart-utilisation-over-time";
+  const std::string intro =
+      "Busy cores of each type over the makespan (first kernel start to last kernel end), as a share of the "
+      "type's cores: the mean over each of " + std::to_string(kBins) + " bins (chip_swimlane_records.json).";
+  std::string body;
+  if (!blocks)
+    body = empty_chart(id, missing(kSwimlane));
+  else if (blocks->span <= 0)
+    body = empty_chart(id, "no kernel ran: nothing to draw");
+  else {
+    std::vector<Series> series;
+    for (std::size_t t = 0; t < blocks->types.size(); ++t)
+      series.push_back({blocks->types[t] + " (" + std::to_string(blocks->cores[t]) + " cores)",
+                        mean_cover(blocks->busy[t], 0, blocks->span, kBins), static_cast<double>(blocks->cores[t])});
+    body = step_chart(id, "core-type utilisation over time", series, blocks->span, 1, Unit::kRatio, 1);
+  }
+  return section("utilisation-over-time", "Core-type utilisation over time", intro, body);
+}
+
+// The window of the series from task_stats: the makespan, first kernel start to last kernel end.
+std::pair<double, double> kernel_window(const std::vector<TaskRow>& rows) {
+  double first = kNever, last = kNever;
+  for (const TaskRow& r : rows) {
+    if (!std::isnan(r.start)) first = std::isnan(first) ? r.start : std::min(first, r.start);
+    if (!std::isnan(r.end)) last = std::isnan(last) ? r.end : std::max(last, r.end);
+  }
+  return {first, last};
+}
+
+std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows, const std::optional<Blocks>& blocks) {
+  const char* id = "chart-ready-queue";
+  const std::string intro =
+      "Tasks ready but not yet dispatched (from ready_ns to first_dispatch_ns of task_stats.csv) per core type "
+      "(the type of the cores that ran the task, from chip_swimlane_records.json; all tasks together without it), "
+      "over the makespan: the mean over each of " + std::to_string(kBins) + " bins.";
+  std::string body;
+  const auto [first, last] = rows ? kernel_window(*rows) : std::pair<double, double>{kNever, kNever};
+  if (!rows)
+    body = empty_chart(id, missing(kTaskStats));
+  else if (std::isnan(first) || last <= first)
+    body = empty_chart(id, "no kernel ran: nothing to draw");
+  else {
+    std::vector<std::string> names = blocks ? blocks->types : std::vector<std::string>{"all"};
+    std::vector<std::vector<Interval>> waiting(names.size());
+    for (const TaskRow& r : *rows) {
+      if (std::isnan(r.ready) || std::isnan(r.dispatch) || r.dispatch <= r.ready) continue;
+      std::size_t k = 0;
+      if (blocks) {
+        auto it = blocks->task_type.find(r.id);
+        if (it == blocks->task_type.end()) continue;
+        k = it->second;
+      }
+      waiting[k].push_back({r.ready, r.dispatch});
+    }
+    std::vector<Series> series;
+    double top = 0;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      series.push_back({names[k], mean_cover(waiting[k], first, last - first, kBins)});
+      for (double v : series.back().bins) top = std::max(top, v);
+    }
+    body = step_chart(id, "ready-queue depth over time", series, last - first, std::max(1.0, std::ceil(top)),
+                      Unit::kCount, 0);
+  }
+  return section("ready-queue", "Ready-queue depth over time", intro, body);
+}
+
+std::string critical_path_section(const std::optional<std::vector<TaskRow>>& rows,
+                                  const std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>>& edges,
+                                  const json& summary) {
+  const char* id = "chart-critical-path";
+  const std::string intro =
+      "From the task whose last kernel ends last, back through the producer (deps.json) that ended last: each "
+      "task's wait after that producer's end until it became ready, ready to first dispatch, dispatch to first "
+      "kernel start (the stall, grey) and its kernel time (first start to last end, coloured).";
+  if (!rows) return section("critical-path", "Critical path", intro, empty_chart(id, missing(kTaskStats)));
+  if (!edges) return section("critical-path", "Critical path", intro, empty_chart(id, missing(kDeps)));
+  const std::vector<PathStep> path = critical_path(*rows, *edges);
+  if (path.empty())
+    return section("critical-path", "Critical path", intro, empty_chart(id, "no kernel ran: nothing to draw"));
+  const TaskRow& head = (*rows)[path.front().row];
+  const double t0 = head.start, t1 = (*rows)[path.back().row].end;
+  double run = 0, stall = 0;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    run += path[i].run_ns;
+    if (i) stall += path[i].wait_ns + path[i].queue_ns + path[i].launch_ns;
+  }
+  const json::json_pointer mk("/makespan_ns");
+  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : 0;
+  auto share = [&](double v) { return makespan > 0 ? " (" + human(v / makespan, Unit::kRatio) + " of the makespan)" : ""; };
+  std::ostringstream o;
+  o << "<p id=\"path-length\">" << path.size() << " tasks from " << xml_escape(head.task) << " ("
+    << xml_escape(head.kernel) << ") to " << xml_escape((*rows)[path.back().row].task) << ": the path spans "
+    << human(t1 - t0, Unit::kNs) << share(t1 - t0) << "; kernel time " << human(run, Unit::kNs) << share(run)
+    << ", stalls between its tasks " << human(stall, Unit::kNs) << share(stall) << "; makespan "
+    << human(makespan, Unit::kNs) << ".</p>\n";
+  // The last kPathRows steps (the path's end, nearest the makespan's end).
+  const std::size_t from = path.size() > kPathRows ? path.size() - kPathRows : 0;
+  if (from) o << "<p class=\"note\">The path's first " << from << " tasks are not drawn or listed.</p>\n";
+  const double x0 = std::isnan(head.ready) ? t0 : std::min(t0, head.ready);
+  const double scale = t1 > x0 ? kBarArea / (t1 - x0) : 0;
+  const int height = static_cast<int>(path.size() - from) * 18 + 10;
+  o << svg_open(id, height, "critical path");
+  for (std::size_t i = from; i < path.size(); ++i) {
+    const TaskRow& r = (*rows)[path[i].row];
+    const double y = 5 + static_cast<double>(i - from) * 18;
+    const double stall_from = r.start - path[i].wait_ns - path[i].queue_ns - path[i].launch_ns;
+    o << svg_text(kLabelWidth - 8, y + 12, r.task + " " + r.kernel, " text-anchor=\"end\"");
+    o << "<rect class=\"stall\" x=\"" << px(kLabelWidth + (stall_from - x0) * scale) << "\" y=\"" << px(y + 2)
+      << "\" width=\"" << px(std::max(0.0, r.start - stall_from) * scale) << "\" height=\"12\" fill=\"#bbb\"><title>"
+      << xml_escape(r.task) << " stall " << human(r.start - stall_from, Unit::kNs) << "</title></rect>\n";
+    o << "<rect class=\"bar\" x=\"" << px(kLabelWidth + (r.start - x0) * scale) << "\" y=\"" << px(y + 2)
+      << "\" width=\"" << px(std::max(1.0, path[i].run_ns * scale)) << "\" height=\"12\" fill=\"" << kPalette[0]
+      << "\"><title>" << xml_escape(r.task) << " " << xml_escape(r.kernel) << " " << human(path[i].run_ns, Unit::kNs)
+      << "</title></rect>\n";
+    o << svg_text(kLabelWidth + kBarArea + 8, y + 12, human(path[i].run_ns, Unit::kNs));
+  }
+  o << "</svg>\n<table id=\"path-table\">\n<tr><th>task</th><th>kernel</th><th>wait after producer</th>"
+       "<th>ready to dispatch</th><th>dispatch to start</th><th>kernel time</th><th>ends at</th></tr>\n";
+  for (std::size_t i = from; i < path.size(); ++i) {
+    const TaskRow& r = (*rows)[path[i].row];
+    o << "<tr><td>" << xml_escape(r.task) << "</td><td>" << xml_escape(r.kernel) << "</td><td>"
+      << (i ? human(path[i].wait_ns, Unit::kNs) : "-") << "</td><td>" << human(path[i].queue_ns, Unit::kNs)
+      << "</td><td>" << human(path[i].launch_ns, Unit::kNs) << "</td><td>" << human(path[i].run_ns, Unit::kNs)
+      << "</td><td>" << human(r.end, Unit::kNs) << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  return section("critical-path", "Critical path", intro, o.str());
+}
+
+// ---------------------------------------------------------------- task_stats.csv
+
+// RFC 4180 records of `text`: fields, quotes doubled inside quoted fields.
+std::vector<std::vector<std::string>> csv_records(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  std::vector<std::string> rec;
+  std::string field;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c != '"') field += c;
+      else if (i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else quoted = false;
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      rec.push_back(std::move(field)), field.clear(), any = true;
+    } else if (c == '\n') {
+      if (!field.empty() && field.back() == '\r') field.pop_back();
+      rec.push_back(std::move(field)), field.clear();
+      out.push_back(std::move(rec)), rec.clear(), any = false;
+    } else {
+      field += c, any = true;
+    }
+  }
+  if (any || !field.empty()) rec.push_back(std::move(field)), out.push_back(std::move(rec));
+  return out;
+}
+
+}  // namespace
+
+std::optional<RunOutput> read_run_output(const std::string& run_dir, const std::string& name,
+                                         std::uint64_t max_bytes) {
+  std::error_code ec;
+  std::string path = run_dir + "/" + name;
+  if (!fs::exists(path, ec) && fs::exists(path + ".gz", ec)) path += ".gz";
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, "", "cannot open the file");
+  RunOutput out{path, ""};
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    out.text.append(buf, static_cast<std::size_t>(n));
+    if (out.text.size() > max_bytes) {
+      gzclose(f);
+      throw InputError(path, "", "larger than " + std::to_string(max_bytes >> 20) + " MiB: not read");
+    }
+  }
+  const bool failed = n < 0;
+  gzclose(f);
+  if (failed) throw InputError(path, "", "cannot read the file (a damaged gzip file?)");
+  return out;
+}
+
+std::vector<double> mean_cover(const std::vector<Interval>& intervals, double t0, double span, int bins) {
+  std::vector<double> out(static_cast<std::size_t>(std::max(bins, 0)), 0.0);
+  if (bins <= 0 || span <= 0) return out;
+  const double width = span / bins;
+  for (const Interval& iv : intervals) {
+    const double a = std::max(iv.from, t0), b = std::min(iv.to, t0 + span);
+    if (!(b > a)) continue;
+    const int first = std::clamp(static_cast<int>((a - t0) / width), 0, bins - 1);
+    const int last = std::clamp(static_cast<int>((b - t0) / width), 0, bins - 1);
+    for (int i = first; i <= last; ++i) {
+      const double lo = std::max(a, t0 + i * width), hi = std::min(b, t0 + (i + 1) * width);
+      if (hi > lo) out[static_cast<std::size_t>(i)] += (hi - lo) / width;
+    }
+  }
+  return out;
+}
+
+std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string& file) {
+  const auto records = csv_records(text);
+  if (records.empty()) throw InputError(file, "line 1", "expected task_stats.csv's header line");
+  const std::vector<std::string>& head = records.front();
+  auto column = [&](const char* name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    if (it == head.end()) throw InputError(file, "line 1", std::string("expected a column ") + name);
+    return static_cast<std::size_t>(it - head.begin());
+  };
+  const std::size_t c_id = column("task_id"), c_task = column("task"), c_kernel = column("kernel"),
+                    c_ready = column("ready_ns"), c_dispatch = column("first_dispatch_ns"),
+                    c_start = column("first_start_ns"), c_end = column("last_end_ns"),
+                    c_complete = column("complete_ns");
+  std::vector<TaskRow> rows;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    const std::string where = "line " + std::to_string(i + 1);
+    if (rec.size() != head.size())
+      throw InputError(file, where, "expected " + std::to_string(head.size()) + " fields, found " +
+                                        std::to_string(rec.size()));
+    auto time = [&](std::size_t c) {
+      if (rec[c].empty()) return kNever;
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(rec[c], &used);
+        if (used == rec[c].size()) return v;
+      } catch (const std::exception&) {
+      }
+      throw InputError(file, where, "expected a time in ns in column " + head[c] + ", found \"" + rec[c] + "\"");
+    };
+    TaskRow r;
+    try {
+      r.id = std::stoull(rec[c_id]);
+    } catch (const std::exception&) {
+      throw InputError(file, where, "expected a task_id, found \"" + rec[c_id] + "\"");
+    }
+    r.task = rec[c_task];
+    r.kernel = rec[c_kernel];
+    r.ready = time(c_ready), r.dispatch = time(c_dispatch), r.start = time(c_start), r.end = time(c_end);
+    r.complete = time(c_complete);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::vector<PathStep> critical_path(const std::vector<TaskRow>& rows,
+                                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& edges) {
+  std::map<std::uint64_t, std::size_t> row_of;
+  for (std::size_t i = 0; i < rows.size(); ++i) row_of.emplace(rows[i].id, i);
+  std::map<std::uint64_t, std::vector<std::uint64_t>> preds;
+  for (const auto& [pred, succ] : edges) preds[succ].push_back(pred);
+  // A task "ends" at its last kernel end; without kernel time, at its completion.
+  auto end_of = [&](const TaskRow& r) { return std::isnan(r.end) ? r.complete : r.end; };
+  auto later = [&](std::size_t a, std::size_t b) {  // a ends after b (ties: the lower id)
+    const double ea = end_of(rows[a]), eb = end_of(rows[b]);
+    return ea != eb ? ea > eb : rows[a].id < rows[b].id;
+  };
+  std::optional<std::size_t> cur;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!std::isnan(rows[i].end) && (!cur || later(i, *cur))) cur = i;
+  // Each step's wait is measured to its producer on the path; the first has none.
+  std::vector<PathStep> path;
+  std::vector<bool> seen(rows.size(), false);
+  while (cur && !seen[*cur]) {
+    seen[*cur] = true;
+    const TaskRow& r = rows[*cur];
+    PathStep s;
+    s.row = *cur;
+    s.queue_ns = r.dispatch - r.ready;
+    s.launch_ns = r.start - r.dispatch;
+    s.run_ns = r.end - r.start;
+    std::optional<std::size_t> prev;
+    for (std::uint64_t p : preds[r.id]) {
+      const auto it = row_of.find(p);
+      if (it == row_of.end() || std::isnan(end_of(rows[it->second]))) continue;
+      if (!prev || later(it->second, *prev)) prev = it->second;
+    }
+    if (prev) s.wait_ns = r.ready - end_of(rows[*prev]);
+    path.push_back(s);
+    cur = prev;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::string series_sections(const std::string& run_dir, const json& summary) {
+  std::optional<std::vector<TaskRow>> rows;
+  if (const auto f = read_run_output(run_dir, kTaskStats.file, kMaxOutputBytes))
+    rows = parse_task_stats(f->text, f->path);
+  std::optional<Blocks> blocks;
+  if (const auto f = read_run_output(run_dir, kSwimlane.file, kMaxOutputBytes)) blocks = parse_swimlane(*f);
+  std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> edges;
+  if (const auto f = read_run_output(run_dir, kDeps.file, kMaxOutputBytes)) edges = parse_edges(*f);
+  return utilisation_section(blocks) + ready_queue_section(rows, blocks) + critical_path_section(rows, edges, summary);
+}
+
+}  // namespace npusim::record
