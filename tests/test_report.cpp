@@ -172,6 +172,17 @@ fs::path hand_run(const std::string& name) {
                              [1, 1, 1, 1000740, 1001300, 0]], "aicpu_tasks": []})");
   write(dir / "deps.json", R"({"tasks": [], "tensors": [], "edges": [{"pred": "0", "succ": "1", "arg": 0},
                                 {"pred": "2", "succ": "1", "arg": 1}]})");
+  fs::create_directories(dir / "scope_stats");
+  write(dir / "scope_stats" / "scope_stats.jsonl",
+        R"({"version": 6, "fatal": false, "dropped": 0, "total": 2, "task_window_max": [16, 16, 16, 16], )"
+        R"("heap_max": [4096, 4096, 4096, 4096], "dep_pool_max": [8, 8, 8, 8], "tensormap_max": 64})"
+        "\n"
+        R"({"site": "s:1", "phase": "begin", "depth": 0, "ring": 0, "task_window_start": 0, "task_window_end": 0, )"
+        R"("heap_start": 0, "heap_end": 0, "dep_pool_start": 1, "dep_pool_end": 1, "tensormap": 0})"
+        "\n"
+        R"({"site": "s:1", "phase": "end", "depth": 0, "ring": 0, "task_window_start": 0, "task_window_end": 3, )"
+        R"("heap_start": 0, "heap_end": 1024, "dep_pool_start": 1, "dep_pool_end": 2, "tensormap": 1})"
+        "\n");
   return dir;
 }
 
@@ -204,6 +215,9 @@ TEST_CASE("report series: a hand-made run's bins and critical path", "[report]")
   CHECK(has(s, "stalls between its tasks 40 ns"));
   CHECK(has(s, "<tr><td>t0</td><td>A</td><td>-</td><td>30 ns</td><td>20 ns</td><td>600 ns</td><td>700 ns</td></tr>"));
   CHECK(has(s, "<tr><td>t1</td><td>B</td><td>5 ns</td><td>20 ns</td><td>15 ns</td><td>560 ns</td><td>1,300 ns</td></tr>"));
+  // Ring occupancy: the scope-stats plot of the run's records, as a chart of the page.
+  CHECK(has(s, R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-ring-occupancy" width="960")"));
+  CHECK(has(s, "ring 0: task window 16 slots, heap "));
   CHECK(s == series_sections(dir.string(), hand_summary()));  // deterministic
 
   // The quoted kernel name is read whole.
@@ -215,11 +229,14 @@ TEST_CASE("report series: a hand-made run's bins and critical path", "[report]")
   // ready queue counts every task together.
   fs::remove(dir / "chip_swimlane_records.json");
   fs::remove(dir / "deps.json");
+  fs::remove_all(dir / "scope_stats");
   const std::string t = series_sections(dir.string(), hand_summary());
   CHECK(has(t, "class=\"empty\">needs chip_swimlane_records.json (or chip_swimlane_records.json.gz), which this run "
                "did not write: written at --swimlane-level 1 or more (default 3)</text>"));
   CHECK(has(t, "class=\"empty\">needs deps.json (or deps.json.gz), which this run did not write: written unless "
                "npusim run is given --no-deps</text>"));
+  CHECK(has(t, "class=\"empty\">needs scope_stats/scope_stats.jsonl (or scope_stats/scope_stats.jsonl.gz), which "
+               "this run did not write: written unless npusim run is given --no-scope-stats</text>"));
   CHECK(has(t, R"(data-series="all" data-bins=")" + repeated("0.000", 5) + " 1.000 "));
   fs::remove(dir / "task_stats.csv");
   CHECK(has(series_sections(dir.string(), hand_summary()),

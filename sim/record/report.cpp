@@ -340,7 +340,8 @@ const char kStyle[] =
     "h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}\n"
     "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid "
     "#eee}\n"
-    "td .num{font-variant-numeric:tabular-nums}svg.chart{display:block;margin:8px 0;font-size:12px}\n"
+    "td .num{font-variant-numeric:tabular-nums}\n"
+    "svg.chart{display:block;margin:8px 0;font-size:12px;max-width:100%;height:auto}\n"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}\n"
     ".status-ok{color:#1a7f37;font-weight:bold}.status-error{color:#c00;font-weight:bold}\n"
     "#failure{border-left:4px solid #c00;padding-left:12px}\n";

@@ -14,6 +14,7 @@
 #include "sim/platform/json_input.h"
 #include "sim/record/page_text.h"
 #include "sim/record/report_chart.h"
+#include "sim/record/scope_stats_report.h"
 
 namespace npusim::record {
 namespace {
@@ -36,6 +37,7 @@ struct Needed {
 constexpr Needed kTaskStats{"task_stats.csv", "written unless npusim run is given --no-task-stats"};
 constexpr Needed kSwimlane{"chip_swimlane_records.json", "written at --swimlane-level 1 or more (default 3)"};
 constexpr Needed kDeps{"deps.json", "written unless npusim run is given --no-deps"};
+constexpr Needed kScopeStats{"scope_stats/scope_stats.jsonl", "written unless npusim run is given --no-scope-stats"};
 
 std::string missing(const Needed& n) {
   return std::string("needs ") + n.file + " (or " + n.file + ".gz), which this run did not write: " + n.how;
@@ -190,6 +192,24 @@ std::string utilisation_section(const std::optional<Blocks>& blocks) {
   return section("utilisation-over-time", "Core-type utilisation over time", intro, body);
 }
 
+// Per ring, task slots and heap bytes held at each scope boundary against the
+// ring's capacity: the plot of `npusim scope-stats` (scope_stats_report.h).
+std::string ring_occupancy_section(const std::optional<RunOutput>& file) {
+  const char* id = "chart-ring-occupancy";
+  const std::string intro =
+      "Per ring, the task slots and heap bytes held (head - tail) at each scope's begin and end "
+      "(scope_stats/scope_stats.jsonl), as a share of the ring's capacity (its metadata line, the run's "
+      "ring_task_window and ring_heap). The runtime's scope records carry no timestamps: the x axis is the "
+      "records in the order the run wrote them, not time.";
+  std::string body;
+  if (!file)
+    body = empty_chart(id, missing(kScopeStats));
+  else
+    body = scope_stats_svg(parse_scope_stats(file->text, file->path),
+                           std::string(" class=\"chart\" id=\"") + id + "\"");
+  return section("ring-occupancy", "Ring occupancy against capacity", intro, body);
+}
+
 // The window of the series from task_stats: the makespan, first kernel start to last kernel end.
 std::pair<double, double> kernel_window(const std::vector<TaskRow>& rows) {
   double first = kNever, last = kNever;
@@ -231,7 +251,7 @@ std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows,
       series.push_back({names[k], mean_cover(waiting[k], first, last - first, kBins)});
       for (double v : series.back().bins) top = std::max(top, v);
     }
-    body = step_chart(id, "ready-queue depth over time", series, last - first, std::max(1.0, std::ceil(top)),
+    body = step_chart(id, "ready-queue depth over time", series, last - first, std::max(2.0, 2 * std::ceil(top / 2)),
                       Unit::kCount, 0);
   }
   return section("ready-queue", "Ready-queue depth over time", intro, body);
@@ -466,7 +486,9 @@ std::string series_sections(const std::string& run_dir, const json& summary) {
   if (const auto f = read_run_output(run_dir, kSwimlane.file, kMaxOutputBytes)) blocks = parse_swimlane(*f);
   std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> edges;
   if (const auto f = read_run_output(run_dir, kDeps.file, kMaxOutputBytes)) edges = parse_edges(*f);
-  return utilisation_section(blocks) + ready_queue_section(rows, blocks) + critical_path_section(rows, edges, summary);
+  const auto scopes = read_run_output(run_dir, kScopeStats.file, kMaxOutputBytes);
+  return utilisation_section(blocks) + ready_queue_section(rows, blocks) + ring_occupancy_section(scopes) +
+         critical_path_section(rows, edges, summary);
 }
 
 }  // namespace npusim::record

@@ -590,10 +590,10 @@ void panel(std::ostringstream& o, const ScopeStatsReport& rep, int r, double top
 
 }  // namespace
 
-std::string scope_stats_svg(const ScopeStatsReport& rep) {
+std::string scope_stats_svg(const ScopeStatsReport& rep, const std::string& svg_attrs) {
   const double height = kTop + kScopeStatsRings * (kPanel + kPanelGap) + 10;
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\"" << svg_attrs << " width=\"" << kWidth << "\" height=\"" << height
     << "\" viewBox=\"0 0 " << kWidth << " " << height << "\" font-family=\"sans-serif\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
   text(o, kLeft, 20, "scope_stats: occupancy (head - tail) at each scope boundary, % of the ring's capacity",

@@ -110,8 +110,10 @@ ScopeStatsReport read_scope_stats(const std::string& path);
 void print_scope_stats_summary(const ScopeStatsReport& report, std::ostream& out);
 // The plot: per ring, task slots and heap bytes held at each scope boundary as
 // a percentage of the ring's capacity, x = record index; capacity line and the
-// site of the peak high-water annotated. Deterministic.
-std::string scope_stats_svg(const ScopeStatsReport& report);
+// site of the peak high-water annotated. Deterministic. `svg_attrs` are
+// extra attributes of the <svg> element (npusim report gives it its class
+// and id).
+std::string scope_stats_svg(const ScopeStatsReport& report, const std::string& svg_attrs = "");
 // A self-contained page: the summary and the same chart inline, no scripts.
 std::string scope_stats_html(const ScopeStatsReport& report);
 

@@ -31,8 +31,8 @@ import subprocess
 import sys
 
 NPUSIM, SOURCE, SCRATCH = sys.argv[1:4]
-CHARTS = ["chart-core-utilisation", "chart-utilisation-over-time", "chart-ready-queue", "chart-critical-path",
-          "chart-sched-phases", "chart-ring-peaks", "chart-top-kernels"]
+CHARTS = ["chart-core-utilisation", "chart-utilisation-over-time", "chart-ready-queue", "chart-ring-occupancy",
+          "chart-critical-path", "chart-sched-phases", "chart-ring-peaks", "chart-top-kernels"]
 BAR_AREA = 760 - 170 - 150  # sim/record/report.cpp: kChartWidth - kLabelWidth - kValueWidth
 
 failures = []
@@ -150,7 +150,7 @@ def run_case(name, trace, want_status):
         drawn = dom.svgs.get(chart, [])
         bars = [a for t, a in drawn if t == "rect" and "bar" in a.get("class", "").split()]
         empty = [a for t, a in drawn if t == "text" and a.get("class") == "empty"]
-        lines = [a for t, a in drawn if t == "polyline" and a.get("class") == "series"]
+        lines = [a for t, a in drawn if t in ("polyline", "circle")]  # a series; one point is a circle
         check(bars or empty or lines, "%s: %s draws nothing" % (name, chart))
 
     # Every number shown is summary.json's, and reads as it.
@@ -189,6 +189,13 @@ def run_case(name, trace, want_status):
         want = types.get(ty, {}).get("busy_ns", -1)
         check(abs(busy - want) <= 0.01 * want + 100, "%s: %s busy over time %.1f ns, summary.json %r" % (name, ty, busy, want))
         check(float(a["data-scale"]) == types.get(ty, {}).get("cores"), "%s: %s cores" % (name, ty))
+    # Ring occupancy is drawn against the run's ring sizes: the scope records'
+    # metadata line gives the same capacities as summary.json's run block.
+    with open(os.path.join(out, "scope_stats", "scope_stats.jsonl")) as f:
+        meta = json.loads(f.readline())
+    for key, run_key in (("task_window_max", "ring_task_window"), ("heap_max", "ring_heap")):
+        check(meta[key] == summary["run"][run_key], "%s: scope_stats %s %r, summary.json run.%s %r"
+              % (name, key, meta[key], run_key, summary["run"][run_key]))
     # The critical path is stated against summary.json's makespan.
     if "path-length" in dom.texts:
         say = "makespan %s." % human(summary["makespan_ns"], "/makespan_ns")
@@ -203,7 +210,7 @@ def main():
     os.makedirs(SCRATCH, exist_ok=True)
     clean, dom = run_case("mix", "traces/mix.json", 0)
     for chart in CHARTS:  # the clean run has data for every chart
-        check(any((t == "rect" and "bar" in a.get("class", "")) or (t == "polyline" and a.get("class") == "series")
+        check(any((t == "rect" and "bar" in a.get("class", "")) or t == "polyline"
                   for t, a in dom.svgs.get(chart, [])), "mix: %s has no bars or lines" % chart)
     check("path-length" in dom.texts and "path-table" in dom.texts, "mix: no critical path")
     check("failure" not in dom.texts, "mix: a failure section on a clean run")
