@@ -8,6 +8,7 @@
 //   npusim report RUN_DIR -o F.html   a self-contained page of a run's figures and failure (docs/outputs.md)
 //   npusim scope-stats FILE           peaks per ring of a scope_stats.jsonl [--html F] [--svg F]
 //   npusim worker FILE --out DIR      a worker's dispatches in order, with its arena cache (docs/workers.md)
+//   npusim sweep INPUT --grid N=V,... --csv F   a run over a grid of options and platform fields (docs/sweeps.md)
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -30,6 +31,7 @@
 #include "sim/engine/barrier_cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/interrupt.h"
+#include "sim/engine/sweep.h"
 #include "sim/engine/worker.h"
 #include "sim/record/compare.h"
 #include "sim/record/report.h"
@@ -265,7 +267,8 @@ class CommandLine {
   npusim::engine::BarrierCostRequest bc_;
   std::string bc_types_ = "aiv,aic,mix", bc_parts_;
   npusim::engine::WorkerRequest worker_;
-  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *report_, *bcost_, *worker_cmd_;
+  npusim::engine::SweepRequest sweep_;
+  CLI::App *run_, *check_, *record_, *import_, *compare_, *stats_, *report_, *bcost_, *worker_cmd_, *sweep_cmd_;
 };
 
 CommandLine::CommandLine() {
@@ -326,6 +329,20 @@ CommandLine::CommandLine() {
   worker_cmd_->add_option("--out", worker_.out_dir, "output directory (default npusim_out/<worker file name>)");
   worker_cmd_->add_option("--platform", worker_.platform, "platform name or path (default a2a3)");
   worker_cmd_->add_flag("-q,--quiet", worker_.quiet, "no summary on standard output");
+
+  sweep_cmd_ = app_.add_subcommand("sweep", "run a trace or scene over a grid of run options and platform fields");
+  sweep_cmd_->add_option("INPUT", sweep_.input, "trace or scene file")->required();
+  sweep_cmd_->add_option("--grid", sweep_.grid,
+                         "NAME=V1,V2,...: a run option (ring_task_window, runtime, ...) or a platform field by its "
+                         "JSON pointer (/sched/dispatch_task_ns); repeatable, points are the product")
+      ->required()
+      ->allow_extra_args(false);
+  sweep_cmd_->add_option("--csv", sweep_.csv, "the table, one row per point (the plot: the same name, .svg)")
+      ->required();
+  sweep_cmd_->add_option("--platform", sweep_.platform, "platform name or path (default a2a3)");
+  sweep_cmd_->add_option("--jobs", sweep_.jobs, "points run at once (default: the number of processors)")
+      ->check(CLI::Range(1, npusim::engine::interrupt::kMaxChildren));
+  sweep_cmd_->add_flag("-q,--quiet", sweep_.quiet, "no summary line on standard output");
 
   // Unknown options and arguments are collected, not refused by CLI11, so
   // that the message can say what was probably meant (unexpected()).
@@ -428,6 +445,7 @@ int CommandLine::execute() {
     return npusim::engine::barrier_cost(bc_, std::cout);
   }
   if (*worker_cmd_) return npusim::engine::run_worker(worker_, std::cout, std::cerr);
+  if (*sweep_cmd_) return npusim::engine::sweep(sweep_, std::cout, std::cerr);
   if (*report_) return npusim::record::report_command(report_dir_, report_out_, std::cout);
   if (*stats_) return npusim::record::scope_stats_command(stats_file_, stats_html_, stats_svg_, std::cout);
   return kExitInputError;

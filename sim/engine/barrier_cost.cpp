@@ -16,6 +16,7 @@
 #include "sim/engine/interrupt.h"
 #include "sim/engine/subprocess.h"
 #include "sim/record/json_out.h"
+#include "sim/record/plot.h"
 #include "sim/platform/platform_loader.h"
 
 namespace fs = std::filesystem;
@@ -82,32 +83,9 @@ double measure(const std::string& platform, const std::string& trace_text, const
   return col("last_end_ns") - col("last_start_ns");
 }
 
-std::string fmt(double ns) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", ns);
-  return b;
-}
-
-// Axis ticks at round values: a step of 1, 2 or 5 times a power of ten,
-// at most `most` intervals from 0 to the first tick at or above `max`.
-std::vector<double> round_ticks(double max, int most) {
-  const double base = std::pow(10.0, std::floor(std::log10(max / most)));
-  double step = base;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    step = base * m;
-    if (std::ceil(max / step) <= most) break;
-  }
-  std::vector<double> ticks;
-  const int n = static_cast<int>(std::ceil(max / step));
-  for (int i = 0; i <= n; ++i) ticks.push_back(step * i);
-  return ticks;
-}
-
-std::string tick_text(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.0f", v);
-  return b;
-}
+using record::plot::fmt;
+using record::plot::round_ticks;
+using record::plot::tick_text;
 
 // One marker: a circle, a triangle or a diamond per core type; filled for
 // SOFT, hollow for HARD.

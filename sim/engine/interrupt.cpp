@@ -33,6 +33,7 @@ Entry g_entries[kEntries];
 std::uint64_t g_seq = 0;
 std::mutex g_mutex;  // registration (never taken by the handler)
 std::atomic<pid_t> g_child{0};
+std::atomic<pid_t> g_children[kMaxChildren];  // 0: a free slot
 
 // getdents64's record (the kernel's struct linux_dirent64).
 struct Dirent64 {
@@ -101,6 +102,14 @@ void on_signal(int sig) {
     while (::waitpid(c, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  for (auto& slot : g_children)
+    if (const pid_t c = slot.load()) ::kill(c, sig);
+  for (auto& slot : g_children)
+    if (const pid_t c = slot.load()) {
+      int status = 0;
+      while (::waitpid(c, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
   // Newest first: a staging folder before the parent folders created for it.
   bool removed = false;
   for (;;) {
@@ -173,5 +182,20 @@ void forget(int handle) {
 }
 
 void set_child(pid_t pid) { g_child.store(pid); }
+
+bool add_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, pid)) return true;
+  }
+  return false;
+}
+
+void remove_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
 
 }  // namespace npusim::engine::interrupt

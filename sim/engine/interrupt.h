@@ -35,4 +35,10 @@ void forget(int handle);
 // The child being waited for (0: none): it gets the same signal.
 void set_child(pid_t pid);
 
+// Children run side by side (a sweep's points): each gets the signal and is
+// waited for. At most kMaxChildren at once; add_child returns false when full.
+constexpr int kMaxChildren = 64;
+bool add_child(pid_t pid);
+void remove_child(pid_t pid);
+
 }  // namespace npusim::engine::interrupt

@@ -19,7 +19,7 @@ std::string self_exe() {
   return ec ? std::string("npusim") : p.string();
 }
 
-int run_self(const std::vector<std::string>& args, const std::string& err_file) {
+pid_t spawn_self(const std::vector<std::string>& args, const std::string& err_file) {
   const std::string exe = self_exe();
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
@@ -34,7 +34,24 @@ int run_self(const std::vector<std::string>& args, const std::string& err_file) 
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
+  return rc == 0 ? pid : -1;
+}
+
+namespace {
+int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+}  // namespace
+
+std::pair<pid_t, int> wait_any() {
+  int status = 0;
+  pid_t w;
+  while ((w = ::waitpid(-1, &status, 0)) < 0 && errno == EINTR) {
+  }
+  return {w, status};
+}
+
+int run_self(const std::vector<std::string>& args, const std::string& err_file) {
+  const pid_t pid = spawn_self(args, err_file);
+  if (pid < 0) return -1;
   interrupt::set_child(pid);
   int status = 0;
   pid_t w;
@@ -42,7 +59,7 @@ int run_self(const std::vector<std::string>& args, const std::string& err_file) 
   }
   interrupt::set_child(0);
   if (w != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return exit_status(status);
 }
 
 }  // namespace npusim::engine

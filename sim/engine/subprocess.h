@@ -4,7 +4,10 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <sys/types.h>
 
 namespace npusim::engine {
 
@@ -17,5 +20,13 @@ std::string self_exe();
 // -1 if it could not be started or did not exit normally.
 // `err_file`: where its standard error goes instead ("" = discarded).
 int run_self(const std::vector<std::string>& args, const std::string& err_file = "");
+
+// Starts `npusim <args>` as run_self does, without waiting: its pid, or -1.
+// The caller waits for it (wait_any) and tells interrupt.h about it.
+pid_t spawn_self(const std::vector<std::string>& args, const std::string& err_file = "");
+
+// Waits for any child to end: its pid and its wait status (WIFEXITED,
+// WTERMSIG...); pid -1 when there is no child left.
+std::pair<pid_t, int> wait_any();
 
 }  // namespace npusim::engine

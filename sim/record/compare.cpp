@@ -303,6 +303,16 @@ std::string plural(std::size_t n, const char* word) { return std::to_string(n) +
 
 }  // namespace
 
+void flatten_numbers(const std::string& name, const json& v, std::vector<std::pair<std::string, double>>& out) {
+  if (v.is_number()) {
+    out.emplace_back(name, v.get<double>());
+  } else if (v.is_object()) {
+    for (const auto& [key, child] : v.items()) flatten_numbers(name + "." + key, child, out);
+  } else if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) flatten_numbers(name + "." + std::to_string(i), v[i], out);
+  }
+}
+
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
                       const CompareOptions& options, std::ostream& out) {
   if (!std::isfinite(options.tolerance_pct) || options.tolerance_pct < 0)

@@ -6,7 +6,10 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "models/common/errors.h"
 
@@ -43,6 +46,13 @@ struct CompareOptions {
 // unknown --tolerance-for (with the closest known name), and, unless
 // `allow_different`, for summaries of different runs (another trace,
 // platform or run option, the seed included), naming the first difference.
+// Every number in `v` named by its dotted path under `name`
+// ("figures.core_types.aic.utilisation"; an array's entries by their
+// index), in document order; null, strings and booleans are left out.
+// The columns of `npusim sweep` (docs/sweeps.md).
+void flatten_numbers(const std::string& name, const nlohmann::json& v,
+                     std::vector<std::pair<std::string, double>>& out);
+
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
                       const CompareOptions& options, std::ostream& out);
 

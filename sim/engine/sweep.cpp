@@ -1,0 +1,408 @@
+#include "sim/engine/sweep.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/common/errors.h"
+#include "sim/config/json_util.h"
+#include "sim/config/run_options.h"
+#include "sim/config/suggest.h"
+#include "sim/engine/interrupt.h"
+#include "sim/engine/subprocess.h"
+#include "sim/platform/json_input.h"
+#include "sim/platform/platform_loader.h"
+#include "sim/record/compare.h"
+#include "sim/record/json_out.h"
+#include "sim/record/page_text.h"
+#include "sim/record/plot.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace npusim::engine {
+
+namespace {
+
+// The run options a grid may name (the trace's `run` block keys; each is
+// the option --NAME with '-' for '_').
+const std::vector<std::string> kRunOptions = {"aicpu_thread_num", "ring_task_window", "ring_heap",
+                                              "ring_dep_pool",    "runtime",          "hbg_layout",
+                                              "cache_policy_lowering", "seed",        "scheduler_timeout_ms"};
+
+struct Axis {
+  std::string name;                 // a run option, or a JSON pointer into the platform ("/...")
+  std::vector<std::string> values;  // as typed ("[16,16,8,8]" for a four-ring list)
+  bool platform() const { return name[0] == '/'; }
+};
+
+// What a point's run left: its exit status and, when it wrote one, its summary.
+struct Row {
+  std::vector<std::string> values;  // one per axis
+  std::string status;               // the summary's "ok" or "error"; "failed" without a summary
+  int exit_code = -1;               // 128 + N for a death by signal N, as a shell says
+  std::string error;                // the failure's name (summary error.name)
+  std::vector<std::pair<std::string, double>> numbers;  // the summary's figures, dotted names
+};
+
+// "a,[1,2],b" -> {"a", "[1,2]", "b"}: commas inside brackets stay.
+std::vector<std::string> split_values(const std::string& text) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::vector<std::string>& pointers) {
+  if (grid.empty()) throw InputError(config::kCommandLine, "--grid", "expected at least one --grid NAME=V1,V2,...");
+  std::vector<Axis> axes;
+  for (const std::string& g : grid) {
+    const std::size_t eq = g.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == g.size())
+      throw InputError(config::kCommandLine, "--grid", "expected NAME=V1,V2,..., got \"" + g + "\"");
+    Axis a{g.substr(0, eq), split_values(g.substr(eq + 1))};
+    for (const std::string& v : a.values)
+      if (v.empty()) throw InputError(config::kCommandLine, "--grid", "an empty value in \"" + g + "\"");
+    const auto& names = a.platform() ? pointers : kRunOptions;
+    if (!a.platform() && std::find(names.begin(), names.end(), a.name) == names.end()) {
+      const std::string near = config::closest(a.name, names);
+      throw InputError(config::kCommandLine, "--grid",
+                       "unknown run option \"" + a.name + "\"" +
+                           (near.empty() ? " (expected one of: " + config::join_names(names) +
+                                               ", or a platform field by its JSON pointer such as /sched/dispatch_task_ns)"
+                                         : "; did you mean \"" + near + "\"?"));
+    }
+    for (const Axis& b : axes)
+      if (b.name == a.name) throw InputError(config::kCommandLine, "--grid", "\"" + a.name + "\" is given twice");
+    axes.push_back(std::move(a));
+  }
+  return axes;
+}
+
+// The cartesian product, the last axis varying fastest.
+std::vector<std::vector<std::string>> points_of(const std::vector<Axis>& axes) {
+  std::vector<std::vector<std::string>> pts(1);
+  for (const Axis& a : axes) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& p : pts)
+      for (const std::string& v : a.values) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    pts = std::move(next);
+  }
+  return pts;
+}
+
+// A grid value for the platform: JSON if it parses as JSON, else a string.
+json platform_value(const std::string& text) {
+  json v = json::parse(text, nullptr, false);
+  return v.is_discarded() ? json(text) : v;
+}
+
+// The platform with the point's values at their pointers (a field given as
+// {"value": ...} gets its value replaced). An unknown pointer is an input
+// error naming the closest field.
+json platform_for(const json& base, const std::vector<Axis>& axes, const std::vector<std::string>& values,
+                  const std::vector<std::string>& pointers) {
+  json doc = base;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (!axes[i].platform()) continue;
+    json::json_pointer ptr;
+    try {
+      ptr = json::json_pointer(axes[i].name);
+    } catch (const json::exception&) {
+    }
+    if (ptr.empty() || !doc.contains(ptr)) {
+      const std::string near = config::closest(axes[i].name, pointers);
+      throw InputError(config::kCommandLine, "--grid",
+                       "the platform has no field \"" + axes[i].name + "\"" +
+                           (near.empty() ? " (docs/platform.md lists them)" : "; did you mean \"" + near + "\"?"));
+    }
+    json& at = doc[ptr];
+    (at.is_object() && at.contains("value") ? at["value"] : at) = platform_value(values[i]);
+  }
+  return doc;
+}
+
+// The run options of a point on `npusim run`'s command line.
+std::vector<std::string> option_args(const std::vector<Axis>& axes, const std::vector<std::string>& values) {
+  std::vector<std::string> args;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i].platform()) continue;
+    std::string flag = "--" + axes[i].name, v = values[i];
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (v.size() >= 2 && v.front() == '[' && v.back() == ']') v = v.substr(1, v.size() - 2);
+    args.push_back(flag);
+    args.push_back(v);
+  }
+  return args;
+}
+
+// The point's run options checked as `npusim run` checks them (syntax, then
+// against the point's platform): a bad value stops the sweep before it runs.
+void check_options(const std::vector<std::string>& args, const Platform& platform) {
+  RunOptions o;
+  for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
+    const std::string& flag = args[i];
+    const std::string& v = args[i + 1];
+    if (flag == "--aicpu-thread-num") o.aicpu_thread_num = config::parse_thread_num_cli(v);
+    if (flag == "--ring-task-window") o.ring_task_window = config::parse_ring_cli(v, "ring_task_window");
+    if (flag == "--ring-heap") o.ring_heap = config::parse_ring_cli(v, "ring_heap");
+    if (flag == "--ring-dep-pool") o.ring_dep_pool = config::parse_ring_cli(v, "ring_dep_pool");
+    if (flag == "--runtime") o.runtime = config::parse_runtime_cli(v);
+    if (flag == "--hbg-layout") o.hbg_layout = config::parse_hbg_layout_cli(v);
+    if (flag == "--cache-policy-lowering") o.cache_policy_lowering = config::parse_cache_lowering_cli(v);
+    if (flag == "--seed") o.seed = config::parse_seed_cli(v);
+    if (flag == "--scheduler-timeout-ms") o.scheduler_timeout_ms = config::parse_scheduler_timeout_cli(v);
+  }
+  config::resolve(o, platform, config::kCommandLine);
+}
+
+// One point, ready to run.
+struct Job {
+  std::vector<std::string> args;  // npusim run ...
+  fs::path dir;                   // its scratch folder
+};
+
+// The row of a finished point: its status and its summary's figures.
+Row read_row(const Job& job, const std::vector<std::string>& values, int wait_status) {
+  Row r;
+  r.values = values;
+  r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
+                                           : -1;
+  r.status = "failed";
+  std::ifstream in(job.dir / "out" / "summary.json");
+  if (r.exit_code > 1 || !in) return r;  // exit 2, 4, a crash: no summary to trust
+  json s = json::parse(in, nullptr, false);
+  if (!s.is_object() || !s.contains("status")) return r;
+  r.status = s["status"].get<std::string>();
+  if (s["error"].is_object() && s["error"]["name"].is_string()) r.error = s["error"]["name"].get<std::string>();
+  for (const char* key : {"device_wall_ns", "makespan_ns", "scheduling_window_ns"})
+    if (s[key].is_number()) r.numbers.emplace_back(key, s[key].get<double>());
+  if (s["tasks"].is_object()) record::flatten_numbers("tasks", s["tasks"], r.numbers);
+  record::flatten_numbers("figures", s["figures"], r.numbers);
+  return r;
+}
+
+// Runs every job, at most `jobs` at once; rows in job order.
+std::vector<Row> run_all(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values, int jobs,
+                         std::ostream& err) {
+  std::vector<Row> rows(todo.size());
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
+      fs::create_directories(todo[next].dir);
+      const pid_t pid = spawn_self(todo[next].args, (todo[next].dir / "stderr.txt").string());
+      if (pid < 0) throw std::runtime_error("cannot start npusim for a sweep point");
+      interrupt::add_child(pid);
+      running[pid] = next++;
+    }
+    const auto [w, status] = wait_any();
+    if (w < 0) throw std::runtime_error("lost the sweep's child processes");
+    interrupt::remove_child(w);
+    const auto it = running.find(w);
+    if (it == running.end()) continue;
+    const std::size_t i = it->second;
+    running.erase(it);
+    rows[i] = read_row(todo[i], values[i], status);
+    if (rows[i].status == "failed") {  // the child's own message says why
+      std::ifstream e(todo[i].dir / "stderr.txt");
+      std::string line;
+      std::getline(e, line);
+      err << "npusim: sweep point " << i + 1 << " failed (exit " << rows[i].exit_code << ")"
+          << (line.empty() ? "" : ": " + line) << "\n";
+    }
+  }
+  return rows;
+}
+
+std::string number_text(double v) {
+  std::ostringstream o;
+  o.precision(15);
+  o << v;
+  return o.str();
+}
+
+// A CSV cell: quoted when it holds a comma, a quote or a line break.
+std::string cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// Columns: the axes, status, exit_code, error, then every figure any point
+// has, in the order the "ok" points first give them (then the others': a
+// failed run's summary has fewer figures).
+std::string csv_text(const std::vector<Axis>& axes, const std::vector<Row>& rows) {
+  std::vector<std::string> names;
+  for (const bool ok : {true, false})
+    for (const Row& r : rows)
+      if ((r.status == "ok") == ok)
+        for (const auto& [name, v] : r.numbers)
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  std::ostringstream o;
+  for (const Axis& a : axes) o << cell(a.name) << ',';
+  o << "status,exit_code,error";
+  for (const std::string& n : names) o << ',' << n;
+  o << '\n';
+  for (const Row& r : rows) {
+    for (const std::string& v : r.values) o << cell(v) << ',';
+    o << r.status << ',' << r.exit_code << ',' << r.error;
+    std::map<std::string, double> by(r.numbers.begin(), r.numbers.end());
+    for (const std::string& n : names) {
+      o << ',';
+      if (const auto it = by.find(n); it != by.end()) o << number_text(it->second);
+    }
+    o << '\n';
+  }
+  return o.str();
+}
+
+// device_wall_ns over the first axis (its values evenly spaced, as given),
+// one line per value of the second; further axes at their first value.
+// A failed point is a gap.
+void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector<Row>& rows, const std::string& title) {
+  using record::plot::fmt;
+  const double W = 860, H = 440, L = 90, T = 40, B = 60, legend_w = 200, R = legend_w + 30;
+  const std::vector<std::string>& xs = axes[0].values;
+  const std::vector<std::string> series = axes.size() > 1 ? axes[1].values : std::vector<std::string>{""};
+  auto wall = [](const Row& r) {
+    for (const auto& [n, v] : r.numbers)
+      if (n == "device_wall_ns" && r.status == "ok") return v;
+    return -1.0;
+  };
+  auto shown = [&](const Row& r) {
+    for (std::size_t k = 2; k < axes.size(); ++k)
+      if (r.values[k] != axes[k].values[0]) return false;
+    return true;
+  };
+  double ymax = 1;
+  for (const Row& r : rows)
+    if (shown(r)) ymax = std::max(ymax, wall(r));
+  const std::vector<double> yt = record::plot::round_ticks(ymax, 6);
+  auto X = [&](std::size_t i) { return L + (W - L - R) * (xs.size() == 1 ? 0.5 : double(i) / (xs.size() - 1)); };
+  auto Y = [&](double v) { return H - B - (H - T - B) * v / yt.back(); };
+  const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  o << "<text x=\"" << L << "\" y=\"20\" font-size=\"14\">" << record::xml_escape(title) << "</text>\n";
+  o << "<g class=\"axes\" stroke=\"black\">\n<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R
+    << "\" y2=\"" << H - B << "\"/>\n<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << H - B
+    << "\"/>\n</g>\n";
+  for (double v : yt)
+    o << "<line class=\"grid\" x1=\"" << L << "\" y1=\"" << fmt(Y(v)) << "\" x2=\"" << W - R << "\" y2=\""
+      << fmt(Y(v)) << "\" stroke=\"#ddd\"/>\n<text class=\"ytick\" x=\"" << L - 8 << "\" y=\"" << fmt(Y(v) + 4)
+      << "\" text-anchor=\"end\">" << record::plot::tick_text(v) << "</text>\n";
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    o << "<text class=\"xtick\" x=\"" << fmt(X(i)) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">"
+      << record::xml_escape(xs[i]) << "</text>\n";
+  o << "<text x=\"" << fmt((L + W - R) / 2) << "\" y=\"" << H - 14 << "\" text-anchor=\"middle\">"
+    << record::xml_escape(axes[0].name) << "</text>\n";
+  o << "<text x=\"18\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 "
+    << (T + H - B) / 2 << ")\">device_wall_ns</text>\n";
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    const char* c = colors[s % 8];
+    const std::string label = axes.size() > 1 ? axes[1].name + "=" + series[s] : "device_wall_ns";
+    const double ly = T + 18.0 * s;
+    o << "<g class=\"series\" data-series=\"" << record::xml_escape(label) << "\">\n";
+    o << "<line x1=\"" << W - legend_w << "\" y1=\"" << ly - 4 << "\" x2=\"" << W - legend_w + 24 << "\" y2=\""
+      << ly - 4 << "\" stroke=\"" << c << "\"/>\n<text x=\"" << W - legend_w + 32 << "\" y=\"" << ly << "\">"
+      << record::xml_escape(label) << "</text>\n";
+    std::string path;
+    for (const Row& r : rows) {
+      if (!shown(r) || (axes.size() > 1 && r.values[1] != series[s])) continue;
+      const std::size_t i = std::find(xs.begin(), xs.end(), r.values[0]) - xs.begin();
+      const double v = wall(r);
+      if (v < 0) {
+        path += path.empty() || path.back() == ' ' ? "" : " ";  // a gap: the next point starts a new line
+        continue;
+      }
+      path += (path.empty() || path.back() == ' ' ? "M" : " L") + fmt(X(i)) + " " + fmt(Y(v));
+      o << "<circle cx=\"" << fmt(X(i)) << "\" cy=\"" << fmt(Y(v)) << "\" r=\"4\" fill=\"" << c << "\"/>\n";
+    }
+    if (!path.empty()) o << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << c << "\"/>\n";
+    o << "</g>\n";
+  }
+  o << "</svg>\n";
+}
+
+}  // namespace
+
+int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
+  const Platform base_platform = platform::load_platform(req.platform);
+  const json base_doc = json_input::read_file(base_platform.path);
+  const std::vector<std::string> pointers = platform::platform_field_pointers();
+  const std::vector<Axis> axes = parse_grid(req.grid, pointers);
+  const std::vector<std::vector<std::string>> values = points_of(axes);
+  const bool own_platform = std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.platform(); });
+  const fs::path dir = fs::temp_directory_path() / ("npusim-sweep-" + std::to_string(::getpid()));
+  // Every point is checked before any runs: a bad grid is exit 2, nothing written.
+  std::vector<Job> todo;
+  std::vector<std::string> platform_texts;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    Job job;
+    job.dir = dir / ("p" + std::to_string(i + 1));
+    std::string platform = req.platform;
+    const std::vector<std::string> opts = option_args(axes, values[i]);
+    if (own_platform) {
+      platform_texts.push_back(platform_for(base_doc, axes, values[i], pointers).dump(1));
+      platform = (job.dir / "platform.json").string();
+      check_options(opts, platform::parse_platform(platform_texts.back(), "--grid point " + std::to_string(i + 1)));
+    } else {
+      check_options(opts, base_platform);
+    }
+    job.args = {"run", req.input, "--platform", platform, "--out", (job.dir / "out").string(), "--quiet",
+                "--no-suggest", "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
+                "--no-task-stats"};
+    job.args.insert(job.args.end(), opts.begin(), opts.end());
+    todo.push_back(std::move(job));
+  }
+  fs::path svg_path = req.csv;
+  svg_path.replace_extension(".svg");
+  record::OutFile csv(req.csv), svg(svg_path.string());
+  const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
+  for (std::size_t i = 0; i < platform_texts.size(); ++i) {
+    fs::create_directories(todo[i].dir);
+    std::ofstream(todo[i].dir / "platform.json") << platform_texts[i];
+  }
+  int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  jobs = std::clamp(jobs, 1, interrupt::kMaxChildren);
+  const std::vector<Row> rows = run_all(todo, values, jobs, err);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  interrupt::forget(cleanup);
+
+  csv.raw(csv_text(axes, rows));
+  csv.close();
+  std::ostringstream plot;
+  write_svg(plot, axes, rows, "npusim sweep of " + fs::path(req.input).filename().string() + " on " +
+                                  base_platform.name + (axes.size() > 2 ? " (further axes at their first value)" : ""));
+  svg.raw(plot.str());
+  svg.close();
+  if (!req.quiet) {
+    const auto ok = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.status == "ok"; });
+    out << "npusim sweep: " << rows.size() << " points, " << ok << " ok, " << rows.size() - ok << " not ok; "
+        << req.csv << ", " << svg_path.string() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace npusim::engine
