@@ -51,7 +51,7 @@ TEST_CASE("run bare, npusim prints its usage and exits 2", "[cli]") {
 }
 
 TEST_CASE("mistyped commands and options get the closest one, and every message is npusim's", "[cli]") {
-  const char* kCommands = " (commands: run, check, record, import, compare, scope-stats, report, barrier-cost, worker)\n";
+  const char* kCommands = " (commands: run, check, record, import, compare, scope-stats, report, barrier-cost, worker, sweep)\n";
   struct Case {
     const char* args;
     std::string err;
