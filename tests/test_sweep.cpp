@@ -99,24 +99,21 @@ TEST_CASE("sweep: an unknown name, pointer or value is exit 2 before anything ru
   const fs::path dir = cli::scratch("sweep_bad");
   fs::create_directories(dir);
   const std::string csv = " --csv '" + (dir / "bad.csv").string() + "'";
-  cli::Result r = cli::npusim("sweep traces/chain.json --platform tiny --grid ring_task_windw=4,8" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "unknown run option \"ring_task_windw\"; did you mean \"ring_task_window\"?"));
-  r = cli::npusim("sweep traces/chain.json --platform tiny --grid /sched/dispatch_tsk_ns=4" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "the platform has no field \"/sched/dispatch_tsk_ns\"; did you mean \"/sched/dispatch_task_ns\"?"));
-  r = cli::npusim("sweep traces/chain.json --platform tiny --grid ring_task_window=64,5" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "ring_task_window must be a power of 2 >= 4, got 5"));
-  r = cli::npusim("sweep traces/chain.json --platform tiny --grid aicpu_thread_num=2,8" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "aicpu_thread_num must be 0 (auto) or in range [2, 4], got 8"));
-  r = cli::npusim("sweep traces/chain.json --platform tiny --grid /sched/dispatch_task_ns=-5" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "--grid point 1: at /sched/dispatch_task_ns/value: expected a time in ns"));
-  r = cli::npusim("sweep traces/chain.json --platform tiny --grid seed" + csv);
-  CHECK(r.status == 2);
-  CHECK(has(r.err, "expected NAME=V1,V2,..., got \"seed\""));
+  const std::pair<const char*, const char*> cases[] = {
+      {"ring_task_windw=4,8", "unknown run option \"ring_task_windw\"; did you mean \"ring_task_window\"?"},
+      {"/sched/dispatch_tsk_ns=4",
+       "the platform has no field \"/sched/dispatch_tsk_ns\"; did you mean \"/sched/dispatch_task_ns\"?"},
+      {"ring_task_window=64,5", "ring_task_window must be a power of 2 >= 4, got 5"},
+      {"aicpu_thread_num=2,8", "aicpu_thread_num must be 0 (auto) or in range [2, 4], got 8"},
+      {"/sched/dispatch_task_ns=-5", "--grid point 1: at /sched/dispatch_task_ns/value: expected a time in ns"},
+      {"seed", "expected NAME=V1,V2,..., got \"seed\""},
+  };
+  for (const auto& [grid, message] : cases) {
+    const cli::Result r = cli::npusim(std::string("sweep traces/chain.json --platform tiny --grid ") + grid + csv);
+    INFO(grid);
+    CHECK(r.status == 2);
+    CHECK(has(r.err, message));
+  }
   CHECK_FALSE(fs::exists(dir / "bad.csv"));
   CHECK_FALSE(fs::exists(dir / "bad.svg"));
 }
