@@ -285,6 +285,19 @@ TEST_CASE("host_build_graph: a resolution thread, all_schedule as an option, orc
   CHECK_FALSE(fs::exists(a / "scope_stats"));  // scope_stats is T&R only
   json sw = load(a / "chip_swimlane_records.json");
   CHECK(sw["aicpu_orchestrator_phases"].is_null());
+  // No release phase in host_build_graph, in either layout: no
+  // on_task_release under polling and no deferred producer release
+  // (scheduler_completion.cpp, before and after the resolution thread); the
+  // tensormap runtime releases in its idle iterations.
+  auto releases = [](const json& records) {
+    int n = 0;
+    for (const json& thread : records["aicpu_scheduler_phases"])
+      for (const json& r : thread) n += r["kind"] == "release";
+    return n;
+  };
+  CHECK(releases(sw) == 0);
+  CHECK(releases(load(c / "chip_swimlane_records.json")) == 0);
+  CHECK(releases(load(b / "chip_swimlane_records.json")) > 0);
 }
 
 TEST_CASE("the same run twice gives byte-identical outputs", "[cli]") {

@@ -317,8 +317,20 @@ void SchedulerThread::finish_task(Task& task, Time& t) {
     return;
   }
   complete(task, costs_.complete_task, t);
+  if (releases_free()) {
+    ctx_.rt->release_task(task);
+    return;
+  }
   defer_release(&task, t);
 }
+
+// host_build_graph releases nothing under polling: no on_task_release
+// (pto_scheduler.h) and "no deferred producer-release step" after a
+// completion or a dummy (scheduler_completion.cpp, scheduler_dispatch.cpp's
+// dummy drain; in the all-schedule layout before the resolution thread, as
+// after it). The model's release bookkeeping is then done at once, free, and
+// no release phase runs.
+bool SchedulerThread::releases_free() const { return ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph; }
 
 void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   sync(t);  // completion is visible to other threads from this moment
@@ -428,6 +440,10 @@ void SchedulerThread::dummy_phase(Time& t, bool& progress) {
     const Time t0 = t;
     complete(*task, costs_.dummy_task, t);  // may record a resolve
     record(task->predicate_false ? SchedPhase::PredicatedSkip : SchedPhase::DummyTask, t0, t0, 1, task->id);
+    if (releases_free()) {
+      ctx_.rt->release_task(*task);
+      continue;
+    }
     // Added, then a full list released inline (the dummy path's order).
     deferred_.push_back(task);
     if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t, false);
@@ -441,8 +457,7 @@ void SchedulerThread::dummy_phase(Time& t, bool& progress) {
 // scheduler thread's CompletedTaskQueue in thread order, resolving each task
 // (on_task_complete: fanout walk, ready pushes), then the dummy queue in
 // batches of 8 until it is empty (a dummy's resolution may make more ready).
-// Nothing is released: host_build_graph has no on_task_release under polling
-// (pto_scheduler.h), so the model's release bookkeeping is free here. When the
+// Nothing is released (releases_free). When the
 // whole graph is resolved it flips completion, which the scheduler threads,
 // still spinning, observe.
 void SchedulerThread::resolution_phase(Time& t, bool& progress) {

@@ -214,6 +214,7 @@ class SchedulerThread : public sc_core::sc_module {
   int index_;
   int num_threads_;
   bool resolver_;
+  bool releases_free() const;
   SchedContext& ctx_;
   const SchedCosts& costs_;
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
