@@ -11,7 +11,8 @@ for t in traces/*.json; do
   name=$(basename "$t" .json)
   case "$name" in bench_*|paged_attention_case1) continue ;; esac
   # --no-host-stats: no wall-clock figures, so the file is the same on every machine.
-  "$bin" run "$t" --out "$out/$name" --quiet --swimlane-level 0 --no-deps --no-scope-stats --no-host-stats
+  # --swimlane-level 1: figures.overhead needs the swimlane's records (it is null without).
+  "$bin" run "$t" --out "$out/$name" --quiet --swimlane-level 1 --no-deps --no-scope-stats --no-host-stats
   cp "$out/$name/summary.json" "traces/golden/$name.summary.json"
   echo "traces/golden/$name.summary.json"
 done
