@@ -619,3 +619,83 @@ TEST_CASE("L2: two cores streaming at once share the HBM link and the later one 
   CHECK(d == std::vector<Time>{ns(364), ns(428)});
   CHECK(s.chip->gm().hbm_bytes() == 4096);
 }
+
+// A line is in flight while another access's fill has not arrived (its HBM
+// share + the miss latency) or another core's store to it has not ended: a
+// load that finds it resident takes its first byte no earlier than that
+// (docs/gm.md "L2 and HBM", "Lines in flight"), moves no HBM bytes for it,
+// and counts it as a hit.
+TEST_CASE("L2: a load of lines another core's fill has not brought yet waits for that fill, no second fill", "[gm][l2]") {
+  Sim s;
+  Tensor in = s.ext("in", DType::FP32, 512);  // 2 KiB: the whole L2
+  Tensor pre = s.ext("pre", DType::FP32, 64);  // 256 B
+  Phase first = load(1, 0);
+  first.bytes = bexpr("256*block_idx");  // block 0: nothing (200 ns); block 1: one cold line (300 + 8)
+  auto k = aiv_kernel("SHARE", {first, load(0, 2048)});
+  s.src.add(k.get(), {arg(ArgTag::Input, in), arg(ArgTag::Input, pre)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 2);
+  // Both blocks start at 1420. Block 0 loads `in` at 1620, every line cold:
+  // the link carries its 2 KiB in [1620, 1684], so the lines are ready at
+  // 1684 + 300 = 1984, and so is block 0 (300 + 64 = 364 from 1620).
+  // Block 1 loads the same lines at 1728 (200 + 300 + 8 later): resident,
+  // in flight. A hit would end at 1728 + 200 + 32 = 1960 and a second fill
+  // at 1728 + 300 + 64 = 2092; its first byte comes when the fill arrives,
+  // 1984 (not 1928), and its own stream follows: 1984 + 32 = 2016.
+  const auto end = s.obs.end_by_core();
+  std::vector<Time> ends;
+  for (const auto& [core, e] : end) ends.push_back(e);
+  std::sort(ends.begin(), ends.end());
+  CHECK(ends == std::vector<Time>{ns(1984), ns(2016)});
+  CHECK(s.chip->gm().hbm_bytes() == 256 + 2048);  // one fill of `in`
+}
+
+TEST_CASE("L2: a load right after another core's long store waits for the store to end, and a later read is a plain hit", "[gm][l2]") {
+  Sim s;
+  Tensor buf = s.ext("buf", DType::FP32, 4096);  // 16 KiB: eight times the L2
+  Phase st = store(0, 0);
+  st.bytes = bexpr("16384*(1-block_idx)");  // block 0 stores 16 KiB; block 1 nothing (200 ns)
+  auto k = aiv_kernel("WRITE_READ", {st, load(0, 256, "14336")});
+  s.src.add(k.get(), {arg(ArgTag::Inout, buf)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.done.size() == 2);
+  // Block 0, from 1420: 64 lines written without a fetch; the last 56 evict
+  // the store's own dirty lines, 56 x 256 B written back over the link:
+  // 200 + max(16384 / 64 = 256, 14336 / 32 = 448) = 648, so it ends at 2068
+  // and its lines (the last 8, resident) are in flight until then. Block 1
+  // stores nothing (1420 + 200) and loads 256 B of line 56 at 1620: a hit
+  // would end at 1620 + 200 + 4 = 1824; the line is ready at 2068, then 4 ns
+  // of stream: 2072. Block 0 reads the same line after its store, at 2068:
+  // ready, a plain hit, 2068 + 204 = 2272.
+  std::vector<Time> ends;
+  for (const auto& [core, e] : s.obs.end_by_core()) ends.push_back(e);
+  std::sort(ends.begin(), ends.end());
+  CHECK(ends == std::vector<Time>{ns(2072), ns(2272)});
+  CHECK(s.chip->gm().hbm_bytes() == 56 * 256);  // write-backs only: no load fetched the line
+}
+
+TEST_CASE("L2: a line's ready stamp is kept through hits and reset when the line is allocated again", "[gm][l2]") {
+  L2Cache c(2048, 256, 2);
+  auto a = c.access(0, 512, false);  // lines 0, 1: filled
+  CHECK(a.ready == 0);
+  c.mark_ready(500);
+  a = c.access(0, 768, false);  // lines 0, 1 hit (ready 500), line 2 filled
+  CHECK(a.hits == 2);
+  CHECK(a.ready == 500);
+  c.mark_ready(900);  // only line 2, the one it allocated
+  a = c.access(0, 256, false);
+  CHECK(a.ready == 500);
+  a = c.access(512, 768, false);
+  CHECK(a.ready == 900);
+  a = c.access(0, 256, true);  // a write marks the lines it writes, hits included
+  c.mark_ready(1200);
+  CHECK(c.access(0, 256, false).ready == 1200);
+  c.access(2048, 2304, false);  // line 8, set 0: its empty way
+  c.access(4096, 4352, false);  // line 16, set 0: evicts line 0 (LRU)
+  CHECK(c.access(0, 256, false).hits == 0);  // line 0 again: a fill (not marked)
+  a = c.access(0, 256, false);               // and a hit: its old stamp is gone
+  CHECK(a.hits == 1);
+  CHECK(a.ready == 0);
+}

@@ -74,16 +74,26 @@ Time GmModel::transfer(std::uint64_t bytes) const { return gm_transfer(gm_, byte
 // the dirty lines they evict) cross the HBM link, one transfer at a time in
 // the order they are issued (FIFO: a transfer reserves bytes /
 // hbm_bytes_per_ns from when the link is free). The first byte takes the
-// hit latency, or the miss latency if any line misses; the access is through
-// when both its own stream and its HBM share are.
+// hit latency, or the miss latency if any line misses, and for a load comes
+// no earlier than the lines it finds in flight are ready (another access's
+// fill arriving, another store ending); the access is through when both its
+// own stream from its first byte and its HBM share are. A load's fills are
+// ready when they arrive (their HBM share + the miss latency); a store's
+// lines when the store ends (store() marks them).
 Time GmModel::through_l2(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, bool write, Time t) {
   const L2Cache::Access a = l2_.access(lo, hi, write, ctx.task->id);
   const std::uint64_t hbm = a.fill_bytes + a.writeback_bytes;
   const double stream_ns = gm_.bytes_per_ns > 0 ? static_cast<double>(hi - lo) / gm_.bytes_per_ns : 0;
-  Time end = t + from_ns(stream_ns);
-  if (hbm) end = std::max(end, hbm_transfer(hbm, t));
+  const Time latency = a.fill_bytes ? gm_.l2_miss_latency : gm_.l2_hit_latency;
+  const Time first = write ? t + latency : std::max<Time>(t + latency, a.ready);
+  Time end = first + from_ns(stream_ns);
+  if (hbm) {
+    const Time crossed = hbm_transfer(hbm, t);
+    end = std::max(end, crossed + latency);
+    if (!write) l2_.mark_ready(crossed + gm_.l2_miss_latency);
+  }
   if (obs_ && a.lines) obs_->on_l2_access(*ctx.task, a.lines, a.hits, hbm);
-  return end + (a.fill_bytes ? gm_.l2_miss_latency : gm_.l2_hit_latency);
+  return end;
 }
 
 Time GmModel::hbm_transfer(std::uint64_t bytes, Time t) {
@@ -289,6 +299,7 @@ Time GmModel::store(const PhaseCtx& ctx, Time t) {
     start = std::max(start, r.owner_until);
   }
   const Time done = through_l2(ctx, s.lo, s.hi, true, start) + (taken ? gm_.line_serialize : 0);
+  l2_.mark_ready(done);  // its lines are in flight until it ends
   if (start > t && obs_) obs_->on_core_wait(ctx.core, *ctx.task, ctx.block, WaitKind::Memory, t, start);
   split(a);
   split(b);

@@ -2,8 +2,10 @@
 //
 // Set-associative, LRU within a set, write-back and write-allocate. Plain
 // C++, no time: GmModel asks which lines of an access hit and which bytes
-// must cross the HBM link, and prices them. Tags are allocated at the first
-// access, so a run without GM phases pays nothing.
+// must cross the HBM link, and prices them. Each line keeps an opaque ready
+// stamp its caller sets (GmModel: the time a fill arrives or a store ends),
+// so a line in flight is told from a plain hit. Tags are allocated at the
+// first access, so a run without GM phases pays nothing.
 #pragma once
 
 #include <cstdint>
@@ -22,12 +24,17 @@ class L2Cache {
     std::uint64_t hits = 0;            // of which already resident
     std::uint64_t fill_bytes = 0;      // read from HBM (missed lines of a read)
     std::uint64_t writeback_bytes = 0; // dirty victims written back to HBM
+    std::uint64_t ready = 0;           // the latest ready stamp among the hits (0: none set)
   };
   // Reads (`write` false) or writes bytes [lo, hi). A read miss fetches the
   // line from HBM; a write miss allocates it without a fetch (the core
   // writes whole lines: a simplification) and marks it dirty.
   // `writer` tags the lines a write dirties (GmModel: the writing task).
   Access access(std::uint64_t lo, std::uint64_t hi, bool write, std::uint64_t writer = 0);
+  // The lines the last access() allocated (a read: its misses) or wrote (a
+  // write: all of them) are ready at `stamp` (the later stamp is kept).
+  // A newly allocated line's stamp is 0 until then.
+  void mark_ready(std::uint64_t stamp);
 
   // The resident dirty lines among those bytes [lo, hi) touch (written, not
   // yet written back to HBM), in address order; nothing is looked up as a use.
@@ -48,6 +55,10 @@ class L2Cache {
   std::vector<std::uint64_t> used_;     // its last use
   std::vector<std::uint8_t> dirty_;
   std::vector<std::uint64_t> writer_;   // the tag of a dirty line's last write
+  std::vector<std::uint64_t> ready_;    // the line's ready stamp (mark_ready)
+  std::vector<std::size_t> marked_;     // ways the last access allocated or wrote: mark_ready's
+  std::vector<std::uint64_t> serial_of_;  // the access that last listed the way in marked_
+  std::uint64_t serial_ = 0;            // accesses so far
   std::uint64_t dirty_count_ = 0;       // dirty lines resident: dirty_lines() returns at once when none
 };
 
