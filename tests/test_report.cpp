@@ -275,3 +275,16 @@ TEST_CASE("report series: the critical path of traces/chain.json is the whole ch
   const json summary = cli::load(out / "summary.json");
   CHECK(rows[path.back().row].end - rows[path.front().row].start == summary["makespan_ns"].get<double>());
 }
+
+TEST_CASE("report series: a --compress gzip run's outputs are read as the plain ones", "[report][cli]") {
+  fs::path plain, packed;
+  REQUIRE(cli::run("traces/chain.json --quiet", "report_chain_plain", plain).status == 0);
+  REQUIRE(cli::run("traces/chain.json --quiet --compress gzip", "report_chain_gz", packed).status == 0);
+  REQUIRE(fs::exists(packed / "task_stats.csv.gz"));
+  REQUIRE(fs::exists(packed / "deps.json.gz"));
+  const json summary = cli::load(plain / "summary.json");
+  const std::string s = series_sections(packed.string(), summary);
+  CHECK(s == series_sections(plain.string(), summary));
+  CHECK(has(s, "<p id=\"path-length\">8 tasks from t0 (MATMUL) to t7"));
+  CHECK_FALSE(has(s, "class=\"empty\""));
+}
