@@ -342,6 +342,8 @@ CommandLine::CommandLine() {
   sweep_cmd_->add_option("--platform", sweep_.platform, "platform name or path (default a2a3)");
   sweep_cmd_->add_option("--jobs", sweep_.jobs, "points run at once (default: the number of processors)")
       ->check(CLI::Range(1, npusim::engine::interrupt::kMaxChildren));
+  sweep_cmd_->add_option("--scheduler", sweep_.scheduler,
+                         "a Dask distributed scheduler (tcp://HOST:PORT): the points run as its tasks (docs/sweeps.md)");
   sweep_cmd_->add_flag("-q,--quiet", sweep_.quiet, "no summary line on standard output");
 
   // Unknown options and arguments are collected, not refused by CLI11, so

@@ -21,6 +21,9 @@ std::string self_exe();
 // `err_file`: where its standard error goes instead ("" = discarded).
 int run_self(const std::vector<std::string>& args, const std::string& err_file = "");
 
+// Runs `program <args>` (looked up on PATH) as run_self runs npusim.
+int run_program(const std::string& program, const std::vector<std::string>& args, const std::string& err_file = "");
+
 // Starts `npusim <args>` as run_self does, without waiting: its pid, or -1.
 // The caller waits for it (wait_any) and tells interrupt.h about it.
 pid_t spawn_self(const std::vector<std::string>& args, const std::string& err_file = "");

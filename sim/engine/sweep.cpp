@@ -175,41 +175,57 @@ void check_options(const std::vector<std::string>& args, const Platform& platfor
 
 // One point, ready to run.
 struct Job {
-  std::vector<std::string> args;  // npusim run ...
-  fs::path dir;                   // its scratch folder
+  std::vector<std::string> run_args;  // npusim run INPUT ... and the point's options
+  std::string platform;               // --platform, unless platform_text is set
+  std::string platform_text;          // the point's own platform file
+  fs::path dir;                       // its scratch folder (local runs)
 };
 
-// The row of a finished point: its status and its summary's figures.
-Row read_row(const Job& job, const std::vector<std::string>& values, int wait_status) {
+// `npusim run`'s arguments for a local point: its platform and outputs in its folder.
+std::vector<std::string> local_args(const Job& job) {
+  std::vector<std::string> args = job.run_args;
+  for (const std::string& a : {std::string("--platform"),
+                               job.platform_text.empty() ? job.platform : (job.dir / "platform.json").string(),
+                               std::string("--out"), (job.dir / "out").string()})
+    args.push_back(a);
+  return args;
+}
+
+// The row of a finished point: its exit code and, when the run left one
+// (exit 0 or 1), its summary's figures.
+Row make_row(const std::vector<std::string>& values, int exit_code, const json& summary) {
   Row r;
   r.values = values;
-  r.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
-                : WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status)
-                                           : -1;
+  r.exit_code = exit_code;
   r.status = "failed";
-  std::ifstream in(job.dir / "out" / "summary.json");
-  if (r.exit_code > 1 || !in) return r;  // exit 2, 4, a crash: no summary to trust
-  json s = json::parse(in, nullptr, false);
-  if (!s.is_object() || !s.contains("status")) return r;
+  if (exit_code < 0 || exit_code > 1 || !summary.is_object() || !summary.contains("status")) return r;
+  const json& s = summary;
   r.status = s["status"].get<std::string>();
   if (s["error"].is_object() && s["error"]["name"].is_string()) r.error = s["error"]["name"].get<std::string>();
   for (const char* key : {"device_wall_ns", "makespan_ns", "scheduling_window_ns"})
-    if (s[key].is_number()) r.numbers.emplace_back(key, s[key].get<double>());
-  if (s["tasks"].is_object()) record::flatten_numbers("tasks", s["tasks"], r.numbers);
-  record::flatten_numbers("figures", s["figures"], r.numbers);
+    if (s.contains(key) && s[key].is_number()) r.numbers.emplace_back(key, s[key].get<double>());
+  if (s.contains("tasks")) record::flatten_numbers("tasks", s["tasks"], r.numbers);
+  if (s.contains("figures")) record::flatten_numbers("figures", s["figures"], r.numbers);
   return r;
 }
 
-// Runs every job, at most `jobs` at once; rows in job order.
-std::vector<Row> run_all(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values, int jobs,
-                         std::ostream& err) {
+void say_failed(std::size_t i, const Row& row, const std::string& first_err_line, std::ostream& err) {
+  if (row.status != "failed") return;  // a device failure is a result, not news
+  err << "npusim: sweep point " << i + 1 << " failed (exit " << row.exit_code << ")"
+      << (first_err_line.empty() ? "" : ": " + first_err_line) << "\n";
+}
+
+// Runs every job here, at most `jobs` at once; rows in job order.
+std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values,
+                           int jobs, std::ostream& err) {
   std::vector<Row> rows(todo.size());
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       fs::create_directories(todo[next].dir);
-      const pid_t pid = spawn_self(todo[next].args, (todo[next].dir / "stderr.txt").string());
+      if (!todo[next].platform_text.empty()) std::ofstream(todo[next].dir / "platform.json") << todo[next].platform_text;
+      const pid_t pid = spawn_self(local_args(todo[next]), (todo[next].dir / "stderr.txt").string());
       if (pid < 0) throw std::runtime_error("cannot start npusim for a sweep point");
       interrupt::add_child(pid);
       running[pid] = next++;
@@ -221,14 +237,60 @@ std::vector<Row> run_all(const std::vector<Job>& todo, const std::vector<std::ve
     if (it == running.end()) continue;
     const std::size_t i = it->second;
     running.erase(it);
-    rows[i] = read_row(todo[i], values[i], status);
-    if (rows[i].status == "failed") {  // the child's own message says why
-      std::ifstream e(todo[i].dir / "stderr.txt");
-      std::string line;
-      std::getline(e, line);
-      err << "npusim: sweep point " << i + 1 << " failed (exit " << rows[i].exit_code << ")"
-          << (line.empty() ? "" : ": " + line) << "\n";
-    }
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    std::ifstream in(todo[i].dir / "out" / "summary.json");
+    rows[i] = make_row(values[i], code, in ? json::parse(in, nullptr, false) : json());
+    std::ifstream e(todo[i].dir / "stderr.txt");
+    std::string line;
+    std::getline(e, line);
+    say_failed(i, rows[i], line, err);
+  }
+  return rows;
+}
+
+// tools/sweep_dask.py: next to the platforms (a build or source tree's
+// tools/, an install's share/npusim/tools/).
+std::string dask_driver() {
+  for (const std::string& d : platform::platform_search_dirs()) {
+    const fs::path p = fs::path(d).parent_path() / "tools" / "sweep_dask.py";
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  throw InputError(config::kCommandLine, "--scheduler",
+                   "cannot find tools/sweep_dask.py next to the platforms (looked in " +
+                       config::join_names(platform::platform_search_dirs()) + ")");
+}
+
+// Runs every job as a task on the Dask cluster at `scheduler`
+// (tools/sweep_dask.py; docs/sweeps.md, "On a Dask cluster"); rows in job order.
+std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values,
+                          const std::string& scheduler, const fs::path& dir, std::ostream& err) {
+  json points = json::array();
+  for (const Job& job : todo)
+    points.push_back({{"args", job.run_args},
+                      {"platform", job.platform},
+                      {"platform_json", job.platform_text.empty() ? json() : json(job.platform_text)}});
+  fs::create_directories(dir);
+  std::ofstream(dir / "points.json") << json{{"npusim", self_exe()}, {"points", points}}.dump();
+  const std::string driver = dask_driver();
+  const int rc = run_program("python3", {driver, "--scheduler", scheduler, (dir / "points.json").string(),
+                                         (dir / "results.json").string()},
+                             (dir / "driver.txt").string());
+  std::ifstream in(dir / "results.json");
+  const json results = in ? json::parse(in, nullptr, false) : json();
+  if (rc != 0 || !results.is_array() || results.size() != todo.size()) {
+    std::ifstream e(dir / "driver.txt");
+    std::stringstream text;
+    text << e.rdbuf();
+    throw InputError(config::kCommandLine, "--scheduler",
+                     "the sweep did not run on the Dask scheduler " + scheduler + " (" + driver + " exit " +
+                         std::to_string(rc) + "): " + text.str());
+  }
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const json& res = results[i];
+    rows.push_back(make_row(values[i], res.value("exit", -1), res.value("summary", json())));
+    say_failed(i, rows.back(), res.value("stderr", std::string()), err);
   }
   return rows;
 }
@@ -356,36 +418,39 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   const fs::path dir = fs::temp_directory_path() / ("npusim-sweep-" + std::to_string(::getpid()));
   // Every point is checked before any runs: a bad grid is exit 2, nothing written.
   std::vector<Job> todo;
-  std::vector<std::string> platform_texts;
   for (std::size_t i = 0; i < values.size(); ++i) {
     Job job;
     job.dir = dir / ("p" + std::to_string(i + 1));
-    std::string platform = req.platform;
+    job.platform = req.scheduler.empty() ? req.platform : base_platform.path;
     const std::vector<std::string> opts = option_args(axes, values[i]);
     if (own_platform) {
-      platform_texts.push_back(platform_for(base_doc, axes, values[i], pointers).dump(1));
-      platform = (job.dir / "platform.json").string();
-      check_options(opts, platform::parse_platform(platform_texts.back(), "--grid point " + std::to_string(i + 1)));
+      job.platform_text = platform_for(base_doc, axes, values[i], pointers).dump(1);
+      check_options(opts, platform::parse_platform(job.platform_text, "--grid point " + std::to_string(i + 1)));
     } else {
       check_options(opts, base_platform);
     }
-    job.args = {"run", req.input, "--platform", platform, "--out", (job.dir / "out").string(), "--quiet",
-                "--no-suggest", "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
-                "--no-task-stats"};
-    job.args.insert(job.args.end(), opts.begin(), opts.end());
+    // On a cluster the input is read where the task runs: by its absolute path.
+    job.run_args = {"run", req.scheduler.empty() ? req.input : fs::absolute(req.input).string(), "--quiet",
+                    "--no-suggest", "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
+                    "--no-task-stats"};
+    job.run_args.insert(job.run_args.end(), opts.begin(), opts.end());
     todo.push_back(std::move(job));
   }
   fs::path svg_path = req.csv;
   svg_path.replace_extension(".svg");
   record::OutFile csv(req.csv), svg(svg_path.string());
   const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
-  for (std::size_t i = 0; i < platform_texts.size(); ++i) {
-    fs::create_directories(todo[i].dir);
-    std::ofstream(todo[i].dir / "platform.json") << platform_texts[i];
-  }
   int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   jobs = std::clamp(jobs, 1, interrupt::kMaxChildren);
-  const std::vector<Row> rows = run_all(todo, values, jobs, err);
+  std::vector<Row> rows;
+  try {
+    rows = req.scheduler.empty() ? run_local(todo, values, jobs, err) : run_dask(todo, values, req.scheduler, dir, err);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    interrupt::forget(cleanup);
+    throw;
+  }
   std::error_code ec;
   fs::remove_all(dir, ec);
   interrupt::forget(cleanup);

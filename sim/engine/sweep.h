@@ -18,6 +18,7 @@ struct SweepRequest {
   std::vector<std::string> grid;   // "NAME=V1,V2,...": a run option or a platform JSON pointer
   std::string csv;                 // the table; the plot is the same path with .svg
   int jobs = 0;                    // points run at once; 0 = the number of processors
+  std::string scheduler;           // a Dask scheduler's address: the points run there ("" = here)
   bool quiet = false;
 };
 
