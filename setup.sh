@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-run}
 
-# python3 and chromium: the report test loads `npusim report` pages in headless chromium.
-packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev zlib1g-dev python3 chromium)
+# python3 and chromium: the report test loads `npusim report` pages in headless chromium;
+# python3-distributed: `npusim sweep --scheduler` runs points on Dask (tests/sweep/sweep_dask_test.py).
+packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev zlib1g-dev python3 chromium python3-distributed)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -65,7 +65,7 @@ def main():
               file=sys.stderr)
         return 2
     try:
-        client = Client(args.scheduler, timeout=30)
+        client = Client(args.scheduler, timeout=10)
     except Exception as e:  # noqa: BLE001 -- any failure to connect is the same answer
         print("sweep_dask.py: cannot reach the Dask scheduler %s: %s" % (args.scheduler, e), file=sys.stderr)
         return 2

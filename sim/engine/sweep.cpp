@@ -1,6 +1,7 @@
 #include "sim/engine/sweep.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -273,7 +274,12 @@ std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::v
   fs::create_directories(dir);
   std::ofstream(dir / "points.json") << json{{"npusim", self_exe()}, {"points", points}}.dump();
   const std::string driver = dask_driver();
-  const int rc = run_program("python3", {driver, "--scheduler", scheduler, (dir / "points.json").string(),
+  // Debian's python3-distributed is a module of Debian's python3, which a
+  // python3 earlier on PATH (a virtualenv, pyenv) may not see.
+  const char* python = std::getenv("NPUSIM_PYTHON");
+  std::error_code ec;
+  const std::string py = python && *python ? python : fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+  const int rc = run_program(py, {driver, "--scheduler", scheduler, (dir / "points.json").string(),
                                          (dir / "results.json").string()},
                              (dir / "driver.txt").string());
   std::ifstream in(dir / "results.json");
@@ -445,8 +451,10 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   std::vector<Row> rows;
   try {
     rows = req.scheduler.empty() ? run_local(todo, values, jobs, err) : run_dask(todo, values, req.scheduler, dir, err);
-  } catch (...) {
+  } catch (...) {  // no partial output: the CSV and the plot were only created
     std::error_code ec;
+    fs::remove(req.csv, ec);
+    fs::remove(svg_path, ec);
     fs::remove_all(dir, ec);
     interrupt::forget(cleanup);
     throw;

@@ -1,6 +1,7 @@
 // `npusim sweep INPUT --grid NAME=V1,V2,... [--grid ...] --csv OUT.csv
-// [--jobs N]`: a trace or scene run over the cartesian product of the grid,
-// each point an `npusim run` in a child process (a point's failure, fatal or
+// [--jobs N] [--scheduler ADDR]`: a trace or scene run over the cartesian
+// product of the grid, each point an `npusim run` in a child process (or a
+// task on a Dask cluster) (a point's failure, fatal or
 // crash is recorded in its row, not fatal to the sweep); one CSV row per
 // point in grid order, and a plot of device_wall_ns next to the CSV
 // (docs/sweeps.md).

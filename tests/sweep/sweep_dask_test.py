@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""`npusim sweep --scheduler` against a local Dask cluster started here
+(docs/sweeps.md, "On a Dask cluster"): a sweep of 100 points through the
+cluster and through local processes gives byte-identical CSVs, and a failed
+point is a row with its exit status in both.
+
+    sweep_dask_test.py NPUSIM SOURCE_DIR SCRATCH
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    npusim, source, scratch = sys.argv[1:4]
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        print("FAIL: Dask distributed is not installed: run ./setup.sh (it installs python3-distributed)")
+        return 1
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    # 25 dispatch costs x 4 task windows = 100 points of chain.json on tiny;
+    # the window of 4 is SCOPE_DEADLOCK (exit 1), a row in both CSVs.
+    grid = ["--grid", "/sched/dispatch_task_ns=" + ",".join(str(10 * i) for i in range(25)),
+            "--grid", "ring_task_window=4,8,16,64"]
+    base = [npusim, "sweep", "traces/chain.json", "--platform", "tiny", "-q"] + grid
+    local_csv = os.path.join(scratch, "local.csv")
+    dask_csv = os.path.join(scratch, "dask.csv")
+    subprocess.run(base + ["--jobs", "2", "--csv", local_csv], cwd=source, check=True)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                      dashboard_address=None) as cluster:
+        proc = subprocess.run(base + ["--scheduler", cluster.scheduler_address, "--csv", dask_csv], cwd=source)
+    if proc.returncode != 0:
+        print("FAIL: the sweep through Dask exited %d" % proc.returncode)
+        return 1
+    with open(local_csv) as f:
+        local = f.read()
+    with open(dask_csv) as f:
+        dask = f.read()
+    rows = local.splitlines()
+    failures = []
+    if len(rows) != 101:
+        failures.append("expected 100 rows and the header, got %d lines" % len(rows))
+    if dask != local:
+        failures.append("the CSVs differ")
+    if not rows[1].startswith("0,4,error,1,SCOPE_DEADLOCK,600,"):
+        failures.append("row 1 is not the failed point: " + rows[1][:80])
+    if not rows[4].startswith("0,64,ok,0,,29700,"):
+        failures.append("row 4 is not the completed point: " + rows[4][:80])
+    # An unreachable scheduler is exit 2 and writes nothing.
+    bad = subprocess.run(base + ["--scheduler", "tcp://127.0.0.1:9", "--csv", os.path.join(scratch, "x.csv")],
+                         cwd=source, stderr=subprocess.PIPE)
+    if bad.returncode != 2 or b"cannot reach the Dask scheduler" not in bad.stderr:
+        failures.append("an unreachable scheduler: exit %d, %r" % (bad.returncode, bad.stderr[-300:]))
+    if os.path.exists(os.path.join(scratch, "x.csv")):
+        failures.append("an unreachable scheduler left x.csv")
+    for f in failures:
+        print("FAIL: " + f)
+    if not failures:
+        print("OK: 100 points through Dask and through local processes, identical CSVs")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
