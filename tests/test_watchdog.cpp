@@ -186,14 +186,4 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(r.summary["warnings"]["by_kind"]["ready_queue_overflow"] == 1);
   CHECK(e["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
   CHECK(has(r.err, "2 task(s) were lost to a full ready queue (4 entries, limits.ready_queue_capacity): t2, t1;"));
-
-  // host_build_graph: its resolution thread (thread 3 of 4) latches the stall
-  // with its own line (scheduler_dispatch.cpp run_resolution_thread, "P
-  // resolution stall (%d/%d resolved)"), no sub-class detail.
-  cli::RunResult h = run("'" + (dir / "t.json").string() + "' --platform '" + (dir / "p.json").string() +
-                             "' --runtime host_build_graph",
-                         "rq_full_hbg");
-  REQUIRE(h.summary.is_object());
-  CHECK(h.summary["error"]["name"] == "SCHEDULER_TIMEOUT");
-  CHECK(h.summary["error"]["device_log"] == json::array({"Thread 3: P resolution stall (5/7 resolved)"}));
 }

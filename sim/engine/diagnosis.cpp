@@ -347,12 +347,6 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.device_time = now + scheduler_timeout(chip.config(), p);
     f.detector = watchdog_detector(chip);
     f.sub_class = stall.sub_class;
-    // host_build_graph's resolution thread latches it (run_resolution_thread,
-    // scheduler_dispatch.cpp: work outstanding, no thread owning a running
-    // task) with its own line and no sub-class detail.
-    if (rt.config().runtime == RuntimeKind::HostBuildGraph && rt.config().hbg_layout == HbgLayout::ResolutionThread)
-      f.device_log.push_back("Thread " + std::to_string(rt.config().aicpu_thread_num - 1) + ": P resolution stall (" +
-                             std::to_string(completed) + "/" + std::to_string(total) + " resolved)");
   }
   if (rt.config().runtime == RuntimeKind::HostBuildGraph && f.orch_error_code) {
     // host_build_graph orchestrates on the host: what its orchestration
