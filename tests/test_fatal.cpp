@@ -194,3 +194,22 @@ TEST_CASE("no-suggest option skips the re-runs that search for sufficient sizes"
   CHECK_FALSE(r.summary["error"]["diagnosis"].contains("enough"));
   CHECK_FALSE(has(r.err, "would have been enough"));
 }
+
+// The latch is the writer's, not the code's: rt_report_fatal stores any code
+// it is given in orch_error_code (pto_runtime2.cpp rt_report_fatal ->
+// pto_orchestrator.cpp orch_mark_fatal), a scheduler's number included.
+TEST_CASE("rt_report_fatal with a scheduler's code still latches orch_error_code", "[fatal][cli]") {
+  const fs::path dir = cli::scratch("fatal100_in");
+  fs::create_directories(dir);
+  const json trace = {{"npusim_trace", 1},
+                      {"name", "fatal100"},
+                      {"kernels", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+                      {"program", json::array({{{"op", "fatal"}, {"code", 100}, {"message", "as a scheduler"}}})}};
+  std::ofstream(dir / "t.json") << trace.dump();
+  Run r = npusim_run("'" + (dir / "t.json").string() + "'");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 1);
+  CHECK(r.summary["error"]["orch_error_code"] == 100);
+  CHECK(r.summary["error"]["sched_error_code"] == 0);
+  CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=100 sched_error_code=0 runtime_status=-100\n"));
+}

@@ -383,19 +383,24 @@ TEST_CASE("require_sync_start with more blocks than cores fails at submit with c
 }
 
 // The shared-memory header's two latches (pto_shared_memory.h
-// orch_error_code, sched_error_code): first writer wins in each, a
-// scheduler's code (100..199) never takes the orchestrator's, and the host's
+// orch_error_code, sched_error_code): first writer wins in each, the latch
+// is the writer's (a scheduler's, or anyone else's), and the host's
 // runtime_status prefers the orchestrator's (pto_runtime_status.h
 // runtime_status_from_error_codes).
 TEST_CASE("the orchestrator's and the schedulers' error latches are separate, first writer wins in each",
           "[runtime]") {
   Harness h;
   CHECK_FALSE(h.rt->has_error());
-  CHECK(h.rt->latch_error(ErrorCode::SchedulerTimeout, "", 10));
+  LatchedError watchdog;
+  watchdog.code = ErrorCode::SchedulerTimeout;
+  watchdog.time = 10;
+  watchdog.by_scheduler = true;
+  CHECK(h.rt->latch_error(watchdog));
   CHECK(h.rt->has_error());
   CHECK_FALSE(h.rt->has_orch_error());
   CHECK(h.rt->error().code == ErrorCode::SchedulerTimeout);
-  CHECK_FALSE(h.rt->latch_error(ErrorCode::SchedulerTimeout, "", 11));  // the first stays
+  watchdog.time = 11;
+  CHECK_FALSE(h.rt->latch_error(watchdog));  // the first stays
   CHECK(h.rt->sched_error().time == 10);
   CHECK(h.rt->latch_error(ErrorCode::TensorWaitTimeout, "FATAL(code=8)", 15));
   CHECK(h.rt->has_orch_error());

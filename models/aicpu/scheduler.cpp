@@ -229,6 +229,7 @@ Time SchedulerThread::watchdog_iteration(Time t, Time P) const {
 void SchedulerThread::scheduler_timeout(Time at) {
   LatchedError e;
   e.code = ErrorCode::SchedulerTimeout;
+  e.by_scheduler = true;
   e.time = at;
   e.thread = index_;
   e.idle_iterations = loop_iter_ - progress_iter_;

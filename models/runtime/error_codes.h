@@ -133,7 +133,6 @@ inline const ErrorInfo& error_info(ErrorCode c) {
   return c == ErrorCode::None ? table[0] : unknown;
 }
 
-inline bool is_sched_error(ErrorCode c) { return static_cast<int>(c) >= 100 && static_cast<int>(c) < 200; }
 
 // The SCHEDULER_TIMEOUT sub-class (PTO2_STALL_DETAIL_*): its number and the
 // label stall_detail_name() prints, chosen with classify_stall_detail()'s

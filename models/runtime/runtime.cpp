@@ -761,7 +761,7 @@ bool Runtime::latch_error(ErrorCode code, const std::string& message, Time now, 
 }
 
 bool Runtime::latch_error(const LatchedError& e) {
-  LatchedError& slot = is_sched_error(e.code) ? sched_error_ : orch_error_;
+  LatchedError& slot = e.by_scheduler ? sched_error_ : orch_error_;
   if (slot.code != ErrorCode::None) return false;
   slot = e;
   hooks_->on_error(slot);

@@ -149,6 +149,11 @@ struct SubmitStatus {
 
 struct LatchedError {
   ErrorCode code = ErrorCode::None;
+  // Who latched it: a scheduler thread writes sched_error_code, everyone
+  // else (the orchestrator, its API, the allocators) orch_error_code,
+  // whatever the code's value (rt_report_fatal stores any code it is given,
+  // pto_runtime2.cpp orch_mark_fatal).
+  bool by_scheduler = false;
   std::string message;  // the device's FATAL line text
   Time time = 0;
   int ring = -1;        // the ring involved, if any
@@ -298,8 +303,8 @@ class Runtime {
 
   // ------------------------------------------------------------------ errors
   // Two latches, as the shared-memory header has them (pto_shared_memory.h
-  // orch_error_code, sched_error_code): the schedulers' codes (100..199,
-  // is_sched_error) and everyone else's; first writer wins in each. Returns
+  // orch_error_code, sched_error_code): the schedulers' (by_scheduler) and
+  // everyone else's; first writer wins in each. Returns
   // true if this call latched it. The scheduler threads stop on either
   // (scheduler_cold_path.cpp check_idle_fatal_error); the orchestrator's
   // waits break only on its own (pto_runtime2.cpp wait_for_tensor_ready,
