@@ -186,4 +186,22 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(r.summary["warnings"]["by_kind"]["ready_queue_overflow"] == 1);
   CHECK(e["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
   CHECK(has(r.err, "2 task(s) were lost to a full ready queue (4 entries, limits.ready_queue_capacity): t2, t1;"));
+
+  // host_build_graph checks the push (its pto_scheduler.h push_ready_routed,
+  // latch_ready_queue_overflow): with its queue at 4 entries the first failed
+  // push, t2's, latches READY_QUEUE_OVERFLOW (104) in sched_error_code (t1's
+  // fails too; the walk goes on, the latch stays the first) and the run
+  // stops; no watchdog.
+  plat["limits"]["hbg_ready_queue_capacity"]["value"] = 4;
+  std::ofstream(dir / "p_hbg.json") << plat.dump();
+  cli::RunResult h = run("'" + (dir / "t.json").string() + "' --platform '" + (dir / "p_hbg.json").string() +
+                             "' --runtime host_build_graph",
+                         "rq_full_hbg");
+  REQUIRE(h.summary.is_object());
+  CHECK(h.status == 1);
+  CHECK(h.summary["error"]["name"] == "READY_QUEUE_OVERFLOW");
+  CHECK(h.summary["error"]["sched_error_code"] == 104);
+  CHECK(h.summary["error"]["orch_error_code"] == 0);
+  CHECK(h.summary["error"]["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
+  CHECK(has(h.err, "PTO2 runtime failed: orch_error_code=0 sched_error_code=104 runtime_status=-104\n"));
 }

@@ -46,6 +46,9 @@ struct RuntimeLimits {
   int tensormap_cleanup_interval = 64;
   std::uint64_t ready_queue_capacity = 65536;
   std::uint64_t early_dispatch_queue_capacity = 256;
+  // host_build_graph's own queue sizes (its pto_runtime2_types.h).
+  std::uint64_t hbg_ready_queue_capacity = 8192;
+  std::uint64_t hbg_early_dispatch_queue_capacity = 64;
   int deferred_release_cap = 256;
   int dummy_pop_max = 8;
   std::uint64_t packed_output_align = 1024;  // PTO2_PACKED_OUTPUT_ALIGN

@@ -31,6 +31,7 @@ enum class ErrorCode : int {
   AsyncCompletionInvalid = 101,
   AsyncWaitOverflow = 102,
   AsyncRegistrationFailed = 103,
+  ReadyQueueOverflow = 104,  // host_build_graph only
   // npusim's own (the device has no code for it: the AICPU process dies and
   // the host sees an AICPU exception): the orchestration program of a scene
   // crashed, aborted or let an exception escape (docs/scenes.md).
@@ -117,6 +118,11 @@ inline const ErrorInfo& error_info(ErrorCode c) {
        "ASYNC_WAIT_OVERFLOW normally intercepts this first)",
        "not expected in normal operation -- keep the device log and report it to the runtime maintainers; "
        "tuning the ring capacities will not help"},
+      {ErrorCode::ReadyQueueOverflow, "READY_QUEUE_OVERFLOW",
+       "a push into a ready queue found no free slot (full, or window > capacity)",
+       "more tasks were ready at once than a host_build_graph ready queue holds (PTO2_READY_QUEUE_SIZE per "
+       "shape): release fewer tasks at a time (fewer independent tasks behind one producer or at the start), "
+       "or raise the queue size"},
       {ErrorCode::AicpuAssert, "AICPU_ASSERT", "an assertion in the runtime's AICPU code failed (abort)",
        "an orchestration bug: the runtime asserts on it instead of reporting an error code; the "
        "assertion text above names the violated limit"},

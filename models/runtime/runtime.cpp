@@ -547,7 +547,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
       t.early = Task::Early::Released;
       work.released.push_back({&t, work.walk_edges, work.ready_pushes, work.predicate_evals});
       if (t.blocks_remaining() > 0) {
-        push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t);
+        push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t, now);
         ++work.ready_pushes;
       }
       hooks_->on_ready(t);
@@ -566,11 +566,11 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
     }
   }
   if (t.shape == Shape::DUMMY || t.predicate_false)
-    push_ready_entry(dummy_queue_, t);
+    push_ready_entry(dummy_queue_, t, now);
   else if (t.sync_start)
-    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t);
+    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t, now);
   else
-    push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t);
+    push_ready_entry(ready_queues_[static_cast<int>(t.shape)], t, now);
   hooks_->on_ready(t);
 }
 
@@ -583,28 +583,44 @@ Task* Runtime::pop_ready(Shape s, bool sync_tier) {
 }
 
 void Runtime::requeue(Task& t) {
-  push_ready_entry((t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)], t);
+  push_ready_entry((t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)], t, t.ready_time);
 }
 
 // The device's ready queues are bounded (PTO2_READY_QUEUE_SIZE entries each,
-// pto_runtime2_types.h; limits.ready_queue_capacity) and a push into a full
-// one fails (pto_scheduler.h PTO2ReadyQueue::push returns false), which its
-// callers do not check (push_ready_routed, route_ready_once): the task is
-// lost, never runs, and the run hangs until the watchdog. npusim drops it
-// the same way and says so. Stale entries (early candidates released since
-// they were queued) hold their slots, as on the device.
-void Runtime::push_ready_entry(std::deque<Task*>& q, Task& t) {
-  if (q.size() < platform_.limits.ready_queue_capacity) {
+// pto_runtime2_types.h: limits.ready_queue_capacity, and host_build_graph's
+// own, limits.hbg_ready_queue_capacity). Stale entries (early candidates
+// released since they were queued) hold their slots, as on the device.
+// - The tensormap runtime's callers do not check a failed push
+//   (pto_scheduler.h PTO2ReadyQueue::push returns false; push_ready_routed,
+//   route_ready_once): the task is lost, never runs, and the run hangs until
+//   the watchdog. npusim drops it the same way and says so.
+// - host_build_graph checks it (its pto_scheduler.h push_ready_routed,
+//   latch_ready_queue_overflow): READY_QUEUE_OVERFLOW (104) in
+//   sched_error_code, and the run stops.
+void Runtime::push_ready_entry(std::deque<Task*>& q, Task& t, Time now) {
+  const bool hbg = config_.runtime == RuntimeKind::HostBuildGraph;
+  const std::uint64_t capacity = hbg ? platform_.limits.hbg_ready_queue_capacity : platform_.limits.ready_queue_capacity;
+  if (q.size() < capacity) {
     q.push_back(&t);
     return;
   }
-  if (dropped_ready_.empty())
+  dropped_ready_.push_back(t.id);
+  if (hbg) {
+    LatchedError e;
+    e.code = ErrorCode::ReadyQueueOverflow;
+    e.by_scheduler = true;
+    e.time = now;
+    e.message = "a ready queue is full (" + std::to_string(capacity) + " entries): the push of " +
+                task_display(t.id) + " fails";
+    latch_error(e);
+    return;
+  }
+  if (dropped_ready_.size() == 1)
     hooks_->on_warning("ready_queue_overflow",
-                       "a ready queue is full (" + std::to_string(platform_.limits.ready_queue_capacity) +
-                           " entries): the push of " + task_display(t.id) +
+                       "a ready queue is full (" + std::to_string(capacity) + " entries): the push of " +
+                           task_display(t.id) +
                            " fails and the task is lost, as on the device (PTO2ReadyQueue::push returns false, "
                            "unchecked); it never runs and the run hangs (reported once per run)");
-  dropped_ready_.push_back(t.id);
 }
 
 bool Runtime::any_ready() const {
@@ -620,7 +636,10 @@ void Runtime::maybe_candidate(Task& c) {
   // A sync-start cohort waits in its own queue, for one owner to stage it
   // whole (try_enqueue_early_dispatch_candidate).
   auto& q = c.sync_start ? early_sync_queue_ : early_queues_[static_cast<int>(c.shape)];
-  if (q.size() >= platform_.limits.early_dispatch_queue_capacity) return;  // queue full: stays NONE
+  const std::uint64_t capacity = config_.runtime == RuntimeKind::HostBuildGraph
+                                     ? platform_.limits.hbg_early_dispatch_queue_capacity
+                                     : platform_.limits.early_dispatch_queue_capacity;
+  if (q.size() >= capacity) return;  // queue full: stays NONE
   c.early = Task::Early::Staging;
   q.push_back(&c);
   hooks_->on_early_candidate(c);
@@ -664,7 +683,7 @@ void Runtime::cancel_early_sync(Task& t) {
   t.sync_owner = false;
   if (t.sync_ready) {
     t.sync_ready = false;
-    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t);
+    push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t, t.ready_time);
     return;
   }
   if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);

@@ -368,7 +368,7 @@ class Runtime {
   std::array<std::deque<Task*>, 3> sync_queues_;
   std::deque<Task*> dummy_queue_;
   std::vector<TaskId> dropped_ready_;
-  void push_ready_entry(std::deque<Task*>& q, Task& t);
+  void push_ready_entry(std::deque<Task*>& q, Task& t, Time now);
   std::array<std::deque<Task*>, 3> early_queues_;
   std::deque<Task*> early_sync_queue_;
 

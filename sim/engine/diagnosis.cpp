@@ -242,11 +242,18 @@ void explain_dropped_ready(const Runtime& rt, const Platform& p, std::vector<std
     if (i < 8) names += (i ? ", " : "") + task_display(lost[i]);
   }
   if (lost.size() > 8) names += ", ...";
-  why.push_back(std::to_string(lost.size()) + " task(s) were lost to a full ready queue (" +
-                std::to_string(p.limits.ready_queue_capacity) + " entries, limits.ready_queue_capacity): " + names +
-                "; a failed push is not checked on the device, so they never ran and whatever waits on them waits "
-                "forever. More ready tasks than that at once: split the graph into scopes that let the first "
-                "ones finish, or submit in waves");
+  if (rt.config().runtime == RuntimeKind::HostBuildGraph)
+    why.push_back("the push of " + names + " found its ready queue full (" +
+                  std::to_string(p.limits.hbg_ready_queue_capacity) +
+                  " entries, limits.hbg_ready_queue_capacity): host_build_graph checks the push and stops the run "
+                  "with READY_QUEUE_OVERFLOW. More tasks were ready at once than that: fewer independent tasks "
+                  "behind one producer or at the start");
+  else
+    why.push_back(std::to_string(lost.size()) + " task(s) were lost to a full ready queue (" +
+                  std::to_string(p.limits.ready_queue_capacity) + " entries, limits.ready_queue_capacity): " + names +
+                  "; a failed push is not checked on the device, so they never ran and whatever waits on them waits "
+                  "forever. More ready tasks than that at once: split the graph into scopes that let the first "
+                  "ones finish, or submit in waves");
   d["dropped_ready"] = ids;
 }
 }  // namespace
@@ -326,6 +333,9 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
       case ErrorCode::SchedulerTimeout:
         f.detector = watchdog_detector(chip);
         f.sub_class = stall.sub_class;
+        break;
+      case ErrorCode::ReadyQueueOverflow:
+        f.detector = "host_build_graph's checked ready-queue push (push_ready_routed)";
         break;
       default:
         f.detector = "argument check at submit";

@@ -168,6 +168,8 @@ const std::vector<Field<RuntimeLimits>>& limits_fields() {
       integer("tensormap_cleanup_interval", &L::tensormap_cleanup_interval, in(1, kInt32Max)),
       count("ready_queue_capacity", &L::ready_queue_capacity, in(1, kInt32Max)),
       count("early_dispatch_queue_capacity", &L::early_dispatch_queue_capacity, in(1, kInt32Max)),
+      count("hbg_ready_queue_capacity", &L::hbg_ready_queue_capacity, in(1, kInt32Max)),
+      count("hbg_early_dispatch_queue_capacity", &L::hbg_early_dispatch_queue_capacity, in(1, kInt32Max)),
       integer("deferred_release_cap", &L::deferred_release_cap, in(1, kInt32Max)),
       integer("dummy_pop_max", &L::dummy_pop_max, in(1, kInt32Max)),
       count("packed_output_align", &L::packed_output_align, pow2_in(1, 1ull << 30)),
