@@ -24,6 +24,7 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
     cores_.push_back(m.aiv0(ci));
     cores_.push_back(m.aiv1(ci));
   }
+  for (int c : cores_) kind_cores_[m.kind(c) == CoreKind::AIC ? 0 : 1].push_back(c);
   for (int c : cores_) ctx_.cores->set_wake(c, &wake_);
   taken_.assign(static_cast<std::size_t>(m.total()), 0);
   SC_THREAD(run);
@@ -552,16 +553,20 @@ bool SchedulerThread::has_free_slot() const {
 
 // ------------------------------------------------- dispatch (item: one pop, one flush)
 
+bool SchedulerThread::dispatchable_core(int c, Stage stage) const {
+  if (taken_[c]) return false;
+  return stage == Stage::Idle ? ctx_.cores->idle(c) : !ctx_.cores->idle(c) && !ctx_.cores->pending_occupied(c);
+}
+
+void SchedulerThread::dispatchable(Shape s, Stage stage, std::vector<int>& out) const {
+  out.clear();
+  for (int c : cores_for(s))
+    if (dispatchable_core(c, stage)) out.push_back(c);
+}
+
 std::vector<int> SchedulerThread::dispatchable(Shape s, Stage stage) const {
-  const CoreMap& m = ctx_.cores->map();
-  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
   std::vector<int> out;
-  for (int c : cores_) {
-    if (m.kind(c) != want || taken_[c]) continue;
-    const bool ok = stage == Stage::Idle ? ctx_.cores->idle(c)
-                                         : !ctx_.cores->idle(c) && !ctx_.cores->pending_occupied(c);
-    if (ok) out.push_back(c);
-  }
+  dispatchable(s, stage, out);
   return out;
 }
 
@@ -640,11 +645,16 @@ void SchedulerThread::flush(bool gated, Time& t) {
 void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time& t) {
   if (entered_drain_) return;
   const bool mix = s == Shape::MIX;
-  auto query = [&] { return mix ? clusters_ : dispatchable(s, stage); };
-  std::vector<int> units = query();  // MIX: every owned cluster
+  std::vector<int>& units = units_;
+  auto query = [&] {
+    if (mix)
+      units = clusters_;  // MIX: every owned cluster
+    else
+      dispatchable(s, stage, units);
+  };
+  query();
   if (units.empty()) return;
-  std::vector<Task*> batch;
-  std::vector<std::pair<Task*, int>> published;
+  std::vector<Task*>& batch = batch_;
   while (!units.empty() && !entered_drain_) {
     const std::size_t want = units.size();
     batch.clear();
@@ -664,10 +674,10 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     bool any_sync = false;
     for (Task* x : batch) any_sync |= x->sync_start;
     bool dispatched_any = false;
-    published.clear();
     for (std::size_t bi = 0; bi < batch.size(); ++bi) {
       Task& task = *batch[bi];
-      std::vector<int> selected;
+      std::vector<int>& selected = selected_;
+      selected.clear();
       if (mix) {
         const MixPlacement wanted = stage == Stage::Idle ? MixPlacement::Running : MixPlacement::Pending;
         for (int ci : units)
@@ -703,7 +713,6 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
       const int first = task.next_block;
       claim(task, n, false, t);  // re-pushes the task if blocks remain
       dispatched_any = true;
-      published.emplace_back(&task, n);
       for (int b = 0; b < n; ++b) {
         int unit;
         if (mix) {
@@ -719,7 +728,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     }
     flush(false, t);
     if (!dispatched_any) break;
-    if (units.empty()) units = query();
+    if (units.empty()) query();
   }
 }
 
@@ -829,9 +838,14 @@ int SchedulerThread::early_sync_start(Task& task, Time& t) {
 // rest of the pop go back to the queue. Returns the blocks staged.
 int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
   const bool mix = s == Shape::MIX;
-  const std::size_t units = mix ? clusters_.size() : dispatchable(s, stage).size();
+  std::size_t units = clusters_.size();
+  if (!mix) {
+    units = 0;
+    for (int c : cores_for(s)) units += dispatchable_core(c, stage);
+  }
   if (units == 0) return 0;
-  std::vector<Task*> batch;
+  std::vector<Task*>& batch = batch_;
+  batch.clear();
   while (batch.size() < units) {
     Task* x = ctx_.rt->pop_early(s);
     if (!x) break;
@@ -843,13 +857,14 @@ int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
   for (std::size_t bi = 0; bi < batch.size(); ++bi) {
     Task& c = *batch[bi];
     if (!Runtime::early_candidate(c)) continue;  // released: dropped
-    std::vector<int> bucket;
+    std::vector<int>& bucket = units_;
+    bucket.clear();
     if (mix) {
       const MixPlacement wanted = stage == Stage::Idle ? MixPlacement::Running : MixPlacement::Pending;
       for (int ci : clusters_)
         if (classify_mix(ci, c.active_mask) == wanted) bucket.push_back(ci);
     } else {
-      bucket = dispatchable(s, stage);
+      dispatchable(s, stage, bucket);
     }
     if (bucket.empty()) {  // this and the rest of the pop back, one push
       t += costs_.ready_push;

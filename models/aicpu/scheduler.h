@@ -158,8 +158,13 @@ class SchedulerThread : public sc_core::sc_module {
   // stage, each pop published with one barrier (flush).
   void dispatch_shape(Shape s, bool sync_tier, Stage stage, Time& t);
   // This thread's cores (AIC/AIV) that can take a block of `s` in `stage`,
-  // in bit order (CoreTracker::get_dispatchable_cores).
+  // in bit order (CoreTracker::get_dispatchable_cores), into `out` (cleared
+  // first; the hot path passes a member buffer, so no allocation per call).
+  void dispatchable(Shape s, Stage stage, std::vector<int>& out) const;
   std::vector<int> dispatchable(Shape s, Stage stage) const;
+  bool dispatchable_core(int c, Stage stage) const;
+  // This thread's cores of the kind a block of `s` (AIC/AIV) runs on, in bit order.
+  const std::vector<int>& cores_for(Shape s) const { return kind_cores_[s == Shape::AIC ? 0 : 1]; }
   // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
   MixPlacement classify_mix(int ci, std::uint8_t mask) const;
   bool peer_has_idle(Shape s) const;  // has_idle_in_other_threads
@@ -219,12 +224,17 @@ class SchedulerThread : public sc_core::sc_module {
   const SchedCosts& costs_;
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
   std::vector<int> clusters_;  // owned clusters, in order
+  std::array<std::vector<int>, 2> kind_cores_;  // cores_ split by kind: AIC, AIV (bit order kept)
   sc_core::sc_event wake_;
 
   std::vector<Task*> deferred_;
   std::vector<Placement> plan_;
   std::vector<FinishedBlock> done_;
   std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
+  // Scratch of dispatch_shape / early_dispatch_shape, kept across calls so
+  // the per-iteration path allocates nothing (neither is re-entered).
+  std::vector<int> units_, selected_;
+  std::vector<Task*> batch_;
   bool entered_drain_ = false; // this dispatch phase started a sync-start drain
   // Swimlane counters (SchedChipSwimlaneCounters): pops since the thread
   // started and at the last dispatch record, subtasks prepared since the
