@@ -564,6 +564,12 @@ void SchedulerThread::dispatchable(Shape s, Stage stage, std::vector<int>& out) 
     if (dispatchable_core(c, stage)) out.push_back(c);
 }
 
+bool SchedulerThread::any_dispatchable(Shape s, Stage stage) const {
+  for (int c : cores_for(s))
+    if (dispatchable_core(c, stage)) return true;
+  return false;
+}
+
 std::vector<int> SchedulerThread::dispatchable(Shape s, Stage stage) const {
   std::vector<int> out;
   dispatchable(s, stage, out);
@@ -645,6 +651,12 @@ void SchedulerThread::flush(bool gated, Time& t) {
 void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time& t) {
   if (entered_drain_) return;
   const bool mix = s == Shape::MIX;
+  // An empty queue (most stages of most iterations): the stage only counts
+  // its pop miss, if it has a unit; no list is built.
+  if (ctx_.rt->queue_size(s, sync_tier) == 0) {
+    if (mix ? !clusters_.empty() : any_dispatchable(s, stage)) ++pop_miss_;
+    return;
+  }
   std::vector<int>& units = units_;
   auto query = [&] {
     if (mix)
@@ -838,6 +850,7 @@ int SchedulerThread::early_sync_start(Task& task, Time& t) {
 // rest of the pop go back to the queue. Returns the blocks staged.
 int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
   const bool mix = s == Shape::MIX;
+  if (ctx_.rt->early_queue_size(s) == 0) return 0;  // nothing to pop
   std::size_t units = clusters_.size();
   if (!mix) {
     units = 0;

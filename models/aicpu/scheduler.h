@@ -163,6 +163,7 @@ class SchedulerThread : public sc_core::sc_module {
   void dispatchable(Shape s, Stage stage, std::vector<int>& out) const;
   std::vector<int> dispatchable(Shape s, Stage stage) const;
   bool dispatchable_core(int c, Stage stage) const;
+  bool any_dispatchable(Shape s, Stage stage) const;
   // This thread's cores of the kind a block of `s` (AIC/AIV) runs on, in bit order.
   const std::vector<int>& cores_for(Shape s) const { return kind_cores_[s == Shape::AIC ? 0 : 1]; }
   // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
