@@ -125,6 +125,27 @@ TEST_CASE("a crash in the program is the program's: ORCHESTRATION_CRASH, outputs
   }
 }
 
+// A program polling memory a kernel writes (docs/scenes.md "Not modelled")
+// would spin until the runner's CPU limit: after kPollLimit calls of
+// rt_is_fatal with no other runtime call in between, npusim stops it as a
+// program it cannot model (exit 2, nothing written).
+TEST_CASE("a program polling memory a kernel writes stops as not modelled, exit 2", "[cli][scene]") {
+  fs::path dir = cli::scratch("poll");
+  fs::create_directories(dir);
+  json s = {{"npusim_scene", 1},
+            {"name", "poll"},
+            {"orchestration", {{"source", std::string(NPUSIM_TEST_DATA_DIR) + "/scene/poll.cpp"}}},
+            {"incores", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+            {"args", json::array({{{"tensor", {{"shape", {16}}, {"dtype", "fp32"}}}}})}};
+  std::ofstream(dir / "poll.json") << s.dump();
+  fs::path out = dir / "out";
+  cli::Result r = cli::npusim("run '" + (dir / "poll.json").string() + "' --out '" + out.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "at /orchestration: the program called rt_is_fatal() 50000000 times in a row without "
+                   "another runtime call: it polls memory a kernel writes"));
+  CHECK_FALSE(fs::exists(out / "summary.json"));
+}
+
 TEST_CASE("rt_report_fatal and an invalid Arg fail the run as the device does", "[cli][scene]") {
   cli::RunResult r = cli::run_summary("'" + crash_scene(4).string() + "' --no-host-stats", "fatal_out");
   CHECK(r.status == 1);

@@ -38,6 +38,7 @@ enum class Msg : std::uint8_t {
   Done = 8,        // the entry returned
   Exception = 9,   // str what: an exception escaped the entry
   LoadError = 10,  // str what: the library or its entry could not be loaded
+  Unsupported = 11,  // str what: the program does what npusim does not model
 };
 
 enum class TaskKind : std::uint8_t { Submit = 0, Dummy = 1, Alloc = 2 };

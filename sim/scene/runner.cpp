@@ -66,7 +66,16 @@ void read_all(int fd, void* dst, std::size_t n) {
 }
 
 constexpr std::size_t kFlushAt = 1u << 16;
+// rt_is_fatal() calls since the last runtime call the program made. A program
+// that waits for a kernel to write its memory polls rt_is_fatal in its loop
+// (simpler's sync_start_early_local_owner_orch.cpp, wait_for_blockers_started);
+// npusim's kernels write nothing there, so after kPollLimit polls (seconds of
+// spinning on the device, at a poll's 100 ns or more) the program is stopped
+// as one npusim cannot model, where the CPU limit would take an hour.
+std::uint64_t g_polls = 0;
+constexpr std::uint64_t kPollLimit = 50000000;
 void sent() {
+  g_polls = 0;
   g_complete = g_out.buf.size();
   if (g_out.buf.size() >= kFlushAt) flush();
 }
@@ -329,7 +338,18 @@ void op_scope_end(PTO2Runtime*) {
 }
 
 void op_orchestration_done(PTO2Runtime*) {}
-bool op_is_fatal(PTO2Runtime*) { return g.fatal; }
+void send_end(wire::Msg m, const std::string& what);
+
+bool op_is_fatal(PTO2Runtime*) {
+  if (++g_polls > kPollLimit) {
+    send_end(wire::Msg::Unsupported,
+             "the program called rt_is_fatal() " + std::to_string(kPollLimit) +
+                 " times in a row without another runtime call: it polls memory a kernel writes, which npusim does "
+                 "not model (its kernels write nothing into the program's memory; docs/scenes.md \"Not modelled\")");
+    _exit(3);
+  }
+  return g.fatal;
+}
 
 void op_report_fatal(PTO2Runtime*, int32_t code, const char* func, const char* fmt, ...) {
   va_list ap;
@@ -369,6 +389,7 @@ uint64_t op_get(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_
   g_out.pod(static_cast<std::uint64_t>(t.compute_flat_offset(indices, ndims)));
   g_out.end(at);
   flush();
+  g_polls = 0;
   std::uint64_t v = 0;
   read_all(wire::kReplyFd, &v, sizeof v);
   return v;

@@ -261,6 +261,7 @@ class SceneSource final : public OpSource {
         case wire::Msg::Exception:
           return crashed(op, "an exception escaped the orchestration entry: " + r.str());
         case wire::Msg::LoadError:
+        case wire::Msg::Unsupported:
           throw InputError(def_.file, "/orchestration", r.str());
       }
       throw std::runtime_error("orchestration runner protocol: unknown message " +
