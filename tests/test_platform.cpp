@@ -103,7 +103,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 79);  // timeouts.op_execute_ns, limits.max_dims and the cross_core section removed; ffts.flag_ns, gm.l2_*, gm.hbm_bytes_per_ns (issue 17), limits.arena_build_ns (issue 15) and limits.hbg_*_queue_capacity added
+  CHECK(pointers.size() == 83);  // timeouts.op_execute_ns, limits.max_dims and the cross_core section removed; ffts.flag_ns, gm.l2_*, gm.hbm_bytes_per_ns (issue 17), limits.arena_build_ns (issue 15), limits.hbg_*_queue_capacity and the interconnect section (issue 15) added
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);
@@ -195,6 +195,10 @@ TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values
   CHECK(p.gm.bytes_per_ns == 64.0);
   CHECK(p.ffts.barrier_release == ns(100));
   CHECK(p.ffts.flag == ns(20));
+  CHECK(p.interconnect.chips_per_node == 8);
+  CHECK(p.interconnect.link_latency == ns(1000));
+  CHECK(p.interconnect.link_bytes_per_ns == 10.0);
+  CHECK(p.interconnect.host_dispatch == ns(1000));
   CHECK(p.timeouts.scheduler_no_progress == us(10000000));
   CHECK(p.provenance.size() == platform_field_pointers().size());
   CHECK(p.provenance.at("/sched/loop_ns") == "round number for hand-checked tests");
@@ -220,7 +224,7 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
                   "(keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/cores", json::object()), "/cores",
                   "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
-                  "limits, timeouts, sched, orch, core, gm, ffts (keys starting with x_ are ignored)");
+                  "limits, timeouts, sched, orch, core, gm, ffts, interconnect (keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/gm/fence_ns/sorce", "typo"), "/gm/fence_ns/sorce",
                   "unknown key \"sorce\"; expected one of: value, source, assumption, note "
                   "(keys starting with x_ are ignored)");
@@ -270,6 +274,10 @@ TEST_CASE("platform: values are type- and range-checked", "[platform]") {
       {"/limits/heap_block_align/value", 0, "expected a power of 2 in [1, 1073741824], found number 0"},
       {"/limits/max_tensor_args/value", true, "expected an integer in [1, 1024], found true"},
       {"/gm", 5, "expected an object of fields, found number 5"},
+      {"/interconnect/chips_per_node/value", 0, "expected an integer in [1, 4096], found number 0"},
+      {"/interconnect/link_bytes_per_ns/value", 0, "expected a bandwidth in B/ns in [0.001, 1000000], found number 0"},
+      {"/interconnect/link_latency_ns/value", -5, "expected a time in ns in [0, 3600000000000], found number -5"},
+      {"/interconnect", json::array(), "expected an object of fields, found a list of 0"},
   };
   for (const Case& c : cases) {
     INFO(c.pointer << " = " << c.value.dump());

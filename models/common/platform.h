@@ -137,6 +137,16 @@ struct FftsCosts {
   Time flag = 0;             // a cluster-local cross-core flag: set until the waiter resumes
 };
 
+// Several chips of one L3 (distributed) dispatch and the links between them
+// (docs/platform.md "interconnect"): a node's chips are a full mesh, one
+// link per ordered pair of chips, each link serialising its transfers.
+struct InterconnectCosts {
+  int chips_per_node = 8;         // the chips one full mesh joins
+  Time link_latency = 0;          // a transfer's first byte from one chip to a peer
+  double link_bytes_per_ns = 0;   // one link's bandwidth, one direction
+  Time host_dispatch = 0;         // the host's cost of one L3 dispatch to its chips
+};
+
 struct Platform {
   std::string name;
   std::string description;
@@ -149,6 +159,7 @@ struct Platform {
   CoreCosts core;
   GmCosts gm;
   FftsCosts ffts;
+  InterconnectCosts interconnect;
   // JSON pointer of every value -> its "source" or "assumption" text.
   std::map<std::string, std::string> provenance;
 

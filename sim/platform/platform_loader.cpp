@@ -274,6 +274,17 @@ const std::vector<Field<FftsCosts>>& ffts_fields() {
   return f;
 }
 
+const std::vector<Field<InterconnectCosts>>& interconnect_fields() {
+  using I = InterconnectCosts;
+  static const std::vector<Field<I>> f = {
+      integer("chips_per_node", &I::chips_per_node, in(1, 4096)),
+      time_ns("link_latency", &I::link_latency),
+      real("link_bytes_per_ns", &I::link_bytes_per_ns, real_in(0.001, 1e6, "bandwidth in B/ns")),
+      time_ns("host_dispatch", &I::host_dispatch),
+  };
+  return f;
+}
+
 // Calls fn(section key, section struct of `p`, its field table) in file order.
 template <class Fn>
 void for_each_section(Platform& p, Fn&& fn) {
@@ -285,6 +296,7 @@ void for_each_section(Platform& p, Fn&& fn) {
   fn("core", p.core, core_fields());
   fn("gm", p.gm, gm_fields());
   fn("ffts", p.ffts, ffts_fields());
+  fn("interconnect", p.interconnect, interconnect_fields());
 }
 
 template <class S>
