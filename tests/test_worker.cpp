@@ -7,6 +7,8 @@
 // build (build_and_cache_prebuilt_arena).
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include "models/runtime/arena_cache.h"
 #include "tests/cli_support.h"
 
@@ -88,12 +90,15 @@ TEST_CASE("worker: the seed's example: prepare with prefill, the decode dispatch
   CHECK(decode["repeat"] == 3);
   CHECK(decode["repeat_arena"] == "hit");        // later decode steps find the arena the first one built
   CHECK(decode["sizes"]["ring_task_window"] == json({64, 64, 64, 64}));
-  // Each dispatch is an npusim run with its own outputs; its time is the run's.
-  const json run0 = cli::load(w.out / "dispatch_0" / "summary.json");
-  const json run1 = cli::load(w.out / "dispatch_1" / "summary.json");
+  // Each dispatch (L3, one chip) is an npusim run with its own outputs; its
+  // time is the chip's plus the host's L3 dispatch (interconnect.host_dispatch_ns, 43300 on a2a3).
+  const json run0 = cli::load(w.out / "dispatch_0" / "chip_0" / "summary.json");
+  const json run1 = cli::load(w.out / "dispatch_1" / "chip_0" / "summary.json");
   CHECK(run0["run"]["ring_task_window"] == json({256, 256, 256, 256}));
   CHECK(run1["run"]["ring_task_window"] == json({64, 64, 64, 64}));
-  const std::uint64_t wall0 = run0["device_wall_ns"], wall1 = run1["device_wall_ns"];
+  const std::uint64_t wall0 = run0["device_wall_ns"].get<std::uint64_t>() + 43300,
+                      wall1 = run1["device_wall_ns"].get<std::uint64_t>() + 43300;
+  CHECK(prefill["host_dispatch_ns"] == 43300);
   CHECK(prefill["device_wall_ns"] == wall0);
   CHECK(decode["device_wall_ns"] == wall1);
   CHECK(decode["device_wall_total_ns"] == 3 * wall1);
@@ -149,7 +154,7 @@ TEST_CASE("worker: a distributed dispatch applies only ring_* fields, the others
                    "only the ring_* fields"));
   CHECK(has(r.err, "at /dispatches/0/config/seed: ignored"));
   CHECK(has(r.err, "at /prepare/seed: ignored"));
-  const json run = cli::load(out / "dispatch_0" / "summary.json");
+  const json run = cli::load(out / "dispatch_0" / "chip_0" / "summary.json");
   CHECK(run["run"]["aicpu_thread_num"] == 4);  // not 2: ignored on L3
   CHECK(run["run"]["seed"] == 0);
   CHECK(run["run"]["ring_task_window"] == json({64, 64, 64, 64}));
@@ -212,5 +217,70 @@ TEST_CASE("worker: a dispatch whose trace is invalid leaves nothing written", "[
   cli::Result r = cli::npusim("worker '" + (dir / "w.json").string() + "' --out '" + out.string() + "'");
   CHECK(r.status == 2);
   CHECK(has(r.err, "bad.json: at /program/0"));
+  CHECK_FALSE(fs::exists(out));
+}
+
+namespace {
+
+// The first line of a chip's scope_stats.jsonl: the run's metadata.
+json scope_stats_meta(const fs::path& chip) {
+  std::istringstream in(cli::slurp(chip / "scope_stats" / "scope_stats.jsonl"));
+  std::string line;
+  std::getline(in, line);
+  return json::parse(line);
+}
+
+}  // namespace
+
+TEST_CASE("worker: an L3 dispatch runs every chip in one simulation with the dispatch's rings", "[worker][cli]") {
+  // chips 2, one trace per chip: chip 0 runs traces/chain.json, chip 1 the
+  // two-task trace of tests/data/worker (a smaller program). On tiny, chain
+  // with a 64-slot window runs 29700 ns (test_sweep.cpp, "the same point by
+  // hand"); the chips share nothing yet (no peer phases), so each chip's
+  // device time is its own run's, and the dispatch's is the slowest chip's
+  // plus interconnect.host_dispatch_ns (tiny: 1000): 29700 + 1000 = 30700.
+  const fs::path out = cli::scratch("w_l3_chips");
+  const cli::Result r =
+      cli::npusim("worker tests/data/worker/l3_two_chips.json --platform tiny --out '" + out.string() + "'");
+  REQUIRE(r.status == 0);
+  const json s = cli::load(out / "worker_summary.json");
+  CHECK(s["worker"]["chips_simulated"] == 2);
+  const json& d = s["dispatches"][0];
+  CHECK(d["chip_device_wall_ns"][0] == 29700);
+  CHECK(d["host_dispatch_ns"] == 1000);
+  CHECK(d["device_wall_ns"] == 30700);
+  CHECK(d["device_wall_total_ns"] == 30700);
+  // The chip 1 program alone, as npusim run sees it, takes what chip 1 took.
+  fs::path one;
+  REQUIRE(cli::run("tests/data/worker/two_tasks.json --platform tiny --ring-task-window 64 -q", "w_l3_one", one).status == 0);
+  CHECK(d["chip_device_wall_ns"][1] == cli::load(one / "summary.json")["device_wall_ns"]);
+  CHECK(d["chip_device_wall_ns"][1] < d["chip_device_wall_ns"][0]);
+  // The ring overrides apply to every chip: each chip's scope_stats says so.
+  for (const char* chip : {"chip_0", "chip_1"}) {
+    INFO(chip);
+    const json meta = scope_stats_meta(out / "dispatch_0" / chip);
+    CHECK(meta["task_window_max"] == json({64, 64, 64, 64}));
+    CHECK(meta["heap_max"] == json({524288, 524288, 524288, 524288}));
+    CHECK(cli::load(out / "dispatch_0" / chip / "summary.json")["run"]["ring_heap"] ==
+          json({524288, 524288, 524288, 524288}));
+  }
+}
+
+TEST_CASE("worker: an L3 dispatch's chips are checked against the platform's node", "[worker][cli]") {
+  fs::path dir = cli::scratch("w_l3_big_in");
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(NPUSIM_SOURCE_DIR) / "traces/chain.json", dir / "chain.json");
+  std::ofstream(dir / "w.json") << R"({"npusim_worker": 1, "worker": {"kind": "distributed", "chips": 9},
+    "dispatches": [{"trace": "chain.json"}]})";
+  std::ofstream(dir / "w2.json") << R"({"npusim_worker": 1, "worker": {"kind": "distributed", "chips": 2},
+    "dispatches": [{"trace": ["chain.json"]}]})";
+  const fs::path out = cli::scratch("w_l3_big");
+  cli::Result r = cli::npusim("worker '" + (dir / "w.json").string() + "' --out '" + out.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "w.json: at /worker/chips: expected at most 8 chips: the platform's interconnect joins that many "
+                   "in one node (interconnect.chips_per_node), got 9"));
+  r = cli::npusim("worker '" + (dir / "w2.json").string() + "' --out '" + out.string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "w2.json: at /dispatches/0/trace: expected one trace per chip: a list of 2 (worker.chips)"));
   CHECK_FALSE(fs::exists(out));
 }

@@ -385,40 +385,84 @@ Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> f
   return r;
 }
 
-// Builds the chip, its program and the writers, runs the simulation to its
-// end (finished, failed, or a hang diagnosed), and stages the writers' files.
-Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir) {
-  if (std::optional<Result> failed = arena_failed(l)) return std::move(*failed);
-  Writers writers(req, l, staging_dir);
-  SummaryStats& stats = writers.stats();
-  scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
-  RunWatch watch({req.max_tasks, req.max_output, req.progress && !req.quiet}, STDERR_FILENO);
-  writers.add(&watch);
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  DataStore data;
-  std::unique_ptr<OpSource> program = trace::make_source(l.trace, data, l.platform, l.config);
-  std::unique_ptr<scene::Recorder> recorder;
-  if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them
-    recorder = std::make_unique<scene::Recorder>(l.trace, data, l.options);
-    program = scene::recording(std::move(program), *recorder);
+// One chip of a simulation: its writers, its program and the chip model,
+// built before the simulation starts.
+class ChipSim {
+ public:
+  ChipSim(const RunRequest& req, Loaded& l, const std::string& staging_dir, const std::string& name, RunWatch& watch)
+      : l_(l), writers_(req, l, staging_dir) {
+    SummaryStats& stats = writers_.stats();
+    scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
+    writers_.add(&watch);
+    program_ = trace::make_source(l.trace, data_, l.platform, l.config);
+    if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them
+      recorder_ = std::make_unique<scene::Recorder>(l.trace, data_, l.options);
+      program_ = scene::recording(std::move(program_), *recorder_);
+    }
+    chip_ = std::make_unique<Chip>(name.c_str(), l.platform, l.config, *program_, data_, &writers_.observer());
+    writers_.witness().watch(*chip_);
   }
-  Chip chip("chip", l.platform, l.config, *program, data, &writers.observer());
-  writers.witness().watch(chip);
+
+  // After the simulation: the chip's outcome, its writers' files staged.
+  Result finish(const RunRequest& req, const RunWatch& watch) {
+    Chip& chip = *chip_;
+    rethrow_model_input_error(chip, l_);
+    check_stopped(watch, writers_, l_);
+    std::unique_ptr<Failure> failure = failure_of(req, chip, writers_.stats(), writers_.witness());
+    if (!chip.runtime().finished() || chip.runtime().has_error())  // the device stopped (not a coherency report)
+      writers_.device_stopped(*failure);  // before the tasks still running are drawn
+    retire_live_tasks(chip.runtime(), writers_.observer());
+    Result r = outcome(chip, writers_.stats(), std::move(failure));
+    r.files = writers_.finish(l_);
+    r.stats = writers_.take_stats();
+    r.figures = writers_.figures(l_.platform, r.makespan);
+    if (recorder_) r.recorded = recorder_->trace_json();
+    return r;
+  }
+
+ private:
+  Loaded& l_;
+  Writers writers_;
+  DataStore data_;
+  std::unique_ptr<OpSource> program_;
+  std::unique_ptr<scene::Recorder> recorder_;
+  std::unique_ptr<Chip> chip_;
+};
+
+// Builds one chip per program (each with its writers staging into its
+// folder), runs the one simulation to its end (every chip finished, failed,
+// or a hang diagnosed), and stages each chip's files. A chip whose arena
+// does not fit fails before anything runs; so do all of them (one config).
+std::vector<Result> simulate_chips(const RunRequest& req, const std::vector<Loaded*>& chips,
+                                   const std::vector<std::string>& staging_dirs) {
+  std::vector<Result> results;
+  for (const Loaded* l : chips)
+    if (std::optional<Result> failed = arena_failed(*l)) {  // no chip runs: each reports the first failure
+      for (std::size_t i = 0; i < chips.size(); ++i) {
+        Result r;
+        r.failure = std::make_unique<Failure>(*failed->failure);
+        r.tasks = failed->tasks;
+        results.push_back(std::move(r));
+      }
+      return results;
+    }
+  RunWatch watch({req.max_tasks, req.max_output, req.progress && !req.quiet}, STDERR_FILENO);
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  std::vector<std::unique_ptr<ChipSim>> sims;
+  for (std::size_t i = 0; i < chips.size(); ++i)
+    sims.push_back(std::make_unique<ChipSim>(req, *chips[i], staging_dirs[i],
+                                             chips.size() == 1 ? "chip" : "chip_" + std::to_string(i), watch));
   sc_core::sc_start(sc_core::sc_time::from_value(kTimeLimit), sc_core::SC_EXIT_ON_STARVATION);
   sanitizer_back_on_main_stack();  // before anything throws on the main stack
   watch.clear_progress();
-  rethrow_model_input_error(chip, l);
-  check_stopped(watch, writers, l);
-  std::unique_ptr<Failure> failure = failure_of(req, chip, writers.stats(), writers.witness());
-  if (!chip.runtime().finished() || chip.runtime().has_error())  // the device stopped (not a coherency report)
-    writers.device_stopped(*failure);  // before the tasks still running are drawn
-  retire_live_tasks(chip.runtime(), writers.observer());
-  Result r = outcome(chip, writers.stats(), std::move(failure));
-  r.files = writers.finish(l);
-  r.stats = writers.take_stats();
-  r.figures = writers.figures(l.platform, r.makespan);
-  if (recorder) r.recorded = recorder->trace_json();
-  return r;
+  for (auto& sim : sims) results.push_back(sim->finish(req, watch));
+  return results;
+}
+
+// One chip: builds it, its program and the writers, runs the simulation.
+Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir) {
+  std::vector<Result> r = simulate_chips(req, {&l}, {staging_dir});
+  return std::move(r.front());
 }
 
 // After a capacity fatal: the sizes that would have been enough, found by
@@ -454,26 +498,33 @@ void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const Outp
   }
 }
 
-// summary.json beside the writers' files, then all of them moved into the
-// output directory together. Returns the bytes of the files, all together.
-std::uint64_t write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
-                            OutputDir& dir) {
+// summary.json beside the writers' files in `staging` (a chip's folder);
+// returns the files, relative to `staging`, and adds their bytes to `bytes`.
+std::vector<std::string> stage_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
+                                       const std::string& staging, std::uint64_t& bytes) {
   nlohmann::ordered_json s = summary_json(l, r);
   if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
-  write_text(dir.staging() + "/summary.json", s.dump(2) + "\n");
+  write_text(staging + "/summary.json", s.dump(2) + "\n");
   // The cap counts every file, summary.json included: a run too small for
   // the watch's periodic check is held to it here.
   const std::string cap = output_cap_reached(req.max_output, record::bytes_written(), r.submitted);
   if (!cap.empty()) throw InputError(l.trace.file, "", cap + ": stopped, nothing written");
   std::vector<std::string> files = r.files;
   files.push_back("summary.json");
-  std::uint64_t bytes = 0;
   for (const std::string& f : files) {
     std::error_code ec;
-    const std::uintmax_t n = fs::file_size(dir.staging() + "/" + f, ec);
+    const std::uintmax_t n = fs::file_size(staging + "/" + f, ec);
     if (!ec) bytes += n;
   }
-  dir.commit(files);
+  return files;
+}
+
+// summary.json beside the writers' files, then all of them moved into the
+// output directory together. Returns the bytes of the files, all together.
+std::uint64_t write_outputs(const RunRequest& req, const Loaded& l, const Result& r, const Stopwatch& wall,
+                            OutputDir& dir) {
+  std::uint64_t bytes = 0;
+  dir.commit(stage_outputs(req, l, r, wall, dir.staging(), bytes));
   return bytes;
 }
 
@@ -530,6 +581,55 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     const std::uint64_t bytes = write_outputs(req, l, r, wall, dir);  // summary.json and the writers' files, swapped in whole
     report(req, l, r, dir.given(), bytes, out, err);            // warnings, the failure, the summary line
     return r.ok ? kExitOk : kExitDeviceFailure;
+  } catch (const InputError& e) {
+    err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
+    return kExitInputError;
+  }
+}
+
+int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ostream& err) {
+  const Stopwatch wall;
+  try {
+    std::vector<Loaded> loaded(req.traces.size());             // each chip's platform, program and configuration
+    std::vector<Loaded*> each;
+    for (std::size_t i = 0; i < req.traces.size(); ++i) {
+      RunRequest one = req.run;
+      one.trace_path = req.traces[i];
+      loaded[i] = load(one);
+      each.push_back(&loaded[i]);
+    }
+    const int per_node = loaded.front().platform.interconnect.chips_per_node;
+    if (static_cast<int>(req.traces.size()) > per_node)
+      throw InputError(loaded.front().platform.path, "/interconnect/chips_per_node/value",
+                       "an L3 dispatch of " + std::to_string(req.traces.size()) + " chips needs that many chips in "
+                       "one node; the platform's full mesh joins " + std::to_string(per_node));
+    OutputDir dir(req.run.out_dir);                             // checked and locked before simulating
+    std::vector<std::string> folders;
+    for (std::size_t i = 0; i < loaded.size(); ++i) {
+      folders.push_back(dir.staging() + "/" + chip_folder(static_cast<int>(i)));
+      fs::create_directories(folders.back());
+    }
+    std::vector<Result> results = simulate_chips(req.run, each, folders);  // every chip in one simulation
+    std::vector<std::string> files;
+    std::uint64_t bytes = 0;
+    chips.clear();
+    for (std::size_t i = 0; i < results.size(); ++i) {          // each chip's outputs in its folder
+      for (const std::string& f : stage_outputs(req.run, loaded[i], results[i], wall, folders[i], bytes))
+        files.push_back(chip_folder(static_cast<int>(i)) + "/" + f);
+      ChipOutcome c;
+      c.ok = results[i].ok;
+      c.device_wall = results[i].device_wall;
+      if (results[i].failure) c.error = results[i].failure->name;
+      chips.push_back(c);
+      if (results[i].failure) {
+        err << "npusim: chip " << i << ":\n";
+        print_failure(*results[i].failure, err);
+      }
+    }
+    dir.commit(files);                                          // all chips' outputs swapped in whole
+    for (const ChipOutcome& c : chips)
+      if (!c.ok) return kExitDeviceFailure;
+    return kExitOk;
   } catch (const InputError& e) {
     err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
     return kExitInputError;

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "models/common/run_config.h"
+#include "models/common/time.h"
 
 namespace npusim::engine {
 
@@ -45,6 +47,27 @@ constexpr int kExitInternalError = 4;
 // cannot be restarted) unless the caller swaps the simulation context.
 // Input errors are reported on `err` with file, JSON path and expectation.
 int run(const RunRequest& req, std::ostream& out, std::ostream& err);
+
+// Several chips of one L3 dispatch in one simulation (docs/workers.md,
+// "Several chips"): chip r runs traces[r] with run's options; its outputs,
+// those of `npusim run`, go to run.out_dir/chip_<r>/.
+struct ChipsRequest {
+  RunRequest run;                   // out_dir, platform, options; trace_path unused
+  std::vector<std::string> traces;  // one per chip, rank order
+};
+
+struct ChipOutcome {
+  bool ok = false;
+  Time device_wall = 0;
+  std::string error;  // the failure's name
+};
+
+inline std::string chip_folder(int rank) { return "chip_" + std::to_string(rank); }
+
+// Runs the chips of `req` together; fills `chips` (rank order) and returns
+// an exit status (1: a chip failed on the device; 2: invalid input, nothing
+// written).
+int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ostream& err);
 
 // `npusim record`: a run of a scene (req.record_path set, outputs off) that
 // writes the trace of the operations it performed. A trace is refused.

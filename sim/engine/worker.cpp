@@ -59,6 +59,21 @@ int positive_int(const json& v, const std::string& file, const std::string& path
   return static_cast<int>(n);
 }
 
+// A dispatch's program file: a path relative to the worker file's folder,
+// which must exist; `shown` gets it as the file names it.
+std::string program_path(const json& p, const std::string& file, const std::string& path, std::string& shown) {
+  if (!p.is_string() || p.get<std::string>().empty())
+    throw InputError(file, path, "expected a file name, got " + config::describe_json(p) +
+                                     " (a distributed worker's \"trace\" may also be a list, one per chip)");
+  shown = p.get<std::string>();
+  const fs::path rel(shown);
+  const std::string program = rel.is_absolute() ? rel.string() : (fs::path(file).parent_path() / rel).string();
+  std::error_code ec;
+  if (!fs::is_regular_file(program, ec))
+    throw InputError(file, path, "no file \"" + shown + "\" (paths are relative to the worker file's folder)");
+  return program;
+}
+
 WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& path) {
   const std::string& file = w.file;
   if (!d.is_object())
@@ -69,16 +84,19 @@ WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& p
     throw InputError(file, path, "expected exactly one of \"trace\" and \"scene\" (the program this dispatch runs)");
   const std::string key = d.contains("trace") ? "trace" : "scene";
   const json& p = d.at(key);
-  if (!p.is_string() || p.get<std::string>().empty())
-    throw InputError(file, pointer_join(path, key), "expected a file name, got " + config::describe_json(p));
   WorkerDispatch out;
-  out.shown = p.get<std::string>();
-  const fs::path rel(out.shown);
-  out.program = rel.is_absolute() ? rel.string() : (fs::path(file).parent_path() / rel).string();
-  std::error_code ec;
-  if (!fs::is_regular_file(out.program, ec))
-    throw InputError(file, pointer_join(path, key),
-                     "no file \"" + out.shown + "\" (paths are relative to the worker file's folder)");
+  if (p.is_array() && key == "trace" && w.kind == WorkerKind::Distributed) {  // one trace per chip, rank order
+    if (p.size() != static_cast<std::size_t>(w.chips))
+      throw InputError(file, pointer_join(path, key),
+                       "expected one trace per chip: a list of " + std::to_string(w.chips) + " (worker.chips), got " +
+                           config::describe_json(p));
+    for (std::size_t r = 0; r < p.size(); ++r)
+      out.per_chip.push_back(program_path(p[r], file, pointer_join(pointer_join(path, key), r), out.shown));
+    out.shown = p.dump();
+    out.program = out.per_chip.front();
+  } else {
+    out.program = program_path(p, file, pointer_join(path, key), out.shown);
+  }
   if (d.contains("config") && !d.at("config").is_null()) {
     const std::string cpath = pointer_join(path, "config");
     const json& c = d.at("config");
@@ -161,17 +179,32 @@ RingValues ring_array(const json& v) {
   return r;
 }
 
-// What one dispatch's run produced (from its summary.json).
+// What one dispatch's run produced (from its summary.json; an L3
+// dispatch's from its chips' summaries).
 struct DispatchRun {
   int status = 0;          // npusim run's exit status
   std::string device_status;
   std::uint64_t device_wall_ns = 0;
   ArenaKey key;            // the effective ring sizes the run used
   std::string error;       // the failure's name
+  // L3: each chip's device_wall_ns and the host's dispatch cost added to the slowest.
+  std::vector<std::uint64_t> chip_wall_ns;
+  std::uint64_t host_dispatch_ns = 0;
 };
 
-DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
-                         const std::string& out_dir, std::ostream& err) {
+// The status, failure and ring sizes of a run's summary.json.
+void read_summary(const std::string& path, DispatchRun& out) {
+  const json s = json_input::read_file(path);
+  out.device_status = s.at("status").get<std::string>();
+  out.device_wall_ns = s.at("device_wall_ns").get<std::uint64_t>();
+  const json& run = s.at("run");
+  out.key = {ring_array(run.at("ring_task_window")), ring_array(run.at("ring_heap")),
+             ring_array(run.at("ring_dep_pool"))};
+  if (s.at("error").is_object()) out.error = s["error"].value("name", "");
+}
+
+RunRequest dispatch_request(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
+                            const std::string& out_dir) {
   RunRequest r;
   r.trace_path = d.program;
   r.platform = req.platform;
@@ -179,20 +212,52 @@ DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, cons
   r.cli = options;
   r.quiet = true;
   r.host_stats = false;  // the worker's outputs are byte-identical run to run
+  return r;
+}
+
+// L2: the program on one chip.
+DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
+                         const std::string& out_dir, std::ostream& err) {
   DispatchRun out;
   std::ostringstream quiet;
   {
     FreshKernel kernel;
-    out.status = run(r, quiet, err);
+    out.status = run(dispatch_request(req, d, options, out_dir), quiet, err);
   }
   if (out.status == kExitInputError) return out;
-  const json s = json_input::read_file(out_dir + "/summary.json");
-  out.device_status = s.at("status").get<std::string>();
-  out.device_wall_ns = s.at("device_wall_ns").get<std::uint64_t>();
-  const json& run = s.at("run");
-  out.key = {ring_array(run.at("ring_task_window")), ring_array(run.at("ring_heap")),
-             ring_array(run.at("ring_dep_pool"))};
-  if (s.at("error").is_object()) out.error = s["error"].value("name", "");
+  read_summary(out_dir + "/summary.json", out);
+  return out;
+}
+
+// L3: every chip of the worker in one simulation, chip r running its program
+// with the dispatch's ring sizes; the dispatch's device time is the slowest
+// chip's plus the host's dispatch cost (docs/workers.md, "Several chips").
+DispatchRun run_l3_dispatch(const WorkerRequest& req, const WorkerFile& w, const WorkerDispatch& d,
+                            const RunOptions& options, const Platform& platform, const std::string& out_dir,
+                            std::ostream& err) {
+  ChipsRequest cr;
+  cr.run = dispatch_request(req, d, options, out_dir);
+  cr.traces = d.per_chip.empty() ? std::vector<std::string>(static_cast<std::size_t>(w.chips), d.program) : d.per_chip;
+  DispatchRun out;
+  std::vector<ChipOutcome> chips;
+  {
+    FreshKernel kernel;
+    out.status = run_chips(cr, chips, err);
+  }
+  if (out.status == kExitInputError) return out;
+  read_summary(out_dir + "/" + chip_folder(0) + "/summary.json", out);  // every chip has the dispatch's sizes
+  out.host_dispatch_ns = static_cast<std::uint64_t>(to_ns(platform.interconnect.host_dispatch));
+  std::uint64_t slowest = 0;
+  for (const ChipOutcome& c : chips) {
+    const auto wall = static_cast<std::uint64_t>(to_ns(c.device_wall));  // as summary.json's device_wall_ns
+    out.chip_wall_ns.push_back(wall);
+    slowest = std::max(slowest, wall);
+    if (!c.ok && out.error.empty()) {
+      out.device_status = "error";
+      out.error = c.error;
+    }
+  }
+  out.device_wall_ns = slowest + out.host_dispatch_ns;
   return out;
 }
 
@@ -310,6 +375,11 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     } catch (const InputError& e) {
       throw InputError(w.file, "/worker/aicpu_thread_num", e.message());
     }
+    if (w.chips > platform.interconnect.chips_per_node)
+      throw InputError(w.file, "/worker/chips",
+                       "expected at most " + std::to_string(platform.interconnect.chips_per_node) +
+                           " chips: the platform's interconnect joins that many in one node "
+                           "(interconnect.chips_per_node), got " + std::to_string(w.chips));
     for (const std::string& warning : w.warnings) err << "npusim: warning: " << warning << "\n";
     OutputDir dir(req.out_dir.empty() ? default_out(req) : req.out_dir);
 
@@ -324,7 +394,10 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     for (std::size_t i = 0; i < w.dispatches.size() && status == kExitOk; ++i) {
       const WorkerDispatch& d = w.dispatches[i];
       Entry& e = entries[i];
-      e.run = run_dispatch(req, d, config::merge(base, d.config), dir.staging() + "/dispatch_" + std::to_string(i), err);
+      const std::string folder = dir.staging() + "/dispatch_" + std::to_string(i);
+      e.run = w.kind == WorkerKind::Distributed
+                  ? run_l3_dispatch(req, w, d, config::merge(base, d.config), platform, folder, err)
+                  : run_dispatch(req, d, config::merge(base, d.config), folder, err);
       if (e.run.status == kExitInputError) return kExitInputError;  // the message is printed; nothing is committed
       e.ran = true;
       e.arena = slot.use(e.run.key);
@@ -338,7 +411,7 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     s["worker"] = {{"file", w.file},
                    {"kind", w.kind == WorkerKind::Chip ? "chip" : "distributed"},
                    {"chips", w.chips},
-                   {"chips_simulated", 1},
+                   {"chips_simulated", w.kind == WorkerKind::Distributed ? w.chips : 1},
                    {"aicpu_thread_num", w.aicpu_thread_num.value_or(0)}};
     s["platform"] = platform.name;
     s["status"] = status == kExitOk ? "ok" : "error";
@@ -366,6 +439,10 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
       j["arena_build_ns"] = e.build_ns;
       if (d.repeat > 1) j["repeat_arena"] = "hit";  // the later repeats find the vector the first one used
       j["device_wall_ns"] = e.run.device_wall_ns;
+      if (w.kind == WorkerKind::Distributed) {
+        j["chip_device_wall_ns"] = e.run.chip_wall_ns;
+        j["host_dispatch_ns"] = e.run.host_dispatch_ns;
+      }
       j["device_wall_total_ns"] = e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
       j["host_visible_ns"] = e.build_ns + e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
       j["sizes"] = key_json(e.run.key);

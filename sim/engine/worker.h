@@ -18,6 +18,7 @@ enum class WorkerKind { Chip, Distributed };  // L2 ChipWorker / run(); L3 Distr
 struct WorkerDispatch {
   std::string program;     // the trace or scene, as a path usable from here
   std::string shown;       // as the worker file names it
+  std::vector<std::string> per_chip;  // L3, "trace": [...]: chip r's program (program = per_chip[0])
   RunOptions config;       // the options that apply (on L3: ring_* only)
   int repeat = 1;
 };
