@@ -250,7 +250,8 @@ class Writers {
     if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
       writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level, req.gzip_level));
-      writers_.push_back(record::make_perfetto_writer(dir, l.config.swimlane_level, req.gzip_level));
+      writers_.push_back(
+          record::make_perfetto_writer(dir, l.config.swimlane_level, req.gzip_level, figures_.overhead()));
     }
     if (l.config.deps) writers_.push_back(record::make_deps_writer(dir, req.gzip_level));
     if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir, req.gzip_level));

@@ -94,6 +94,8 @@ class FiguresCollector : public SimObserver {
 
   // `makespan` and the platform's core counts per type give the utilisation.
   nlohmann::ordered_json to_json(Time makespan, int aic_cores, int aiv_cores) const;
+  // The overhead sweep's records, for the Perfetto writer's counters (null without the sweep).
+  const OverheadCollector* overhead() const { return sweep_ ? &overhead_ : nullptr; }
 
  private:
   int type_of(int core) const { return core < clusters_ ? 0 : 1; }

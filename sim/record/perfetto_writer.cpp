@@ -116,9 +116,11 @@ struct Lanes {
 
 class PerfettoWriter : public OutputWriter {
  public:
-  PerfettoWriter(const std::string& dir, int level, int gzip_level)
+  PerfettoWriter(const std::string& dir, int level, int gzip_level, const OverheadCollector* overhead)
       : OutputWriter(dir, gzip_level), level_(std::clamp(level, 1, 4)), events_(dir, "perfetto_events", gzip_level),
         allocs_(dir, "perfetto_allocs") {
+    if (level_ >= 3 && !overhead) own_overhead_ = std::make_unique<OverheadCollector>();
+    overhead_ = overhead ? overhead : own_overhead_.get();
     live_.reserve(4096);
     events_.raw("{\"traceEvents\": [\n");
   }
@@ -131,7 +133,7 @@ class PerfettoWriter : public OutputWriter {
     Summary& s = live_[t.id];
     s.kernel = t.kernel;
     s.block_num = t.block_num;
-    if (level_ >= 3) overhead_.on_submitted(t, edges);
+    if (own_overhead_) own_overhead_->on_submitted(t, edges);
   }
 
   void on_block_finished(const Task& t, const BlockRecord& b) override {
@@ -150,7 +152,7 @@ class PerfettoWriter : public OutputWriter {
       s.last_finish = b.finish;
       s.finish_thread = b.thread;
     }
-    if (level_ >= 3) overhead_.on_block_finished(t, b);
+    if (own_overhead_) own_overhead_->on_block_finished(t, b);
     if (level_ < 2) return;
     // Scheduler View: dispatch -> finish; a block dispatched into the pending
     // slot while the core still runs the previous one goes on the +1 lane.
@@ -467,7 +469,7 @@ class PerfettoWriter : public OutputWriter {
                                          {"oh_all_overhead", 9121}, {"oh_has_overhead", 9122}};
     std::array<long, 8> prev;
     prev.fill(-1);
-    sweep_overhead(overhead_.input(clusters), [&](Time from, Time, const OverheadLevels& l) {
+    sweep_overhead(overhead_->input(clusters), [&](Time from, Time, const OverheadLevels& l) {
       const long v[8] = {l.idle[0], l.ready[0], l.over[0], l.idle[1], l.ready[1], l.over[1], l.all, l.has};
       for (std::size_t k = 0; k < 8; ++k) {
         if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
@@ -544,7 +546,10 @@ class PerfettoWriter : public OutputWriter {
   std::vector<BlockRecord> drawn_;  // the retiring task's blocks
   std::size_t held_ = 0;            // block records in live_
   std::vector<Time> view_finish_;             // per core: finish of the last main-lane block
-  OverheadCollector overhead_;                // the overhead counters' records (level >= 3)
+  // The overhead counters' records (level >= 3): the figures' (shared), or
+  // the writer's own when it runs without them.
+  std::unique_ptr<OverheadCollector> own_overhead_;
+  const OverheadCollector* overhead_ = nullptr;
   Lanes lanes_;
   DeviceStop stop_{kNever, "", "", ""};  // a failed run: where the device stopped
   JsonBuf label_, hints_;
@@ -553,8 +558,9 @@ class PerfettoWriter : public OutputWriter {
 
 }  // namespace
 
-std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level) {
-  return std::make_unique<PerfettoWriter>(staging_dir, level, gzip_level);
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level,
+                                                   const OverheadCollector* overhead) {
+  return std::make_unique<PerfettoWriter>(staging_dir, level, gzip_level, overhead);
 }
 
 }  // namespace npusim::record

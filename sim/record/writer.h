@@ -71,7 +71,12 @@ class OutputWriter : public SimObserver {
 // `gzip_level` 1..9 compresses the writer's files (NAME.gz), 0 does not.
 // name_map is small and always plain.
 std::unique_ptr<OutputWriter> make_chip_swimlane_writer(const std::string& staging_dir, int level, int gzip_level = 0);
-std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level = 0);
+// At level >= 3 the Perfetto writer draws the overhead counters from `overhead`,
+// the records the summary's figures already collect (FiguresCollector::overhead());
+// without one (a writer on its own, as in its tests) it collects its own.
+class OverheadCollector;
+std::unique_ptr<OutputWriter> make_perfetto_writer(const std::string& staging_dir, int level, int gzip_level = 0,
+                                                   const OverheadCollector* overhead = nullptr);
 std::unique_ptr<OutputWriter> make_deps_writer(const std::string& staging_dir, int gzip_level = 0);
 std::unique_ptr<OutputWriter> make_scope_stats_writer(const std::string& staging_dir, int gzip_level = 0);
 std::unique_ptr<OutputWriter> make_name_map_writer(const std::string& staging_dir);
