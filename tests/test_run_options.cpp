@@ -64,9 +64,9 @@ TEST_CASE("run options: ring values from JSON, scalar and list") {
 // RunConfig._validate_ring_overrides, from __post_init__; seed 003): its
 // messages, with Python's repr of the value. What it lets through meets the
 // runtime's RuntimeEnv::validate (src/common/task_interface/call_config.h).
-TEST_CASE("run options: bad ring values get PyPTO's RunConfig messages") {
+TEST_CASE("run options: bad ring values get PyPTO's RunConfig messages (the heap's rule is the runtime's)") {
   const std::map<std::string, std::string> rule = {
-      {"ring_heap", "ring_heap must be a power of 2 >= 1024 (bytes per ring), got "},
+      {"ring_heap", "ring_heap must be >= 1024 (bytes per ring), got "},
       {"ring_task_window", "ring_task_window must be a power of 2 >= 4, got "},
       {"ring_dep_pool", "ring_dep_pool must be in [4, INT32_MAX], got "}};
   // Non-integers (booleans included) get the same message as a bad value;
@@ -90,7 +90,7 @@ TEST_CASE("run options: bad ring values get PyPTO's RunConfig messages") {
   CHECK(ring_json_error("[1024, 1024, 1024]", "ring_heap") == "t.json|/run/ring_heap|ring_heap" + count + "3");
   CHECK(ring_json_error("[]", "ring_dep_pool") == "t.json|/run/ring_dep_pool|ring_dep_pool" + count + "0");
   CHECK(ring_json_error("[0, 1024, 1000, 0]", "ring_heap") ==
-        "t.json|/run/ring_heap/2|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep "
+        "t.json|/run/ring_heap/2|ring_heap entries must be >= 1024 (bytes per ring) (or 0 to keep "
         "default), got 1000");
   CHECK(ring_json_error("[0, false, 0, 0]", "ring_task_window") ==
         "t.json|/run/ring_task_window/1|ring_task_window entries must be a power of 2 >= 4 (or 0 to keep default), "
@@ -107,11 +107,37 @@ TEST_CASE("run options: bad ring values get PyPTO's RunConfig messages") {
   CHECK(config::parse_ring_json(json(9223372036854775808ull), "ring_heap", "f", "/p")[0] == 9223372036854775808ull);
 }
 
+// The heap takes the runtime's rule, not PyPTO's power of 2: any size >= 1024
+// bytes (src/common/task_interface/call_config.h, RuntimeEnv::validate,
+// "RuntimeEnv: ring_heap must be >= 1024 (bytes per ring)"; the same bound in
+// host/runtime_maker.cpp, resolve_ring_config). simpler's tests/st
+// heap_empty_ring_rebase sizes ring 1 at 1.5 MiB.
+TEST_CASE("run options: a ring heap is any size >= 1024, as RuntimeEnv::validate takes it") {
+  // Both sides of the boundary, scalar and list entry.
+  CHECK(ring_json_error("1023", "ring_heap") == "t.json|/run/ring_heap|ring_heap must be >= 1024 (bytes per ring), got 1023");
+  CHECK(config::parse_ring_json(json(1024), "ring_heap", "f", "/p") == RingValues{1024, 1024, 1024, 1024});
+  CHECK(config::parse_ring_json(json(1025), "ring_heap", "f", "/p") == RingValues{1025, 1025, 1025, 1025});
+  CHECK(config::parse_ring_json(json::parse("[0, 1572864, 0, 3000]"), "ring_heap", "f", "/p") ==
+        RingValues{0, 1572864, 0, 3000});
+  CHECK(ring_json_error("[0, 1572864, 1023, 0]", "ring_heap") ==
+        "t.json|/run/ring_heap/2|ring_heap entries must be >= 1024 (bytes per ring) (or 0 to keep default), got 1023");
+  CHECK(config::parse_ring_cli("1572864", "ring_heap") == RingValues{1572864, 1572864, 1572864, 1572864});
+  CHECK(config::parse_ring_cli("0,1025,0,0", "ring_heap") == RingValues{0, 1025, 0, 0});
+  CHECK(ring_cli_error("1023", "ring_heap") == "command line|--ring-heap|ring_heap must be >= 1024 (bytes per ring), got 1023");
+  // The task window keeps its power of 2 (RuntimeEnv::validate: pow2 in
+  // [4, INT32_MAX]); the dep pool is any count in [4, INT32_MAX] on both layers.
+  CHECK(ring_json_error("12", "ring_task_window") == "t.json|/run/ring_task_window|ring_task_window must be a power of 2 >= 4, got 12");
+  CHECK(config::parse_ring_json(json(4), "ring_task_window", "f", "/p")[0] == 4u);
+  CHECK(config::parse_ring_json(json(1000), "ring_dep_pool", "f", "/p")[0] == 1000u);
+  CHECK(ring_json_error("3", "ring_dep_pool") == "t.json|/run/ring_dep_pool|ring_dep_pool must be in [4, INT32_MAX], got 3");
+  CHECK(config::parse_ring_json(json(4), "ring_dep_pool", "f", "/p")[0] == 4u);
+}
+
 TEST_CASE("run options: ring values from the command line") {
   CHECK(config::parse_ring_cli("2048", "ring_heap") == RingValues{2048, 2048, 2048, 2048});
   CHECK(config::parse_ring_cli("0,0,2147483648,0", "ring_heap") == RingValues{0, 0, 2147483648ull, 0});
   CHECK(config::parse_ring_cli("0,0,0,0", "ring_dep_pool") == RingValues{0, 0, 0, 0});
-  const std::string heap = "command line|--ring-heap|ring_heap must be a power of 2 >= 1024 (bytes per ring), got ";
+  const std::string heap = "command line|--ring-heap|ring_heap must be >= 1024 (bytes per ring), got ";
   CHECK(ring_cli_error("1000", "ring_heap") == heap + "1000");
   CHECK(ring_cli_error("0", "ring_heap") == heap + "0");
   CHECK(ring_cli_error("abc", "ring_heap") == heap + "abc");
@@ -120,7 +146,7 @@ TEST_CASE("run options: ring values from the command line") {
   CHECK(ring_cli_error("", "ring_heap") == heap + "''");
   CHECK(ring_cli_error("99999999999999999999", "ring_heap") == heap + "99999999999999999999");
   CHECK(ring_cli_error("0,0,,0", "ring_heap") ==
-        "command line|--ring-heap|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep "
+        "command line|--ring-heap|ring_heap entries must be >= 1024 (bytes per ring) (or 0 to keep "
         "default), got ''");
   CHECK(ring_cli_error("1,2", "ring_heap") ==
         "command line|--ring-heap|ring_heap must have exactly 4 entries (one per scope-depth ring), got 2");
@@ -175,7 +201,7 @@ TEST_CASE("run options: run block errors") {
             .scheduler_timeout_ms == 2147483647u);
   CHECK(run_error("[]") == "t.json|/run|expected an object, got a list");
   CHECK(run_error(R"({"ring_heap": [1024, 1024, 1024, 1023]})") ==
-        "t.json|/run/ring_heap/3|ring_heap entries must be a power of 2 >= 1024 (bytes per ring) (or 0 to keep default), got 1023");
+        "t.json|/run/ring_heap/3|ring_heap entries must be >= 1024 (bytes per ring) (or 0 to keep default), got 1023");
   CHECK(run_error(R"({"runtime": "tensormap"})") ==
         "t.json|/run/runtime|runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got "
         "\"tensormap\"");

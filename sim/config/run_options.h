@@ -20,7 +20,7 @@ inline const char* kCommandLine = "command line";
 // One ring field from JSON: an integer (applied to all four rings) or a list
 // of exactly 4 integers; 0 = keep the platform default for that ring.
 // Booleans and non-integers are rejected with the same message as a bad value,
-// e.g. "ring_heap must be a power of 2 >= 1024 (bytes per ring), got 1000".
+// e.g. "ring_heap must be >= 1024 (bytes per ring), got 1000".
 // `field` is "ring_task_window", "ring_heap" or "ring_dep_pool".
 RingValues parse_ring_json(const nlohmann::json& value, const std::string& field,
                            const std::string& file, const std::string& path);

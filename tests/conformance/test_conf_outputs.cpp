@@ -573,9 +573,9 @@ TEST_CASE("run configuration: PyPTO's messages, then the runtime's window bound"
   CHECK(error_of("--ring-dep-pool 3") ==
         "npusim: error: command line: at --ring-dep-pool: ring_dep_pool must be in [4, INT32_MAX], got 3\n");
   CHECK(error_of("--ring-heap 0") ==
-        "npusim: error: command line: at --ring-heap: ring_heap must be a power of 2 >= 1024 (bytes per ring), got 0\n");
+        "npusim: error: command line: at --ring-heap: ring_heap must be >= 1024 (bytes per ring), got 0\n");
   CHECK(error_of("--ring-heap 0,0,1000,0") ==
-        "npusim: error: command line: at --ring-heap: ring_heap entries must be a power of 2 >= 1024 (bytes per ring) "
+        "npusim: error: command line: at --ring-heap: ring_heap entries must be >= 1024 (bytes per ring) "
         "(or 0 to keep default), got 1000\n");
   CHECK(error_of("--ring-task-window 2147483648") ==
         "npusim: error: command line: at --ring-task-window: RuntimeEnv: ring_task_window must be a power of 2 in "
