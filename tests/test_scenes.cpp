@@ -53,6 +53,20 @@ TEST_CASE("a scene and the trace of the same calls give identical outputs", "[cl
   CHECK(s["tasks"]["blocks_dispatched"] == 5);
 }
 
+// traces/scenes/qwen3_decode and traces/qwen3_decode.json make the same
+// calls: the same deps.json to the byte (the attention's kernel_ids
+// [11, 12, 12] from MixedKernels, post_rms_reduce's explicit deps in the order
+// passed: dep_gen_replay.cpp keeps each task's deps in submission order).
+TEST_CASE("the qwen3 decode scene and its trace give the same deps.json", "[cli][scene]") {
+  fs::path a, b;
+  const std::string opts = " --no-host-stats -q --swimlane-level 0";
+  REQUIRE(cli::run("traces/scenes/qwen3_decode/qwen3_decode.json" + opts, "qwen3_scene", a).status == 0);
+  REQUIRE(cli::run("traces/qwen3_decode.json" + opts, "qwen3_trace", b).status == 0);
+  CHECK(cli::slurp(a / "deps.json") == cli::slurp(b / "deps.json"));
+  CHECK(cli::load(a / "summary.json")["tasks"] == cli::load(b / "summary.json")["tasks"]);
+  CHECK(cli::load(a / "summary.json")["device_wall_ns"] == cli::load(b / "summary.json")["device_wall_ns"]);
+}
+
 TEST_CASE("record writes a trace that runs to the same outputs", "[cli][scene]") {
   const fs::path rec = cli::scratch("api_recorded.json");
   cli::Result r = cli::npusim("record tests/data/scene/api.json -o '" + rec.string() + "'");

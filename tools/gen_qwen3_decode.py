@@ -54,7 +54,8 @@ def kernels():
     sync = {"syncall": {"mode": "hard", "core_type": "mix"}}
     ks["attention"] = {"func_id": 11, "core": "mix", "lanes": {
         "aic": {"body": [half(*ATTN_AIC), sync, half(*ATTN_AIC)]},
-        "aiv": {"body": [half(*ATTN_AIV), sync, half(*ATTN_AIV)]}}}
+        # func 12 on both AIV lanes, as the source's MixedKernels {11, 12, 12} (deps.json kernel_ids)
+        "aiv": {"func_id": 12, "body": [half(*ATTN_AIV), sync, half(*ATTN_AIV)]}}}
     return ks
 
 
@@ -103,8 +104,9 @@ def layer():
     casts = ["residual_rms_cast", "residual_rms_cast_0", "residual_rms_cast_1", "residual_rms_cast_2",
              "residual_rms_cast_3"]
     for k, name in enumerate(casts):
-        b.append(submit(name, sorted(set(slot[10 * k:10 * k + 10])), tid=f"cast{k}"))
-    b.append(submit("post_rms_reduce", sorted(set(slot)), tid="post_rms"))
+        b.append(submit(name, list(dict.fromkeys(slot[10 * k:10 * k + 10])), tid=f"cast{k}"))
+    # deps in slot order (deps.json keeps a task's explicit deps in the order passed)
+    b.append(submit("post_rms_reduce", list(dict.fromkeys(slot)), tid="post_rms"))
     gate_names = ["gate_proj", "gate_proj_0", "gate_proj_1", "gate_proj_2", "gate_proj_3"]
     up_names = ["up_proj", "up_proj_0", "up_proj_1", "up_proj_2", "up_proj_3"]
     for k in range(5):  # a pair of barriers, gate_k, up_k: all on cast_k
