@@ -24,6 +24,33 @@ int AicoreComplex::free_slot(const Core& c) const {
   return -1;
 }
 
+const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>& clusters) {
+  const int id = static_cast<int>(views_.size());
+  ClusterView& v = views_.emplace_back();
+  const int n = static_cast<int>(clusters.size());
+  for (int l = 0; l < kNumLanes; ++l) {
+    v.idle[l].resize(n);
+    v.occupied[l].resize(n);
+  }
+  for (int k = 0; k < n; ++k)
+    for (int l = 0; l < kNumLanes; ++l) {
+      const int core = map_.of_lane(clusters[static_cast<std::size_t>(k)], l);
+      cores_[core].view = id;
+      cores_[core].view_index = k;
+      update_view(core);
+    }
+  return v;
+}
+
+void AicoreComplex::update_view(int core) {
+  const Core& c = cores_[core];
+  if (c.view < 0) return;
+  ClusterView& v = views_[static_cast<std::size_t>(c.view)];
+  const int lane = map_.lane_of(core);
+  v.idle[lane].set(c.view_index, c.running < 0);
+  v.occupied[lane].set(c.view_index, c.pending_occupied);
+}
+
 bool AicoreComplex::parked(int core) const {
   const Core& c = cores_[core];
   if (c.running < 0) return false;
@@ -52,6 +79,7 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   else
     c.pending = idx;
   c.pending_occupied = true;
+  update_view(core);
   if (c.exec < 0) c.exec = idx;
   task->blocks[record].token = s.token;
   advance(core, false);
@@ -249,6 +277,11 @@ void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& do
 void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {
   Core& c = cores_[core];
   if (c.running < 0) return;
+  decode_cond(c, t, done, promoted);
+  update_view(core);
+}
+
+void AicoreComplex::decode_cond(Core& c, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {
   Slot& r = c.slots[c.running];
   if (c.pending >= 0) {
     Slot& p = c.slots[c.pending];

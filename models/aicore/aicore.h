@@ -19,11 +19,13 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <vector>
 
 #include <systemc>
 
+#include "models/common/cluster_set.h"
 #include "models/common/core_map.h"
 #include "models/common/platform.h"
 #include "models/common/run_config.h"
@@ -90,6 +92,17 @@ class AicoreComplex : public sc_core::sc_module {
   // The latest token written and not yet ACKed (CoreTracker pending_occupied):
   // no further block may be written to this core.
   bool pending_occupied(int core) const { return cores_[core].pending_occupied; }
+
+  // The same two facts for a group of clusters (one scheduler thread's) as
+  // bit sets, kept as the cores change: per lane, the clusters whose core of
+  // that lane is idle and those whose core is pending_occupied, by the
+  // cluster's index in the group. (CoreTracker keeps them as bit masks too.)
+  struct ClusterView {
+    std::array<ClusterSet, kNumLanes> idle, occupied;
+  };
+  // Registers a group (each cluster in at most one); the view stays where it
+  // is for the complex's life.
+  const ClusterView& add_view(const std::vector<int>& clusters);
   // The running slot is a gated (early-dispatched) block still waiting for its
   // doorbell: the scheduler does not poll such a core.
   bool parked(int core) const;
@@ -171,6 +184,8 @@ class AicoreComplex : public sc_core::sc_module {
     bool warm = false;
     std::uint32_t next_token = 1;
     sc_core::sc_event* wake = nullptr;
+    int view = -1;       // the ClusterView holding this core's bits, and its cluster's index there
+    int view_index = 0;
   };
   struct Event {
     Time t;
@@ -181,6 +196,9 @@ class AicoreComplex : public sc_core::sc_module {
   };
 
   int free_slot(const Core& c) const;
+  // Brings the core's bits in its ClusterView up to date (after its running
+  // slot or pending_occupied changed).
+  void update_view(int core);
   // Lays out as much of the core's timeline as is known (AICore side).
   void advance(int core, bool notify);
   // Runs the slot's phases from its current position; false if it stopped
@@ -191,6 +209,8 @@ class AicoreComplex : public sc_core::sc_module {
   Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);
+  // poll's decoding of one COND value of a core with a running slot.
+  void decode_cond(Core& c, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted);
   bool visible(Time x, Time t) const { return x != kNever && x + fin_notice_ <= t; }
   void schedule(int core, Time t, PhaseHandler* timer = nullptr);
   void process();
@@ -202,6 +222,7 @@ class AicoreComplex : public sc_core::sc_module {
   CoreMap map_;
   std::vector<Core> cores_;
   std::vector<PhaseHandler*> handlers_;
+  std::deque<ClusterView> views_;  // stable addresses
   Time fin_notice_;
   Time first_start_ = kNever, last_end_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;

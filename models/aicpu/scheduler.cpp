@@ -24,9 +24,9 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
     cores_.push_back(m.aiv0(ci));
     cores_.push_back(m.aiv1(ci));
   }
-  for (int c : cores_) kind_cores_[m.kind(c) == CoreKind::AIC ? 0 : 1].push_back(c);
   for (int c : cores_) ctx_.cores->set_wake(c, &wake_);
-  taken_.assign(static_cast<std::size_t>(m.total()), 0);
+  view_ = &ctx_.cores->add_view(clusters_);
+  for (ClusterSet& lane : taken_) lane.resize(static_cast<int>(clusters_.size()));
   SC_THREAD(run);
 }
 
@@ -37,9 +37,16 @@ void SchedulerThread::sync(Time t) {
 
 int SchedulerThread::running_cores() const {
   int n = 0;
-  for (int c : cores_)
-    if (!ctx_.cores->idle(c)) ++n;
+  for (const ClusterSet& idle : view().idle)
+    for (int i = 0; i < idle.words(); ++i) n += ClusterSet::count(~idle.word(i) & idle.valid(i));
   return n;
+}
+
+bool SchedulerThread::any_running() const {
+  for (const ClusterSet& idle : view().idle)
+    for (int i = 0; i < idle.words(); ++i)
+      if (~idle.word(i) & idle.valid(i)) return true;
+  return false;
 }
 
 std::array<int, 3> SchedulerThread::queue_depths() const {
@@ -93,21 +100,6 @@ void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int p
   ctx_.obs->on_sched_phase(r);
 }
 
-bool SchedulerThread::has_idle_core(CoreKind k) const {
-  const CoreMap& m = ctx_.cores->map();
-  for (int c : cores_)
-    if (m.kind(c) == k && ctx_.cores->idle(c)) return true;
-  return false;
-}
-
-bool SchedulerThread::has_idle_mix_cluster() const {
-  const CoreMap& m = ctx_.cores->map();
-  for (int ci : clusters_)
-    if (ctx_.cores->idle(m.aic(ci)) && ctx_.cores->idle(m.aiv0(ci)) && ctx_.cores->idle(m.aiv1(ci)))
-      return true;
-  return false;
-}
-
 // ------------------------------------------------------------------ the loop
 
 std::uint64_t SchedulerThread::wake_count() const {
@@ -125,12 +117,12 @@ void SchedulerThread::run() {
     iter_sampled_ = false;
     phase_t0_ = T;
     t += costs_.loop;
-    if (running_cores() == 0) {
+    if (!any_running()) {
       sync(t);
       if (ctx_.stop || ctx_.rt->has_error() || ctx_.rt->finished()) break;
     }
     bool progress = false;
-    if (running_cores() > 0) {
+    if (any_running()) {
       complete_phase(t, T, progress);
       phase_t0_ = t;
     }
@@ -217,7 +209,7 @@ void SchedulerThread::run() {
 // never reaches the check.
 Time SchedulerThread::watchdog_iteration(Time t, Time P) const {
   const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
-  if (budget == 0 || ctx_.drain.active || running_cores() == 0) return kNever;
+  if (budget == 0 || ctx_.drain.active || !any_running()) return kNever;
   const Time limit = last_progress_ + budget;  // fires once the clock is past it
   if (t > limit) return t;
   if (P == 0) return limit + 1;
@@ -531,7 +523,7 @@ void SchedulerThread::publish(bool gated, Time& t) {
     rec.thread = m.thread_of(p.core, num_threads_);
     rec.gated = gated;
     ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, p.task->add_block(rec), t, gated);
-    taken_[p.core] = 0;
+    taken_[m.lane_of(p.core)].set(local_cluster(p.core), false);
   }
   first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
   if (gated) {
@@ -546,27 +538,61 @@ void SchedulerThread::publish(bool gated, Time& t) {
 }
 
 bool SchedulerThread::has_free_slot() const {
-  for (int c : cores_)
-    if (ctx_.cores->idle(c) || ctx_.cores->pending_free(c)) return true;
+  // idle(c) || pending_free(c): a core with a pending slot is pending_occupied.
+  const AicoreComplex::ClusterView& v = view();
+  for (int l = 0; l < kNumLanes; ++l)
+    for (int i = 0; i < v.idle[l].words(); ++i)
+      if ((v.idle[l].word(i) | ~v.occupied[l].word(i)) & v.idle[l].valid(i)) return true;
   return false;
 }
 
 // ------------------------------------------------- dispatch (item: one pop, one flush)
 
-bool SchedulerThread::dispatchable_core(int c, Stage stage) const {
-  if (taken_[c]) return false;
-  return stage == Stage::Idle ? ctx_.cores->idle(c) : !ctx_.cores->idle(c) && !ctx_.cores->pending_occupied(c);
+ClusterSet::Word SchedulerThread::free_word(int lane, Stage stage, int i) const {
+  const AicoreComplex::ClusterView& v = view();
+  const ClusterSet::Word idle = v.idle[lane].word(i);
+  const ClusterSet::Word free =
+      stage == Stage::Idle ? idle : ~idle & ~v.occupied[lane].word(i) & v.idle[lane].valid(i);
+  return free & ~taken_[lane].word(i);
 }
 
 void SchedulerThread::dispatchable(Shape s, Stage stage, std::vector<int>& out) const {
   out.clear();
-  for (int c : cores_for(s))
-    if (dispatchable_core(c, stage)) out.push_back(c);
+  const CoreMap& m = ctx_.cores->map();
+  const int words = taken_[0].words();
+  for (int i = 0; i < words; ++i) {
+    if (s == Shape::AIC) {
+      ClusterSet::for_each_bit(i, free_word(kLaneAic, stage, i),
+                               [&](int k) { out.push_back(m.aic(clusters_[static_cast<std::size_t>(k)])); });
+      continue;
+    }
+    // Bit order: per cluster AIV0, then AIV1.
+    const ClusterSet::Word w0 = free_word(kLaneAiv0, stage, i), w1 = free_word(kLaneAiv1, stage, i);
+    ClusterSet::for_each_bit(i, w0 | w1, [&](int k) {
+      const int ci = clusters_[static_cast<std::size_t>(k)];
+      if (w0 >> (k & 63) & 1) out.push_back(m.aiv0(ci));
+      if (w1 >> (k & 63) & 1) out.push_back(m.aiv1(ci));
+    });
+  }
+}
+
+int SchedulerThread::count_dispatchable(Shape s, Stage stage) const {
+  int n = 0;
+  const int words = taken_[0].words();
+  for (int i = 0; i < words; ++i) {
+    if (s == Shape::AIC)
+      n += ClusterSet::count(free_word(kLaneAic, stage, i));
+    else
+      n += ClusterSet::count(free_word(kLaneAiv0, stage, i)) + ClusterSet::count(free_word(kLaneAiv1, stage, i));
+  }
+  return n;
 }
 
 bool SchedulerThread::any_dispatchable(Shape s, Stage stage) const {
-  for (int c : cores_for(s))
-    if (dispatchable_core(c, stage)) return true;
+  const int words = taken_[0].words();
+  for (int i = 0; i < words; ++i)
+    if (s == Shape::AIC ? free_word(kLaneAic, stage, i) : free_word(kLaneAiv0, stage, i) | free_word(kLaneAiv1, stage, i))
+      return true;
   return false;
 }
 
@@ -584,7 +610,7 @@ SchedulerThread::MixPlacement SchedulerThread::classify_mix(int ci, std::uint8_t
     const int c = m.of_lane(ci, l);
     ++used;
     // A core claimed in this pass carries its payload: pending_occupied.
-    if (taken_[c] || ctx_.cores->pending_occupied(c)) return MixPlacement::Reject;
+    if (taken(c) || ctx_.cores->pending_occupied(c)) return MixPlacement::Reject;
     if (ctx_.cores->idle(c)) ++idle;
   }
   if (used == 0) return MixPlacement::Reject;
@@ -592,16 +618,14 @@ SchedulerThread::MixPlacement SchedulerThread::classify_mix(int ci, std::uint8_t
 }
 
 bool SchedulerThread::has_idle(Shape s) const {
-  const CoreMap& m = ctx_.cores->map();
-  if (s == Shape::MIX) {
-    // get_valid_cluster_offset_states(MIX): all three cores of a cluster idle.
-    for (int ci : clusters_)
-      if (ctx_.cores->idle(m.aic(ci)) && ctx_.cores->idle(m.aiv0(ci)) && ctx_.cores->idle(m.aiv1(ci))) return true;
-    return false;
+  const AicoreComplex::ClusterView& v = view();
+  for (int i = 0; i < v.idle[kLaneAic].words(); ++i) {
+    const ClusterSet::Word aic = v.idle[kLaneAic].word(i), aiv0 = v.idle[kLaneAiv0].word(i),
+                           aiv1 = v.idle[kLaneAiv1].word(i);
+    // MIX: get_valid_cluster_offset_states(MIX), all three cores of a cluster idle.
+    const ClusterSet::Word any = s == Shape::MIX ? aic & aiv0 & aiv1 : s == Shape::AIC ? aic : aiv0 | aiv1;
+    if (any) return true;
   }
-  const CoreKind want = s == Shape::AIC ? CoreKind::AIC : CoreKind::AIV;
-  for (int c : cores_)
-    if (m.kind(c) == want && ctx_.cores->idle(c)) return true;
   return false;
 }
 
@@ -623,7 +647,7 @@ int SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
   const CoreMap& m = ctx_.cores->map();
   int payloads = 0;
   auto one = [&](int core, int lane) {
-    taken_[core] = 1;
+    taken_[m.lane_of(core)].set(local_cluster(core), true);
     plan_.push_back(Placement{&task, core, block, lane});
     t += costs_.dispatch_block;  // build_payload: one payload per core
     ++payloads;
@@ -851,11 +875,7 @@ int SchedulerThread::early_sync_start(Task& task, Time& t) {
 int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
   const bool mix = s == Shape::MIX;
   if (ctx_.rt->early_queue_size(s) == 0) return 0;  // nothing to pop
-  std::size_t units = clusters_.size();
-  if (!mix) {
-    units = 0;
-    for (int c : cores_for(s)) units += dispatchable_core(c, stage);
-  }
+  const std::size_t units = mix ? clusters_.size() : static_cast<std::size_t>(count_dispatchable(s, stage));
   if (units == 0) return 0;
   std::vector<Task*>& batch = batch_;
   batch.clear();
@@ -974,7 +994,7 @@ std::vector<int> SchedulerThread::split_clusters(const Task& task) const {
     for (int l = 0; l < kNumLanes; ++l) {
       if (!(task.active_mask >> l & 1)) continue;
       const int c = m.of_lane(ci, l);
-      if (taken_[c] || (!ctx_.cores->idle(c) && ctx_.cores->pending_occupied(c))) ok = false;
+      if (taken(c) || (!ctx_.cores->idle(c) && ctx_.cores->pending_occupied(c))) ok = false;
     }
     if (ok && task.active_mask) out.push_back(ci);
   }

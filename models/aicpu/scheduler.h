@@ -81,10 +81,6 @@ class SchedulerThread : public sc_core::sc_module {
   const std::vector<int>& clusters() const { return clusters_; }
   sc_core::sc_event& wake() { return wake_; }
 
-  // For peers' placement decisions (§5.6 steps 3-4).
-  bool has_idle_core(CoreKind k) const;
-  bool has_idle_mix_cluster() const;
-
   // Statistics for the summary.
   Time first_dispatch() const { return first_dispatch_; }
   Time last_completion() const { return last_completion_; }
@@ -162,10 +158,17 @@ class SchedulerThread : public sc_core::sc_module {
   // first; the hot path passes a member buffer, so no allocation per call).
   void dispatchable(Shape s, Stage stage, std::vector<int>& out) const;
   std::vector<int> dispatchable(Shape s, Stage stage) const;
-  bool dispatchable_core(int c, Stage stage) const;
+  int count_dispatchable(Shape s, Stage stage) const;  // AIC/AIV: how many dispatchable would list
   bool any_dispatchable(Shape s, Stage stage) const;
-  // This thread's cores of the kind a block of `s` (AIC/AIV) runs on, in bit order.
-  const std::vector<int>& cores_for(Shape s) const { return kind_cores_[s == Shape::AIC ? 0 : 1]; }
+  // Word `i` of the owned clusters whose core of lane `lane` can take a block
+  // in `stage` (idle, or running with its pending slot free) and is not
+  // claimed in this pass.
+  ClusterSet::Word free_word(int lane, Stage stage, int i) const;
+  const AicoreComplex::ClusterView& view() const { return *view_; }
+  bool any_running() const;  // running_cores() > 0
+  // This thread's index of the cluster of one of its cores (clusters_ order).
+  int local_cluster(int core) const { return ctx_.cores->map().cluster_of(core) / num_threads_; }
+  bool taken(int core) const { return taken_[ctx_.cores->map().lane_of(core)].test(local_cluster(core)); }
   // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
   MixPlacement classify_mix(int ci, std::uint8_t mask) const;
   bool peer_has_idle(Shape s) const;  // has_idle_in_other_threads
@@ -225,13 +228,14 @@ class SchedulerThread : public sc_core::sc_module {
   const SchedCosts& costs_;
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
   std::vector<int> clusters_;  // owned clusters, in order
-  std::array<std::vector<int>, 2> kind_cores_;  // cores_ split by kind: AIC, AIV (bit order kept)
   sc_core::sc_event wake_;
 
   std::vector<Task*> deferred_;
   std::vector<Placement> plan_;
   std::vector<FinishedBlock> done_;
-  std::vector<char> taken_;    // per core (global index): claimed in this dispatch pass
+  const AicoreComplex::ClusterView* view_ = nullptr;  // this thread's clusters' bits, kept by the cores
+  // Per lane, by local cluster index: the core is claimed in this dispatch pass.
+  std::array<ClusterSet, kNumLanes> taken_;
   // Scratch of dispatch_shape / early_dispatch_shape, kept across calls so
   // the per-iteration path allocates nothing (neither is re-entered).
   std::vector<int> units_, selected_;

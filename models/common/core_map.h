@@ -33,6 +33,9 @@ struct CoreMap {
   int total() const { return 3 * clusters; }
   CoreKind kind(int core) const { return core < clusters ? CoreKind::AIC : CoreKind::AIV; }
   int cluster_of(int core) const { return core < clusters ? core : (core - clusters) / 2; }
+  int lane_of(int core) const {
+    return core < clusters ? kLaneAic : (core - clusters) % 2 ? kLaneAiv1 : kLaneAiv0;
+  }
   int thread_of(int core, int threads) const { return cluster_of(core) % threads; }
 };
 
