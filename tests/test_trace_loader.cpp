@@ -254,9 +254,9 @@ TEST_CASE("trace loader: phase errors") {
   };
   const std::string at = "/kernels/K/body/1";
   CHECK(phase(R"({"wait": {}})") ==
-        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall, push, pop, repeat)");
+        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat)");
   CHECK(phase(R"({"x_note": 1})") ==
-        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall, push, pop, repeat");
+        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat");
   CHECK(phase(R"({"fence": {}, "compute": {"ns": 1}})") ==
         at + "|a phase has exactly one key, got \"compute\" and \"fence\"");
   CHECK(phase(R"({"load": {"arg": 0}})") == at + "/load|missing key \"bytes\"");
@@ -267,7 +267,7 @@ TEST_CASE("trace loader: phase errors") {
   CHECK(phase(R"({"load": {"arg": 0, "bytes": 8, "cache": "none"}})") ==
         at + "/load/cache|expected one of \"default\", \"bypass\", got \"none\"");
   CHECK(phase(R"({"store": {"arg": 0, "bytes": 8, "cache": "bypass"}})") ==
-        at + "/store/cache|unknown key \"cache\" (expected one of: arg, offset, bytes)");
+        at + "/store/cache|unknown key \"cache\" (expected one of: arg, offset, bytes, peer_offset)");
   CHECK(phase(R"({"store": {"arg": 0, "bytes": "i*8"}})") ==
         at + "/store/bytes|bad expression 'i*8': unknown name 'i' at character 1 (kernel phases may only use "
              "block_idx and block_num)");

@@ -262,7 +262,9 @@ Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) co
     case PhaseKind::CacheInvalid:  // the GM model (models/gm)
     case PhaseKind::Syncall:
     case PhaseKind::Push:
-    case PhaseKind::Pop: break;  // always executed by a handler
+    case PhaseKind::Pop:
+    case PhaseKind::Notify:
+    case PhaseKind::WaitFlag: break;  // always executed by a handler
   }
   return 0;
 }

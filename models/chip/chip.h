@@ -12,6 +12,7 @@
 #include "models/aicore/cross_core.h"
 #include "models/ffts/ffts.h"
 #include "models/gm/gm.h"
+#include "models/interconnect/fabric.h"
 #include "models/aicpu/orchestrator.h"
 #include "models/aicpu/scheduler.h"
 #include "models/common/platform.h"
@@ -39,6 +40,14 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const FftsBarrier& ffts() const { return *ffts_; }
   const GmModel& gm() const { return *gm_; }
   const RunConfig& config() const { return config_; }
+  // An L3 dispatch: the chip's port on the node's interconnect (before the
+  // simulation starts); its cores' cross-chip phases go through it.
+  void attach(PeerPort& port) {
+    port.bind(*cores_);
+    cores_->add_handler(&port);
+    port_ = &port;
+  }
+  const PeerPort* port() const { return port_; }
 
  private:
   // Runtime events: forwarded to the observer, and waking the threads.
@@ -66,6 +75,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   SchedContext ctx_;
   std::vector<std::unique_ptr<SchedulerThread>> scheds_;
   std::unique_ptr<OrchestratorThread> orch_;
+  PeerPort* port_ = nullptr;
 };
 
 }  // namespace npusim

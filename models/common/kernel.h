@@ -44,7 +44,9 @@ struct Duration {
 
 // Push/Pop: the AIC-to-AIV hand-off of a mix kernel through the cluster's
 // cross-core slot ring (TPUSH/TPOP, pl.cross_core_slot); a trace extension.
-enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop };
+// Notify/WaitFlag: a cross-chip signal of an L3 dispatch (TNOTIFY / TWAIT,
+// models/interconnect); a trace extension.
+enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop, Notify, WaitFlag };
 enum class SyncMode : std::uint8_t { Hard, Soft };
 // A load's cache policy (the seed 000_*.txt, "让流式操作数绕过缓存"): `Inherit`
 // when the load names none, so the scope's set_cache_policy for the tensor
@@ -62,6 +64,8 @@ inline const char* phase_key(PhaseKind k) {
     case PhaseKind::Syncall: return "syncall";
     case PhaseKind::Push: return "push";
     case PhaseKind::Pop: return "pop";
+    case PhaseKind::Notify: return "notify";
+    case PhaseKind::WaitFlag: return "wait_flag";
   }
   return "?";
 }
@@ -80,7 +84,15 @@ struct Phase {
   Expr used_cores;            // Syncall soft
   std::uint8_t push_to = 0;   // Push: lane mask of the receiving AIVs (kMaskAiv0 | kMaskAiv1)
   bool pipe_drain = false;    // Push: not a push but the pipe's destructor at the end of the AIC lane (add_pipe_drain)
+  // Load/Store/Notify on a peer chip of an L3 dispatch: (rank + peer_offset)
+  // mod chips (models/interconnect); `peer` false: this chip's own memory.
+  bool peer = false;
+  int peer_offset = 0;
+  int flag = 0;               // Notify/WaitFlag: the signal slot on the chip
+  std::int64_t count = 0;     // WaitFlag: notifications the flag must have received
   std::string path;           // JSON pointer of the phase, for messages (its fields: path/<phase_key>/<field>)
+  // Goes over the interconnect (a peer load/store, a notify, a flag wait).
+  bool cross_chip() const { return peer || kind == PhaseKind::Notify || kind == PhaseKind::WaitFlag; }
 };
 
 struct LaneBody {

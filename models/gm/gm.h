@@ -50,6 +50,7 @@ class GmModel : public PhaseHandler {
           CacheLowering lowering = CacheLowering::Today);
 
   bool handles(const Phase& ph) const override {
+    if (ph.peer) return false;  // a peer chip's memory: the interconnect (models/interconnect)
     switch (ph.kind) {
       case PhaseKind::Load:
       case PhaseKind::Store:

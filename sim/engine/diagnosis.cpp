@@ -178,6 +178,24 @@ void explain_soft_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::
   }
 }
 
+// A wait_flag whose notifications never all arrive (an L3 dispatch):
+// which cores wait on which flag of this chip, and how many arrived.
+void explain_flag_waits(Chip& chip, std::vector<std::string>& why, nlohmann::json& d) {
+  const PeerPort* port = chip.port();
+  if (!port) return;  // one chip: no interconnect
+  d["flag_waits"] = nlohmann::json::array();
+  for (const PeerPort::OpenWait& w : port->open_waits()) {
+    const std::string kname = w.task->kernel ? w.task->kernel->name : "?";
+    why.push_back("core " + std::to_string(w.core) + " (" + task_label(*w.task) + " block " + std::to_string(w.block) +
+                  ") waits since " + us_text(w.since) + " on chip " + std::to_string(port->rank()) + "'s flag " +
+                  std::to_string(w.flag) + " for " + std::to_string(w.count) + " notification(s); " +
+                  std::to_string(w.value) + " arrived and no peer chip has a notify left to send");
+    d["flag_waits"].push_back({{"chip", port->rank()}, {"core", w.core}, {"task", task_display(w.task->id)},
+                               {"kernel", kname}, {"block", w.block}, {"flag", w.flag}, {"count", w.count},
+                               {"arrived", w.value}, {"since_ns", to_ns(w.since)}});
+  }
+}
+
 const char* size_field_of(Resource r) {
   switch (r) {
     case Resource::Heap: return "ring_heap";
@@ -476,6 +494,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
   explain_barriers(chip, why, d);
   d["soft_barriers"] = nlohmann::json::array();
   explain_soft_barriers(chip, why, d);
+  explain_flag_waits(chip, why, d);
   for (int r = 0; r < kNumRings; ++r)
     if (rt.ring(r).live() || r == f.ring) describe_ring(rt, r, why, d);
   why.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) + " completed; " +

@@ -18,6 +18,7 @@
 #include <systemc>
 
 #include "models/chip/chip.h"
+#include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/checks.h"
 #include "sim/engine/diagnosis.h"
@@ -404,6 +405,8 @@ class ChipSim {
     writers_.witness().watch(*chip_);
   }
 
+  Chip& chip() { return *chip_; }
+
   // After the simulation: the chip's outcome, its writers' files staged.
   Result finish(const RunRequest& req, const RunWatch& watch) {
     Chip& chip = *chip_;
@@ -453,11 +456,36 @@ std::vector<Result> simulate_chips(const RunRequest& req, const std::vector<Load
   for (std::size_t i = 0; i < chips.size(); ++i)
     sims.push_back(std::make_unique<ChipSim>(req, *chips[i], staging_dirs[i],
                                              chips.size() == 1 ? "chip" : "chip_" + std::to_string(i), watch));
+  std::unique_ptr<Fabric> fabric;  // several chips: the node's links, each chip on its port
+  if (chips.size() > 1) {
+    fabric = std::make_unique<Fabric>("interconnect", chips.front()->platform.interconnect, static_cast<int>(chips.size()));
+    for (std::size_t i = 0; i < sims.size(); ++i) sims[i]->chip().attach(fabric->port(static_cast<int>(i)));
+  }
   sc_core::sc_start(sc_core::sc_time::from_value(kTimeLimit), sc_core::SC_EXIT_ON_STARVATION);
   sanitizer_back_on_main_stack();  // before anything throws on the main stack
   watch.clear_progress();
   for (auto& sim : sims) results.push_back(sim->finish(req, watch));
   return results;
+}
+
+// Cross-chip phases (a peer's memory, notify, wait_flag) need an L3 dispatch
+// of several chips, and a peer that is not the chip itself: input errors at
+// the phase (docs/trace-format.md, "Extensions").
+void check_cross_chip(const Loaded& l, int chips) {
+  for (const auto& k : l.trace.kernels)
+    for (const LaneBody& lane : k->lanes)
+      for (const Phase& ph : lane.phases) {
+        if (!ph.cross_chip()) continue;
+        const std::string at = config::pointer_join(ph.path, phase_key(ph.kind));
+        if (chips < 2)
+          throw InputError(l.trace.file, at,
+                           std::string("a ") + phase_key(ph.kind) + " on a peer chip needs an L3 dispatch of several "
+                           "chips (a distributed worker, docs/workers.md); this run has one chip");
+        if (ph.kind != PhaseKind::WaitFlag && ph.peer_offset % chips == 0)
+          throw InputError(l.trace.file, config::pointer_join(at, "peer_offset"),
+                           "peer_offset " + std::to_string(ph.peer_offset) + " names the chip itself in a dispatch of " +
+                               std::to_string(chips) + " chips (the peer is (rank + peer_offset) mod chips)");
+      }
 }
 
 // One chip: builds it, its program and the writers, runs the simulation.
@@ -576,6 +604,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
+    check_cross_chip(l, 1);                                     // one chip: no peer to reach
     OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
     Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
     suggest_sizes(req, l, r, dir);                              // after a capacity fatal: what would have been enough
@@ -604,6 +633,7 @@ int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ost
       throw InputError(loaded.front().platform.path, "/interconnect/chips_per_node/value",
                        "an L3 dispatch of " + std::to_string(req.traces.size()) + " chips needs that many chips in "
                        "one node; the platform's full mesh joins " + std::to_string(per_node));
+    for (const Loaded& l : loaded) check_cross_chip(l, static_cast<int>(loaded.size()));  // peers inside the dispatch
     OutputDir dir(req.run.out_dir);                             // checked and locked before simulating
     std::vector<std::string> folders;
     for (std::size_t i = 0; i < loaded.size(); ++i) {

@@ -333,7 +333,13 @@ class Loader {
   // load / store: {"arg", "offset", "bytes"[, "cache"]}
   void transfer(const J& v, const std::string& path, bool load, Phase& p) const {
     object(v, path);
-    check_keys(v, file_, path, load ? Keys{"arg", "offset", "bytes", "cache"} : Keys{"arg", "offset", "bytes"});
+    check_keys(v, file_, path,
+               load ? Keys{"arg", "offset", "bytes", "cache", "peer_offset"} : Keys{"arg", "offset", "bytes", "peer_offset"});
+    if (const J* peer = get(v, "peer_offset")) {  // npusim extension: a peer chip's memory (an L3 dispatch)
+      p.peer = true;
+      p.peer_offset = peer_offset(*peer, pointer_join(path, "peer_offset"));
+      if (get(v, "cache")) fail(pointer_join(path, "cache"), "a load of a peer chip's memory has no cache policy");
+    }
     p.arg = index(need(v, path, "arg"), pointer_join(path, "arg"));
     const J* offset = get(v, "offset");
     p.offset = offset ? phase_expr(*offset, pointer_join(path, "offset"), "offset", 0, kMaxTransferBytes)
@@ -344,6 +350,26 @@ class Loader {
                                                                                   : CacheMode::Default;
     else if (load)
       p.cache = CacheMode::Inherit;
+  }
+
+  // A peer chip, counted from this one: (rank + k) mod chips; 0 is the chip itself.
+  int peer_offset(const J& v, const std::string& path) const {
+    const std::int64_t k = integer(v, path, -kMaxPeerOffset, kMaxPeerOffset);
+    if (k == 0) fail(path, "expected a peer chip's offset from this chip's rank (non-zero; 0 is the chip itself)");
+    return static_cast<int>(k);
+  }
+
+  // notify: {"peer_offset": k, "flag": F}; wait_flag: {"flag": F, "count": n} (npusim extensions).
+  void signal(const J& v, const std::string& path, bool notify, Phase& p) const {
+    object(v, path);
+    check_keys(v, file_, path, notify ? Keys{"peer_offset", "flag"} : Keys{"flag", "count"});
+    p.kind = notify ? PhaseKind::Notify : PhaseKind::WaitFlag;
+    p.flag = static_cast<int>(integer(need(v, path, "flag"), pointer_join(path, "flag"), 0, kMaxFlag));
+    if (notify) {
+      p.peer_offset = peer_offset(need(v, path, "peer_offset"), pointer_join(path, "peer_offset"));
+    } else {
+      p.count = integer(need(v, path, "count"), pointer_join(path, "count"), 1, std::numeric_limits<std::int32_t>::max());
+    }
   }
 
   void syncall(const J& v, const std::string& path, Phase& p) const {
@@ -365,7 +391,8 @@ class Loader {
 
   // One phase, or a `repeat` of a body of phases (expanded here), appended to `out`.
   void phases(const J& v, const std::string& path, std::vector<Phase>& out, int depth) const {
-    static const Keys kinds = {"compute", "load", "store", "fence", "cacheinvalid", "syncall", "push", "pop", "repeat"};
+    static const Keys kinds = {"compute", "load",  "store", "fence",     "cacheinvalid", "syncall",
+                               "push",    "pop",   "notify", "wait_flag", "repeat"};
     object(v, path);
     check_keys(v, file_, path, kinds);
     std::string kind, other;
@@ -429,6 +456,8 @@ class Loader {
           p.push_to = c == 0 ? kMaskAiv0 : c == 1 ? kMaskAiv1 : static_cast<std::uint8_t>(kMaskAiv0 | kMaskAiv1);
         }
       }
+    } else if (kind == "notify" || kind == "wait_flag") {
+      signal(body, bp, kind == "notify", p);
     } else {
       p.kind = PhaseKind::Syncall;
       syncall(body, bp, p);

@@ -1,0 +1,202 @@
+// The interconnect of an L3 dispatch (docs/interconnect.md): the links'
+// arithmetic on its own, then the one-phase allreduce over 2, 4 and 8 chips
+// (traces/allreduce, tools/gen_allreduce.py), whose phases mirror simpler's
+// examples/workers/l3/allreduce/kernels/aiv/allreduce_onephase_kernel.cpp
+// (kernel_entry: stage, TNOTIFY every peer, TWAIT every peer, TLOAD own then
+// each peer's scratch with a TADD, TSTORE), and the cross-chip phases'
+// validation and hang diagnosis.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "models/interconnect/links.h"
+#include "tests/cli_support.h"
+
+using cli::has;
+using cli::json;
+namespace fs = std::filesystem;
+using namespace npusim;
+
+namespace {
+
+InterconnectCosts tiny_links() {  // platforms/tiny.json's interconnect
+  InterconnectCosts c;
+  c.chips_per_node = 8;
+  c.link_latency = ns(1000);
+  c.link_bytes_per_ns = 10;
+  return c;
+}
+
+// Column `name` of task_stats.csv's first task, in ps.
+Time task_stat_ps(const fs::path& csv, const std::string& name) {
+  std::istringstream in(cli::slurp(csv));
+  std::string header, row, cell;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::istringstream h(header), r(row);
+  while (std::getline(h, cell, ',')) {
+    std::string value;
+    std::getline(r, value, ',');
+    if (cell == name) return static_cast<Time>(std::llround(std::stod(value) * 1000));
+  }
+  FAIL("no column " << name);
+  return 0;
+}
+
+struct Allreduce {
+  json dispatch;                 // worker_summary.json's dispatch
+  std::vector<Time> block_end;   // each chip's ALLREDUCE block end (ps)
+};
+
+Allreduce allreduce(int chips) {
+  const fs::path out = cli::scratch("ic_allreduce_" + std::to_string(chips));
+  const cli::Result r = cli::npusim("worker traces/allreduce/worker_" + std::to_string(chips) +
+                                    ".json --platform tiny --out '" + out.string() + "'");
+  REQUIRE(r.status == 0);
+  Allreduce a;
+  a.dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
+  for (int c = 0; c < chips; ++c)
+    a.block_end.push_back(task_stat_ps(out / "dispatch_0" / ("chip_" + std::to_string(c)) / "task_stats.csv", "last_end_ns"));
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("links: a transfer costs latency + bytes / bandwidth", "[interconnect]") {
+  Links l(tiny_links(), 4);
+  CHECK(l.cost(0) == ns(1000));
+  CHECK(l.cost(4) == ps(1000400));        // 1000 + 4 / 10 ns
+  CHECK(l.cost(1024) == ps(1102400));     // 1000 + 102.4 ns
+  CHECK(l.transfer(0, 1, 1024, ns(5)) == ns(5) + ps(1102400));
+}
+
+TEST_CASE("links: one link serialises its transfers, the other direction and other links do not wait", "[interconnect]") {
+  Links l(tiny_links(), 4);
+  CHECK(l.transfer(0, 1, 1024, 0) == ps(1102400));
+  // Asked while 0->1 is busy: starts when the first arrives.
+  CHECK(l.transfer(0, 1, 1024, ns(100)) == ps(2204800));
+  // 1->0 (full duplex) and 0->2 are links of their own.
+  CHECK(l.transfer(1, 0, 1024, ns(100)) == ns(100) + ps(1102400));
+  CHECK(l.transfer(0, 2, 0, ns(100)) == ns(1100));
+  // Asked after the link went idle: no queueing.
+  CHECK(l.transfer(0, 1, 0, ns(5000)) == ns(6000));
+}
+
+TEST_CASE("links: peers are counted round the node from the rank", "[interconnect]") {
+  Links l(tiny_links(), 4);
+  CHECK(l.peer(3, 1) == 0);
+  CHECK(l.peer(0, -1) == 3);
+  CHECK(l.peer(1, 6) == 3);
+}
+
+// docs/interconnect.md, "The allreduce": per chip, the notifications of the
+// N-1 peers all arrive one notify transfer after the chip's own (every chip
+// runs the same program at the same times): 1000 + 4/10 = 1000.4 ns; then
+// the N-1 peer loads run one after the other, each over its own idle link:
+// 1000 + 1024/10 = 1102.4 ns, plus the 50 ns TADD. So the block ends
+// (N-2) x 1152.4 ns later than on 2 chips.
+TEST_CASE("allreduce: the block time grows by one peer load and add per chip, as the link model says",
+          "[interconnect][worker][cli]") {
+  const Allreduce two = allreduce(2), four = allreduce(4), eight = allreduce(8);
+  for (const Allreduce* a : {&two, &four, &eight})
+    for (Time end : a->block_end) CHECK(end == a->block_end.front());  // symmetric: every chip alike
+  CHECK(four.block_end[0] - two.block_end[0] == 2 * ps(1152400));
+  CHECK(eight.block_end[0] - two.block_end[0] == 6 * ps(1152400));
+  // The dispatch's device time: the slowest chip + the host's dispatch (1000 ns on tiny).
+  for (const Allreduce* a : {&two, &four, &eight}) {
+    double slowest = 0;
+    for (const json& w : a->dispatch["chip_device_wall_ns"]) slowest = std::max(slowest, w.get<double>());
+    CHECK(a->dispatch["device_wall_ns"].get<double>() == slowest + 1000);
+  }
+  CHECK(two.dispatch["device_wall_ns"].get<double>() < four.dispatch["device_wall_ns"].get<double>());
+  CHECK(four.dispatch["device_wall_ns"].get<double>() < eight.dispatch["device_wall_ns"].get<double>());
+}
+
+// The same kernel on one chip, with the link phases replaced by computes of
+// what the link model charges (notify + wait: 1000.4 ns; a peer load:
+// 1102.4 ns), ends at the same picosecond: the chip-local phases are
+// unchanged and the interconnect costs exactly its arithmetic.
+TEST_CASE("allreduce: on 2 chips the link phases cost exactly their arithmetic", "[interconnect][cli]") {
+  json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "traces/allreduce/allreduce_onephase_2.json");
+  json body = json::array();
+  for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
+    if (ph.contains("notify")) continue;
+    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
+    else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", 1102.4}}}});
+    else body.push_back(ph);
+  }
+  t["kernels"]["ALLREDUCE"]["body"] = body;
+  const fs::path dir = cli::scratch("ic_local");
+  fs::create_directories(dir);
+  std::ofstream(dir / "local.json") << t.dump();
+  fs::path out;
+  REQUIRE(cli::run("'" + (dir / "local.json").string() + "' --platform tiny -q", "ic_local_run", out).status == 0);
+  const Allreduce two = allreduce(2);
+  CHECK(task_stat_ps(out / "task_stats.csv", "last_end_ns") == two.block_end[0]);
+}
+
+namespace {
+
+// A 2-chip worker over a one-kernel trace with `body` (a JSON list of phases).
+cli::Result two_chips(const std::string& name, const std::string& body, fs::path& out, int chips = 2) {
+  const fs::path dir = cli::scratch(name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "t.json") << R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "body": )" << body
+                                << R"(}}, "tensors": {"x": {"shape": [256], "dtype": "fp32"}},
+    "program": [{"op": "submit", "kernel": "K", "args": [{"inout": "x"}]}]})";
+  std::ofstream(dir / "w.json") << R"({"npusim_worker": 1, "worker": {"kind": "distributed", "chips": )" << chips
+                                << R"(}, "dispatches": [{"trace": "t.json"}]})";
+  out = dir / "out";
+  return cli::npusim("worker '" + (dir / "w.json").string() + "' --platform tiny --out '" + out.string() + "'");
+}
+
+}  // namespace
+
+TEST_CASE("cross-chip phases: refused outside a multi-chip dispatch and for the chip itself", "[interconnect][cli]") {
+  fs::path out;
+  // npusim run: one chip, no peer.
+  cli::Result r = cli::run("traces/allreduce/allreduce_onephase_2.json --platform tiny -q", "ic_one", out);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "allreduce_onephase_2.json"));
+  CHECK(has(r.err, "/kernels/ALLREDUCE/body/2/notify"));
+  CHECK(has(r.err, "needs an L3 dispatch of several chips"));
+  CHECK_FALSE(fs::exists(out / "summary.json"));
+  // peer_offset 2 in a 2-chip dispatch names the chip itself.
+  r = two_chips("ic_self", R"([{"load": {"arg": 0, "bytes": 64, "peer_offset": 2}}])", out);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "/kernels/K/body/0/load/peer_offset"));
+  CHECK(has(r.err, "peer_offset 2 names the chip itself in a dispatch of 2 chips"));
+  CHECK_FALSE(fs::exists(out));
+  // 0 is refused when the trace loads.
+  r = two_chips("ic_zero", R"([{"notify": {"peer_offset": 0, "flag": 1}}])", out);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "/kernels/K/body/0/notify/peer_offset"));
+  CHECK(has(r.err, "non-zero"));
+  r = two_chips("ic_count", R"([{"wait_flag": {"flag": 1, "count": 0}}])", out);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "/kernels/K/body/0/wait_flag/count"));
+  r = two_chips("ic_cache", R"([{"load": {"arg": 0, "bytes": 64, "peer_offset": 1, "cache": "bypass"}}])", out);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "/kernels/K/body/0/load/cache"));
+}
+
+TEST_CASE("cross-chip phases: a flag wait no notification satisfies is a diagnosed hang", "[interconnect][cli]") {
+  fs::path out;
+  // Each chip waits for 2 notifications on flag 3; its one peer sends 1.
+  const cli::Result r = two_chips("ic_hang",
+                                  R"([{"notify": {"peer_offset": 1, "flag": 3}}, {"wait_flag": {"flag": 3, "count": 2}}])",
+                                  out);
+  CHECK(r.status == 1);
+  CHECK(has(r.err, "chip 0's flag 3 for 2 notification(s); 1 arrived"));
+  CHECK(has(r.err, "chip 1's flag 3 for 2 notification(s); 1 arrived"));
+  const json s = cli::load(out / "dispatch_0" / "chip_1" / "summary.json");
+  INFO(s["error"].dump());
+  const json& waits = s["error"]["diagnosis"]["flag_waits"];
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0]["chip"] == 1);
+  CHECK(waits[0]["flag"] == 3);
+  CHECK(waits[0]["count"] == 2);
+  CHECK(waits[0]["arrived"] == 1);
+}

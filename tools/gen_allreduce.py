@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Writes the one-phase allreduce over 2, 4 and 8 chips (traces/allreduce/):
+one trace per chip count and a distributed worker file running it on every
+chip. The kernel's phases mirror simpler's
+examples/workers/l3/allreduce/kernels/aiv/allreduce_onephase_kernel.cpp
+(kernel_entry): stage the input into this chip's scratch window, TNOTIFY an
+atomic add to every peer, TWAIT for every peer's notification, TLOAD the own
+scratch, then each peer's scratch in turn with a TADD, TSTORE the output.
+The arithmetic of the expected times: docs/interconnect.md.
+
+    tools/gen_allreduce.py [OUT_DIR]      (default traces/allreduce)
+"""
+import json
+import os
+import sys
+
+COUNT = 256            # ALLREDUCE_COUNT floats
+BYTES = COUNT * 4      # one fp32 tile: 1024 bytes
+TADD_NS = 50           # the vector add of one tile (this example's assumption)
+
+
+def kernel_body(n):
+    tile = {"bytes": BYTES}
+    body = [
+        {"load": dict(arg=0, **tile)},                      # TLOAD(stageTile, input)
+        {"store": dict(arg=2, **tile)},                     # TSTORE(scratch, stageTile)
+    ]
+    body += [{"notify": {"peer_offset": k, "flag": 0}} for k in range(1, n)]  # TNOTIFY(peer's slot, AtomicAdd)
+    body.append({"wait_flag": {"flag": 0, "count": n - 1}})                   # TWAIT(every peer's slot >= 1)
+    body.append({"load": dict(arg=2, **tile)})                                # TLOAD(accTile, own scratch)
+    for k in range(1, n):                                                     # each peer in turn
+        body.append({"load": dict(arg=2, peer_offset=k, **tile)})             # TLOAD(recvTile, peer's scratch)
+        body.append({"compute": {"ns": TADD_NS}})                             # TADD(acc, acc, recv)
+    body.append({"store": dict(arg=1, **tile)})                               # TSTORE(output, accTile)
+    return body
+
+
+def trace(n):
+    return {
+        "npusim_trace": 1,
+        "name": f"allreduce_onephase_{n}",
+        "x_about": f"One-phase allreduce of {COUNT} fp32 over {n} chips, the same program on every chip "
+                   "(tools/gen_allreduce.py; simpler examples/workers/l3/allreduce). Run it through "
+                   f"worker_{n}.json; docs/interconnect.md has the arithmetic of its time.",
+        "kernels": {"ALLREDUCE": {"func_id": 0, "core": "aiv", "body": kernel_body(n)}},
+        "tensors": {
+            "input": {"shape": [COUNT], "dtype": "fp32"},
+            "scratch": {"shape": [COUNT], "dtype": "fp32"},
+        },
+        "program": [
+            {"op": "submit", "kernel": "ALLREDUCE", "args": [
+                {"in": "input"}, {"out": "output", "shape": [COUNT], "dtype": "fp32"}, {"inout": "scratch"}]}
+        ],
+    }
+
+
+def worker(n):
+    return {
+        "npusim_worker": 1,
+        "x_about": f"The one-phase allreduce on {n} chips of one node (tools/gen_allreduce.py).",
+        "worker": {"kind": "distributed", "chips": n},
+        "prepare": None,
+        "dispatches": [{"trace": f"allreduce_onephase_{n}.json"}],
+    }
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "traces", "allreduce")
+    os.makedirs(out, exist_ok=True)
+    for n in (2, 4, 8):
+        for name, doc in ((f"allreduce_onephase_{n}.json", trace(n)), (f"worker_{n}.json", worker(n))):
+            with open(os.path.join(out, name), "w") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
