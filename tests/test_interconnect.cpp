@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "models/interconnect/links.h"
@@ -199,4 +200,93 @@ TEST_CASE("cross-chip phases: a flag wait no notification satisfies is a diagnos
   CHECK(waits[0]["flag"] == 3);
   CHECK(waits[0]["count"] == 2);
   CHECK(waits[0]["arrived"] == 1);
+}
+
+namespace {
+
+// Column `name` of task_stats.csv's row for kernel `kernel`, in ps.
+Time kernel_stat_ps(const fs::path& csv, const std::string& kernel, const std::string& name) {
+  std::istringstream in(cli::slurp(csv));
+  std::string header, row, cell;
+  std::getline(in, header);
+  std::vector<std::string> cols;
+  for (std::istringstream h(header); std::getline(h, cell, ',');) cols.push_back(cell);
+  while (std::getline(in, row)) {
+    std::map<std::string, std::string> v;
+    std::istringstream r(row);
+    for (const std::string& c : cols) std::getline(r, v[c], ',');
+    if (v["kernel"] == kernel) return static_cast<Time>(std::llround(std::stod(v[name]) * 1000));
+  }
+  FAIL("no task of kernel " << kernel);
+  return 0;
+}
+
+struct TpFfn {
+  json dispatch;
+  std::map<std::string, Time> span;  // chip 0: kernel -> last_end - first_start (ps)
+  std::vector<Time> end;             // each chip's ALLREDUCE block end (ps)
+};
+
+TpFfn tp_ffn(int chips) {
+  const fs::path out = cli::scratch("ic_tp_ffn_" + std::to_string(chips));
+  const cli::Result r = cli::npusim("worker traces/tp_ffn/worker_" + std::to_string(chips) +
+                                    ".json --platform tiny --out '" + out.string() + "'");
+  REQUIRE(r.status == 0);
+  TpFfn f;
+  f.dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
+  const fs::path chip0 = out / "dispatch_0" / "chip_0" / "task_stats.csv";
+  for (const char* k : {"MM1", "GELU", "MM2", "ALLREDUCE"})
+    f.span[k] = kernel_stat_ps(chip0, k, "last_end_ns") - kernel_stat_ps(chip0, k, "first_start_ns");
+  for (int c = 0; c < chips; ++c)
+    f.end.push_back(kernel_stat_ps(out / "dispatch_0" / ("chip_" + std::to_string(c)) / "task_stats.csv",
+                                   "ALLREDUCE", "last_end_ns"));
+  return f;
+}
+
+}  // namespace
+
+// docs/interconnect.md, "Example: a tensor-parallel FFN" (traces/tp_ffn,
+// tools/gen_tp_ffn.py). On tiny (2 AIC, 4 AIV) each SPMD task's 24 or 48
+// blocks run in 12 rounds on their cores, so a block's duration change shows
+// 12 times in the task's span. Per block: MM1 80/N x 40076 ns, MM2 80/N x
+// 38097 ns. The allreduce reduces a 384 x 5120 fp32 partial (7864320 bytes)
+// with a 30 x 10512 = 315360 ns TADD per peer; a peer load on tiny costs
+// 1000 + 7864320 / 10 = 787432 ns, so each added chip adds 1102792 ns.
+TEST_CASE("tp_ffn: compute shrinks with the shard, the allreduce grows by one peer load and add per chip",
+          "[interconnect][worker][cli]") {
+  const TpFfn two = tp_ffn(2), four = tp_ffn(4);
+  for (const TpFfn* f : {&two, &four}) {
+    CHECK(f->dispatch["arena"] == "prewarmed");
+    for (Time end : f->end) CHECK(end == f->end.front());  // symmetric: every chip alike
+    double slowest = 0;
+    for (const json& w : f->dispatch["chip_device_wall_ns"]) slowest = std::max(slowest, w.get<double>());
+    CHECK(f->dispatch["device_wall_ns"].get<double>() == slowest + 1000);
+  }
+  // MM1 block 1603040 ns on 2 chips, 801520 on 4; MM2 1523880 and 761940.
+  CHECK(two.span.at("MM1") - four.span.at("MM1") == 12 * ns(801520));
+  CHECK(two.span.at("MM2") - four.span.at("MM2") == 12 * ns(761940));
+  CHECK(two.span.at("GELU") - four.span.at("GELU") == 12 * ns(11098));  // 4 and 2 tiles of 5549 ns
+  CHECK(four.span.at("ALLREDUCE") - two.span.at("ALLREDUCE") == 2 * ns(1102792));
+}
+
+// The N = 2 shard on one chip, its link phases replaced by computes of what
+// the link model charges (notify + wait: 1000.4 ns; a peer load: 787432 ns),
+// ends at the same picosecond as in the 2-chip dispatch.
+TEST_CASE("tp_ffn: on 2 chips the link phases cost exactly their arithmetic", "[interconnect][cli]") {
+  json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "traces/tp_ffn/tp_ffn_2.json");
+  json body = json::array();
+  for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
+    if (ph.contains("notify")) continue;
+    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
+    else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", 787432}}}});
+    else body.push_back(ph);
+  }
+  t["kernels"]["ALLREDUCE"]["body"] = body;
+  const fs::path dir = cli::scratch("ic_tp_local");
+  fs::create_directories(dir);
+  std::ofstream(dir / "local.json") << t.dump();
+  fs::path out;
+  REQUIRE(cli::run("'" + (dir / "local.json").string() + "' --platform tiny --ring-heap 67108864 -q", "ic_tp_local_run", out)
+              .status == 0);
+  CHECK(kernel_stat_ps(out / "task_stats.csv", "ALLREDUCE", "last_end_ns") == tp_ffn(2).end[0]);
 }

@@ -19,8 +19,11 @@ BYTES = COUNT * 4      # one fp32 tile: 1024 bytes
 TADD_NS = 50           # the vector add of one tile (this example's assumption)
 
 
-def kernel_body(n):
-    tile = {"bytes": BYTES}
+def kernel_body(n, nbytes=BYTES, tadd_ns=TADD_NS):
+    """The kernel's phases on n chips, for one tile of nbytes reduced with a
+    TADD of tadd_ns per peer (tools/gen_tp_ffn.py reuses it for its partial
+    outputs)."""
+    tile = {"bytes": nbytes}
     body = [
         {"load": dict(arg=0, **tile)},                      # TLOAD(stageTile, input)
         {"store": dict(arg=2, **tile)},                     # TSTORE(scratch, stageTile)
@@ -30,7 +33,7 @@ def kernel_body(n):
     body.append({"load": dict(arg=2, **tile)})                                # TLOAD(accTile, own scratch)
     for k in range(1, n):                                                     # each peer in turn
         body.append({"load": dict(arg=2, peer_offset=k, **tile)})             # TLOAD(recvTile, peer's scratch)
-        body.append({"compute": {"ns": TADD_NS}})                             # TADD(acc, acc, recv)
+        body.append({"compute": {"ns": tadd_ns}})                             # TADD(acc, acc, recv)
     body.append({"store": dict(arg=1, **tile)})                               # TSTORE(output, accTile)
     return body
 
