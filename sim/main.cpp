@@ -329,9 +329,19 @@ CommandLine::CommandLine() {
   worker_cmd_->add_option("--out", worker_.out_dir, "output directory (default npusim_out/<worker file name>)");
   worker_cmd_->add_option("--platform", worker_.platform, "platform name or path (default a2a3)");
   worker_cmd_->add_flag("-q,--quiet", worker_.quiet, "no summary on standard output");
+  worker_cmd_->add_option("--swimlane-level", worker_.swimlane_level,
+                          "each dispatch's chip swimlane level 0..4 (default 3; 0 = off)")
+      ->check(CLI::Range(0, 4));
+  worker_cmd_->add_flag("--no-scope-stats", [this](std::int64_t) { worker_.scope_stats = false; },
+                        "the dispatches write no scope_stats");
+  worker_cmd_->add_flag("--no-deps", [this](std::int64_t) { worker_.deps = false; }, "the dispatches write no deps.json");
+  worker_cmd_->add_flag("--no-task-stats", [this](std::int64_t) { worker_.task_stats = false; },
+                        "the dispatches write no task_stats.csv");
+  worker_cmd_->add_flag("--no-suggest", [this](std::int64_t) { worker_.suggest = false; },
+                        "after a dispatch's capacity fatal, do not re-run to find the ring sizes that would have been enough");
 
-  sweep_cmd_ = app_.add_subcommand("sweep", "run a trace or scene over a grid of run options and platform fields");
-  sweep_cmd_->add_option("INPUT", sweep_.input, "trace or scene file")->required();
+  sweep_cmd_ = app_.add_subcommand("sweep", "run a trace, scene or worker file over a grid of run options and platform fields");
+  sweep_cmd_->add_option("INPUT", sweep_.input, "trace, scene or worker file")->required();
   sweep_cmd_->add_option("--grid", sweep_.grid,
                          "NAME=V1,V2,...: a run option (ring_task_window, runtime, ...) or a platform field by its "
                          "JSON pointer (/sched/dispatch_task_ns); repeatable, points are the product")

@@ -117,3 +117,88 @@ TEST_CASE("sweep: an unknown name, pointer or value is exit 2 before anything ru
   CHECK_FALSE(fs::exists(dir / "bad.csv"));
   CHECK_FALSE(fs::exists(dir / "bad.svg"));
 }
+
+// A worker file as INPUT (docs/sweeps.md, "Worker files"): each point is
+// `npusim worker` on the point's copy of the file, its row the worker
+// summary's totals and per-dispatch figures. sweep_chip.json prepares a task
+// window of 64, then runs chain.json (29700 ns on tiny) once and twice more at
+// 64. tiny's arena build is 800 ms (limits.arena_build_ns, the seed's ~800 ms).
+TEST_CASE("sweep: a worker file over its own fields and a run option", "[sweep][worker][cli]") {
+  const fs::path csv = cli::scratch("sweep_worker") / "w.csv";
+  fs::create_directories(csv.parent_path());
+  const std::string cmd = "sweep tests/data/worker/sweep_chip.json --platform tiny --grid "
+                          "'worker:/prepare/ring_task_window=64,128' --grid ring_task_window=64,4";
+  const cli::Result r = cli::npusim(cmd + " --jobs 2 --csv '" + csv.string() + "'");
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "npusim sweep: 4 points, 2 ok, 2 not ok"));
+  const std::vector<std::string> rows = lines_of(cli::slurp(csv));
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0] ==
+        "worker:/prepare/ring_task_window,ring_task_window,status,exit_code,error,totals.host_visible_ns,"
+        "totals.device_wall_ns,totals.arena_builds,totals.arena_build_ns,totals.setup_arena_build_ns,"
+        "dispatches.0.arena_build_ns,dispatches.0.device_wall_ns,dispatches.1.arena_build_ns,"
+        "dispatches.1.device_wall_ns");
+  // Prepared at 64: the first dispatch uses the prewarmed arena, the second
+  // (and its repeat) hits: no build in the loop, 3 x 29700 of device time.
+  CHECK(rows[1] == "64,64,ok,0,,89100,89100,0,0,800000000,0,29700,0,29700");
+  // The run option applies to every dispatch (as on npusim run's command
+  // line): a window of 4 misses the prewarmed 64 (one build), and chain.json's
+  // 4th submit in its one scope is SCOPE_DEADLOCK after 600 ns (exit 1); the
+  // second dispatch does not run, so its cells are empty.
+  CHECK(rows[2] == "64,4,error,1,SCOPE_DEADLOCK,800000600,600,1,800000000,800000000,800000000,600,,");
+  // Prepared at 128: the prewarm is wasted, the first dispatch builds the
+  // arena for 64 and the second hits it.
+  CHECK(rows[3] == "128,64,ok,0,,800089100,89100,1,800000000,800000000,800000000,29700,0,29700");
+  CHECK(rows[4] == "128,4,error,1,SCOPE_DEADLOCK,800000600,600,1,800000000,800000000,800000000,600,,");
+
+  // The row is the worker summary: the file as it is (the first point) by hand.
+  const fs::path by_hand = csv.parent_path() / "by_hand";
+  REQUIRE(cli::npusim("worker tests/data/worker/sweep_chip.json --platform tiny -q --out '" + by_hand.string() + "'")
+              .status == 0);
+  const cli::json totals = cli::load(by_hand / "worker_summary.json")["totals"];
+  CHECK(totals["host_visible_ns"] == 89100);
+  CHECK(totals["arena_builds"] == 0);
+
+  // The plot is the loop's host-visible time.
+  CHECK(has(cli::slurp(csv.parent_path() / "w.svg"), ">totals.host_visible_ns</text>"));
+  // Each point runs its own copy of the file from a scratch folder, its
+  // programs still those named relative to the original's folder.
+  // Deterministic whatever the completion order.
+  const fs::path serial = csv.parent_path() / "serial.csv";
+  REQUIRE(cli::npusim(cmd + " --jobs 1 -q --csv '" + serial.string() + "'").status == 0);
+  CHECK(cli::slurp(serial) == cli::slurp(csv));
+}
+
+TEST_CASE("sweep: a bad worker file field or option is exit 2 before anything runs", "[sweep][worker][cli][hardening]") {
+  const fs::path dir = cli::scratch("sweep_worker_bad");
+  fs::create_directories(dir);
+  const std::string csv = " --csv '" + (dir / "bad.csv").string() + "'";
+  const std::pair<const char*, const char*> cases[] = {
+      {"sweep_chip.json --grid worker:/prepar/ring_heap=2048",
+       "the worker file has no field \"/prepar/ring_heap\"; did you mean \"worker:/prepare/ring_heap\"?"},
+      {"sweep_chip.json --grid worker:/dispatches/2/repeat=2",
+       "the worker file has no field \"/dispatches/2/repeat\"; did you mean \"worker:/dispatches/1/repeat\"?"},
+      {"sweep_chip.json --grid worker:/prepare/ring_heap=4096,1000",
+       "--grid point 2 of tests/data/worker/sweep_chip.json: at /prepare/ring_heap: ring_heap must be >= 1024 "
+       "(bytes per ring), got 1000"},
+      {"sweep_chip.json --grid worker:/dispatches/1/repeat=0",
+       "at /dispatches/1/repeat: expected an integer in [1, 1000000000], got 0"},
+      {"sweep_chip.json --grid ring_task_windw=4", "did you mean \"ring_task_window\"?"},
+      {"seed_example.json --grid runtime=host_build_graph",
+       "\"runtime\" does not apply to a distributed worker's dispatches"},
+      {"seed_example.json --grid worker:/worker/chips=2,9",
+       "--grid point 2 of tests/data/worker/seed_example.json: at /worker/chips: expected at most 8 chips"},
+  };
+  for (const auto& [grid, message] : cases) {
+    const cli::Result r = cli::npusim(std::string("sweep tests/data/worker/") + grid + " --platform tiny" + csv);
+    INFO(grid);
+    CHECK(r.status == 2);
+    CHECK(has(r.err, message));
+  }
+  // A worker file's field names a worker file's field only.
+  const cli::Result t = cli::npusim("sweep traces/chain.json --platform tiny --grid worker:/prepare/ring_heap=2048" + csv);
+  CHECK(t.status == 2);
+  CHECK(has(t.err, "\"worker:/prepare/ring_heap\" names a field of a worker file, and INPUT is not one"));
+  CHECK_FALSE(fs::exists(dir / "bad.csv"));
+  CHECK_FALSE(fs::exists(dir / "bad.svg"));
+}

@@ -6,11 +6,13 @@ distributed cluster (docs/sweeps.md, "On a Dask cluster").
 
 POINTS.json (written by npusim sweep): {"npusim": EXE, "points": [{"args":
 ["run", INPUT, ...], "platform": NAME_OR_PATH, "platform_json": TEXT or
-null}]}. Each point is one task: in a scratch folder of the worker it writes
-the point's platform file (when it has one), runs `EXE ARGS --platform P
---out DIR` and returns {"exit": its exit status (128 + N for a signal N),
-"summary": its summary.json or null, "stderr": the first line of its standard
-error}. A task that itself fails (a worker lost, npusim missing) is a point
+null, "worker_json": TEXT or null}]}. Each point is one task: in a scratch
+folder of the worker it writes the point's platform file (when it has one)
+and, for a worker file sweep, the point's worker file (then ARGS are
+["worker", FILE, ...] and FILE is replaced by the written one), runs `EXE
+ARGS --platform P --out DIR` and returns {"exit": its exit status (128 + N
+for a signal N), "summary": its summary.json (worker_summary.json) or null,
+"stderr": the first line of its standard error}. A task that itself fails (a worker lost, npusim missing) is a point
 with exit -1 and the error's text, not the end of the sweep. RESULTS.json is
 the list of those results in point order; npusim sweep turns it into the
 same CSV as a local sweep. Exit 0 when RESULTS.json is written, 2 when the
@@ -35,14 +37,21 @@ def run_point(npusim, point):
             platform = os.path.join(scratch, "platform.json")
             with open(platform, "w") as f:
                 f.write(point["platform_json"])
+        args = list(point["args"])
+        summary_name = "summary.json"
+        if point.get("worker_json") is not None:
+            args[1] = os.path.join(scratch, "worker.json")
+            with open(args[1], "w") as f:
+                f.write(point["worker_json"])
+            summary_name = "worker_summary.json"
         exe = npusim if os.path.exists(npusim) else "npusim"
         out = os.path.join(scratch, "out")
-        proc = subprocess.run([exe] + point["args"] + ["--platform", platform, "--out", out],
+        proc = subprocess.run([exe] + args + ["--platform", platform, "--out", out],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
         summary = None
-        if code in (0, 1) and os.path.exists(os.path.join(out, "summary.json")):
-            with open(os.path.join(out, "summary.json")) as f:
+        if code in (0, 1) and os.path.exists(os.path.join(out, summary_name)):
+            with open(os.path.join(out, summary_name)) as f:
                 summary = json.load(f)
         lines = proc.stderr.decode("utf-8", "replace").splitlines()
         return {"exit": code, "summary": summary, "stderr": lines[0] if lines else ""}

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "sim/config/suggest.h"
 #include "sim/engine/interrupt.h"
 #include "sim/engine/subprocess.h"
+#include "sim/engine/worker.h"
 #include "sim/platform/json_input.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/compare.h"
@@ -38,10 +40,15 @@ const std::vector<std::string> kRunOptions = {"aicpu_thread_num", "ring_task_win
                                               "ring_dep_pool",    "runtime",          "hbg_layout",
                                               "cache_policy_lowering", "seed",        "scheduler_timeout_ms"};
 
+// A grid name for a field of a worker file: this prefix, then its JSON pointer.
+const std::string kWorkerPrefix = "worker:";
+
 struct Axis {
-  std::string name;                 // a run option, or a JSON pointer into the platform ("/...")
+  std::string name;                 // a run option, a JSON pointer into the platform ("/..."), or "worker:/..."
   std::vector<std::string> values;  // as typed ("[16,16,8,8]" for a four-ring list)
   bool platform() const { return name[0] == '/'; }
+  bool worker() const { return name.rfind(kWorkerPrefix, 0) == 0; }
+  bool option() const { return !platform() && !worker(); }
 };
 
 // What a point's run left: its exit status and, when it wrote one, its summary.
@@ -68,7 +75,8 @@ std::vector<std::string> split_values(const std::string& text) {
   return out;
 }
 
-std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::vector<std::string>& pointers) {
+std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::vector<std::string>& pointers,
+                             bool worker_input) {
   if (grid.empty()) throw InputError(config::kCommandLine, "--grid", "expected at least one --grid NAME=V1,V2,...");
   std::vector<Axis> axes;
   for (const std::string& g : grid) {
@@ -78,13 +86,19 @@ std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::ve
     Axis a{g.substr(0, eq), split_values(g.substr(eq + 1))};
     for (const std::string& v : a.values)
       if (v.empty()) throw InputError(config::kCommandLine, "--grid", "an empty value in \"" + g + "\"");
+    if (a.worker() && !worker_input)
+      throw InputError(config::kCommandLine, "--grid",
+                       "\"" + a.name + "\" names a field of a worker file, and INPUT is not one (docs/sweeps.md)");
     const auto& names = a.platform() ? pointers : kRunOptions;
-    if (!a.platform() && std::find(names.begin(), names.end(), a.name) == names.end()) {
+    if (a.option() && std::find(names.begin(), names.end(), a.name) == names.end()) {
       const std::string near = config::closest(a.name, names);
       throw InputError(config::kCommandLine, "--grid",
                        "unknown run option \"" + a.name + "\"" +
                            (near.empty() ? " (expected one of: " + config::join_names(names) +
-                                               ", or a platform field by its JSON pointer such as /sched/dispatch_task_ns)"
+                                               ", or a platform field by its JSON pointer such as "
+                                               "/sched/dispatch_task_ns" +
+                                               (worker_input ? ", or a worker file's field such as worker:/prepare/ring_heap"
+                                                             : "") + ")"
                                          : "; did you mean \"" + near + "\"?"));
     }
     for (const Axis& b : axes)
@@ -109,8 +123,9 @@ std::vector<std::vector<std::string>> points_of(const std::vector<Axis>& axes) {
   return pts;
 }
 
-// A grid value for the platform: JSON if it parses as JSON, else a string.
-json platform_value(const std::string& text) {
+// A grid value for a platform or worker file field: JSON if it parses as
+// JSON, else a string.
+json json_value(const std::string& text) {
   json v = json::parse(text, nullptr, false);
   return v.is_discarded() ? json(text) : v;
 }
@@ -135,16 +150,145 @@ json platform_for(const json& base, const std::vector<Axis>& axes, const std::ve
                            (near.empty() ? " (docs/platform.md lists them)" : "; did you mean \"" + near + "\"?"));
     }
     json& at = doc[ptr];
-    (at.is_object() && at.contains("value") ? at["value"] : at) = platform_value(values[i]);
+    (at.is_object() && at.contains("value") ? at["value"] : at) = json_value(values[i]);
   }
   return doc;
+}
+
+// The worker file INPUT is, or nullopt when INPUT is a trace or a scene: a
+// JSON object with "npusim_worker" is a worker file, as `npusim worker` reads
+// it (docs/workers.md); a trace or a scene is left to `npusim run` to read.
+std::optional<json> read_worker_input(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().find("\"npusim_worker\"") == std::string::npos) return std::nullopt;
+  json doc = json_input::read_file(path);
+  if (!doc.is_object() || !doc.contains("npusim_worker")) return std::nullopt;
+  return doc;
+}
+
+// Every JSON pointer of `doc`, for the closest-name hint.
+void pointers_of(const json& doc, const std::string& at, std::vector<std::string>& out) {
+  if (doc.is_object())
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      const std::string here = config::pointer_join(at, it.key());
+      out.push_back(here);
+      pointers_of(it.value(), here, out);
+    }
+  if (doc.is_array())
+    for (std::size_t i = 0; i < doc.size(); ++i) {
+      const std::string here = config::pointer_join(at, i);
+      out.push_back(here);
+      pointers_of(doc[i], here, out);
+    }
+}
+
+// Sets the worker file's field at `name` ("worker:/..."): a field it has, or
+// a new key of an object it has (a null `prepare` or `config` is an empty
+// one). Anything else is an input error naming the closest field.
+void set_worker_field(json& doc, const std::string& name, const json& value) {
+  const std::string pointer = name.substr(kWorkerPrefix.size());
+  json::json_pointer ptr;
+  try {
+    ptr = json::json_pointer(pointer);
+  } catch (const json::exception&) {
+  }
+  const bool settable = !ptr.empty() && (doc.contains(ptr) || (doc.contains(ptr.parent_pointer()) &&
+                                                                (doc[ptr.parent_pointer()].is_object() ||
+                                                                 doc[ptr.parent_pointer()].is_null())));
+  if (!settable) {
+    // The file's fields, and those it may add (docs/workers.md).
+    std::vector<std::string> names = {"/worker/kind", "/worker/chips", "/worker/aicpu_thread_num"};
+    pointers_of(doc, "", names);
+    std::vector<std::string> configs = {"/prepare"};
+    for (std::size_t i = 0; doc["dispatches"].is_array() && i < doc["dispatches"].size(); ++i) {
+      configs.push_back(config::pointer_join(config::pointer_join("/dispatches", i), "config"));
+      names.push_back(config::pointer_join(config::pointer_join("/dispatches", i), "repeat"));
+    }
+    for (const std::string& c : configs)
+      for (const std::string& o : kRunOptions) names.push_back(config::pointer_join(c, o));
+    for (std::string& n : names) n = kWorkerPrefix + n;
+    const std::string near = config::closest(name, names);
+    throw InputError(config::kCommandLine, "--grid",
+                     "the worker file has no field \"" + pointer + "\"" +
+                         (near.empty() ? " (docs/workers.md lists them)" : "; did you mean \"" + near + "\"?"));
+  }
+  doc[ptr] = value;
+}
+
+bool is_ring_option(const std::string& name) { return name.rfind("ring_", 0) == 0; }
+
+// A run option on a worker file applies to every dispatch, as an option on
+// `npusim run`'s command line applies to the trace (docs/sweeps.md, "Worker
+// files"): it is set in every dispatch's config; aicpu_thread_num is also the
+// worker's baseline. A distributed (L3) dispatch takes only ring_* fields.
+void set_worker_option(json& doc, const std::string& name, const json& value) {
+  const bool distributed = doc["worker"].is_object() && doc["worker"].value("kind", json()) == "distributed";
+  if (name == "aicpu_thread_num" && doc["worker"].is_object()) doc["worker"][name] = value;
+  if (distributed && !is_ring_option(name)) {
+    if (name == "aicpu_thread_num") return;
+    throw InputError(config::kCommandLine, "--grid",
+                     "\"" + name + "\" does not apply to a distributed worker's dispatches: an L3 dispatch takes "
+                     "only the ring_* fields of its config (docs/workers.md); sweep aicpu_thread_num, a ring_* "
+                     "option, or a field of the worker file (worker:/...)");
+  }
+  if (!doc["dispatches"].is_array()) return;  // the point's check names what is missing
+  for (json& d : doc["dispatches"]) {
+    if (!d.is_object()) continue;
+    if (!d["config"].is_object()) d["config"] = json::object();
+    d["config"][name] = value;
+  }
+}
+
+// The dispatches' program paths made absolute, relative to the folder of the
+// worker file as given, so the point's copy (in its scratch folder, or on a
+// Dask worker) runs the same programs.
+void absolute_programs(json& doc, const fs::path& folder) {
+  auto absolute = [&](json& p) {
+    if (p.is_string() && !p.get<std::string>().empty() && fs::path(p.get<std::string>()).is_relative())
+      p = (folder / p.get<std::string>()).lexically_normal().string();
+  };
+  if (!doc["dispatches"].is_array()) return;
+  for (json& d : doc["dispatches"])
+    for (const char* key : {"trace", "scene"})
+      if (d.is_object() && d.contains(key)) {
+        if (d[key].is_array())
+          for (json& p : d[key]) absolute(p);
+        else
+          absolute(d[key]);
+      }
+}
+
+// The point's worker file: INPUT's with its worker: fields and run options set.
+json worker_for(const json& base, const fs::path& folder, const std::vector<Axis>& axes,
+                const std::vector<std::string>& values) {
+  json doc = base;
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (axes[i].worker()) set_worker_field(doc, axes[i].name, json_value(values[i]));
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (axes[i].option()) set_worker_option(doc, axes[i].name, json_value(values[i]));
+  absolute_programs(doc, folder);
+  return doc;
+}
+
+// The point's worker file checked as `npusim worker` checks it before it
+// runs: the file, the worker against the platform, the prepare and every
+// dispatch's options against the platform.
+void check_worker_point(const json& doc, const Platform& platform, const std::string& label) {
+  const WorkerFile w = parse_worker_doc(doc, label);
+  check_worker(w, platform);
+  RunOptions base;
+  base.aicpu_thread_num = w.aicpu_thread_num;
+  config::resolve(w.prepare.value_or(RunOptions{}), platform, label);
+  for (const WorkerDispatch& d : w.dispatches) config::resolve(config::merge(base, d.config), platform, label);
 }
 
 // The run options of a point on `npusim run`'s command line.
 std::vector<std::string> option_args(const std::vector<Axis>& axes, const std::vector<std::string>& values) {
   std::vector<std::string> args;
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i].platform()) continue;
+    if (!axes[i].option()) continue;
     std::string flag = "--" + axes[i].name, v = values[i];
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (v.size() >= 2 && v.front() == '[' && v.back() == ']') v = v.substr(1, v.size() - 2);
@@ -179,8 +323,15 @@ struct Job {
   std::vector<std::string> run_args;  // npusim run INPUT ... and the point's options
   std::string platform;               // --platform, unless platform_text is set
   std::string platform_text;          // the point's own platform file
+  std::string worker_text;            // a worker file INPUT: the point's own (run_args[1] names it)
   fs::path dir;                       // its scratch folder (local runs)
 };
+
+// The summary a point's run leaves in its --out folder.
+std::string summary_name(bool worker) { return worker ? "worker_summary.json" : "summary.json"; }
+
+// At most this many dispatches of a worker file get columns of their own.
+constexpr std::size_t kMaxDispatchColumns = 16;
 
 // `npusim run`'s arguments for a local point: its platform and outputs in its folder.
 std::vector<std::string> local_args(const Job& job) {
@@ -192,9 +343,29 @@ std::vector<std::string> local_args(const Job& job) {
   return args;
 }
 
+// A worker_summary.json's figures (docs/sweeps.md, "Worker files"): its
+// totals, then each dispatch's arena build and device time when the file has
+// at most kMaxDispatchColumns dispatches; the first failed dispatch's error.
+void worker_figures(const json& s, Row& r) {
+  const json& t = s["totals"];
+  for (const char* key : {"host_visible_ns", "device_wall_ns", "arena_builds", "arena_build_ns", "setup_arena_build_ns"})
+    if (t.is_object() && t.contains(key) && t[key].is_number())
+      r.numbers.emplace_back(std::string("totals.") + key, t[key].get<double>());
+  const json& ds = s["dispatches"];
+  if (!ds.is_array()) return;
+  for (const json& d : ds)
+    if (r.error.empty() && d.is_object() && d.contains("error") && d["error"].is_string())
+      r.error = d["error"].get<std::string>();
+  if (ds.size() > kMaxDispatchColumns) return;
+  for (std::size_t i = 0; i < ds.size(); ++i)
+    for (const char* key : {"arena_build_ns", "device_wall_ns"})
+      if (ds[i].is_object() && ds[i].contains(key) && ds[i][key].is_number())
+        r.numbers.emplace_back("dispatches." + std::to_string(i) + "." + key, ds[i][key].get<double>());
+}
+
 // The row of a finished point: its exit code and, when the run left one
-// (exit 0 or 1), its summary's figures.
-Row make_row(const std::vector<std::string>& values, int exit_code, const json& summary) {
+// (exit 0 or 1), its summary's (or worker summary's) figures.
+Row make_row(const std::vector<std::string>& values, int exit_code, const json& summary, bool worker) {
   Row r;
   r.values = values;
   r.exit_code = exit_code;
@@ -202,6 +373,10 @@ Row make_row(const std::vector<std::string>& values, int exit_code, const json& 
   if (exit_code < 0 || exit_code > 1 || !summary.is_object() || !summary.contains("status")) return r;
   const json& s = summary;
   r.status = s["status"].get<std::string>();
+  if (worker) {
+    worker_figures(s, r);
+    return r;
+  }
   if (s["error"].is_object() && s["error"]["name"].is_string()) r.error = s["error"]["name"].get<std::string>();
   for (const char* key : {"device_wall_ns", "makespan_ns", "scheduling_window_ns"})
     if (s.contains(key) && s[key].is_number()) r.numbers.emplace_back(key, s[key].get<double>());
@@ -218,7 +393,7 @@ void say_failed(std::size_t i, const Row& row, const std::string& first_err_line
 
 // Runs every job here, at most `jobs` at once; rows in job order.
 std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values,
-                           int jobs, std::ostream& err) {
+                           bool worker, int jobs, std::ostream& err) {
   std::vector<Row> rows(todo.size());
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
@@ -226,6 +401,7 @@ std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       fs::create_directories(todo[next].dir);
       if (!todo[next].platform_text.empty()) std::ofstream(todo[next].dir / "platform.json") << todo[next].platform_text;
+      if (worker) std::ofstream(todo[next].run_args[1]) << todo[next].worker_text;
       const pid_t pid = spawn_self(local_args(todo[next]), (todo[next].dir / "stderr.txt").string());
       if (pid < 0) throw std::runtime_error("cannot start npusim for a sweep point");
       interrupt::add_child(pid);
@@ -239,8 +415,8 @@ std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::
     const std::size_t i = it->second;
     running.erase(it);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
-    std::ifstream in(todo[i].dir / "out" / "summary.json");
-    rows[i] = make_row(values[i], code, in ? json::parse(in, nullptr, false) : json());
+    std::ifstream in(todo[i].dir / "out" / summary_name(worker));
+    rows[i] = make_row(values[i], code, in ? json::parse(in, nullptr, false) : json(), worker);
     std::ifstream e(todo[i].dir / "stderr.txt");
     std::string line;
     std::getline(e, line);
@@ -265,12 +441,13 @@ std::string dask_driver() {
 // Runs every job as a task on the Dask cluster at `scheduler`
 // (tools/sweep_dask.py; docs/sweeps.md, "On a Dask cluster"); rows in job order.
 std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::vector<std::string>>& values,
-                          const std::string& scheduler, const fs::path& dir, std::ostream& err) {
+                          bool worker, const std::string& scheduler, const fs::path& dir, std::ostream& err) {
   json points = json::array();
   for (const Job& job : todo)
     points.push_back({{"args", job.run_args},
                       {"platform", job.platform},
-                      {"platform_json", job.platform_text.empty() ? json() : json(job.platform_text)}});
+                      {"platform_json", job.platform_text.empty() ? json() : json(job.platform_text)},
+                      {"worker_json", worker ? json(job.worker_text) : json()}});
   fs::create_directories(dir);
   std::ofstream(dir / "points.json") << json{{"npusim", self_exe()}, {"points", points}}.dump();
   const std::string driver = dask_driver();
@@ -295,7 +472,7 @@ std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::v
   std::vector<Row> rows;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const json& res = results[i];
-    rows.push_back(make_row(values[i], res.value("exit", -1), res.value("summary", json())));
+    rows.push_back(make_row(values[i], res.value("exit", -1), res.value("summary", json()), worker));
     say_failed(i, rows.back(), res.value("stderr", std::string()), err);
   }
   return rows;
@@ -344,17 +521,18 @@ std::string csv_text(const std::vector<Axis>& axes, const std::vector<Row>& rows
   return o.str();
 }
 
-// device_wall_ns over the first axis (its values evenly spaced, as given),
-// one line per value of the second; further axes at their first value.
-// A failed point is a gap.
-void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector<Row>& rows, const std::string& title) {
+// The column `plotted` (device_wall_ns; a worker file's totals.host_visible_ns)
+// over the first axis (its values evenly spaced, as given), one line per value
+// of the second; further axes at their first value. A failed point is a gap.
+void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector<Row>& rows, const std::string& title,
+               const std::string& plotted) {
   using record::plot::fmt;
   const double W = 860, H = 440, L = 90, T = 40, B = 60, legend_w = 200, R = legend_w + 30;
   const std::vector<std::string>& xs = axes[0].values;
   const std::vector<std::string> series = axes.size() > 1 ? axes[1].values : std::vector<std::string>{""};
-  auto wall = [](const Row& r) {
+  auto wall = [&](const Row& r) {
     for (const auto& [n, v] : r.numbers)
-      if (n == "device_wall_ns" && r.status == "ok") return v;
+      if (n == plotted && r.status == "ok") return v;
     return -1.0;
   };
   auto shown = [&](const Row& r) {
@@ -385,10 +563,10 @@ void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector
   o << "<text x=\"" << fmt((L + W - R) / 2) << "\" y=\"" << H - 14 << "\" text-anchor=\"middle\">"
     << record::xml_escape(axes[0].name) << "</text>\n";
   o << "<text x=\"18\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 "
-    << (T + H - B) / 2 << ")\">device_wall_ns</text>\n";
+    << (T + H - B) / 2 << ")\">" << record::xml_escape(plotted) << "</text>\n";
   for (std::size_t s = 0; s < series.size(); ++s) {
     const char* c = colors[s % 8];
-    const std::string label = axes.size() > 1 ? axes[1].name + "=" + series[s] : "device_wall_ns";
+    const std::string label = axes.size() > 1 ? axes[1].name + "=" + series[s] : plotted;
     const double ly = T + 18.0 * s;
     o << "<g class=\"series\" data-series=\"" << record::xml_escape(label) << "\">\n";
     o << "<line x1=\"" << W - legend_w << "\" y1=\"" << ly - 4 << "\" x2=\"" << W - legend_w + 24 << "\" y2=\""
@@ -418,7 +596,8 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   const Platform base_platform = platform::load_platform(req.platform);
   const json base_doc = json_input::read_file(base_platform.path);
   const std::vector<std::string> pointers = platform::platform_field_pointers();
-  const std::vector<Axis> axes = parse_grid(req.grid, pointers);
+  const std::optional<json> worker = read_worker_input(req.input);  // else a trace or a scene
+  const std::vector<Axis> axes = parse_grid(req.grid, pointers, worker.has_value());
   const std::vector<std::vector<std::string>> values = points_of(axes);
   const bool own_platform = std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.platform(); });
   const fs::path dir = fs::temp_directory_path() / ("npusim-sweep-" + std::to_string(::getpid()));
@@ -429,17 +608,24 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
     job.dir = dir / ("p" + std::to_string(i + 1));
     job.platform = req.scheduler.empty() ? req.platform : base_platform.path;
     const std::vector<std::string> opts = option_args(axes, values[i]);
-    if (own_platform) {
-      job.platform_text = platform_for(base_doc, axes, values[i], pointers).dump(1);
-      check_options(opts, platform::parse_platform(job.platform_text, "--grid point " + std::to_string(i + 1)));
+    const std::string label = "--grid point " + std::to_string(i + 1);
+    if (own_platform) job.platform_text = platform_for(base_doc, axes, values[i], pointers).dump(1);
+    const Platform platform = own_platform ? platform::parse_platform(job.platform_text, label) : base_platform;
+    check_options(opts, platform);
+    if (worker) {
+      // The point's own worker file, its programs by absolute path (so they
+      // resolve from its scratch folder, here or on a Dask worker).
+      job.worker_text = worker_for(*worker, fs::absolute(req.input).parent_path(), axes, values[i]).dump(1);
+      check_worker_point(json::parse(job.worker_text), platform, label + " of " + req.input);
+      job.run_args = {"worker", (job.dir / "worker.json").string()};
     } else {
-      check_options(opts, base_platform);
+      // On a cluster the input is read where the task runs: by its absolute path.
+      job.run_args = {"run", req.scheduler.empty() ? req.input : fs::absolute(req.input).string(), "--no-host-stats"};
     }
-    // On a cluster the input is read where the task runs: by its absolute path.
-    job.run_args = {"run", req.scheduler.empty() ? req.input : fs::absolute(req.input).string(), "--quiet",
-                    "--no-suggest", "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
-                    "--no-task-stats"};
-    job.run_args.insert(job.run_args.end(), opts.begin(), opts.end());
+    for (const char* flag : {"--quiet", "--no-suggest", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
+                             "--no-task-stats"})
+      job.run_args.push_back(flag);
+    if (!worker) job.run_args.insert(job.run_args.end(), opts.begin(), opts.end());
     todo.push_back(std::move(job));
   }
   fs::path svg_path = req.csv;
@@ -450,7 +636,8 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   jobs = std::clamp(jobs, 1, interrupt::kMaxChildren);
   std::vector<Row> rows;
   try {
-    rows = req.scheduler.empty() ? run_local(todo, values, jobs, err) : run_dask(todo, values, req.scheduler, dir, err);
+    rows = req.scheduler.empty() ? run_local(todo, values, worker.has_value(), jobs, err)
+                                 : run_dask(todo, values, worker.has_value(), req.scheduler, dir, err);
   } catch (...) {  // no partial output: the CSV and the plot were only created
     std::error_code ec;
     fs::remove(req.csv, ec);
@@ -467,7 +654,8 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   csv.close();
   std::ostringstream plot;
   write_svg(plot, axes, rows, "npusim sweep of " + fs::path(req.input).filename().string() + " on " +
-                                  base_platform.name + (axes.size() > 2 ? " (further axes at their first value)" : ""));
+                                  base_platform.name + (axes.size() > 2 ? " (further axes at their first value)" : ""),
+            worker ? "totals.host_visible_ns" : "device_wall_ns");
   svg.raw(plot.str());
   svg.close();
   if (!req.quiet) {

@@ -1,6 +1,7 @@
 // `npusim sweep INPUT --grid NAME=V1,V2,... [--grid ...] --csv OUT.csv
-// [--jobs N] [--scheduler ADDR]`: a trace or scene run over the cartesian
-// product of the grid, each point an `npusim run` in a child process (or a
+// [--jobs N] [--scheduler ADDR]`: a trace, scene or worker file run over the
+// cartesian product of the grid, each point an `npusim run` (a worker file:
+// `npusim worker` on the point's copy of it) in a child process (or a
 // task on a Dask cluster) (a point's failure, fatal or
 // crash is recorded in its row, not fatal to the sweep); one CSV row per
 // point in grid order, and a plot of device_wall_ns next to the CSV
@@ -14,9 +15,9 @@
 namespace npusim::engine {
 
 struct SweepRequest {
-  std::string input;               // trace or scene file
+  std::string input;               // trace, scene or worker file ("npusim_worker")
   std::string platform = "a2a3";   // name or path
-  std::vector<std::string> grid;   // "NAME=V1,V2,...": a run option or a platform JSON pointer
+  std::vector<std::string> grid;   // "NAME=V1,V2,...": a run option, a platform JSON pointer, "worker:/pointer"
   std::string csv;                 // the table; the plot is the same path with .svg
   int jobs = 0;                    // points run at once; 0 = the number of processors
   std::string scheduler;           // a Dask scheduler's address: the points run there ("" = here)

@@ -117,8 +117,9 @@ WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& p
 
 }  // namespace
 
-WorkerFile parse_worker_file(const std::string& path) {
-  const json doc = json_input::read_file(path);
+WorkerFile parse_worker_file(const std::string& path) { return parse_worker_doc(json_input::read_file(path), path); }
+
+WorkerFile parse_worker_doc(const json& doc, const std::string& path) {
   WorkerFile w;
   w.file = path;
   if (!doc.is_object())
@@ -212,6 +213,11 @@ RunRequest dispatch_request(const WorkerRequest& req, const WorkerDispatch& d, c
   r.cli = options;
   r.quiet = true;
   r.host_stats = false;  // the worker's outputs are byte-identical run to run
+  r.swimlane_level = req.swimlane_level;
+  r.deps = req.deps;
+  r.scope_stats = req.scope_stats;
+  r.task_stats = req.task_stats;
+  r.suggest = req.suggest;
   return r;
 }
 
@@ -364,22 +370,28 @@ std::vector<std::string> files_under(const std::string& root) {
 
 }  // namespace
 
+void check_worker(const WorkerFile& w, const Platform& platform) {
+  RunOptions base;
+  base.aicpu_thread_num = w.aicpu_thread_num;
+  try {
+    config::check_against(base, platform, w.file);
+  } catch (const InputError& e) {
+    throw InputError(w.file, "/worker/aicpu_thread_num", e.message());
+  }
+  if (w.chips > platform.interconnect.chips_per_node)
+    throw InputError(w.file, "/worker/chips",
+                     "expected at most " + std::to_string(platform.interconnect.chips_per_node) +
+                         " chips: the platform's interconnect joins that many in one node "
+                         "(interconnect.chips_per_node), got " + std::to_string(w.chips));
+}
+
 int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
   try {
     const WorkerFile w = parse_worker_file(req.file);                    // the worker, its prepare and dispatches
     const Platform platform = platform::load_platform(req.platform);
+    check_worker(w, platform);
     RunOptions base;
     base.aicpu_thread_num = w.aicpu_thread_num;
-    try {
-      config::check_against(base, platform, w.file);
-    } catch (const InputError& e) {
-      throw InputError(w.file, "/worker/aicpu_thread_num", e.message());
-    }
-    if (w.chips > platform.interconnect.chips_per_node)
-      throw InputError(w.file, "/worker/chips",
-                       "expected at most " + std::to_string(platform.interconnect.chips_per_node) +
-                           " chips: the platform's interconnect joins that many in one node "
-                           "(interconnect.chips_per_node), got " + std::to_string(w.chips));
     for (const std::string& warning : w.warnings) err << "npusim: warning: " << warning << "\n";
     OutputDir dir(req.out_dir.empty() ? default_out(req) : req.out_dir);
 

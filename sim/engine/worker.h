@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "models/common/run_config.h"
+#include "models/common/platform.h"
 
 namespace npusim::engine {
 
@@ -36,12 +39,25 @@ struct WorkerFile {
 // Reads and validates a worker file (InputError naming the file, the JSON
 // pointer and what was expected). Paths are relative to the file's folder.
 WorkerFile parse_worker_file(const std::string& path);
+// The same from a document already read; `path` names it in messages and its
+// folder anchors relative program paths.
+WorkerFile parse_worker_doc(const nlohmann::json& doc, const std::string& path);
+
+// The worker against the platform: its aicpu_thread_num baseline and its chip
+// count (InputError naming the file and the field).
+void check_worker(const WorkerFile& w, const Platform& platform);
 
 struct WorkerRequest {
   std::string file;
   std::string out_dir;             // "" = npusim_out/<worker file stem>
   std::string platform = "a2a3";
   bool quiet = false;
+  // The dispatches' outputs, as `npusim run`'s options of the same names.
+  int swimlane_level = 3;
+  bool deps = true;
+  bool scope_stats = true;
+  bool task_stats = true;
+  bool suggest = true;
 };
 
 // Runs the worker; returns an exit status (0; 1: a dispatch failed on the

@@ -30,9 +30,17 @@ def main():
     local_csv = os.path.join(scratch, "local.csv")
     dask_csv = os.path.join(scratch, "dask.csv")
     subprocess.run(base + ["--jobs", "2", "--csv", local_csv], cwd=source, check=True)
+    # A worker file sweep (4 points): its programs, relative to the worker
+    # file's folder, must resolve where the tasks run too.
+    wbase = [npusim, "sweep", "tests/data/worker/sweep_chip.json", "--platform", "tiny", "-q",
+             "--grid", "worker:/prepare/ring_task_window=64,128", "--grid", "ring_task_window=64,4"]
+    wlocal_csv = os.path.join(scratch, "wlocal.csv")
+    wdask_csv = os.path.join(scratch, "wdask.csv")
+    subprocess.run(wbase + ["--jobs", "2", "--csv", wlocal_csv], cwd=source, check=True)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
                       dashboard_address=None) as cluster:
         proc = subprocess.run(base + ["--scheduler", cluster.scheduler_address, "--csv", dask_csv], cwd=source)
+        wproc = subprocess.run(wbase + ["--scheduler", cluster.scheduler_address, "--csv", wdask_csv], cwd=source)
     if proc.returncode != 0:
         print("FAIL: the sweep through Dask exited %d" % proc.returncode)
         return 1
@@ -50,6 +58,17 @@ def main():
         failures.append("row 1 is not the failed point: " + rows[1][:80])
     if not rows[4].startswith("0,64,ok,0,,29700,"):
         failures.append("row 4 is not the completed point: " + rows[4][:80])
+    if wproc.returncode != 0:
+        failures.append("the worker file sweep through Dask exited %d" % wproc.returncode)
+    else:
+        with open(wlocal_csv) as f:
+            wlocal = f.read()
+        with open(wdask_csv) as f:
+            wdask = f.read()
+        if wdask != wlocal:
+            failures.append("the worker file sweep's CSVs differ")
+        if "\n128,64,ok,0,,800089100,89100,1," not in wlocal:
+            failures.append("the worker file sweep's row 128,64 is not the miss: " + wlocal[:400])
     # An unreachable scheduler is exit 2 and writes nothing.
     bad = subprocess.run(base + ["--scheduler", "tcp://127.0.0.1:9", "--csv", os.path.join(scratch, "x.csv")],
                          cwd=source, stderr=subprocess.PIPE)
@@ -60,7 +79,7 @@ def main():
     for f in failures:
         print("FAIL: " + f)
     if not failures:
-        print("OK: 100 points through Dask and through local processes, identical CSVs")
+        print("OK: 100 points (and a worker file's 4) through Dask and through local processes, identical CSVs")
     return 1 if failures else 0
 
 
