@@ -115,25 +115,38 @@ TEST_CASE("allreduce: the block time grows by one peer load and add per chip, as
   CHECK(four.dispatch["device_wall_ns"].get<double>() < eight.dispatch["device_wall_ns"].get<double>());
 }
 
+namespace {
+
+// Runs `trace` (one chip's program of a 2-chip dispatch) alone on tiny, its
+// ALLREDUCE kernel's link phases replaced by computes of what the link model
+// charges: notify + wait_flag 1000.4 ns, each peer load `peer_load_ns`.
+fs::path run_links_as_computes(const std::string& trace, double peer_load_ns, const std::string& name,
+                               const std::string& options) {
+  json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / trace);
+  json body = json::array();
+  for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
+    if (ph.contains("notify")) continue;
+    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
+    else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", peer_load_ns}}}});
+    else body.push_back(ph);
+  }
+  t["kernels"]["ALLREDUCE"]["body"] = body;
+  const fs::path dir = cli::scratch(name);
+  fs::create_directories(dir);
+  std::ofstream(dir / "local.json") << t.dump();
+  fs::path out;
+  REQUIRE(cli::run("'" + (dir / "local.json").string() + "' --platform tiny -q" + options, name + "_run", out).status == 0);
+  return out;
+}
+
+}  // namespace
+
 // The same kernel on one chip, with the link phases replaced by computes of
 // what the link model charges (notify + wait: 1000.4 ns; a peer load:
 // 1102.4 ns), ends at the same picosecond: the chip-local phases are
 // unchanged and the interconnect costs exactly its arithmetic.
 TEST_CASE("allreduce: on 2 chips the link phases cost exactly their arithmetic", "[interconnect][cli]") {
-  json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "traces/allreduce/allreduce_onephase_2.json");
-  json body = json::array();
-  for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
-    if (ph.contains("notify")) continue;
-    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
-    else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", 1102.4}}}});
-    else body.push_back(ph);
-  }
-  t["kernels"]["ALLREDUCE"]["body"] = body;
-  const fs::path dir = cli::scratch("ic_local");
-  fs::create_directories(dir);
-  std::ofstream(dir / "local.json") << t.dump();
-  fs::path out;
-  REQUIRE(cli::run("'" + (dir / "local.json").string() + "' --platform tiny -q", "ic_local_run", out).status == 0);
+  const fs::path out = run_links_as_computes("traces/allreduce/allreduce_onephase_2.json", 1102.4, "ic_local", "");
   const Allreduce two = allreduce(2);
   CHECK(task_stat_ps(out / "task_stats.csv", "last_end_ns") == two.block_end[0]);
 }
@@ -273,20 +286,6 @@ TEST_CASE("tp_ffn: compute shrinks with the shard, the allreduce grows by one pe
 // the link model charges (notify + wait: 1000.4 ns; a peer load: 787432 ns),
 // ends at the same picosecond as in the 2-chip dispatch.
 TEST_CASE("tp_ffn: on 2 chips the link phases cost exactly their arithmetic", "[interconnect][cli]") {
-  json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "traces/tp_ffn/tp_ffn_2.json");
-  json body = json::array();
-  for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
-    if (ph.contains("notify")) continue;
-    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
-    else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", 787432}}}});
-    else body.push_back(ph);
-  }
-  t["kernels"]["ALLREDUCE"]["body"] = body;
-  const fs::path dir = cli::scratch("ic_tp_local");
-  fs::create_directories(dir);
-  std::ofstream(dir / "local.json") << t.dump();
-  fs::path out;
-  REQUIRE(cli::run("'" + (dir / "local.json").string() + "' --platform tiny --ring-heap 67108864 -q", "ic_tp_local_run", out)
-              .status == 0);
+  const fs::path out = run_links_as_computes("traces/tp_ffn/tp_ffn_2.json", 787432, "ic_tp_local", " --ring-heap 67108864");
   CHECK(kernel_stat_ps(out / "task_stats.csv", "ALLREDUCE", "last_end_ns") == tp_ffn(2).end[0]);
 }

@@ -57,24 +57,41 @@ def trace(n):
     }
 
 
-def worker(n):
+def worker_doc(n, about, trace_name, rings=None):
+    """A distributed worker of n chips running `trace_name` once; `rings`
+    (ring_* sizes) are both its prepare and the dispatch's config."""
+    dispatch = {"trace": trace_name}
+    if rings is not None:
+        dispatch["config"] = rings
     return {
         "npusim_worker": 1,
-        "x_about": f"The one-phase allreduce on {n} chips of one node (tools/gen_allreduce.py).",
+        "x_about": about,
         "worker": {"kind": "distributed", "chips": n},
-        "prepare": None,
-        "dispatches": [{"trace": f"allreduce_onephase_{n}.json"}],
+        "prepare": rings,
+        "dispatches": [dispatch],
     }
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "traces", "allreduce")
+def write_examples(folder, prefix, trace_of, worker_of):
+    """PREFIX_N.json and worker_N.json for 2, 4 and 8 chips, into `folder`
+    (the first argument overrides it)."""
+    out = sys.argv[1] if len(sys.argv) > 1 else folder
     os.makedirs(out, exist_ok=True)
     for n in (2, 4, 8):
-        for name, doc in ((f"allreduce_onephase_{n}.json", trace(n)), (f"worker_{n}.json", worker(n))):
+        for name, doc in ((f"{prefix}_{n}.json", trace_of(n)), (f"worker_{n}.json", worker_of(n))):
             with open(os.path.join(out, name), "w") as f:
                 json.dump(doc, f, indent=1)
                 f.write("\n")
+
+
+def worker(n):
+    return worker_doc(n, f"The one-phase allreduce on {n} chips of one node (tools/gen_allreduce.py).",
+                      f"allreduce_onephase_{n}.json")
+
+
+def main():
+    write_examples(os.path.join(os.path.dirname(__file__), "..", "traces", "allreduce"), "allreduce_onephase",
+                   trace, worker)
 
 
 if __name__ == "__main__":

@@ -20,12 +20,11 @@ tiles). The arithmetic of the expected times: docs/interconnect.md,
 
     tools/gen_tp_ffn.py [OUT_DIR]      (default traces/tp_ffn)
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_allreduce import kernel_body  # noqa: E402
+from gen_allreduce import kernel_body, worker_doc, write_examples  # noqa: E402
 
 # Shapes. HIDDEN is qwen3_14b's hidden size (a2a3-timing.md D.3: hidden 5120).
 # FFN is 16 tiles of 1024 (an assumption: qwen3_14b's inter 17408 is 17 tiles,
@@ -118,23 +117,12 @@ def trace(n):
 
 
 def worker(n):
-    return {
-        "npusim_worker": 1,
-        "x_about": f"The tensor-parallel FFN on {n} chips of one node (tools/gen_tp_ffn.py).",
-        "worker": {"kind": "distributed", "chips": n},
-        "prepare": RINGS,
-        "dispatches": [{"trace": f"tp_ffn_{n}.json", "config": RINGS}],
-    }
+    return worker_doc(n, f"The tensor-parallel FFN on {n} chips of one node (tools/gen_tp_ffn.py).",
+                      f"tp_ffn_{n}.json", RINGS)
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "traces", "tp_ffn")
-    os.makedirs(out, exist_ok=True)
-    for n in (2, 4, 8):
-        for name, doc in ((f"tp_ffn_{n}.json", trace(n)), (f"worker_{n}.json", worker(n))):
-            with open(os.path.join(out, name), "w") as f:
-                json.dump(doc, f, indent=1)
-                f.write("\n")
+    write_examples(os.path.join(os.path.dirname(__file__), "..", "traces", "tp_ffn"), "tp_ffn", trace, worker)
 
 
 if __name__ == "__main__":
