@@ -372,6 +372,39 @@ TEST_CASE("a predicate whose element a pending non-dependency writes is reported
   CHECK(h.rec.warnings.size() == 1);
 }
 
+TEST_CASE("a predicate whose writer is an ancestor through WAIT edges is not reported", "[runtime]") {
+  // pto_submit_types.h (PredicateOp): the scheduler evaluates the predicate at
+  // the dispatch point, when the task is ready, "so the predicate address'
+  // producer has completed". A writer the task waits on through another task
+  // (simpler's deepseek_v4_flash_decode: dispatch_meta writes recv_count_out,
+  // dispatch_gather depends on it, the predicated expert tiles consume
+  // dispatch_gather's output) has completed by then too.
+  Harness h;
+  Tensor gate = h.data.add_external("gate", DType::INT32, {4}, 0, {});
+  Task* w = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(gate, 2, 1))}));  // writes element 2
+  REQUIRE(w);
+  Task* mid = h.sub(submit(h.k.get(), {}, {w->id}));
+  REQUIRE(mid);
+  Task* last = h.sub(submit(h.k.get(), {}, {mid->id}));
+  REQUIRE(last);
+  auto gated = [&](std::vector<TaskId> deps) {
+    SubmitRequest r = submit(h.k.get(), {}, std::move(deps));
+    PredicateSpec p;
+    p.tensor = gate;
+    p.element = 2;
+    p.cmp = Cmp::GT;
+    r.predicate = p;
+    return h.sub(r);
+  };
+  REQUIRE(gated({last->id}));  // w -> mid -> last -> gated
+  CHECK(h.rec.warnings.empty());
+  Task* other = h.sub(submit(h.k.get(), {}));  // waits on nothing
+  REQUIRE(other);
+  REQUIRE(gated({other->id}));
+  REQUIRE(h.rec.warnings.size() == 1);
+  CHECK(h.rec.warnings[0].first == "stale_predicate");
+}
+
 TEST_CASE("require_sync_start with more blocks than cores fails at submit with code 7", "[runtime]") {
   Harness h;
   SubmitRequest r = submit(h.k.get(), {});

@@ -1,6 +1,7 @@
 #include "models/runtime/runtime.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace npusim {
 
@@ -449,8 +450,31 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
 
 // pl.spmd(..., predicate=) requires the operand's producer among the task's
 // deps; the compiler can prove it only in simple cases. A producer that has
-// not completed and is not a dependency may write the operand after the
-// scheduler read it: the decision is taken on a stale value.
+// not completed and that the task does not wait on, directly or through other
+// tasks' WAIT edges, may write the operand after the scheduler read it: the
+// decision is taken on a stale value. (The scheduler reads the element when
+// the task is ready, pto_submit_types.h PredicateOp: every ancestor through
+// WAIT edges has completed by then.)
+// Whether `t` waits on `w` through WAIT edges, directly or through other
+// tasks. Only unfinished tasks submitted after `w` can lead to it (a completed
+// task's ancestors have completed; a task's producers were submitted before it).
+bool Runtime::waits_on(const Task& t, const Task& w) {
+  std::vector<const Task*> todo{&t};
+  std::unordered_set<TaskId> seen;
+  while (!todo.empty()) {
+    const Task* c = todo.back();
+    todo.pop_back();
+    for (const FaninRef& f : c->fanin) {
+      if (!(f.flags & kDepWait)) continue;
+      if (f.producer == w.id) return true;
+      const Task* p = find(f.producer);
+      if (p && p->state != TaskState::Completed && p->submit_idx > w.submit_idx && seen.insert(p->id).second)
+        todo.push_back(p);
+    }
+  }
+  return false;
+}
+
 void Runtime::check_predicate_producers(const Task& t, const std::string& path) {
   const PredicateSpec& pr = *t.predicate;
   Tensor cell = pr.tensor;  // the one element the predicate reads
@@ -470,10 +494,7 @@ void Runtime::check_predicate_producers(const Task& t, const std::string& path) 
   for (TaskId w : writers) {
     Task* prod = find(w);
     if (!prod || prod->state != TaskState::Pending || w == t.id) continue;
-    bool dep = false;
-    for (const FaninRef& f : t.fanin)
-      if (f.producer == w && (f.flags & kDepWait)) dep = true;
-    if (dep) continue;
+    if (waits_on(t, *prod)) continue;
     hooks_->on_warning("stale_predicate",
                        "the predicate of " + task_display(t.id) + (path.empty() ? "" : " (" + path + ")") +
                            " reads an element written by " + task_display(w) +

@@ -343,6 +343,7 @@ class Runtime {
   void route_ready(Task& t, Time now, SubmitWork& work);
   void maybe_candidate(Task& c);
   void check_predicate_producers(const Task& t, const std::string& path);
+  bool waits_on(const Task& t, const Task& w);
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);
