@@ -207,6 +207,18 @@ TEST_CASE("scene input errors exit 2 with the file, the path and the reason", "[
     CHECK(r.status == 2);
     CHECK(has(r.err, "at /incores: the program submits func_id 2 on the aiv0 lane"));
   }
+  SECTION("a func_id only an annotation (an x_ key) defines") {
+    // simpler's deepseek_v4_flash_decode has kernels named x_norm_quant*: such a
+    // key is an annotation like every x_ key, and the error says so.
+    json s = base;
+    s["incores"]["x_join"] = s["incores"]["JOIN"];
+    s["incores"].erase("JOIN");
+    cli::Result r = cli::npusim("run " + write("xfid.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /incores: the program submits func_id 2 on the aiv0 lane"));
+    CHECK(has(r.err, "but no incore has it: \"x_join\" names it, but a key starting with x_ is an annotation, "
+                     "ignored (rename it)"));
+  }
   SECTION("an incore on the wrong core type") {
     json s = base;
     s["incores"]["EW"]["core"] = "aic";

@@ -218,7 +218,12 @@ class SceneLoader {
     J defs = J::object();
     std::vector<std::string> names;
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (config::is_annotation_key(it.key())) continue;
+      if (config::is_annotation_key(it.key())) {
+        // Ignored, as every `x_` key is; kept to explain a func_id the program then lacks.
+        if (const J* f = it.value().is_object() ? get(it.value(), "func_id") : nullptr; f && f->is_number_integer())
+          d_.annotated_incores.emplace(static_cast<int>(f->get<std::int64_t>()), it.key());
+        continue;
+      }
       const std::string ip = pointer_join(p, it.key());
       const J& def = it.value();
       if (!def.is_object()) fail(file_, ip, "expected an object, got " + config::describe_json(def));

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct SceneDef {
   std::string entry = "aicpu_orchestration_entry";
   std::string config = "aicpu_orchestration_config";
   std::vector<Incore> incores;                 // by func_id order of definition
+  std::map<int, std::string> annotated_incores;  // func_id -> an `x_` key (an annotation) defining it
   std::vector<std::uint64_t> scalars;          // the scalar arguments, in order
   std::vector<int> arg_order;                  // per arg: tensor index (>= 0) or -(scalar index) - 1
   std::string args_json;                       // `args` as given (for `record`)

@@ -356,9 +356,16 @@ class SceneSource final : public OpSource {
       if (ids[l] < 0) continue;
       ++active;
       lanes[l] = def_.incore(ids[l]);
-      if (!lanes[l])
-        throw InputError(def_.file, "/incores", "the program submits func_id " + std::to_string(ids[l]) + " on the " +
-                                                    lane_names[l] + " lane (" + path + "), but no incore has it");
+      if (!lanes[l]) {
+        auto ann = def_.annotated_incores.find(ids[l]);
+        throw InputError(def_.file, "/incores",
+                         "the program submits func_id " + std::to_string(ids[l]) + " on the " + lane_names[l] +
+                             " lane (" + path + "), but no incore has it" +
+                             (ann == def_.annotated_incores.end()
+                                  ? std::string()
+                                  : ": \"" + ann->second +
+                                        "\" names it, but a key starting with x_ is an annotation, ignored (rename it)"));
+      }
       const CoreType want = l == 0 ? CoreType::AIC : CoreType::AIV;
       if (lanes[l]->kernel->core != want)
         throw InputError(def_.file, lanes[l]->kernel->path,
