@@ -30,20 +30,37 @@ InterconnectCosts tiny_links() {  // platforms/tiny.json's interconnect
   return c;
 }
 
-// Column `name` of task_stats.csv's first task, in ps.
-Time task_stat_ps(const fs::path& csv, const std::string& name) {
+// Column `name` of task_stats.csv's row for kernel `kernel`, in ps.
+Time kernel_stat_ps(const fs::path& csv, const std::string& kernel, const std::string& name) {
   std::istringstream in(cli::slurp(csv));
   std::string header, row, cell;
   std::getline(in, header);
-  std::getline(in, row);
-  std::istringstream h(header), r(row);
-  while (std::getline(h, cell, ',')) {
-    std::string value;
-    std::getline(r, value, ',');
-    if (cell == name) return static_cast<Time>(std::llround(std::stod(value) * 1000));
+  std::vector<std::string> cols;
+  for (std::istringstream h(header); std::getline(h, cell, ',');) cols.push_back(cell);
+  while (std::getline(in, row)) {
+    std::map<std::string, std::string> v;
+    std::istringstream r(row);
+    for (const std::string& c : cols) std::getline(r, v[c], ',');
+    if (v["kernel"] == kernel) return static_cast<Time>(std::llround(std::stod(v[name]) * 1000));
   }
-  FAIL("no column " << name);
+  FAIL("no task of kernel " << kernel);
   return 0;
+}
+
+// Runs traces/FOLDER/worker_CHIPS.json on tiny; its output folder and the
+// summary of its one dispatch.
+fs::path run_example_worker(const std::string& folder, int chips, json& dispatch) {
+  const fs::path out = cli::scratch("ic_" + folder + "_" + std::to_string(chips));
+  const cli::Result r = cli::npusim("worker traces/" + folder + "/worker_" + std::to_string(chips) +
+                                    ".json --platform tiny --out '" + out.string() + "'");
+  REQUIRE(r.status == 0);
+  dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
+  return out;
+}
+
+// Chip c's task_stats.csv in a dispatch's output folder.
+fs::path chip_stats(const fs::path& out, int c) {
+  return out / "dispatch_0" / ("chip_" + std::to_string(c)) / "task_stats.csv";
 }
 
 struct Allreduce {
@@ -52,14 +69,9 @@ struct Allreduce {
 };
 
 Allreduce allreduce(int chips) {
-  const fs::path out = cli::scratch("ic_allreduce_" + std::to_string(chips));
-  const cli::Result r = cli::npusim("worker traces/allreduce/worker_" + std::to_string(chips) +
-                                    ".json --platform tiny --out '" + out.string() + "'");
-  REQUIRE(r.status == 0);
   Allreduce a;
-  a.dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
-  for (int c = 0; c < chips; ++c)
-    a.block_end.push_back(task_stat_ps(out / "dispatch_0" / ("chip_" + std::to_string(c)) / "task_stats.csv", "last_end_ns"));
+  const fs::path out = run_example_worker("allreduce", chips, a.dispatch);
+  for (int c = 0; c < chips; ++c) a.block_end.push_back(kernel_stat_ps(chip_stats(out, c), "ALLREDUCE", "last_end_ns"));
   return a;
 }
 
@@ -148,7 +160,7 @@ fs::path run_links_as_computes(const std::string& trace, double peer_load_ns, co
 TEST_CASE("allreduce: on 2 chips the link phases cost exactly their arithmetic", "[interconnect][cli]") {
   const fs::path out = run_links_as_computes("traces/allreduce/allreduce_onephase_2.json", 1102.4, "ic_local", "");
   const Allreduce two = allreduce(2);
-  CHECK(task_stat_ps(out / "task_stats.csv", "last_end_ns") == two.block_end[0]);
+  CHECK(kernel_stat_ps(out / "task_stats.csv", "ALLREDUCE", "last_end_ns") == two.block_end[0]);
 }
 
 namespace {
@@ -217,22 +229,6 @@ TEST_CASE("cross-chip phases: a flag wait no notification satisfies is a diagnos
 
 namespace {
 
-// Column `name` of task_stats.csv's row for kernel `kernel`, in ps.
-Time kernel_stat_ps(const fs::path& csv, const std::string& kernel, const std::string& name) {
-  std::istringstream in(cli::slurp(csv));
-  std::string header, row, cell;
-  std::getline(in, header);
-  std::vector<std::string> cols;
-  for (std::istringstream h(header); std::getline(h, cell, ',');) cols.push_back(cell);
-  while (std::getline(in, row)) {
-    std::map<std::string, std::string> v;
-    std::istringstream r(row);
-    for (const std::string& c : cols) std::getline(r, v[c], ',');
-    if (v["kernel"] == kernel) return static_cast<Time>(std::llround(std::stod(v[name]) * 1000));
-  }
-  FAIL("no task of kernel " << kernel);
-  return 0;
-}
 
 struct TpFfn {
   json dispatch;
@@ -241,18 +237,12 @@ struct TpFfn {
 };
 
 TpFfn tp_ffn(int chips) {
-  const fs::path out = cli::scratch("ic_tp_ffn_" + std::to_string(chips));
-  const cli::Result r = cli::npusim("worker traces/tp_ffn/worker_" + std::to_string(chips) +
-                                    ".json --platform tiny --out '" + out.string() + "'");
-  REQUIRE(r.status == 0);
   TpFfn f;
-  f.dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
-  const fs::path chip0 = out / "dispatch_0" / "chip_0" / "task_stats.csv";
+  const fs::path out = run_example_worker("tp_ffn", chips, f.dispatch);
+  const fs::path chip0 = chip_stats(out, 0);
   for (const char* k : {"MM1", "GELU", "MM2", "ALLREDUCE"})
     f.span[k] = kernel_stat_ps(chip0, k, "last_end_ns") - kernel_stat_ps(chip0, k, "first_start_ns");
-  for (int c = 0; c < chips; ++c)
-    f.end.push_back(kernel_stat_ps(out / "dispatch_0" / ("chip_" + std::to_string(c)) / "task_stats.csv",
-                                   "ALLREDUCE", "last_end_ns"));
+  for (int c = 0; c < chips; ++c) f.end.push_back(kernel_stat_ps(chip_stats(out, c), "ALLREDUCE", "last_end_ns"));
   return f;
 }
 
