@@ -50,10 +50,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CATALOGUE = os.path.join(ROOT, "tools", "mutants.tsv")
 FOLDERS = ["models/runtime", "models/aicpu", "models/aicore", "models/gm", "models/ffts", "models/chip",
-           "models/common"]
+           "models/common", "models/interconnect"]
 # Share of the catalogue per folder (by weight; every folder gets at least 4).
 FOLDER_WEIGHT = {"models/runtime": 26, "models/aicpu": 22, "models/aicore": 16, "models/gm": 16,
-                 "models/ffts": 5, "models/chip": 5, "models/common": 12}
+                 "models/ffts": 5, "models/chip": 5, "models/common": 12, "models/interconnect": 4}
 KIND_WEIGHT = {"rel": 30, "stmt": 18, "term": 14, "const": 14, "arith": 10, "logic": 8, "bool": 6}
 
 # Hand-picked mutants, appended to the seeded draw (ids H01..): the three the
@@ -62,17 +62,17 @@ KIND_WEIGHT = {"rel": 30, "stmt": 18, "term": 14, "const": 14, "arith": 10, "log
 HAND = [
     ("models/gm/gm.cpp", "const Time cost = gm_.fence +", " + (c.dirty_lines ? transfer(c.dirty_lines * line_bytes_) : 0)",
      "", "term"),  # a fence no longer waits for the write-back of the dirty lines
-    ("models/runtime/ring.cpp", "if (tail_ < dep_reclaim_watermark_ + interval)", "<", "<=", "rel"),
+    ("models/runtime/ring.cpp", "if (tail_ == 0 || tail_ < dep_reclaim_watermark_ + interval)", "tail_ <", "tail_ <=", "rel"),
     ("models/runtime/ring.cpp", "} else if (s.tail > size) {", ">", ">=", "rel"),  # heap wrap
     ("models/runtime/ring.cpp", "} else if (s.tail - s.top > size) {", ">", ">=", "rel"),  # strict gap
     ("models/runtime/ring.cpp", "if (s.top + size <= heap_cap_) {", "<=", "<", "rel"),  # fit at the end
     ("models/runtime/ring.cpp", "} else if (s.top == s.tail && size <= heap_cap_) {", "<=", "<", "rel"),  # rebase
     ("models/runtime/ring.h", "bool window_has_room() const", "<", "<=", "rel"),
-    ("models/runtime/ring.h", "return unbounded_ || dep_top_ - dep_tail_ + n <= dep_cap_ - 1;", " - 1", "", "term"),
-    ("models/runtime/ring.h", "return unbounded_ || spill_used_ + n <= dep_cap_ - 1;", "<=", "<", "rel"),
+    ("models/runtime/ring.h", "return whole_graph_ || dep_top_ - dep_tail_ + n <= dep_cap_;", "<=", "<", "rel"),
+    ("models/runtime/ring.h", "return whole_graph_ || spill_used_ + n <= dep_cap_;", "<=", "<", "rel"),
     ("models/runtime/tensormap.h", "bool has_room(std::uint64_t n) const", "<=", "<", "rel"),
-    ("models/runtime/runtime.cpp", "if (tail >= last_cleanup_tail_[k] +", ">=", ">", "rel"),
-    ("models/runtime/runtime.cpp", "if (depth >= platform_.limits.max_scope_depth) {", ">=", ">", "rel"),
+    ("models/runtime/tensormap.cpp", "if (alive - last_cleanup_[ring] >= cleanup_interval_", ">=", ">", "rel"),
+    ("models/runtime/runtime.cpp", "if (depth > max_user_scope_depth(platform_)) {", ">", ">=", "rel"),
     ("models/runtime/runtime.cpp", "scopes_.back().tasks.size() >= rings_[ring].window() - 1", ">=", ">", "rel"),
 ]
 
