@@ -10,15 +10,7 @@ dir=${TMPDIR:-/tmp}/npusim-bench-load-$$
 mkdir -p "$dir"
 trap 'rm -rf "$dir"' EXIT INT TERM
 gen() {  # gen COUNT FILE
-  python3 - "$1" "$2" <<'PY'
-import sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    f.write('{"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 1}}}, "program": [')
-    op = '{"op": "let", "var": "v", "value": 1}'
-    f.write(", ".join([op] * n))
-    f.write("]}")
-PY
+  python3 "$(dirname "$0")/gen_flat_program.py" "$1" "$2"
 }
 run() {  # run FILE LABEL
   /usr/bin/time -f "%e %M" -o "$dir/time" "$build/npusim" check -q "$1"
