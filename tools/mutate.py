@@ -446,10 +446,28 @@ def run(args):
     def build_tree():
         return sh(["cmake", "--build", build, "-j", jobs], src, timeout=args.build_timeout, log=log)
 
+    order = []  # the suite's test numbers, fastest first (from the unmutated run)
+
     def suite(timeout):
-        subset = ["-R", args.tests] if args.tests else []
-        return sh(["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"] + subset,
-                  src, timeout=timeout, log=log)
+        cmd = ["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"]
+        if args.tests:
+            return sh(cmd + ["-R", args.tests], src, timeout=timeout, log=log)
+        if not order:
+            return sh(cmd, src, timeout=timeout, log=log)
+        # Fastest first, in two passes (the first ~90 % of the tests by count,
+        # then the slow rest): most mutants are killed by a unit test of their
+        # own model, which is quick, and a killed mutant ends at its first
+        # failure. Every test still runs for a survivor.
+        cut = len(order) * 9 // 10
+        t0 = time.time()
+        out = ""
+        for part in (order[:cut], order[cut:]):
+            left = None if timeout is None else max(1, timeout - (time.time() - t0))
+            rc, o = sh(cmd + ["-I", "0,0,0," + ",".join(str(n) for n in part)], src, timeout=left, log=log)
+            out += o
+            if rc != 0:
+                return rc, out
+        return 0, out
 
     rc, _ = build_tree()
     if rc != 0:
@@ -459,6 +477,8 @@ def run(args):
     base = time.time() - t0
     if rc != 0:
         sys.exit("mutate: the suite fails on the unmutated tree (see %s)" % log)
+    secs = {int(n): float(t) for n, t in re.findall(r"Test\s+#(\d+): .*?\s+Passed\s+([0-9.]+) sec", out)}
+    order[:] = sorted(secs, key=lambda n: (secs[n], n))
     timeout = args.timeout or max(120, int(3 * base))
     print("mutate: baseline builds and passes; per-mutant suite timeout %ds; work %s" % (timeout, work), flush=True)
 
