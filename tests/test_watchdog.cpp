@@ -70,6 +70,19 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
   CHECK(r.summary["tasks"]["completed"] == 0);
 }
 
+TEST_CASE("watchdog: host_build_graph's TIMEOUT_EXIT line has no sub-class fields", "[watchdog][cli]") {
+  // host_build_graph scheduler_cold_path.cpp handle_timeout_exit: LOG_ERROR
+  // "[STALL thread=%d idle_iterations=%d] TIMEOUT_EXIT after_idle_iterations=%d"
+  // and nothing more (no classify_stall_reason in that runtime).
+  cli::RunResult r = run("traces/fatal/watchdog_over.json --runtime host_build_graph", "wd_over_hbg");
+  REQUIRE(r.summary.is_object());
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  CHECK(e["device_log"] ==
+        json::array({"[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639"}));
+}
+
 TEST_CASE("watchdog: a kernel that ends in time for the watchdog iteration's poll completes", "[watchdog][cli]") {
   cli::RunResult r = run("tests/data/watchdog_under.json", "wd_under");
   REQUIRE(r.summary.is_object());
@@ -186,6 +199,23 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(r.summary["warnings"]["by_kind"]["ready_queue_overflow"] == 1);
   CHECK(e["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
   CHECK(has(r.err, "2 task(s) were lost to a full ready queue (4 entries, limits.ready_queue_capacity): t2, t1;"));
+  // Nothing runs and the orchestration is done with 5/7 completed: the
+  // watchdog's global branch (scheduler_dispatch.cpp resolve_and_dispatch,
+  // !self_owns && total_tasks_ > 0 && completed_tasks_ < total_tasks_ &&
+  // no_thread_owns_running_task) latches, and handle_timeout_exit
+  // (tensormap_and_ringbuffer scheduler_cold_path.cpp) prints its line with
+  // classify_stall_reason's fields: t1 and t2 have their fanin met and are on
+  // no core (ready, S3).
+  // no core is polled, so an idle iteration is the loop's 10 ns (tiny.json):
+  // the thread latches at its (10 s / 10 ns + 1)th idle iteration past its
+  // last progress; K = floor((5200 + 1e10 - last progress) / 10) + 1, the
+  // thread's last progress 30 to 39 ns before the stall time (5200 ns, the
+  // last event).
+  CHECK(e["stall_time_ns"] == 5200.0);
+  CHECK(e["device_log"] ==
+        json::array({"[STALL thread=0 idle_iterations=1000000004] TIMEOUT_EXIT after_idle_iterations=1000000004 "
+                     "sub_class=S3:ready-but-all-idle completed=5/7 running=0 ready=2 waiting=0 orch_done=1 "
+                     "stuck_task_id=-1 stuck_core=-1"}));
 
   // host_build_graph checks the push (its pto_scheduler.h push_ready_routed,
   // latch_ready_queue_overflow): with its queue at 4 entries the first failed

@@ -79,6 +79,9 @@ class SchedulerThread : public sc_core::sc_module {
 
   const std::vector<int>& cores() const { return cores_; }
   const std::vector<int>& clusters() const { return clusters_; }
+  bool resolver() const { return resolver_; }
+  // The watchdog's last_progress_ts (read by the device log of a hang).
+  Time last_progress() const { return last_progress_; }
   sc_core::sc_event& wake() { return wake_; }
 
   // Statistics for the summary.

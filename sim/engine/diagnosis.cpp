@@ -373,6 +373,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.sched_error_code = static_cast<int>(ErrorCode::SchedulerTimeout);
     f.stall_time = now;
     f.device_time = now + scheduler_timeout(chip.config(), p);
+    f.device_log = global_watchdog_lines(chip, f.device_time);
     f.detector = watchdog_detector(chip);
     f.sub_class = stall.sub_class;
   }

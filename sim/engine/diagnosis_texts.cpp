@@ -448,15 +448,7 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
       // handle_timeout_exit (scheduler_cold_path.cpp): the latching thread's
       // LOG_ERROR with the stall classified at that moment; the SHUTDOWN_SNAPSHOT
       // dump that follows (log_stall_diagnostics per thread) is not reproduced.
-      if (e.thread >= 0) {
-        const StallSnapshot st = classify_stall(chip);
-        const int idle = static_cast<int>(std::min<std::uint64_t>(e.idle_iterations, INT32_MAX));  // int32_t upstream
-        out.push_back(fmt("[STALL thread=%d idle_iterations=%d] TIMEOUT_EXIT after_idle_iterations=%d sub_class=%s "
-                          "completed=%" PRIu64 "/%" PRIu64 " running=%" PRIu64 " ready=%" PRIu64 " waiting=%" PRIu64
-                          " orch_done=%d stuck_task_id=%" PRId64 " stuck_core=%d",
-                          e.thread, idle, idle, st.sub_class.c_str(), st.completed, st.total, st.running, st.ready,
-                          st.waiting, st.orch_done ? 1 : 0, st.stuck_task_id, st.stuck_core));
-      }
+      if (e.thread >= 0) out.push_back(timeout_exit_line(chip, e.thread, e.idle_iterations));
       break;
     case ErrorCode::AicpuAssert:
       // The AICPU aborted on an assert: the device printed the assertion.
@@ -480,6 +472,48 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
       break;
   }
   return out;
+}
+
+std::string timeout_exit_line(Chip& chip, int thread, std::uint64_t idle_iterations) {
+  const int idle = static_cast<int>(std::min<std::uint64_t>(idle_iterations, INT32_MAX));  // int32_t upstream
+  // host_build_graph's handle_timeout_exit (host_build_graph scheduler_cold_path.cpp)
+  // prints the iterations only; the tensormap runtime's adds classify_stall_reason's fields.
+  if (chip.config().runtime == RuntimeKind::HostBuildGraph)
+    return fmt("[STALL thread=%d idle_iterations=%d] TIMEOUT_EXIT after_idle_iterations=%d", thread, idle, idle);
+  const StallSnapshot st = classify_stall(chip);
+  return fmt("[STALL thread=%d idle_iterations=%d] TIMEOUT_EXIT after_idle_iterations=%d sub_class=%s "
+             "completed=%" PRIu64 "/%" PRIu64 " running=%" PRIu64 " ready=%" PRIu64 " waiting=%" PRIu64
+             " orch_done=%d stuck_task_id=%" PRId64 " stuck_core=%d",
+             thread, idle, idle, st.sub_class.c_str(), st.completed, st.total, st.running, st.ready, st.waiting,
+             st.orch_done ? 1 : 0, st.stuck_task_id, st.stuck_core);
+}
+
+std::vector<std::string> global_watchdog_lines(Chip& chip, Time at) {
+  // resolve_and_dispatch's global branch: no thread owns a running task,
+  // total_tasks_ > 0 (published when the orchestration is done) and
+  // completed_tasks_ < total_tasks_. Otherwise no scheduler latches.
+  Runtime& rt = chip.runtime();
+  const std::uint64_t total = rt.orchestration_done() ? rt.total_submitted() : 0;
+  if (total == 0 || rt.completed() >= total) return {};
+  // The latching thread: the core-owning scheduler whose last progress is
+  // the latest (the first of them on a tie); `at` is its last progress plus
+  // the budget, and it latches at the end of its first idle iteration past
+  // it (loop cost only: nothing is running, no core is polled).
+  const SchedulerThread* latch = nullptr;
+  int index = -1;
+  const auto& scheds = chip.schedulers();
+  for (std::size_t i = 0; i < scheds.size(); ++i) {
+    const SchedulerThread& s = *scheds[i];
+    if (s.resolver()) continue;
+    if (!latch || s.last_progress() > latch->last_progress()) {
+      latch = &s;
+      index = static_cast<int>(i);
+    }
+  }
+  if (!latch || at < latch->last_progress()) return {};
+  const Time P = chip.platform().sched.loop;
+  const std::uint64_t idle = P ? (at - latch->last_progress()) / P + 1 : 1;
+  return {timeout_exit_line(chip, index, idle)};
 }
 
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {

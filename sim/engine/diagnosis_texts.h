@@ -64,6 +64,18 @@ std::vector<std::string> host_failure_lines(Chip& chip, int orch_error_code, int
 // wait_for_tensor_ready.
 std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e);
 
+// handle_timeout_exit's "[STALL thread=N idle_iterations=K] TIMEOUT_EXIT ..."
+// (scheduler_cold_path.cpp): host_build_graph's without, the tensormap
+// runtime's with classify_stall_reason's fields, classified from the chip now.
+std::string timeout_exit_line(Chip& chip, int thread, std::uint64_t idle_iterations);
+
+// A hang with nothing left to happen, reported at `at` (the stall time plus
+// the budget): the TIMEOUT_EXIT line of the thread the watchdog's global
+// branch lets latch (resolve_and_dispatch, scheduler_dispatch.cpp: no thread
+// owns a running task, the orchestration done, tasks unfinished); nothing
+// when that branch cannot fire.
+std::vector<std::string> global_watchdog_lines(Chip& chip, Time at);
+
 // "rtMalloc failed: 207001 (size=N)" (MemoryAllocator::alloc) with its ACL
 // annotation, and the runtime's "Failed to setup pooled static arena".
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size);
