@@ -24,7 +24,16 @@ while IFS= read -r t; do
     "$bin" run "$t" --out "$work/$side/$name" --quiet --no-host-stats --no-suggest >/dev/null 2>"$work/$side.$name.err"
     echo $? >"$work/$side.$name.rc"
   done
-  if cmp -s "$work/old.$name.rc" "$work/new.$name.rc" && diff -r -q "$work/old/$name" "$work/new/$name" >/dev/null 2>&1; then
+  if [ ! -e "$work/old/$name" ] && [ ! -e "$work/new/$name" ]; then
+    # Refused by `run` in both builds (a worker file, a multi-chip program):
+    # no output directory; the exit status and the message must agree.
+    if cmp -s "$work/old.$name.rc" "$work/new.$name.rc" && cmp -s "$work/old.$name.err" "$work/new.$name.err"; then
+      echo "same  $name (exit $(cat "$work/new.$name.rc"), no output, same message)"
+    else
+      echo "DIFF  $name (no output; exit status or message differs)"
+      fail=1
+    fi
+  elif cmp -s "$work/old.$name.rc" "$work/new.$name.rc" && diff -r -q "$work/old/$name" "$work/new/$name" >/dev/null 2>&1; then
     echo "same  $name (exit $(cat "$work/new.$name.rc"), $(find "$work/new/$name" -type f 2>/dev/null | wc -l) files)"
   else
     echo "DIFF  $name"; diff -r -q "$work/old/$name" "$work/new/$name" | head -5

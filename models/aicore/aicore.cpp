@@ -31,6 +31,7 @@ const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>
   for (int l = 0; l < kNumLanes; ++l) {
     v.idle[l].resize(n);
     v.occupied[l].resize(n);
+    v.parked[l].resize(n);
   }
   for (int k = 0; k < n; ++k)
     for (int l = 0; l < kNumLanes; ++l) {
@@ -49,6 +50,7 @@ void AicoreComplex::update_view(int core) {
   const int lane = map_.lane_of(core);
   v.idle[lane].set(c.view_index, c.running < 0);
   v.occupied[lane].set(c.view_index, c.pending_occupied);
+  v.parked[lane].set(c.view_index, parked(core));
 }
 
 bool AicoreComplex::parked(int core) const {
@@ -133,6 +135,7 @@ void AicoreComplex::advance(int core, bool notify) {
     int other = 1 - c.exec;
     c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
+  if (changed) update_view(core);  // a started block is no longer parked
   if (notify && changed && c.wake) c.wake->notify();
 }
 

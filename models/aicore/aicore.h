@@ -93,12 +93,19 @@ class AicoreComplex : public sc_core::sc_module {
   // no further block may be written to this core.
   bool pending_occupied(int core) const { return cores_[core].pending_occupied; }
 
-  // The same two facts for a group of clusters (one scheduler thread's) as
-  // bit sets, kept as the cores change: per lane, the clusters whose core of
-  // that lane is idle and those whose core is pending_occupied, by the
-  // cluster's index in the group. (CoreTracker keeps them as bit masks too.)
+  // The same facts for a group of clusters (one scheduler thread's) as bit
+  // sets, kept as the cores change: per lane, the clusters whose core of that
+  // lane is idle, those whose core is pending_occupied and those whose core is
+  // parked (below), by the cluster's index in the group. (CoreTracker keeps
+  // them as bit masks too.)
   struct ClusterView {
-    std::array<ClusterSet, kNumLanes> idle, occupied;
+    std::array<ClusterSet, kNumLanes> idle, occupied, parked;
+    // Word `i` of the clusters whose core of `lane` the completion phase
+    // polls: running (not idle) and not parked.
+    ClusterSet::Word polled(int lane, int i) const {
+      const auto l = static_cast<std::size_t>(lane);
+      return ~idle[l].word(i) & ~parked[l].word(i) & idle[l].valid(i);
+    }
   };
   // Registers a group (each cluster in at most one); the view stays where it
   // is for the complex's life.

@@ -230,10 +230,24 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
+int SchedulerThread::next_polled_cluster(int k) const {
+  const AicoreComplex::ClusterView& v = view();
+  const ClusterSet& any = v.idle[0];  // every lane's set has the same size
+  if (k >= any.size()) return -1;
+  for (int i = k >> 6; i < any.words(); ++i) {
+    ClusterSet::Word w = 0;
+    for (int l = 0; l < kNumLanes; ++l) w |= v.polled(l, i);
+    if (i == k >> 6) w &= ~ClusterSet::Word{0} << (k & 63);
+    if (w) return 64 * i + __builtin_ctzll(w);
+  }
+  return -1;
+}
+
 int SchedulerThread::polled_cores() const {
   int n = 0;
-  for (int c : cores_)
-    if (!ctx_.cores->idle(c) && !ctx_.cores->parked(c)) ++n;
+  const AicoreComplex::ClusterView& v = view();
+  for (int l = 0; l < kNumLanes; ++l)
+    for (int i = 0; i < v.idle[static_cast<std::size_t>(l)].words(); ++i) n += ClusterSet::count(v.polled(l, i));
   return n;
 }
 
@@ -242,19 +256,18 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
   // T + m*P + loop + (j+1)*poll.
   Time best = kNever;
   int j = 0;
-  for (int c : cores_) {
-    if (ctx_.cores->idle(c) || ctx_.cores->parked(c)) continue;
+  for_each_polled([&](int c) {
     Time x = ctx_.cores->next_observable(c);
     Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
     ++j;
-    if (x == kNever) continue;
+    if (x == kNever) return;
     if (P == 0) {
       best = std::min(best, std::max(T, x));
-      continue;
+      return;
     }
     Time m = x > T + offset ? (x - T - offset + P - 1) / P : 0;
     best = std::min(best, T + m * P);
-  }
+  });
   return best;
 }
 
@@ -262,9 +275,8 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
 
 void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progress) {
   int fins = 0;
-  for (int c : cores_) {
-    // Cores parked on a gated (early-dispatched) block are not polled.
-    if (ctx_.cores->idle(c) || ctx_.cores->parked(c)) continue;
+  // Cores parked on a gated (early-dispatched) block are not polled.
+  for_each_polled([&](int c) {
     t += costs_.poll_cond;
     // A core whose timeline is not known yet may finish before this read.
     if (ctx_.cores->next_observable(c) == kNever) sync(t);
@@ -291,7 +303,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A gated sync-start block promoted after the running FIN was completed
     // (check_running_cores_for_completion: complete, then promote).
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
-  }
+  });
   if (fins == 0) return;
   progress = true;
   // The record spans the iteration up to here; newly ready tasks were pushed.

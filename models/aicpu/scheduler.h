@@ -127,6 +127,18 @@ class SchedulerThread : public sc_core::sc_module {
   void release_phase(Time& t, bool record_it);
   void defer_release(Task* task, Time& t);
   int polled_cores() const;  // running cores this thread's completion phase reads
+  // Calls f(core) for each core the completion phase polls (running, not
+  // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
+  // are read when the walk reaches it, so a core that f's work parks,
+  // unparks or idles is seen as a loop over cores_ testing each would see it.
+  template <typename F>
+  void for_each_polled(F&& f) const {
+    for (int k = next_polled_cluster(0); k >= 0; k = next_polled_cluster(k + 1))
+      for (int l = 0; l < kNumLanes; ++l)
+        if (view().polled(l, k >> 6) >> (k & 63) & 1) f(cores_[static_cast<std::size_t>(kNumLanes * k + l)]);
+  }
+  // The first owned cluster from local index `k` with a polled core, or -1.
+  int next_polled_cluster(int k) const;
   void finish_task(Task& task, Time& t);
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
