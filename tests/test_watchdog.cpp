@@ -59,7 +59,10 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
   CHECK(e["detector"] == "scheduler no-progress timeout (2000 ms)");
   CHECK(e["stall_time_ns"] == 809.0);
   CHECK(e["device_time_ns"] == 2000000974.0);
-  CHECK(e["device_log"] == json::array({kOverExit}));
+  // handle_timeout_exit's line, then the stall snapshot (its lines: the
+  // host_build_graph case below; 2 + TASK + SUMMARY + 3 threads x 8 clusters).
+  CHECK(e["device_log"][0] == kOverExit);
+  CHECK(e["device_log"].size() == 28);
   CHECK(e["message"] == kOverSubClass);
   // The host's report (validate_runtime_impl, runtime_maker.cpp): the
   // runtime-failure lines, then the sub-class line.
@@ -79,8 +82,27 @@ TEST_CASE("watchdog: host_build_graph's TIMEOUT_EXIT line has no sub-class field
   CHECK(r.status == 1);
   const json& e = r.summary["error"];
   CHECK(e["name"] == "SCHEDULER_TIMEOUT");
-  CHECK(e["device_log"] ==
-        json::array({"[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639"}));
+  // Then log_shutdown_stall_snapshot (host_build_graph scheduler_cold_path.cpp):
+  // the SHUTDOWN_SNAPSHOT line, thread 0's TASK (fanin_met over the raw
+  // producers: none) and SUMMARY, and log_stall_diagnostics' CLUSTER lines of
+  // each of the 3 threads' 8 clusters (cluster_id = cli * 3 + thread).
+  const json& log = e["device_log"];
+  REQUIRE(log.size() == 2 + 2 + 24);
+  CHECK(log[0] == "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639");
+  CHECK(log[1] == "[SHUTDOWN_SNAPSHOT trigger_thread=0 reason=scheduler_timeout idle_iterations=8510639] "
+                  "dumping all scheduler threads before emergency shutdown");
+  CHECK(log[2] == "[STALL thread=0 idle_iterations=8510639] TASK ring=0 task_id=0 state=RUNNING fanin_met=0/0 "
+                  "kernels=[aic:0 aiv0:-1 aiv1:-1] running_on=[owner_thread=0 cores=[core=0(aic)]]");
+  CHECK(log[3] == "[STALL thread=0 idle_iterations=8510639] SUMMARY completed=0/1 last_progress_iteration=0 "
+                  "scan_ready=0 scan_waiting=0 scan_running=1");
+  CHECK(log[4] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
+                  "cond_reg_state=ack) aiv0=core24(idle) aiv1=core25(idle)");
+  CHECK(log[5] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=3 aic=core3(idle) aiv0=core30(idle) "
+                  "aiv1=core31(idle)");
+  CHECK(log[12] == "[STALL thread=1 idle_iterations=8510639] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
+                   "aiv1=core27(idle)");
+  CHECK(log[27] == "[STALL thread=2 idle_iterations=8510639] CLUSTER cluster_id=23 aic=core23(idle) "
+                   "aiv0=core70(idle) aiv1=core71(idle)");
 }
 
 TEST_CASE("watchdog: a kernel that ends in time for the watchdog iteration's poll completes", "[watchdog][cli]") {
@@ -160,7 +182,10 @@ TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watc
   CHECK(e["sched_error_code"] == 100);
   CHECK(e["stall_time_ns"] == 220.0);
   CHECK(e["device_time_ns"] == 15000064220.0);
-  CHECK(e["device_log"][1] == "FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed");
+  // The watchdog's TIMEOUT_EXIT line and its stall snapshot first, then the
+  // orchestrator's FATAL line when its wait times out.
+  CHECK(e["device_log"][1].get<std::string>().rfind("[SHUTDOWN_SNAPSHOT trigger_thread=0 ", 0) == 0);
+  CHECK(e["device_log"].back() == "FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed");
   CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=8 sched_error_code=100 runtime_status=-8\n"));
   CHECK(has(r.err,
             "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/0 running=1 ready=0 "
@@ -215,7 +240,24 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(e["device_log"] ==
         json::array({"[STALL thread=0 idle_iterations=1000000004] TIMEOUT_EXIT after_idle_iterations=1000000004 "
                      "sub_class=S3:ready-but-all-idle completed=5/7 running=0 ready=2 waiting=0 orch_done=1 "
-                     "stuck_task_id=-1 stuck_core=-1"}));
+                     "stuck_task_id=-1 stuck_core=-1",
+                     // log_shutdown_stall_snapshot (tensormap_and_ringbuffer
+                     // scheduler_cold_path.cpp): thread 0 scans the ring (t1, t2
+                     // ready, fanin_refcount with the submit's reference), its
+                     // SUMMARY (last_progress_count: 5 completed at its last
+                     // completion), then one CLUSTER line per thread (tiny: 2 clusters).
+                     "[SHUTDOWN_SNAPSHOT trigger_thread=0 reason=scheduler_timeout idle_iterations=1000000004] "
+                     "dumping all scheduler threads before emergency shutdown",
+                     "[STALL thread=0 idle_iterations=1000000004] TASK ring=0 task_id=1 state=READY   "
+                     "fanin_refcount=2/2 kernels=[aic:-1 aiv0:0 aiv1:-1]",
+                     "[STALL thread=0 idle_iterations=1000000004] TASK ring=0 task_id=2 state=READY   "
+                     "fanin_refcount=2/2 kernels=[aic:-1 aiv0:0 aiv1:-1]",
+                     "[STALL thread=0 idle_iterations=1000000004] SUMMARY completed=5/7 last_progress_iteration=5 "
+                     "scan_ready=2 scan_waiting=0 scan_running=0",
+                     "[STALL thread=0 idle_iterations=1000000004] CLUSTER cluster_id=0 aic=core0(idle) "
+                     "aiv0=core2(idle) aiv1=core3(idle)",
+                     "[STALL thread=1 idle_iterations=1000000004] CLUSTER cluster_id=1 aic=core1(idle) "
+                     "aiv0=core4(idle) aiv1=core5(idle)"}));
 
   // host_build_graph checks the push (its pto_scheduler.h push_ready_routed,
   // latch_ready_queue_overflow): with its queue at 4 entries the first failed

@@ -343,6 +343,7 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   const Time t0 = t;
   SubmitWork w;
   const int visited = ctx_.rt->complete_task(task, t, w);
+  last_progress_count_ = ctx_.rt->completed();
   // on_task_complete (pto_scheduler.h): the fixed part (lock, mark
   // completed), then the fanout walk, one edge at a time; a staged consumer
   // made ready has its doorbells rung the moment the walk reaches it.

@@ -82,6 +82,9 @@ class SchedulerThread : public sc_core::sc_module {
   bool resolver() const { return resolver_; }
   // The watchdog's last_progress_ts (read by the device log of a hang).
   Time last_progress() const { return last_progress_; }
+  // The loop's last_progress_count: the runtime's completed count right after
+  // this thread's last completion (scheduler_dispatch.cpp), for the stall dump.
+  std::uint64_t last_progress_count() const { return last_progress_count_; }
   sc_core::sc_event& wake() { return wake_; }
 
   // Statistics for the summary.
@@ -270,6 +273,7 @@ class SchedulerThread : public sc_core::sc_module {
   std::uint64_t loop_iter_ = 0;
   Time last_progress_ = 0;          // the watchdog's last_progress_ts
   std::uint64_t progress_iter_ = 0; // loop_iter_ at the last progress
+  std::uint64_t last_progress_count_ = 0;  // see last_progress_count()
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;
 };

@@ -446,9 +446,12 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
       break;
     case ErrorCode::SchedulerTimeout:
       // handle_timeout_exit (scheduler_cold_path.cpp): the latching thread's
-      // LOG_ERROR with the stall classified at that moment; the SHUTDOWN_SNAPSHOT
-      // dump that follows (log_stall_diagnostics per thread) is not reproduced.
-      if (e.thread >= 0) out.push_back(timeout_exit_line(chip, e.thread, e.idle_iterations));
+      // LOG_ERROR with the stall classified at that moment, then the
+      // log_shutdown_stall_snapshot dump (watchdog_lines).
+      if (e.thread >= 0) {
+        const std::vector<std::string> lines = watchdog_lines(chip, e.thread, e.idle_iterations);
+        out.insert(out.end(), lines.begin(), lines.end());
+      }
       break;
     case ErrorCode::AicpuAssert:
       // The AICPU aborted on an assert: the device printed the assertion.
@@ -513,7 +516,133 @@ std::vector<std::string> global_watchdog_lines(Chip& chip, Time at) {
   if (!latch || at < latch->last_progress()) return {};
   const Time P = chip.platform().sched.loop;
   const std::uint64_t idle = P ? (at - latch->last_progress()) / P + 1 : 1;
-  return {timeout_exit_line(chip, index, idle)};
+  return watchdog_lines(chip, index, idle);
+}
+
+std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations) {
+  // handle_timeout_exit: its TIMEOUT_EXIT line, then (the first fatal wins the
+  // emergency shutdown) log_shutdown_stall_snapshot with the trigger's counts.
+  std::vector<std::string> out{timeout_exit_line(chip, thread, idle_iterations)};
+  const auto& scheds = chip.schedulers();
+  const std::uint64_t last_count =
+      thread >= 0 && static_cast<std::size_t>(thread) < scheds.size() ? scheds[thread]->last_progress_count() : 0;
+  stall_snapshot_lines(chip, thread, idle_iterations, last_count, out);
+  return out;
+}
+
+namespace {
+
+// STALL_DUMP_READY_MAX / STALL_DUMP_WAIT_MAX / STALL_DUMP_CORE_MAX (scheduler_types.h).
+constexpr int kStallDumpReadyMax = 8;
+constexpr int kStallDumpWaitMax = 4;
+constexpr int kStallDumpCoreMax = 8;
+
+// The task's kernel_id[subslot]: the lane's func_id where the lane is active, else -1.
+int subslot_kernel(const Task& t, int lane) {
+  if (!t.kernel || !((t.active_mask >> lane) & 1u)) return -1;
+  return t.kernel->lane_func_id(lane);
+}
+
+// running_subslot of a core running `t`: a MIX block's lane; a single-core
+// AIC block AIC; a single-core AIV block AIV0 on either AIV core
+// (scheduler_dispatch.cpp dispatches AIV with PTO2SubtaskSlot::AIV0).
+int running_subslot(const CoreMap& m, const Task& t, int core) {
+  if (t.shape == Shape::MIX) return m.lane_of(core);
+  return m.kind(core) == CoreKind::AIC ? kLaneAic : kLaneAiv0;
+}
+
+const char* subslot_name(int lane) { return lane == kLaneAic ? "aic" : lane == kLaneAiv0 ? "aiv0" : "aiv1"; }
+
+// format_core_status (scheduler_cold_path.cpp). A busy core's COND register
+// reads ack: a kernel that finished has been recycled by the poll that saw it.
+std::string core_status(const AicoreComplex& cores, int core) {
+  const Task* t = cores.running_task(core);
+  if (cores.idle(core) || !t) return fmt("core%d(idle)", core);
+  return fmt("core%d(busy kernel=%d task=%" PRId64 " cond_reg_state=ack)", core,
+             subslot_kernel(*t, running_subslot(cores.map(), *t, core)), static_cast<std::int64_t>(t->id));
+}
+
+}  // namespace
+
+void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations, std::uint64_t last_progress_count,
+                          std::vector<std::string>& out) {
+  const int idle = static_cast<int>(std::min<std::uint64_t>(idle_iterations, INT32_MAX));  // int32_t upstream
+  const bool hbg = chip.config().runtime == RuntimeKind::HostBuildGraph;
+  out.push_back(fmt("[SHUTDOWN_SNAPSHOT trigger_thread=%d reason=scheduler_timeout idle_iterations=%d] "
+                    "dumping all scheduler threads before emergency shutdown",
+                    trigger, idle));
+  Runtime& rt = chip.runtime();
+  const AicoreComplex& cores = chip.cores();
+  const CoreMap& m = cores.map();
+  // active_sched_threads_: the core-owning threads (host_build_graph's
+  // resolution thread owns none and is not dumped).
+  std::vector<const SchedulerThread*> threads;
+  for (const auto& s : chip.schedulers())
+    if (!s->resolver()) threads.push_back(s.get());
+  const int nthreads = static_cast<int>(threads.size());
+  // log_stall_diagnostics per thread: thread 0 scans the rings (TASK lines,
+  // SUMMARY), every thread prints a CLUSTER line per cluster it owns.
+  const char* fanin_name = hbg ? "fanin_met" : "fanin_refcount";
+  for (int th = 0; th < nthreads; ++th) {
+    const std::string prefix = fmt("[STALL thread=%d idle_iterations=%d]", th, idle);
+    if (th == 0) {
+      int ready = 0, waiting = 0, running = 0;
+      std::uint64_t submitted = 0;
+      for (int r = 0; r < kNumRings; ++r) {
+        Ring& g = rt.ring(r);
+        submitted += g.head();
+        for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
+          const Task& t = g.slot(l);
+          if (t.state != TaskState::Pending) continue;
+          const std::string kernels = fmt("kernels=[aic:%d aiv0:%d aiv1:%d]", subslot_kernel(t, kLaneAic),
+                                          subslot_kernel(t, kLaneAiv0), subslot_kernel(t, kLaneAiv1));
+          // host_build_graph recounts met/total over the raw producers (no
+          // fanin_refcount); npusim's counts carry the submit's own reference.
+          const std::uint32_t base = t.fanin_count - std::min<std::uint32_t>(t.fanin_count, t.fanin.size());
+          const std::string fanin =
+              hbg ? fmt("%s=%u/%zu", fanin_name, t.fanin_refcount - std::min(t.fanin_refcount, base), t.fanin.size())
+                  : fmt("%s=%u/%u", fanin_name, t.fanin_refcount, t.fanin_count);
+          const std::int64_t id = static_cast<std::int64_t>(t.id);
+          // RUNNING is read from the cores (running_on, 192 bytes, filled
+          // while 32 remain), the owner being the first such core's thread.
+          std::string on;
+          int owner = -1;
+          for (int c = 0; c < m.total() && on.size() + 32 < 192; ++c) {
+            if (cores.running_task(c) != &t) continue;
+            if (owner < 0) owner = m.thread_of(c, nthreads);
+            on += fmt("%score=%d(%s)", on.empty() ? "" : " ", c, subslot_name(running_subslot(m, t, c)));
+          }
+          if (owner >= 0) {
+            if (++running > kStallDumpReadyMax) continue;
+            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=RUNNING %s %s running_on=[owner_thread=%d cores=[%s]]",
+                              prefix.c_str(), r, id, fanin.c_str(), kernels.c_str(), owner, on.c_str()));
+          } else if (t.fanin_refcount >= t.fanin_count) {
+            if (++ready > kStallDumpReadyMax) continue;
+            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=READY   %s %s", prefix.c_str(), r, id,
+                              fanin.c_str(), kernels.c_str()));
+          } else {
+            if (++waiting > kStallDumpWaitMax) continue;
+            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=WAIT    %s %s missing_deps=%d", prefix.c_str(),
+                              r, id, fanin.c_str(), kernels.c_str(),
+                              static_cast<int>(t.fanin_count) - static_cast<int>(t.fanin_refcount)));
+          }
+        }
+      }
+      // task_count: total_tasks_, published when the orchestration is done.
+      const std::uint64_t total = rt.orchestration_done() && rt.total_submitted() > 0 ? rt.total_submitted() : submitted;
+      out.push_back(fmt("%s SUMMARY completed=%" PRIu64 "/%" PRIu64 " last_progress_iteration=%" PRIu64
+                        " scan_ready=%d scan_waiting=%d scan_running=%d",
+                        prefix.c_str(), rt.completed(), total, last_progress_count, ready, waiting, running));
+    }
+    // cluster_id = local index * active_sched_threads_ + thread: the cluster's own index.
+    const std::vector<int>& owned = threads[static_cast<std::size_t>(th)]->clusters();
+    for (std::size_t k = 0; k < owned.size() && k < static_cast<std::size_t>(kStallDumpCoreMax); ++k) {
+      const int ci = owned[k];
+      out.push_back(fmt("%s CLUSTER cluster_id=%d aic=%s aiv0=%s aiv1=%s", prefix.c_str(), ci,
+                        core_status(cores, m.aic(ci)).c_str(), core_status(cores, m.aiv0(ci)).c_str(),
+                        core_status(cores, m.aiv1(ci)).c_str()));
+    }
+  }
 }
 
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {

@@ -76,6 +76,21 @@ std::string timeout_exit_line(Chip& chip, int thread, std::uint64_t idle_iterati
 // when that branch cannot fire.
 std::vector<std::string> global_watchdog_lines(Chip& chip, Time at);
 
+// What a latching watchdog prints (handle_timeout_exit, scheduler_cold_path.cpp):
+// the TIMEOUT_EXIT line of `thread` (an index in chip.schedulers()), then the
+// stall snapshot with that thread's counts.
+std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations);
+
+// log_shutdown_stall_snapshot (scheduler_cold_path.cpp, both runtimes),
+// appended to `out`: the "[SHUTDOWN_SNAPSHOT trigger_thread=N ...]" line, then
+// log_stall_diagnostics for each core-owning thread in order: thread 0's TASK
+// lines over the live uncompleted tasks of every ring (at most 8 RUNNING, 8
+// READY, 4 WAIT; host_build_graph names the fanin "fanin_met") and its SUMMARY,
+// and each thread's CLUSTER lines (its first 8 clusters). Every line carries
+// the trigger's idle iterations; SUMMARY its last_progress_count.
+void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations, std::uint64_t last_progress_count,
+                          std::vector<std::string>& out);
+
 // "rtMalloc failed: 207001 (size=N)" (MemoryAllocator::alloc) with its ACL
 // annotation, and the runtime's "Failed to setup pooled static arena".
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size);
