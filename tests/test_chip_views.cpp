@@ -65,6 +65,33 @@ TEST_CASE("a ChipTensor view is a box of the layout its strides imply, else stri
   CHECK(back.numel == 2048);
 }
 
+TEST_CASE("the ChipTensor encoding of a view at a byte offset round-trips, the offset included", "[views]") {
+  // chip_view_of is the inverse of make_chip_view for a view of `buffer` at
+  // `byte_offset` (a scene's record of make_tensor_external inside another
+  // buffer): every field comes back, so the view made again is the same view.
+  DataStore d;
+  const Tensor x = buffer(d, 16, 128);
+  const Tensor t = chip(d, x, {4, 64}, {128, 2}, 3, 512);  // from row 1, every other column, 3 elements in
+  CHECK(t.addr == x.addr + 512);
+  const ChipView back = chip_view_of(t, 512);
+  CHECK(back.byte_offset == 512);
+  CHECK(back.numel == 2048 - 128);
+  CHECK(back.ndims == 2);
+  CHECK(back.shape[0] == 4);
+  CHECK(back.shape[1] == 64);
+  CHECK(back.strides[0] == 128);
+  CHECK(back.strides[1] == 2);
+  CHECK(back.start == 3);
+  const Tensor again = make_chip_view(d, x, back);
+  CHECK(again.addr == t.addr);
+  CHECK(again.buffer == t.buffer);
+  CHECK(again.start_offset() == t.start_offset());
+  CHECK(again.strided);
+  CHECK(again.stride(0) == t.stride(0));
+  CHECK(again.stride(1) == t.stride(1));
+  CHECK(again.buffer_numel() == t.buffer_numel());
+}
+
 TEST_CASE("overlap: per dimension in one layout, by linear extent otherwise", "[views]") {
   DataStore d;
   const Tensor x = buffer(d, 16, 128);
