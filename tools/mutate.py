@@ -41,6 +41,7 @@ import argparse
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -294,6 +295,9 @@ def unesc(s):
 # Output that says the machine failed the build or a test (a full disk, no
 # memory): such a mutant is reported as `error`, not counted, and is to be run again.
 ENV_FAULT = re.compile(r"No space left on device|Cannot allocate memory|std::bad_alloc|virtual memory exhausted")
+# In the suite, which runs under the memory cap the unmutated suite passed
+# under, running out of memory is the mutant's doing (a kill); a full disk is not.
+SUITE_FAULT = re.compile(r"No space left on device")
 NA = "not-applicable"  # the mutant's line is gone or changed: not run, not counted
 
 HEADER = "# id\tfile\tline\tkind\tcol\told\tnew\tline text (the anchor)\n"
@@ -355,11 +359,24 @@ def diff_line(m):
 
 # ---------------------------------------------------------------------- run
 
-def sh(cmd, cwd, timeout=None, log=None):
+# The address space of each test process (and of ctest): a mutant that turns
+# a loop into an endless one that allocates (M020 of the seed-10 catalogue,
+# `++it` dropped in the tensormap lookup, grew two test processes to 11 GB
+# each on a 24 GB machine) fails its test instead of taking the machine.
+# npusim's own runs need well under 1 GB.
+SUITE_ADDRESS_SPACE = 4 << 30
+
+
+def cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (SUITE_ADDRESS_SPACE, SUITE_ADDRESS_SPACE))
+
+
+def sh(cmd, cwd, timeout=None, log=None, capped=False):
     """Runs cmd in its own process group: on a timeout the whole group (ctest
-    and the test processes it started) is killed. (status or None, output)."""
+    and the test processes it started) is killed. (status or None, output).
+    capped: the address space of cmd and its children is SUITE_ADDRESS_SPACE."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=cap_memory if capped else None)
     try:
         out, _ = p.communicate(timeout=timeout)
         rc = p.returncode
@@ -451,9 +468,9 @@ def run(args):
     def suite(timeout):
         cmd = ["ctest", "--test-dir", build, "-j", test_jobs, "--no-tests=error", "--stop-on-failure"]
         if args.tests:
-            return sh(cmd + ["-R", args.tests], src, timeout=timeout, log=log)
+            return sh(cmd + ["-R", args.tests], src, timeout=timeout, log=log, capped=True)
         if not order:
-            return sh(cmd, src, timeout=timeout, log=log)
+            return sh(cmd, src, timeout=timeout, log=log, capped=True)
         # Fastest first, in two passes (the first ~90 % of the tests by count,
         # then the slow rest): most mutants are killed by a unit test of their
         # own model, which is quick, and a killed mutant ends at its first
@@ -463,7 +480,8 @@ def run(args):
         out = ""
         for part in (order[:cut], order[cut:]):
             left = None if timeout is None else max(1, timeout - (time.time() - t0))
-            rc, o = sh(cmd + ["-I", "0,0,0," + ",".join(str(n) for n in part)], src, timeout=left, log=log)
+            rc, o = sh(cmd + ["-I", "0,0,0," + ",".join(str(n) for n in part)], src, timeout=left, log=log,
+                       capped=True)
             out += o
             if rc != 0:
                 return rc, out
@@ -516,11 +534,11 @@ def run(args):
                     by = failed[0] if failed else "?"
                 else:
                     status, by = "survived", ""
-            fault = ENV_FAULT.search(out)
+            fault = (ENV_FAULT if status == "build-failed" else SUITE_FAULT).search(out)
             if status == "killed" and not fault:  # the failing tests' output
                 try:
                     with open(os.path.join(build, "Testing", "Temporary", "LastTest.log"), errors="replace") as f:
-                        fault = ENV_FAULT.search(f.read())
+                        fault = SUITE_FAULT.search(f.read())
                 except OSError:
                     pass
             if fault:  # the machine failed, not the suite: run it again
