@@ -359,22 +359,24 @@ def diff_line(m):
 
 # ---------------------------------------------------------------------- run
 
-# The address space of each test process (and of ctest): a mutant that turns
-# a loop into an endless one that allocates (M020 of the seed-10 catalogue,
-# `++it` dropped in the tensormap lookup, grew two test processes to 11 GB
-# each on a 24 GB machine) fails its test instead of taking the machine.
-# npusim's own runs need well under 1 GB.
-SUITE_ADDRESS_SPACE = 4 << 30
+# The private writable memory (RLIMIT_DATA: heap and anonymous mappings) of
+# each test process and of ctest: a mutant that turns a loop into an endless
+# one that allocates (M020 of the seed-10 catalogue, `++it` dropped in the
+# tensormap lookup, grew two test processes to 11 GB each on a 24 GB machine)
+# fails its test instead of taking the machine. npusim's own runs need well
+# under 1 GB. Not RLIMIT_AS: chromium (the report's browser test) reserves
+# far more address space than that, none of it writable.
+SUITE_DATA = 4 << 30
 
 
 def cap_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (SUITE_ADDRESS_SPACE, SUITE_ADDRESS_SPACE))
+    resource.setrlimit(resource.RLIMIT_DATA, (SUITE_DATA, SUITE_DATA))
 
 
 def sh(cmd, cwd, timeout=None, log=None, capped=False):
     """Runs cmd in its own process group: on a timeout the whole group (ctest
     and the test processes it started) is killed. (status or None, output).
-    capped: the address space of cmd and its children is SUITE_ADDRESS_SPACE."""
+    capped: the data segment (private writable memory) of cmd and its children is SUITE_DATA."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                          start_new_session=True, preexec_fn=cap_memory if capped else None)
     try:
