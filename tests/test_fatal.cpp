@@ -91,6 +91,36 @@ TEST_CASE("HEAP_RING_DEADLOCK: one 32 KiB output with ring_heap=1024, reported a
   check_enough(r, "ring_heap", 0, 1024, 32768);
 }
 
+TEST_CASE("HEAP_RING_DEADLOCK while a kernel still runs: the backstop fires at its check, not one later", "[fatal]") {
+  // The same oversized output, but a 1 s kernel of a closed scope (ring 1)
+  // keeps the device busy: the orchestrator spins check by check (no
+  // shortcut to the end), the head is pinned by no open scope (no
+  // structural verdict), and the backstop fires at the first 1024-spin
+  // check at least 500 ms after its anchor (pto_ring_buffer.h
+  // PTO2TaskAllocator::alloc's no-progress backstop): the same 102.4 us x
+  // 4884 after the stall as with nothing running. Under `timeout`: a
+  // regression that never fires would spin the host forever at that time.
+  const fs::path dir = cli::scratch("busy");
+  fs::create_directories(dir);
+  std::ofstream(dir / "busy.json") << R"({"npusim_trace": 1, "name": "heap_ring_deadlock_busy", "run": {"ring_heap": 1024},
+    "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 2000}},
+                "LONG": {"func_id": 1, "core": "aiv", "duration": {"ns": 1000000000}}},
+    "program": [{"op": "scope", "body": [{"op": "submit", "kernel": "LONG", "args": []}]},
+                {"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [8192], "dtype": "fp32"}]}]})";
+  const cli::Result r = cli::captured("timeout 300 '" + std::string(NPUSIM_BINARY) + "' run '" +
+                                      (dir / "busy.json").string() + "' --quiet --no-host-stats --out '" +
+                                      (dir / "out").string() + "'");
+  CHECK(r.status == 1);
+  REQUIRE(fs::exists(dir / "out" / "summary.json"));
+  const json e = cli::load(dir / "out" / "summary.json")["error"];
+  CHECK(e["name"] == "HEAP_RING_DEADLOCK");
+  CHECK(e["detector"] == "no-progress backstop (500 ms)");
+  CHECK(has(r.err, "No reclaim progress for ~500 ms (25000000 cycles wall clock).\n"));
+  const double stall = e["stall_time_ns"], dev = e["device_time_ns"];
+  CHECK(dev - stall == 102400.0 * (1 + 4883));
+  CHECK(dev < 1e9);  // before the kernel ends
+}
+
 TEST_CASE("FLOW_CONTROL_DEADLOCK: 8 nested scopes of 3 tasks share ring 3", "[fatal]") {
   Run r = npusim_run("traces/fatal/flow_control_deadlock.json");
   check_common(r, "FLOW_CONTROL_DEADLOCK", 3, "raise ring_task_window");
