@@ -164,6 +164,30 @@ TEST_CASE("scheduler phase records: dispatch spans, pop counts of every pop, the
   CHECK(c[0].loop_iter == 40);
 }
 
+// Upstream: scheduler_dispatch.cpp resolve_and_dispatch, the dummy drain:
+// `dummy_ready_queue.pop_batch(dummy_batch, DUMMY_DRAIN_BATCH)` with
+// DUMMY_DRAIN_BATCH = 8 (platform limits.dummy_pop_max): one iteration's
+// Dummy phase takes at most 8, the rest wait for the next iteration.
+TEST_CASE("the dummy phase pops at most 8 dummies per iteration", "[conformance]") {
+  ConfSim s("sched_dummy_batch.json");
+  s.run();
+  REQUIRE(s.finished());
+  // The AIV task's completion (seen in iteration 40, complete_task 50 and a
+  // fanout walk of 10 edges) makes all ten dummies ready at once; the same
+  // iteration's Dummy phase completes 8 (50 ns each), the next one 2.
+  const auto c = s.phases(SchedPhase::Complete);
+  REQUIRE(c.size() == 1);
+  const auto d = s.phases(SchedPhase::Dummy);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].tasks_processed == 8);
+  CHECK(d[0].loop_iter == c[0].loop_iter);
+  CHECK(d[0].start == c[0].end);
+  CHECK(d[0].end == d[0].start + at(8 * 50));
+  CHECK(d[1].tasks_processed == 2);
+  CHECK(d[1].loop_iter == d[0].loop_iter + 1);
+  CHECK(d[1].end - d[1].start == at(2 * 50));
+}
+
 // Upstream: scheduler_completion.cpp SchedulerContext::complete_slot_task and
 // scheduler_dispatch.cpp resolve_and_dispatch (the dummy drain): a resolve
 // record for a fanout walk of at least 1 us of the device counter
