@@ -10,6 +10,7 @@
 #include <map>
 
 #include "tests/chip_fixture.h"
+#include "tests/conformance/conf_sched_fixture.h"
 
 using namespace npusim;
 using namespace testing_support;
@@ -308,6 +309,20 @@ TEST_CASE("a mix pipe in the paired mode: a push flags both AIVs, a credit needs
   for (const auto& [core, kind, from, to] : s.obs.waits)
     if (core == map.aiv0(0) && kind == WaitKind::Pop && from == t0 + ns(2070) && to == t0 + ns(2840)) aiv0_waited = true;
   CHECK(aiv0_waited);
+  // The run's pipe, drained and fully popped, is retired.
+  CHECK(s.chip->pipes().open_pipes() == 0);
+}
+
+TEST_CASE("a drain that waits for the AIVs' frees resumes as the drain, and every pipe is retired", "[timing]") {
+  // traces/mix_pipeline.json on a2a3: in some kernel run the AIC's ~TPipe
+  // drain (pto-isa TPush.hpp, the destructor draining pending free credits)
+  // reaches its end before an AIV has popped, so it waits and is resumed by
+  // that pop's free. Resumed, it is still the drain: it pushes no tile and
+  // marks the pipe drained, so every run's pipe is retired at the end.
+  conf::ConfSim s(std::string(NPUSIM_SOURCE_DIR) + "/traces/mix_pipeline.json", "a2a3");
+  s.run();
+  REQUIRE(s.finished());
+  CHECK(s.chip->pipes().open_pipes() == 0);
 }
 
 TEST_CASE("early resolve stages the consumer on a core before its producer completes", "[timing]") {

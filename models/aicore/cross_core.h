@@ -49,6 +49,9 @@ class CrossCorePipes : public PhaseHandler {
 
   bool handles(const Phase& ph) const override { return ph.kind == PhaseKind::Push || ph.kind == PhaseKind::Pop; }
   Time execute(const PhaseCtx& ctx, Time t) override;
+  // Pipes of kernel runs still under way: a run's pipe is retired once its
+  // AIC lane has drained and every AIV has popped every tile.
+  std::size_t open_pipes() const { return pipes_.size(); }
 
  private:
   // A core waiting in a push, a drain or a pop.

@@ -32,6 +32,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const Runtime& runtime() const { return runtime_; }
   AicoreComplex& cores() { return *cores_; }
   const AicoreComplex& cores() const { return *cores_; }
+  const CrossCorePipes& pipes() const { return *pipes_; }
   OrchestratorThread& orchestrator() { return *orch_; }
   const OrchestratorThread& orchestrator() const { return *orch_; }
   const std::vector<std::unique_ptr<SchedulerThread>>& schedulers() const { return scheds_; }
