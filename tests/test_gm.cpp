@@ -465,6 +465,30 @@ TEST_CASE("a line cached before a later, separate fetch is still known stale aft
   CHECK(seen == std::vector<int>{0, 1});
 }
 
+TEST_CASE("a stale read names the end of the writer's block when no fence made the line visible", "[gm]") {
+  // R (submitted first, reading buf) and W (writing buf, no edge to R: the
+  // tensormap orders a reader after a writer, not a writer after a reader)
+  // run at once on two cores. R caches line 0, computes, then reads it again
+  // without invalidating; W stored line 0 and never fenced: its bytes became
+  // visible only when its block ended (GmModel::block_end writes a block's
+  // stores back), after R cached the line. The report says so.
+  Sim s;
+  Tensor buf = s.ext("buf", DType::FP32, 16);  // 64 B: one line
+  auto r = aiv_kernel("R", {load(0, 64), compute(5000), load(0, 64)});
+  auto w = aiv_kernel("W", {store(0, 64), compute(100)});
+  s.src.add(r.get(), {arg(ArgTag::Input, buf)}, 1);
+  s.src.add(w.get(), {arg(ArgTag::Inout, buf)}, 1);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  REQUIRE(s.obs.warnings.size() == 1);
+  CHECK(s.obs.warnings[0].first == "coherency_stale_read");
+  const std::string& msg = s.obs.warnings[0].second;
+  INFO(msg);
+  CHECK(msg.find("task t1 (W)") != std::string::npos);
+  CHECK(msg.find("(the end of its block)") != std::string::npos);
+  CHECK(msg.find("(its fence)") == std::string::npos);
+}
+
 TEST_CASE("a bypass load of bytes its own block stored names 'this block' as the writer", "[gm]") {
   // One block stores line 0 (1320 + 200 + 1 = 1521) and fences (+ 100 + the
   // write-back of one line, 201: 1822), then reads it with a bypass load:
