@@ -230,6 +230,33 @@ TEST_CASE("a SOFT syncall of four participants: exact release times", "[gm]") {
   CHECK(r[5] == T + ns(1100));
 }
 
+// Mirrors SYNCALL_SOFT_ATOMIC_BARRIER (PTO-ISA include/pto/common/syncall_soft.hpp).
+TEST_CASE("a SOFT syncall poll that completes exactly when the last add becomes visible sees it", "[gm]") {
+  // Block 0 (core 2) computes 100 ns, block 1 (core 3) 600 ns, from T =
+  // 1420. Core 2 arrives at T+100: its add is visible at T+650 and it polls
+  // from T+750. Core 3 arrives at T+600 and reads the count 1 (target 2);
+  // its add is visible at T+1150 = exactly two polls (200 each) after core
+  // 2's polls began: the second poll, completing at T+1150, sees the count
+  // 2 (a poll completing at x sees the adds visible by x), so core 2 is
+  // released at T+1150 + dsb 100 = T+1250, not a poll later. Core 3 polls
+  // from T+1250 and its first poll sees 2: released at T+1250 + 200 + 100.
+  Sim s;
+  Tensor ws = s.ext("ws", DType::INT32, 16);
+  Phase before = compute(0);
+  before.duration.kind = Duration::Kind::ByBlock;
+  before.duration.by_block = {100, 600};
+  auto k = aiv_kernel("BAR", {before, soft_syncall(0, "block_num"), compute(100)});
+  s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
+  s.run();
+  REQUIRE(s.chip->runtime().finished());
+  std::map<int, Time> r;
+  for (const auto& [core, end] : s.obs.end_by_core()) r[core] = end - ns(100);
+  REQUIRE(r.size() == 2);
+  const Time T = ns(1420);
+  CHECK(r[2] == T + ns(1250));
+  CHECK(r[3] == T + ns(1550));
+}
+
 TEST_CASE("contention grows with the participants: SOFT barrier and stores to one line", "[gm]") {
   // Barrier: last release after the common start, n = 1..4: 950 alone (see
   // the top), then line_serialize (50) more per participant, whose add is
