@@ -600,6 +600,12 @@ TEST_CASE("L2: the set-associative cache counts hits, fills and dirty write-back
   CHECK(a.writeback_bytes == 256);
   a = c.access(0, 256, false);  // line 0 was evicted
   CHECK(a.hits == 0);
+  // An access of no bytes touches no line, wherever it points (inside line 1 here).
+  a = c.access(300, 300, false);
+  CHECK(a.lines == 0);
+  CHECK(a.fill_bytes == 0);
+  a = c.access(300, 300, true);
+  CHECK(a.lines == 0);
 }
 
 TEST_CASE("L2: a cold load misses to HBM, a re-read hits, and the counters say so", "[gm][l2]") {
