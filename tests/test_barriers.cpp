@@ -53,6 +53,33 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(has(r.err, "mode=\"soft\""));
 }
 
+TEST_CASE("a HARD mix syncall on 8 MIX blocks waits for every cluster's three cores", "[barrier]") {
+  // A MIX kernel (AIC + both AIVs) whose lanes meet at a HARD syncall of
+  // core_type mix (PTO-ISA SyncAll.hpp: the AIVs flag their AIC, the AICs'
+  // FFTS barrier, the AIC flags its AIVs): the barrier spans all 24 clusters
+  // x 3 cores = 72 physical cores (FftsBarrier::note_arrival: AIC cores x (1
+  // + the kernel's AIV lanes)); 8 blocks bring 24, the other 48 never come.
+  const fs::path dir = cli::scratch("mixbar");
+  fs::create_directories(dir);
+  std::ofstream(dir / "mixbar.json") << R"({"npusim_trace": 1, "name": "hard_mix_partial_8",
+    "kernels": {"BAR": {"func_id": 0, "core": "mix", "lanes": {
+      "aic": {"body": [{"compute": {"ns": 2000}}, {"syncall": {"mode": "hard", "core_type": "mix"}}, {"compute": {"ns": 1000}}]},
+      "aiv": {"body": [{"compute": {"ns": 2000}}, {"syncall": {"mode": "hard", "core_type": "mix"}}, {"compute": {"ns": 1000}}]}}}},
+    "program": [{"op": "submit", "kernel": "BAR", "block_num": 8, "sync_start": false, "args": []}]})";
+  cli::RunResult r = cli::run_summary("'" + (dir / "mixbar.json").string() + "' --quiet", "mixbar_out");
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  const json& b = e["diagnosis"]["barriers"];
+  REQUIRE(b.size() == 1);
+  CHECK(b[0]["core_type"] == "MIX (AIC+AIV)");
+  CHECK(b[0]["participants"] == 72);
+  CHECK(b[0]["arrived"].size() == 24);
+  CHECK(has(r.err, "the FFTS barrier releases only when all 72 physical MIX (AIC+AIV) cores arrive, and 48 never will"));
+  CHECK(has(r.err, "48 physical MIX (AIC+AIV) cores run no block of it"));
+  CHECK(has(r.err, "block_num 24"));
+}
+
 TEST_CASE("the same kernel on 48 AIV blocks with sync_start completes", "[barrier]") {
   cli::RunResult r = cli::run_summary("traces/barriers/hard_full_48.json --quiet", "full");
   CHECK(r.status == 0);
