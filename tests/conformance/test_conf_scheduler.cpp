@@ -188,6 +188,31 @@ TEST_CASE("the dummy phase pops at most 8 dummies per iteration", "[conformance]
   CHECK(d[1].end - d[1].start == at(2 * 50));
 }
 
+// Upstream: scheduler_dispatch.cpp resolve_and_dispatch's loop exit: every
+// scheduler thread leaves its loop once the orchestration is done and every
+// task completed, writing its remaining pops as a zero-length dispatch record
+// (chip_swimlane_collector_aicpu.cpp). Here the orchestration ends last: its
+// get_tensor_data returns after the only task completed, so the threads are
+// idle, waiting, when it ends; its end must wake them.
+TEST_CASE("threads idle when the orchestration ends still exit their loops", "[conformance]") {
+  ConfSim s("sched_read_last.json");
+  s.run();
+  REQUIRE(s.finished());
+  const int threads = s.config.sched_threads;
+  REQUIRE(threads == 3);
+  std::vector<int> exits(threads, 0);
+  npusim::Time last_exit = 0;
+  for (const auto& p : s.phases(SchedPhase::Dispatch))
+    if (p.start == p.end && p.tasks_processed == 0) {
+      ++exits[p.thread];
+      last_exit = std::max(last_exit, p.end);
+    }
+  // Threads 0 and 1 own the two clusters of tiny; thread 2 owns none, pops
+  // nothing and so writes no record.
+  CHECK(exits == std::vector<int>{1, 1, 0});
+  CHECK(last_exit >= s.chip->orchestrator().end_time());
+}
+
 // Upstream: scheduler_completion.cpp SchedulerContext::complete_slot_task and
 // scheduler_dispatch.cpp resolve_and_dispatch (the dummy drain): a resolve
 // record for a fanout walk of at least 1 us of the device counter
