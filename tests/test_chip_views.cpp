@@ -135,6 +135,16 @@ TEST_CASE("element values: the device's bits and the data store's values", "[vie
   CHECK(float_bits(1.0, DType::FP16) == 0x3c00);
   CHECK(float_bits(65504.0, DType::FP16) == 0x7bff);
   CHECK(float_bits(1e6, DType::FP16) == 0x7c00);  // beyond fp16: infinity
+  // Round to nearest, ties to even (IEEE 754's default, the cast the device's
+  // fp16 and bf16 conversions make): a value halfway between two
+  // representable ones takes the one with an even last bit.
+  CHECK(float_bits(1.0 + 1.0 / 2048, DType::FP16) == 0x3c00);  // between 0x3c00 and 0x3c01
+  CHECK(float_bits(1.0 + 3.0 / 2048, DType::FP16) == 0x3c02);  // between 0x3c01 and 0x3c02
+  CHECK(float_bits(1.0 + 1.0 / 4096, DType::FP16) == 0x3c00);  // below halfway
+  CHECK(float_bits(1.5 / 16777216, DType::FP16) == 0x0002);    // subnormal: 1.5 x 2^-24
+  CHECK(float_bits(0.5 / 16777216, DType::FP16) == 0x0000);    // 2^-25: halfway to the smallest subnormal
+  CHECK(float_bits(1.0 + 1.0 / 256, DType::BF16) == 0x3f80);   // between 0x3f80 and 0x3f81
+  CHECK(float_bits(1.0 + 3.0 / 256, DType::BF16) == 0x3f82);
   CHECK(element_bits(-1, DType::INT32) == 0xffffffffull);
   CHECK(element_from_bits(0xffffffffull, DType::INT32) == -1);
   CHECK(element_from_bits(0xffffffffull, DType::UINT32) == 4294967295ll);
