@@ -608,6 +608,22 @@ TEST_CASE("L2: the set-associative cache counts hits, fills and dirty write-back
   CHECK(a.lines == 0);
 }
 
+TEST_CASE("L2: an access longer than the cache leaves each way once for mark_ready", "[gm][l2]") {
+  // 2 KiB in 4 sets of 2 ways of 256 B: a 4 KiB write touches 16 lines, each
+  // set's two ways twice (lines 0..7 allocated, then lines 8..15 evict them
+  // within the same access). The ways left for mark_ready are the 8 ways,
+  // once each; the last lines written hold them and are ready at the stamp.
+  L2Cache c(2048, 256, 2);
+  auto a = c.access(0, 4096, true);
+  CHECK(a.lines == 16);
+  CHECK(c.marked_ways() == 8);
+  c.mark_ready(700);
+  a = c.access(2048, 4096, false);  // lines 8..15: resident, ready at 700
+  CHECK(a.hits == 8);
+  CHECK(a.ready == 700);
+  CHECK(c.marked_ways() == 0);  // a read that hit allocated nothing
+}
+
 TEST_CASE("L2: a cold load misses to HBM, a re-read hits, and the counters say so", "[gm][l2]") {
   Sim s;
   Tensor in = s.ext("in", DType::FP32, 256);  // 1 KiB: 4 L2 lines

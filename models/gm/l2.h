@@ -35,6 +35,9 @@ class L2Cache {
   // write: all of them) are ready at `stamp` (the later stamp is kept).
   // A newly allocated line's stamp is 0 until then.
   void mark_ready(std::uint64_t stamp);
+  // How many ways the last access() left for mark_ready: each way once, so
+  // never more than the L2's ways, however long the access.
+  std::size_t marked_ways() const { return marked_.size(); }
 
   // The resident dirty lines among those bytes [lo, hi) touch (written, not
   // yet written back to HBM), in address order; nothing is looked up as a use.
