@@ -5,6 +5,7 @@
 // tensormap_and_ringbuffer/runtime/pto_tensormap.h).
 #include <catch2/catch.hpp>
 
+#include "models/common/rng.h"
 #include "models/runtime/chip_view.h"
 #include "models/runtime/task.h"
 #include "sim/trace/trace.h"
@@ -127,6 +128,14 @@ TEST_CASE("a view at a byte offset is another address with the same data", "[vie
   CHECK(d.get(x.buffer, 3) == 99);
   CHECK(d.original(tail.buffer) == std::make_pair(x.buffer, std::int64_t{1}));
   CHECK(chip(d, x, {7}, {1}, 0, 4).buffer == tail.buffer);  // one alias per (buffer, offset)
+}
+
+TEST_CASE("sampled durations: the uniforms lie strictly inside (0, 1), so Box-Muller never takes log(0)", "[views]") {
+  // unit_uniform maps the top 53 bits of a hash to the midpoints of 2^53
+  // equal steps: 0.5 x 2^-53 for the smallest hash, 1 - 0.5 x 2^-53 for the
+  // largest; a `normal` duration's standard_normal takes log(u1).
+  CHECK(unit_uniform(0) == 0.5 / 9007199254740992.0);
+  CHECK(unit_uniform(~std::uint64_t{0}) == 1.0 - 0.5 / 9007199254740992.0);
 }
 
 TEST_CASE("element values: the device's bits and the data store's values", "[views]") {
