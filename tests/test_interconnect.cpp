@@ -49,10 +49,11 @@ Time kernel_stat_ps(const fs::path& csv, const std::string& kernel, const std::s
 
 // Runs traces/FOLDER/worker_CHIPS.json on tiny; its output folder and the
 // summary of its one dispatch.
-fs::path run_example_worker(const std::string& folder, int chips, json& dispatch) {
+fs::path run_example_worker(const std::string& folder, int chips, json& dispatch,
+                            const std::string& platform = "tiny") {
   const fs::path out = cli::scratch("ic_" + folder + "_" + std::to_string(chips));
   const cli::Result r = cli::npusim("worker traces/" + folder + "/worker_" + std::to_string(chips) +
-                                    ".json --platform tiny --out '" + out.string() + "'");
+                                    ".json --platform '" + platform + "' --out '" + out.string() + "'");
   REQUIRE(r.status == 0);
   dispatch = cli::load(out / "worker_summary.json")["dispatches"][0];
   return out;
@@ -68,9 +69,9 @@ struct Allreduce {
   std::vector<Time> block_end;   // each chip's ALLREDUCE block end (ps)
 };
 
-Allreduce allreduce(int chips) {
+Allreduce allreduce(int chips, const std::string& platform = "tiny") {
   Allreduce a;
-  const fs::path out = run_example_worker("allreduce", chips, a.dispatch);
+  const fs::path out = run_example_worker("allreduce", chips, a.dispatch, platform);
   for (int c = 0; c < chips; ++c) a.block_end.push_back(kernel_stat_ps(chip_stats(out, c), "ALLREDUCE", "last_end_ns"));
   return a;
 }
@@ -131,14 +132,14 @@ namespace {
 
 // Runs `trace` (one chip's program of a 2-chip dispatch) alone on tiny, its
 // ALLREDUCE kernel's link phases replaced by computes of what the link model
-// charges: notify + wait_flag 1000.4 ns, each peer load `peer_load_ns`.
+// charges: notify + wait_flag `wait_ns` (1000.4 on tiny), each peer load `peer_load_ns`.
 fs::path run_links_as_computes(const std::string& trace, double peer_load_ns, const std::string& name,
-                               const std::string& options) {
+                               const std::string& options, double wait_ns = 1000.4) {
   json t = cli::load(fs::path(NPUSIM_SOURCE_DIR) / trace);
   json body = json::array();
   for (const json& ph : t["kernels"]["ALLREDUCE"]["body"]) {
     if (ph.contains("notify")) continue;
-    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", 1000.4}}}});
+    if (ph.contains("wait_flag")) body.push_back({{"compute", {{"ns", wait_ns}}}});
     else if (ph.contains("load") && ph["load"].contains("peer_offset")) body.push_back({{"compute", {{"ns", peer_load_ns}}}});
     else body.push_back(ph);
   }
@@ -161,6 +162,25 @@ TEST_CASE("allreduce: on 2 chips the link phases cost exactly their arithmetic",
   const fs::path out = run_links_as_computes("traces/allreduce/allreduce_onephase_2.json", 1102.4, "ic_local", "");
   const Allreduce two = allreduce(2);
   CHECK(kernel_stat_ps(out / "task_stats.csv", "ALLREDUCE", "last_end_ns") == two.block_end[0]);
+}
+
+// The same on a link of no latency and the loader's largest bandwidth (1e6
+// B/ns): a 4-byte notification then takes 0.004 ps, which is no time at
+// 1 ps resolution, and is delivered in the same instant (Fabric::post's
+// zero-delay notify), so notify + wait_flag cost 0; a 1 KiB peer load
+// costs 1.024 ps, 1 ps.
+TEST_CASE("allreduce: a link of no latency delivers a notification in the same instant", "[interconnect][cli]") {
+  json p = cli::load(fs::path(NPUSIM_SOURCE_DIR) / "platforms" / "tiny.json");
+  p["interconnect"]["link_latency_ns"]["value"] = 0;
+  p["interconnect"]["link_bytes_per_ns"]["value"] = 1000000;
+  const fs::path dir = cli::scratch("ic_zero_link");
+  fs::create_directories(dir);
+  std::ofstream(dir / "tiny_zero_link.json") << p.dump();
+  const fs::path out =
+      run_links_as_computes("traces/allreduce/allreduce_onephase_2.json", 0.001, "ic_local0", "", 0);
+  const Allreduce two = allreduce(2, (dir / "tiny_zero_link.json").string());
+  CHECK(kernel_stat_ps(out / "task_stats.csv", "ALLREDUCE", "last_end_ns") == two.block_end[0]);
+  CHECK(two.block_end[0] == two.block_end[1]);
 }
 
 namespace {
