@@ -455,6 +455,34 @@ TEST_CASE("tensormap cleanup: a submit frees a ring's stale entries once 64 of i
   CHECK(h.rt->tensormap().in_use() == 1);
 }
 
+
+TEST_CASE("tensormap cleanup: the interval alone triggers it, at exactly 64 retired, on a window where no slot repeats",
+          "[runtime][limits]") {
+  // PTO2TensorMap::sync_tensormap cleans a ring when last_alive -
+  // last_cleanup >= 64 or when the submit's slot is the last cleanup's slot
+  // again (local % window). On tiny's ring window the two coincide; with a
+  // window of 256 on ring 1 only the interval can fire at 64.
+  RunOptions o;
+  o.ring_task_window = RingValues{0, 256, 0, 0};
+  Harness h(o);
+  Tensor x = h.ext(16 * 200);
+  int i = 0;
+  auto writer = [&]() {  // its own view, its own scope (ring 1), finished at once
+    REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "w"));
+    Task* t = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 16 * i++, 16))}));
+    REQUIRE(t);
+    h.rt->scope_end();
+    h.finish(t);
+  };
+  REQUIRE(h.rt->ring(1).window() == 256);
+  for (int n = 0; n < 64; ++n) writer();
+  CHECK(h.rt->ring(1).tail() == 64);
+  CHECK(h.rt->tensormap().freed_total() == 0);  // 63 retired at the 64th submit
+  writer();                                      // 64 retired: cleaned before its insert
+  CHECK(h.rt->tensormap().freed_total() == 64);
+  CHECK(h.rt->tensormap().in_use() == 1);
+}
+
 // ------------------------------------------------------------- scope depth
 
 TEST_CASE("scope depth: 63 scopes nest under the root, the 64th is begin_scope's assert", "[runtime][limits]") {
