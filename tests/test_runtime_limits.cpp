@@ -427,19 +427,32 @@ TEST_CASE("tensormap pool: every entry usable, and a full pool reclaims stale en
   CHECK(h.rt->tensormap().in_use() == 3);
 }
 
-TEST_CASE("tensormap cleanup: a submit frees a ring's stale entries once 64 of its tasks retired since the last",
-          "[runtime][limits]") {
-  // PTO2TensorMap::sync_tensormap: last_alive - last_cleanup >= 64.
-  Harness h;
-  Tensor x = h.ext(16 * 200);
+namespace {
+
+// Writers of successive 16-element views of one buffer, each in its own
+// scope (ring 1), finished at once: each leaves one stale tensormap entry.
+struct ScopedWriters {
+  Harness& h;
+  Tensor x;
   int i = 0;
-  auto writer = [&]() {  // its own view, its own scope (ring 1), finished at once
+  explicit ScopedWriters(Harness& harness) : h(harness), x(harness.ext(16 * 200)) {}
+  void next() {
     REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "w"));
     Task* t = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 16 * i++, 16))}));
     REQUIRE(t);
     h.rt->scope_end();
     h.finish(t);
-  };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tensormap cleanup: a submit frees a ring's stale entries once 64 of its tasks retired since the last",
+          "[runtime][limits]") {
+  // PTO2TensorMap::sync_tensormap: last_alive - last_cleanup >= 64.
+  Harness h;
+  ScopedWriters w(h);
+  auto writer = [&] { w.next(); };
   for (int n = 0; n < 64; ++n) writer();
   // At the 64th submit 63 tasks had retired: no cleanup; 64 stale entries now.
   CHECK(h.rt->ring(1).tail() == 64);
@@ -455,7 +468,6 @@ TEST_CASE("tensormap cleanup: a submit frees a ring's stale entries once 64 of i
   CHECK(h.rt->tensormap().in_use() == 1);
 }
 
-
 TEST_CASE("tensormap cleanup: the interval alone triggers it, at exactly 64 retired, on a window where no slot repeats",
           "[runtime][limits]") {
   // PTO2TensorMap::sync_tensormap cleans a ring when last_alive -
@@ -465,15 +477,8 @@ TEST_CASE("tensormap cleanup: the interval alone triggers it, at exactly 64 reti
   RunOptions o;
   o.ring_task_window = RingValues{0, 256, 0, 0};
   Harness h(o);
-  Tensor x = h.ext(16 * 200);
-  int i = 0;
-  auto writer = [&]() {  // its own view, its own scope (ring 1), finished at once
-    REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "w"));
-    Task* t = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 16 * i++, 16))}));
-    REQUIRE(t);
-    h.rt->scope_end();
-    h.finish(t);
-  };
+  ScopedWriters w(h);
+  auto writer = [&] { w.next(); };
   REQUIRE(h.rt->ring(1).window() == 256);
   for (int n = 0; n < 64; ++n) writer();
   CHECK(h.rt->ring(1).tail() == 64);
