@@ -420,13 +420,19 @@ void SchedulerThread::defer_release(Task* task, Time& t) {
   deferred_.push_back(task);
 }
 
+// resolve_and_dispatch (scheduler_dispatch.cpp) empties the deferred list
+// from its end, `on_task_release(*deferred[--count])`: newest first. Each
+// release takes effect at the end of its own cost (pto_scheduler.h
+// on_task_release: the producers' pins, then the task's own
+// check_and_handle_consumed, whose advance moves the ring's tail), so the
+// tail passes an older task only once its own release has run.
 void SchedulerThread::release_phase(Time& t, bool record_it) {
   if (deferred_.empty()) return;
-  sync(t);
   const Time start = t;
-  for (Task* task : deferred_) {
+  for (auto it = deferred_.rbegin(); it != deferred_.rend(); ++it) {
     t += costs_.release_task;
-    ctx_.rt->release_task(*task);
+    sync(t);
+    ctx_.rt->release_task(**it);
   }
   const int n = static_cast<int>(deferred_.size());
   deferred_.clear();

@@ -29,10 +29,12 @@ struct Recorder : npusim::SimObserver {
   std::vector<npusim::SchedPhaseRecord> phases;
   std::vector<npusim::LatchedError> errors;
   std::map<npusim::TaskId, npusim::Time> completed;  // when each task completed
+  std::map<npusim::TaskId, npusim::Time> retired;    // when the ring's tail passed each task
   void on_block_finished(const npusim::Task& t, const npusim::BlockRecord& b) override { blocks.push_back({t.id, b}); }
   void on_sched_phase(const npusim::SchedPhaseRecord& r) override { phases.push_back(r); }
   void on_error(const npusim::LatchedError& e) override { errors.push_back(e); }
   void on_completed(npusim::Task& t) override { completed[t.id] = t.complete_time; }
+  void on_retired(npusim::Task& t) override { retired[t.id] = sc_core::sc_time_stamp().value(); }
 };
 
 // A conformance trace by name, or any trace by absolute path.

@@ -295,3 +295,44 @@ TEST_CASE("chip_swimlane_records.json has the collector's layout", "[conformance
     }
   }
 }
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch, the
+// no-progress branch: `while (deferred_release_count > 0)
+// on_task_release(*deferred_release_slot_states[--deferred_release_count])`,
+// newest deferred task first; pto_scheduler.h on_task_release ends with the
+// task's own check_and_handle_consumed, whose advance_ring_pointers moves
+// last_task_alive only over a run of CONSUMED slots from the tail. So each
+// release takes effect at the end of its own cost, and the tail passes two
+// independent tasks only when the older one (released last) is consumed.
+TEST_CASE("the release phase releases newest first, each at its own cost", "[conformance]") {
+  ConfSim s("sched_release_lifo.json");
+  s.run();
+  REQUIRE(s.finished());
+  // One scheduler thread. A (AIV, 1130 ns) runs 1320..2450, B (AIV,
+  // 1000 ns) 1550..2550, C (AIC, 3000 ns) until 4880; FINs are seen 100 ns
+  // after they are written. The iteration of 2430 (loop 10, then one 100 ns
+  // COND read per running core, C's first) reads A's FIN at 2640 (complete
+  // 50) and B's at 2790 (complete 50): one complete phase defers [A, B].
+  const auto c = s.phases(SchedPhase::Complete);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].tasks_processed == 2);
+  CHECK(c[0].start == at(2430));
+  CHECK(c[0].end == at(2840));
+  const TaskId a = root_task(0), b = root_task(1);
+  CHECK(s.obs.completed.at(a) == at(2640));
+  CHECK(s.obs.completed.at(b) == at(2790));
+  // The next iteration (2840: loop 10, C's read 100) places nothing and
+  // releases: B at 2950..2960 (consumed, but A holds the tail), A at
+  // 2960..2970; the tail passes A and B together at the end of A's release
+  // (before this rule both retired at the phase's start, 2950, in the
+  // order A then B).
+  const auto r = s.phases(SchedPhase::Release);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].tasks_processed == 2);
+  CHECK(r[0].start == at(2950));
+  CHECK(r[0].end == at(2970));
+  REQUIRE(s.obs.retired.count(a) == 1);
+  REQUIRE(s.obs.retired.count(b) == 1);
+  CHECK(s.obs.retired.at(a) == at(2970));
+  CHECK(s.obs.retired.at(b) == at(2970));
+}
