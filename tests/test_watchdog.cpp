@@ -37,6 +37,13 @@ cli::RunResult run(const std::string& args, const char* name) {
   return cli::run_summary(args + " --quiet --no-host-stats", name);
 }
 
+// The index of the TIMEOUT_EXIT line in a device log (the periodic dumps come first).
+std::size_t exit_line(const json& log) {
+  for (std::size_t i = 0; i < log.size(); ++i)
+    if (log[i].get<std::string>().find("] TIMEOUT_EXIT ") != std::string::npos) return i;
+  return log.size();
+}
+
 const char kOverExit[] =
     "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639 "
     "sub_class=S1:running-stalled completed=0/1 running=1 ready=0 waiting=0 orch_done=1 stuck_task_id=0 stuck_core=0";
@@ -59,17 +66,40 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
   CHECK(e["detector"] == "scheduler no-progress timeout (2000 ms)");
   CHECK(e["stall_time_ns"] == 809.0);
   CHECK(e["device_time_ns"] == 2000000974.0);
-  // handle_timeout_exit's line, then the stall snapshot (its lines: the
-  // host_build_graph case below; 2 + TASK + SUMMARY + 3 threads x 8 clusters).
-  CHECK(e["device_log"][0] == kOverExit);
-  CHECK(e["device_log"].size() == 28);
+  // The periodic dumps (resolve_and_dispatch, scheduler_dispatch.cpp: each
+  // thread's log_stall_diagnostics every STALL_LOG_INTERVAL = 480000 idle
+  // iterations, scheduler_types.h): threads 1 and 2 own no running core, so
+  // their idle iteration is the loop's 40 ns from the start: 50,000,024 by
+  // 2000000974 ns, 104 dumps each (8 CLUSTER lines); thread 0's 8510639
+  // give 17 (TASK, SUMMARY, 8 CLUSTER), at 809 + 235 k ns, later than the
+  // others' first. 225 dumps: npusim prints the first and the last 3 (one
+  // round each) and one line for the 219 between. Then handle_timeout_exit's
+  // line and the stall snapshot (2 + TASK + SUMMARY + 3 threads x 8 clusters).
+  const json& log = e["device_log"];
+  REQUIRE(log.size() == 6 * 8 + 1 + 28);
+  CHECK(log[0] == "[STALL thread=1 idle_iterations=480000] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
+                  "aiv1=core27(idle)");
+  CHECK(log[8] == "[STALL thread=2 idle_iterations=480000] CLUSTER cluster_id=2 aic=core2(idle) aiv0=core28(idle) "
+                  "aiv1=core29(idle)");
+  CHECK(log[16] == "[STALL thread=1 idle_iterations=960000] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
+                   "aiv1=core27(idle)");
+  CHECK(log[24] == "[npusim] ... 219 more periodic stall dumps (every 480000 idle iterations of each scheduler "
+                   "thread) not shown");
+  CHECK(log[25].get<std::string>().rfind("[STALL thread=2 idle_iterations=49440000] CLUSTER cluster_id=2 ", 0) == 0);
+  CHECK(log[41] == "[STALL thread=2 idle_iterations=49920000] CLUSTER cluster_id=2 aic=core2(idle) aiv0=core28(idle) "
+                   "aiv1=core29(idle)");
+  CHECK(log[48] == "[STALL thread=2 idle_iterations=49920000] CLUSTER cluster_id=23 aic=core23(idle) "
+                   "aiv0=core70(idle) aiv1=core71(idle)");
+  CHECK(log[49] == kOverExit);
   CHECK(e["message"] == kOverSubClass);
   // The host's report (validate_runtime_impl, runtime_maker.cpp): the
   // runtime-failure lines, then the sub-class line.
   CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=0 sched_error_code=100 runtime_status=-100\n"
                    "error detail: sched_error_code=100 SCHEDULER_TIMEOUT - "));
   CHECK(has(r.err, std::string(kOverSubClass) + "\n"));
-  CHECK(has(r.err, std::string("device log (AICPU), each line without the logger's prefix:\n") + kOverExit + "\n"));
+  CHECK(has(r.err, "device log (AICPU), each line without the logger's prefix:\n[STALL thread=1 idle_iterations=480000] "
+                   "CLUSTER cluster_id=1 "));
+  CHECK(has(r.err, std::string("\n") + kOverExit + "\n[SHUTDOWN_SNAPSHOT trigger_thread=0 "));
   CHECK(r.summary["tasks"]["completed"] == 0);
 }
 
@@ -86,8 +116,15 @@ TEST_CASE("watchdog: host_build_graph's TIMEOUT_EXIT line has no sub-class field
   // the SHUTDOWN_SNAPSHOT line, thread 0's TASK (fanin_met over the raw
   // producers: none) and SUMMARY, and log_stall_diagnostics' CLUSTER lines of
   // each of the 3 threads' 8 clusters (cluster_id = cli * 3 + thread).
-  const json& log = e["device_log"];
-  REQUIRE(log.size() == 2 + 2 + 24);
+  // Before them the same periodic dumps as the tensormap runtime's (49 lines,
+  // test above). The resolution thread (run_resolution_thread,
+  // host_build_graph scheduler_dispatch.cpp) keeps no idle_iterations and
+  // never calls log_stall_diagnostics, and the snapshot's loop covers
+  // active_sched_threads_ = aicpu_thread_num_ - 1 threads: no line of thread 3.
+  const json& all = e["device_log"];
+  REQUIRE(all.size() == 49 + 2 + 2 + 24);
+  for (const auto& l : all) CHECK(l.get<std::string>().find("thread=3") == std::string::npos);
+  const json log(all.begin() + 49, all.end());
   CHECK(log[0] == "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639");
   CHECK(log[1] == "[SHUTDOWN_SNAPSHOT trigger_thread=0 reason=scheduler_timeout idle_iterations=8510639] "
                   "dumping all scheduler threads before emergency shutdown");
@@ -150,7 +187,7 @@ TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[wat
   const json& e = r.summary["error"];
   CHECK(e["sched_error_code"] == 100);
   CHECK(e["sub_class"] == "S1:running-stalled");
-  CHECK(e["device_log"][0] ==
+  CHECK(e["device_log"][exit_line(e["device_log"])] ==
         "[STALL thread=0 idle_iterations=42553192] TIMEOUT_EXIT after_idle_iterations=42553192 "
         "sub_class=S1:running-stalled completed=0/0 running=1 ready=0 waiting=0 orch_done=0 stuck_task_id=0 "
         "stuck_core=24");
@@ -184,7 +221,8 @@ TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watc
   CHECK(e["device_time_ns"] == 15000064220.0);
   // The watchdog's TIMEOUT_EXIT line and its stall snapshot first, then the
   // orchestrator's FATAL line when its wait times out.
-  CHECK(e["device_log"][1].get<std::string>().rfind("[SHUTDOWN_SNAPSHOT trigger_thread=0 ", 0) == 0);
+  CHECK(e["device_log"][exit_line(e["device_log"]) + 1].get<std::string>().rfind("[SHUTDOWN_SNAPSHOT trigger_thread=0 ",
+                                                                                0) == 0);
   CHECK(e["device_log"].back() == "FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed");
   CHECK(has(r.err, "PTO2 runtime failed: orch_error_code=8 sched_error_code=100 runtime_status=-8\n"));
   CHECK(has(r.err,
@@ -237,7 +275,26 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   // thread's last progress 30 to 39 ns before the stall time (5200 ns, the
   // last event).
   CHECK(e["stall_time_ns"] == 5200.0);
-  CHECK(e["device_log"] ==
+  // Before the latch, each thread's periodic dumps (resolve_and_dispatch,
+  // scheduler_dispatch.cpp: every 480000 of its ~1e9 idle iterations, 2083
+  // each; thread 1's last progress is earlier, so it dumps first in each
+  // round; thread 2, the orchestrator's turned scheduler, owns no cluster and
+  // prints nothing in log_stall_diagnostics): the first and the last round
+  // of 2 shown, the 4162 between counted.
+  const json& all = e["device_log"];
+  REQUIRE(exit_line(all) == 11);
+  CHECK(all[0] == "[STALL thread=1 idle_iterations=480000] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core4(idle) "
+                  "aiv1=core5(idle)");
+  CHECK(all[1] == "[STALL thread=0 idle_iterations=480000] TASK ring=0 task_id=1 state=READY   fanin_refcount=2/2 "
+                  "kernels=[aic:-1 aiv0:0 aiv1:-1]");
+  CHECK(all[5] == "[npusim] ... 4162 more periodic stall dumps (every 480000 idle iterations of each scheduler "
+                  "thread) not shown");
+  CHECK(all[6] == "[STALL thread=1 idle_iterations=999840000] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core4(idle) "
+                  "aiv1=core5(idle)");
+  CHECK(all[9] == "[STALL thread=0 idle_iterations=999840000] SUMMARY completed=5/7 last_progress_iteration=5 "
+                  "scan_ready=2 scan_waiting=0 scan_running=0");
+  const json tail(all.end() - 7, all.end());
+  CHECK(tail ==
         json::array({"[STALL thread=0 idle_iterations=1000000004] TIMEOUT_EXIT after_idle_iterations=1000000004 "
                      "sub_class=S3:ready-but-all-idle completed=5/7 running=0 ready=2 waiting=0 orch_done=1 "
                      "stuck_task_id=-1 stuck_core=-1",

@@ -65,6 +65,10 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   Core& c = cores_[core];
   int idx = free_slot(c);
   Slot& s = c.slots[idx];
+  if (s.token != 0 && s.end != kNever && (c.retired_end == kNever || s.end >= c.retired_end)) {
+    c.retired_end = s.end;
+    c.retired_token = s.token;
+  }
   s = Slot{};
   s.used = true;
   s.task = task;
@@ -322,6 +326,29 @@ void AicoreComplex::decode_cond(Core& c, Time t, std::vector<FinishedBlock>& don
   } else if (visible(r.start, t)) {
     c.pending_occupied = false;  // running ACK seen
   }
+}
+
+AicoreComplex::CondValue AicoreComplex::cond_at(int core, Time t) const {
+  const Core& c = cores_[core];
+  // The writes in the core's order: by time, then token (a later block's ACK
+  // may share its time with the earlier one's FIN), an ACK before its FIN.
+  CondValue v;
+  bool any = false;
+  Time at = 0;
+  auto consider = [&](Time x, bool fin, std::uint32_t token) {
+    if (!visible(x, t)) return;
+    if (any && (x < at || (x == at && (token < v.token || (token == v.token && fin < v.fin))))) return;
+    any = true;
+    at = x;
+    v = CondValue{fin, token};
+  };
+  consider(c.retired_end, true, c.retired_token);
+  for (const Slot& s : c.slots) {  // a finished slot keeps its times until reused
+    if (s.token == 0) continue;
+    consider(s.start, false, s.token);
+    consider(s.end, true, s.token);
+  }
+  return v;
 }
 
 Time AicoreComplex::next_observable(int core) const {

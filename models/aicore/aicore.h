@@ -118,6 +118,24 @@ class AicoreComplex : public sc_core::sc_module {
     const Core& c = cores_[core];
     return c.running < 0 ? nullptr : c.slots[c.running].task;
   }
+  // What a COND read of `core` at time `t` returns (a diagnostic's read_reg,
+  // platform_config.h): the latest ACK or FIN the core wrote that is visible
+  // by then, or AICORE_IDLE_VALUE (FIN, id 0x7FFFFFFF) before its first.
+  struct CondValue {
+    bool fin = true;
+    std::uint32_t token = 0x7FFFFFFFu;
+  };
+  CondValue cond_at(int core, Time t) const;
+  // The tokens of the AICPU's running and pending slots (CoreExecState
+  // running_reg_task_id / pending_reg_task_id), -1 (AICPU_TASK_INVALID) if none.
+  int running_token(int core) const {
+    const Core& c = cores_[core];
+    return c.running < 0 ? -1 : static_cast<int>(c.slots[c.running].token);
+  }
+  int pending_token(int core) const {
+    const Core& c = cores_[core];
+    return c.pending < 0 ? -1 : static_cast<int>(c.slots[c.pending].token);
+  }
 
   // Publishes block `block` (lane `lane`) of `task` to `core` with a
   // DATA_MAIN_BASE store at `t_write`; `record` indexes task->blocks, whose
@@ -190,6 +208,9 @@ class AicoreComplex : public sc_core::sc_module {
     Time free_at = 0;    // AICore back in its DMB poll loop
     bool warm = false;
     std::uint32_t next_token = 1;
+    // The FIN of the latest block whose slot was reused (for cond_at).
+    Time retired_end = kNever;
+    std::uint32_t retired_token = 0;
     sc_core::sc_event* wake = nullptr;
     int view = -1;       // the ClusterView holding this core's bits, and its cluster's index there
     int view_index = 0;

@@ -142,6 +142,7 @@ void SchedulerThread::run() {
       if (progress) {
         last_progress_ = t;
         progress_iter_ = loop_iter_;
+        idle_grid_ = IdleGrid{t, 0, 0};
         continue;
       }
       // No progress: release deferred tasks (their producer pins), then idle.
@@ -156,6 +157,7 @@ void SchedulerThread::run() {
     // the iteration that notices a wake-up. Each skipped iteration polls the
     // same cores and pops the same empty queues.
     const Time P = costs_.loop + static_cast<Time>(polled_cores()) * costs_.poll_cond;
+    idle_grid_ = IdleGrid{t, loop_iter_ - progress_iter_, P};
     // Catch up with simulated time first: a wake-up (work made available,
     // a core's timeline becoming known) notified while this thread was not
     // waiting for it is then seen here, not lost.

@@ -86,6 +86,16 @@ class SchedulerThread : public sc_core::sc_module {
   // this thread's last completion (scheduler_dispatch.cpp), for the stall dump.
   std::uint64_t last_progress_count() const { return last_progress_count_; }
   sc_core::sc_event& wake() { return wake_; }
+  // The current idle stretch, for the periodic stall dumps (read only by the
+  // device log): the end of the latest idle iteration the loop simulated,
+  // its idle_iterations count since the last progress, and the period of
+  // the iterations it skips from there (0: none since the last progress).
+  struct IdleGrid {
+    Time end = 0;
+    std::uint64_t count = 0;
+    Time period = 0;
+  };
+  const IdleGrid& idle_grid() const { return idle_grid_; }
 
   // Statistics for the summary.
   Time first_dispatch() const { return first_dispatch_; }
@@ -274,6 +284,7 @@ class SchedulerThread : public sc_core::sc_module {
   Time last_progress_ = 0;          // the watchdog's last_progress_ts
   std::uint64_t progress_iter_ = 0; // loop_iter_ at the last progress
   std::uint64_t last_progress_count_ = 0;  // see last_progress_count()
+  IdleGrid idle_grid_;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;
 };

@@ -449,7 +449,7 @@ std::vector<std::string> device_log_lines(Chip& chip, const LatchedError& e) {
       // LOG_ERROR with the stall classified at that moment, then the
       // log_shutdown_stall_snapshot dump (watchdog_lines).
       if (e.thread >= 0) {
-        const std::vector<std::string> lines = watchdog_lines(chip, e.thread, e.idle_iterations);
+        const std::vector<std::string> lines = watchdog_lines(chip, e.thread, e.idle_iterations, e.time);
         out.insert(out.end(), lines.begin(), lines.end());
       }
       break;
@@ -516,23 +516,14 @@ std::vector<std::string> global_watchdog_lines(Chip& chip, Time at) {
   if (!latch || at < latch->last_progress()) return {};
   const Time P = chip.platform().sched.loop;
   const std::uint64_t idle = P ? (at - latch->last_progress()) / P + 1 : 1;
-  return watchdog_lines(chip, index, idle);
-}
-
-std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations) {
-  // handle_timeout_exit: its TIMEOUT_EXIT line, then (the first fatal wins the
-  // emergency shutdown) log_shutdown_stall_snapshot with the trigger's counts.
-  std::vector<std::string> out{timeout_exit_line(chip, thread, idle_iterations)};
-  const auto& scheds = chip.schedulers();
-  const std::uint64_t last_count =
-      thread >= 0 && static_cast<std::size_t>(thread) < scheds.size() ? scheds[thread]->last_progress_count() : 0;
-  stall_snapshot_lines(chip, thread, idle_iterations, last_count, out);
-  return out;
+  return watchdog_lines(chip, index, idle, at);
 }
 
 namespace {
 
-// STALL_DUMP_READY_MAX / STALL_DUMP_WAIT_MAX / STALL_DUMP_CORE_MAX (scheduler_types.h).
+// STALL_LOG_INTERVAL / STALL_DUMP_READY_MAX / STALL_DUMP_WAIT_MAX /
+// STALL_DUMP_CORE_MAX (scheduler_types.h, both runtimes).
+constexpr std::uint64_t kStallLogInterval = 480000;
 constexpr int kStallDumpReadyMax = 8;
 constexpr int kStallDumpWaitMax = 4;
 constexpr int kStallDumpCoreMax = 8;
@@ -553,98 +544,190 @@ int running_subslot(const CoreMap& m, const Task& t, int core) {
 
 const char* subslot_name(int lane) { return lane == kLaneAic ? "aic" : lane == kLaneAiv0 ? "aiv0" : "aiv1"; }
 
-// format_core_status (scheduler_cold_path.cpp). A busy core's COND register
-// reads ack: a kernel that finished has been recycled by the poll that saw it.
-std::string core_status(const AicoreComplex& cores, int core) {
+// format_core_status (scheduler_cold_path.cpp): a busy core's COND register
+// read at `at`. ACK is the healthy case; anything else (the block's FIN not
+// yet polled, or a block not yet ACKed: COND still holds the previous
+// block's FIN or the idle value) gets the ANOMALY suffix with the tokens.
+std::string core_status(const AicoreComplex& cores, int core, Time at) {
   const Task* t = cores.running_task(core);
   if (cores.idle(core) || !t) return fmt("core%d(idle)", core);
-  return fmt("core%d(busy kernel=%d task=%" PRId64 " cond_reg_state=ack)", core,
-             subslot_kernel(*t, running_subslot(cores.map(), *t, core)), static_cast<std::int64_t>(t->id));
+  const int kernel = subslot_kernel(*t, running_subslot(cores.map(), *t, core));
+  const std::int64_t id = static_cast<std::int64_t>(t->id);
+  const AicoreComplex::CondValue cond = cores.cond_at(core, at);
+  if (!cond.fin) return fmt("core%d(busy kernel=%d task=%" PRId64 " cond_reg_state=ack)", core, kernel, id);
+  return fmt("core%d(busy kernel=%d task=%" PRId64 " cond_reg_state=fin ANOMALY cond_tok=%d running_tok=%d "
+             "pending_tok=%d)",
+             core, kernel, id, static_cast<int>(cond.token), cores.running_token(core), cores.pending_token(core));
+}
+
+// active_sched_threads_: the core-owning threads (host_build_graph's
+// resolution thread owns none and has no stall diagnostics).
+std::vector<const SchedulerThread*> core_owning_threads(Chip& chip) {
+  std::vector<const SchedulerThread*> threads;
+  for (const auto& s : chip.schedulers())
+    if (!s->resolver()) threads.push_back(s.get());
+  return threads;
+}
+
+// log_stall_diagnostics (scheduler_cold_path.cpp, both runtimes) for thread
+// `th` of `threads`, from the chip's state now, COND registers read at `at`.
+void stall_diagnostics_lines(Chip& chip, const std::vector<const SchedulerThread*>& threads, int th,
+                             std::uint64_t idle_iterations, std::uint64_t last_progress_count, Time at,
+                             std::vector<std::string>& out) {
+  const int idle = static_cast<int>(std::min<std::uint64_t>(idle_iterations, INT32_MAX));  // int32_t upstream
+  const bool hbg = chip.config().runtime == RuntimeKind::HostBuildGraph;
+  Runtime& rt = chip.runtime();
+  const AicoreComplex& cores = chip.cores();
+  const CoreMap& m = cores.map();
+  const int nthreads = static_cast<int>(threads.size());
+  const std::string prefix = fmt("[STALL thread=%d idle_iterations=%d]", th, idle);
+  // Thread 0 scans the rings (TASK lines, SUMMARY).
+  if (th == 0) {
+    const char* fanin_name = hbg ? "fanin_met" : "fanin_refcount";
+    int ready = 0, waiting = 0, running = 0;
+    std::uint64_t submitted = 0;
+    for (int r = 0; r < kNumRings; ++r) {
+      Ring& g = rt.ring(r);
+      submitted += g.head();
+      for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
+        const Task& t = g.slot(l);
+        if (t.state != TaskState::Pending) continue;
+        const std::string kernels = fmt("kernels=[aic:%d aiv0:%d aiv1:%d]", subslot_kernel(t, kLaneAic),
+                                        subslot_kernel(t, kLaneAiv0), subslot_kernel(t, kLaneAiv1));
+        // host_build_graph recounts met/total over the raw producers (no
+        // fanin_refcount); npusim's counts carry the submit's own reference.
+        const std::uint32_t base = t.fanin_count - std::min<std::uint32_t>(t.fanin_count, t.fanin.size());
+        const std::string fanin =
+            hbg ? fmt("%s=%u/%zu", fanin_name, t.fanin_refcount - std::min(t.fanin_refcount, base), t.fanin.size())
+                : fmt("%s=%u/%u", fanin_name, t.fanin_refcount, t.fanin_count);
+        const std::int64_t id = static_cast<std::int64_t>(t.id);
+        // RUNNING is read from the cores (running_on, 192 bytes, filled
+        // while 32 remain), the owner being the first such core's thread.
+        std::string on;
+        int owner = -1;
+        for (int c = 0; c < m.total() && on.size() + 32 < 192; ++c) {
+          if (cores.running_task(c) != &t) continue;
+          if (owner < 0) owner = m.thread_of(c, nthreads);
+          on += fmt("%score=%d(%s)", on.empty() ? "" : " ", c, subslot_name(running_subslot(m, t, c)));
+        }
+        // The counts go on past the caps; the lines stop at them.
+        if (owner >= 0) {
+          if (++running > kStallDumpReadyMax) continue;
+          out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=RUNNING %s %s running_on=[owner_thread=%d cores=[%s]]",
+                            prefix.c_str(), r, id, fanin.c_str(), kernels.c_str(), owner, on.c_str()));
+        } else if (t.fanin_refcount >= t.fanin_count) {
+          if (++ready > kStallDumpReadyMax) continue;
+          out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=READY   %s %s", prefix.c_str(), r, id,
+                            fanin.c_str(), kernels.c_str()));
+        } else {
+          if (++waiting > kStallDumpWaitMax) continue;
+          out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=WAIT    %s %s missing_deps=%d", prefix.c_str(), r,
+                            id, fanin.c_str(), kernels.c_str(),
+                            static_cast<int>(t.fanin_count) - static_cast<int>(t.fanin_refcount)));
+        }
+      }
+    }
+    // task_count: total_tasks_, published when the orchestration is done.
+    const std::uint64_t total = rt.orchestration_done() && rt.total_submitted() > 0 ? rt.total_submitted() : submitted;
+    out.push_back(fmt("%s SUMMARY completed=%" PRIu64 "/%" PRIu64 " last_progress_iteration=%" PRIu64
+                      " scan_ready=%d scan_waiting=%d scan_running=%d",
+                      prefix.c_str(), rt.completed(), total, last_progress_count, ready, waiting, running));
+  }
+  // Every thread: a CLUSTER line per owned cluster, the first 8 (cluster_id
+  // = local index * active_sched_threads_ + thread: the cluster's own index).
+  const std::vector<int>& owned = threads[static_cast<std::size_t>(th)]->clusters();
+  for (std::size_t k = 0; k < owned.size() && k < static_cast<std::size_t>(kStallDumpCoreMax); ++k) {
+    const int ci = owned[k];
+    out.push_back(fmt("%s CLUSTER cluster_id=%d aic=%s aiv0=%s aiv1=%s", prefix.c_str(), ci,
+                      core_status(cores, m.aic(ci), at).c_str(), core_status(cores, m.aiv0(ci), at).c_str(),
+                      core_status(cores, m.aiv1(ci), at).c_str()));
+  }
+}
+
+// One periodic dump: thread `thread` at its idle iteration `count`, ending at `time`.
+struct PeriodicDump {
+  Time time;
+  int thread;
+  std::uint64_t count;
+};
+
+// The periodic dumps printed before the latch (resolve_and_dispatch: every
+// STALL_LOG_INTERVAL idle iterations of a thread, log_stall_diagnostics with
+// its own count): for each core-owning thread, each multiple of the interval
+// up to its count at `at` (the latching thread: `latch_idle`), timed on the
+// thread's idle grid; in time order, the lower thread first on a tie.
+std::vector<PeriodicDump> periodic_dumps(const std::vector<const SchedulerThread*>& threads, const SchedulerThread* latch,
+                                         std::uint64_t latch_idle, Time at) {
+  std::vector<PeriodicDump> dumps;
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    // A thread past 0 owning no cluster (the orchestrator's, turned
+    // scheduler) prints nothing: no dump.
+    if (i > 0 && threads[i]->clusters().empty()) continue;
+    const SchedulerThread::IdleGrid& g = threads[i]->idle_grid();
+    std::uint64_t n = g.count;
+    if (threads[i] == latch)
+      n = latch_idle;
+    else if (g.period > 0 && at >= g.end)
+      n += (at - g.end) / g.period;
+    for (std::uint64_t k = kStallLogInterval; k <= n; k += kStallLogInterval) {
+      // Iteration k ends (k - count) periods from the grid's iteration.
+      const Time t = k >= g.count ? g.end + (k - g.count) * g.period : g.end - std::min(g.end, (g.count - k) * g.period);
+      dumps.push_back(PeriodicDump{std::min(t, at), static_cast<int>(i), k});
+    }
+  }
+  std::stable_sort(dumps.begin(), dumps.end(),
+                   [](const PeriodicDump& a, const PeriodicDump& b) { return a.time < b.time; });
+  return dumps;
 }
 
 }  // namespace
 
-void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations, std::uint64_t last_progress_count,
-                          std::vector<std::string>& out) {
-  const int idle = static_cast<int>(std::min<std::uint64_t>(idle_iterations, INT32_MAX));  // int32_t upstream
-  const bool hbg = chip.config().runtime == RuntimeKind::HostBuildGraph;
-  out.push_back(fmt("[SHUTDOWN_SNAPSHOT trigger_thread=%d reason=scheduler_timeout idle_iterations=%d] "
-                    "dumping all scheduler threads before emergency shutdown",
-                    trigger, idle));
-  Runtime& rt = chip.runtime();
-  const AicoreComplex& cores = chip.cores();
-  const CoreMap& m = cores.map();
-  // active_sched_threads_: the core-owning threads (host_build_graph's
-  // resolution thread owns none and is not dumped).
-  std::vector<const SchedulerThread*> threads;
-  for (const auto& s : chip.schedulers())
-    if (!s->resolver()) threads.push_back(s.get());
-  const int nthreads = static_cast<int>(threads.size());
-  // log_stall_diagnostics per thread: thread 0 scans the rings (TASK lines,
-  // SUMMARY), every thread prints a CLUSTER line per cluster it owns.
-  const char* fanin_name = hbg ? "fanin_met" : "fanin_refcount";
-  for (int th = 0; th < nthreads; ++th) {
-    const std::string prefix = fmt("[STALL thread=%d idle_iterations=%d]", th, idle);
-    if (th == 0) {
-      int ready = 0, waiting = 0, running = 0;
-      std::uint64_t submitted = 0;
-      for (int r = 0; r < kNumRings; ++r) {
-        Ring& g = rt.ring(r);
-        submitted += g.head();
-        for (std::uint64_t l = g.tail(); l < g.head(); ++l) {
-          const Task& t = g.slot(l);
-          if (t.state != TaskState::Pending) continue;
-          const std::string kernels = fmt("kernels=[aic:%d aiv0:%d aiv1:%d]", subslot_kernel(t, kLaneAic),
-                                          subslot_kernel(t, kLaneAiv0), subslot_kernel(t, kLaneAiv1));
-          // host_build_graph recounts met/total over the raw producers (no
-          // fanin_refcount); npusim's counts carry the submit's own reference.
-          const std::uint32_t base = t.fanin_count - std::min<std::uint32_t>(t.fanin_count, t.fanin.size());
-          const std::string fanin =
-              hbg ? fmt("%s=%u/%zu", fanin_name, t.fanin_refcount - std::min(t.fanin_refcount, base), t.fanin.size())
-                  : fmt("%s=%u/%u", fanin_name, t.fanin_refcount, t.fanin_count);
-          const std::int64_t id = static_cast<std::int64_t>(t.id);
-          // RUNNING is read from the cores (running_on, 192 bytes, filled
-          // while 32 remain), the owner being the first such core's thread.
-          std::string on;
-          int owner = -1;
-          for (int c = 0; c < m.total() && on.size() + 32 < 192; ++c) {
-            if (cores.running_task(c) != &t) continue;
-            if (owner < 0) owner = m.thread_of(c, nthreads);
-            on += fmt("%score=%d(%s)", on.empty() ? "" : " ", c, subslot_name(running_subslot(m, t, c)));
-          }
-          if (owner >= 0) {
-            if (++running > kStallDumpReadyMax) continue;
-            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=RUNNING %s %s running_on=[owner_thread=%d cores=[%s]]",
-                              prefix.c_str(), r, id, fanin.c_str(), kernels.c_str(), owner, on.c_str()));
-          } else if (t.fanin_refcount >= t.fanin_count) {
-            if (++ready > kStallDumpReadyMax) continue;
-            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=READY   %s %s", prefix.c_str(), r, id,
-                              fanin.c_str(), kernels.c_str()));
-          } else {
-            if (++waiting > kStallDumpWaitMax) continue;
-            out.push_back(fmt("%s TASK ring=%d task_id=%" PRId64 " state=WAIT    %s %s missing_deps=%d", prefix.c_str(),
-                              r, id, fanin.c_str(), kernels.c_str(),
-                              static_cast<int>(t.fanin_count) - static_cast<int>(t.fanin_refcount)));
-          }
-        }
-      }
-      // task_count: total_tasks_, published when the orchestration is done.
-      const std::uint64_t total = rt.orchestration_done() && rt.total_submitted() > 0 ? rt.total_submitted() : submitted;
-      out.push_back(fmt("%s SUMMARY completed=%" PRIu64 "/%" PRIu64 " last_progress_iteration=%" PRIu64
-                        " scan_ready=%d scan_waiting=%d scan_running=%d",
-                        prefix.c_str(), rt.completed(), total, last_progress_count, ready, waiting, running));
+std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations, Time at) {
+  std::vector<std::string> out;
+  const auto& scheds = chip.schedulers();
+  const SchedulerThread* latch =
+      thread >= 0 && static_cast<std::size_t>(thread) < scheds.size() ? scheds[thread].get() : nullptr;
+  periodic_dump_lines(chip, latch, idle_iterations, at, out);
+  // handle_timeout_exit: its TIMEOUT_EXIT line, then (the first fatal wins the
+  // emergency shutdown) log_shutdown_stall_snapshot with the trigger's counts.
+  out.push_back(timeout_exit_line(chip, thread, idle_iterations));
+  stall_snapshot_lines(chip, thread, idle_iterations, latch ? latch->last_progress_count() : 0, at, out);
+  return out;
+}
+
+void periodic_dump_lines(Chip& chip, const SchedulerThread* latch, std::uint64_t latch_idle, Time at,
+                         std::vector<std::string>& out) {
+  const std::vector<const SchedulerThread*> threads = core_owning_threads(chip);
+  const std::vector<PeriodicDump> dumps = periodic_dumps(threads, latch, latch_idle, at);
+  // Capped as a round at each end: the first and the last dump of as many
+  // dumps as there are threads that print, the ones between counted on one line.
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < threads.size(); ++i) keep += i == 0 || !threads[i]->clusters().empty();
+  for (std::size_t d = 0; d < dumps.size(); ++d) {
+    if (dumps.size() > 2 * keep && d == keep) {
+      out.push_back(fmt("[npusim] ... %zu more periodic stall dumps (every %" PRIu64
+                        " idle iterations of each scheduler thread) not shown",
+                        dumps.size() - 2 * keep, kStallLogInterval));
+      d = dumps.size() - keep;
     }
-    // cluster_id = local index * active_sched_threads_ + thread: the cluster's own index.
-    const std::vector<int>& owned = threads[static_cast<std::size_t>(th)]->clusters();
-    for (std::size_t k = 0; k < owned.size() && k < static_cast<std::size_t>(kStallDumpCoreMax); ++k) {
-      const int ci = owned[k];
-      out.push_back(fmt("%s CLUSTER cluster_id=%d aic=%s aiv0=%s aiv1=%s", prefix.c_str(), ci,
-                        core_status(cores, m.aic(ci)).c_str(), core_status(cores, m.aiv0(ci)).c_str(),
-                        core_status(cores, m.aiv1(ci)).c_str()));
-    }
+    const PeriodicDump& p = dumps[d];
+    stall_diagnostics_lines(chip, threads, p.thread, p.count, threads[static_cast<std::size_t>(p.thread)]->last_progress_count(),
+                            at, out);
   }
 }
 
+void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations, std::uint64_t last_progress_count,
+                          Time at, std::vector<std::string>& out) {
+  const int idle = static_cast<int>(std::min<std::uint64_t>(idle_iterations, INT32_MAX));  // int32_t upstream
+  out.push_back(fmt("[SHUTDOWN_SNAPSHOT trigger_thread=%d reason=scheduler_timeout idle_iterations=%d] "
+                    "dumping all scheduler threads before emergency shutdown",
+                    trigger, idle));
+  // log_stall_diagnostics for each of the active_sched_threads_ threads,
+  // with the trigger's counts.
+  const std::vector<const SchedulerThread*> threads = core_owning_threads(chip);
+  for (int th = 0; th < static_cast<int>(threads.size()); ++th)
+    stall_diagnostics_lines(chip, threads, th, idle_iterations, last_progress_count, at, out);
+}
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {
   std::vector<std::string> out{fmt("rtMalloc failed: %d (size=%" PRIu64 ")", kAclMemoryAllocation, size)};
   acl_detail_lines(kAclMemoryAllocation, out);

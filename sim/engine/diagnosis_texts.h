@@ -76,20 +76,34 @@ std::string timeout_exit_line(Chip& chip, int thread, std::uint64_t idle_iterati
 // when that branch cannot fire.
 std::vector<std::string> global_watchdog_lines(Chip& chip, Time at);
 
-// What a latching watchdog prints (handle_timeout_exit, scheduler_cold_path.cpp):
-// the TIMEOUT_EXIT line of `thread` (an index in chip.schedulers()), then the
-// stall snapshot with that thread's counts.
-std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations);
+// What a latching watchdog prints, COND registers read at `at` (the latch):
+// the periodic stall dumps before it (periodic_dump_lines), then
+// handle_timeout_exit's TIMEOUT_EXIT line of `thread` (an index in
+// chip.schedulers()), then the stall snapshot with that thread's counts.
+std::vector<std::string> watchdog_lines(Chip& chip, int thread, std::uint64_t idle_iterations, Time at);
+
+// The periodic dumps of resolve_and_dispatch (scheduler_dispatch.cpp, both
+// runtimes): each core-owning thread calls log_stall_diagnostics with its own
+// idle count at every multiple of STALL_LOG_INTERVAL (480000) idle iterations.
+// Appended to `out` in time order (a tie: the lower thread first), each from
+// the chip's state at the latch; `latch`'s count is `latch_idle`, the others'
+// are extrapolated on their idle grids to `at`. More than two rounds (a round:
+// as many dumps as threads) print the first and last round with one
+// "[npusim] ... N more periodic stall dumps ..." line between.
+void periodic_dump_lines(Chip& chip, const SchedulerThread* latch, std::uint64_t latch_idle, Time at,
+                         std::vector<std::string>& out);
 
 // log_shutdown_stall_snapshot (scheduler_cold_path.cpp, both runtimes),
 // appended to `out`: the "[SHUTDOWN_SNAPSHOT trigger_thread=N ...]" line, then
-// log_stall_diagnostics for each core-owning thread in order: thread 0's TASK
+// log_stall_diagnostics for each core-owning thread in order (host_build_graph's
+// resolution thread is none: active_sched_threads_ excludes it): thread 0's TASK
 // lines over the live uncompleted tasks of every ring (at most 8 RUNNING, 8
 // READY, 4 WAIT; host_build_graph names the fanin "fanin_met") and its SUMMARY,
-// and each thread's CLUSTER lines (its first 8 clusters). Every line carries
+// and each thread's CLUSTER lines (its first 8 clusters; a busy core whose COND
+// register at `at` is not ACK carries the ANOMALY suffix). Every line carries
 // the trigger's idle iterations; SUMMARY its last_progress_count.
 void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations, std::uint64_t last_progress_count,
-                          std::vector<std::string>& out);
+                          Time at, std::vector<std::string>& out);
 
 // "rtMalloc failed: 207001 (size=N)" (MemoryAllocator::alloc) with its ACL
 // annotation, and the runtime's "Failed to setup pooled static arena".
