@@ -334,3 +334,84 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(h.summary["error"]["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
   CHECK(has(h.err, "PTO2 runtime failed: orch_error_code=0 sched_error_code=104 runtime_status=-104\n"));
 }
+
+// The caps of log_stall_diagnostics (tensormap_and_ringbuffer
+// scheduler_cold_path.cpp; STALL_DUMP_READY_MAX 8, STALL_DUMP_WAIT_MAX 4,
+// STALL_DUMP_CORE_MAX 8 in scheduler_types.h): the loops count every task
+// (scan_*) but print at most 8 RUNNING, 8 READY and 4 WAIT lines, and at most
+// the thread's first 8 clusters. With one scheduler thread (2 AICPU threads)
+// owning all 24 clusters, 60 independent 2 ms AIC tasks and 5 consumers of
+// the first under a 1 ms watchdog: 24 run (t0..t23), 36 are READY (24 in
+// the pending slots, running_slot_state being only the running one, and 12
+// queued), 5 WAIT on t0.
+TEST_CASE("watchdog: the stall dump stops at 8 RUNNING, 8 READY, 4 WAIT and 8 clusters", "[watchdog][cli]") {
+  const fs::path dir = cli::scratch("caps_in");
+  fs::create_directories(dir);
+  json program = json::array();
+  for (int i = 0; i < 60; ++i)
+    program.push_back({{"op", "submit"}, {"kernel", "K"},
+                       {"args", {{{"out", "x" + std::to_string(i)}, {"shape", {1}}, {"dtype", "int32"}}}}});
+  for (int i = 0; i < 5; ++i)
+    program.push_back({{"op", "submit"}, {"kernel", "K"},
+                       {"args", {{{"in", "x0"}}, {{"out", "y" + std::to_string(i)}, {"shape", {1}}, {"dtype", "int32"}}}}});
+  const json trace = {{"npusim_trace", 1}, {"name", "stall_caps"}, {"run", {{"scheduler_timeout_ms", 1}}},
+                      {"kernels", {{"K", {{"func_id", 0}, {"core", "aic"}, {"duration", {{"ns", 2000000}}}}}}},
+                      {"program", program}};
+  std::ofstream(dir / "t.json") << trace.dump();
+  cli::RunResult r = run("'" + (dir / "t.json").string() + "' --aicpu-thread-num 2", "stall_caps");
+  REQUIRE(r.summary.is_object());
+  const json& log = r.summary["error"]["device_log"];
+  const std::size_t x = exit_line(log);
+  REQUIRE(log.size() == x + 2 + 8 + 8 + 4 + 1 + 8);
+  const std::string p = "[STALL thread=0 idle_iterations=212] ";
+  for (int i = 0; i < 8; ++i) {
+    INFO(i);
+    CHECK(log[x + 2 + i] == p + "TASK ring=0 task_id=" + std::to_string(i) +
+                                " state=RUNNING fanin_refcount=1/1 kernels=[aic:0 aiv0:-1 aiv1:-1] running_on=[owner_thread=0 "
+                                "cores=[core=" + std::to_string(i) + "(aic)]]");
+    CHECK(log[x + 10 + i] == p + "TASK ring=0 task_id=" + std::to_string(24 + i) +
+                                 " state=READY   fanin_refcount=1/1 kernels=[aic:0 aiv0:-1 aiv1:-1]");
+    CHECK(log[x + 23 + i] == p + "CLUSTER cluster_id=" + std::to_string(i) + " aic=core" + std::to_string(i) +
+                                 "(busy kernel=0 task=" + std::to_string(i) + " cond_reg_state=ack) aiv0=core" +
+                                 std::to_string(24 + 2 * i) + "(idle) aiv1=core" + std::to_string(25 + 2 * i) + "(idle)");
+  }
+  for (int i = 0; i < 4; ++i)
+    CHECK(log[x + 18 + i] == p + "TASK ring=0 task_id=" + std::to_string(60 + i) +
+                                 " state=WAIT    fanin_refcount=1/2 kernels=[aic:0 aiv0:-1 aiv1:-1] missing_deps=1");
+  CHECK(log[x + 22] == p + "SUMMARY completed=0/65 last_progress_iteration=0 scan_ready=36 scan_waiting=5 "
+                           "scan_running=24");
+}
+
+// format_core_status's ANOMALY (tensormap_and_ringbuffer
+// scheduler_cold_path.cpp): a busy core whose COND register does not read
+// ACK. An early-dispatched consumer (its producer allow_early_resolve) is
+// staged gated on thread 1's core 26 and spins on its doorbell before it
+// ACKs (aicore_executor.cpp writes ACK after the task starts): COND still
+// holds AICORE_IDLE_VALUE (FIN, id 0x7FFFFFFF, platform_config.h) while the
+// AICPU's running slot holds token 1 and no pending token (-1). The
+// producer's core is running its kernel: ack.
+TEST_CASE("watchdog: a staged core that has not ACKed reads cond_reg_state=fin ANOMALY", "[watchdog][cli]") {
+  const fs::path dir = cli::scratch("anomaly_in");
+  fs::create_directories(dir);
+  const json trace = {
+      {"npusim_trace", 1}, {"name", "anomaly"}, {"run", {{"scheduler_timeout_ms", 2000}}},
+      {"kernels", {{"LONG", {{"func_id", 0}, {"core", "aic"}, {"duration", {{"ns", 1999998209}}}}},
+                   {"NEXT", {{"func_id", 1}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+      {"program", json::array({{{"op", "submit"}, {"kernel", "LONG"}, {"early_resolve", true},
+                                {"args", {{{"out", "x"}, {"shape", {1}}, {"dtype", "int32"}}}}},
+                               {{"op", "submit"}, {"kernel", "NEXT"},
+                                {"args", {{{"in", "x"}}, {{"out", "y"}, {"shape", {1}}, {"dtype", "int32"}}}}}})}};
+  std::ofstream(dir / "t.json") << trace.dump();
+  cli::RunResult r = run("'" + (dir / "t.json").string() + "'", "anomaly");
+  REQUIRE(r.summary.is_object());
+  const json& log = r.summary["error"]["device_log"];
+  const std::size_t x = exit_line(log);
+  REQUIRE(log.size() == x + 29);
+  CHECK(log[x + 3] == "[STALL thread=0 idle_iterations=8510639] TASK ring=0 task_id=1 state=RUNNING fanin_refcount=1/2 "
+                      "kernels=[aic:-1 aiv0:1 aiv1:-1] running_on=[owner_thread=1 cores=[core=26(aiv0)]]");
+  CHECK(log[x + 5] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
+                      "cond_reg_state=ack) aiv0=core24(idle) aiv1=core25(idle)");
+  CHECK(log[x + 13] == "[STALL thread=1 idle_iterations=8510639] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(busy "
+                       "kernel=1 task=1 cond_reg_state=fin ANOMALY cond_tok=2147483647 running_tok=1 pending_tok=-1) "
+                       "aiv1=core27(idle)");
+}
