@@ -47,6 +47,57 @@ TEST_CASE("overhead: a task whose producers never ran is ready at its own dispat
   CHECK(record::compute_overhead({}).window == 0);
 }
 
+namespace {
+BlockRecord block(int core, Time dispatch, Time start, Time end) {
+  BlockRecord b;
+  b.core = core;
+  b.dispatch = dispatch;
+  b.start = start;
+  b.end = end;
+  return b;
+}
+EdgeInfo edge_from(TaskId pred) {
+  EdgeInfo e;
+  e.pred = pred;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("overhead collector: a task is ready at its producers' last end, and a re-submit keeps what ran", "[figures]") {
+  // Cluster count 1: core 0 is the AIC, cores 1.. AIV. Task 1 runs on the AIC
+  // [0,10); task 2 (producers 1 and 9, which never runs) is dispatched at 12
+  // to the AIV, runs [13,20); task 3 has only itself and no producer.
+  record::OverheadCollector c;
+  Task t1, t2, t3;
+  t1.id = 1;
+  t2.id = 2;
+  t3.id = 3;
+  c.on_submitted(t1, {});
+  c.on_submitted(t2, {edge_from(1), edge_from(9), edge_from(1), edge_from(kNoTask)});
+  c.on_submitted(t3, {edge_from(3)});
+  c.on_block_finished(t1, block(0, ns(0), ns(0), ns(10)));
+  c.on_block_finished(t2, block(1, ns(12), ns(13), ns(20)));
+  c.on_block_finished(t3, block(0, ns(0), ns(5), kNever));  // never ended: not a run
+  OverheadInput in = c.input(1);
+  REQUIRE(in.runs.size() == 2);
+  REQUIRE(in.tasks.size() == 2);  // tasks with a block that ran, in first-seen order
+  CHECK(in.tasks[0].ready == ns(0));  // no producer ran: ready at its own dispatch
+  CHECK(in.tasks[0].types == 1);
+  CHECK(in.tasks[1].ready == ns(10));  // task 1's end; task 9 never ran
+  CHECK(in.tasks[1].dispatch == ns(12));
+  CHECK(in.tasks[1].types == 2);
+  CHECK(record::sum_overhead(c.steps(1)).by_type[1] == ns(2));  // [10,12): the AIV idle, task 2 ready
+  // A second submit of id 2 with no producer keeps the first one's; a new
+  // block record rebuilds the prepared sweep.
+  c.on_submitted(t2, {});
+  c.on_block_finished(t2, block(2, ns(14), ns(15), ns(22)));
+  in = c.input(1);
+  CHECK(in.tasks[1].ready == ns(10));
+  CHECK(in.tasks[1].dispatch == ns(12));
+  CHECK(c.steps(1).w1 == ns(22));
+  CHECK(c.steps(1).cores[1] == 2);
+}
+
 TEST_CASE("percentiles are nearest-rank", "[figures]") {
   std::vector<double> v;
   for (int i = 100; i >= 1; --i) v.push_back(i);

@@ -296,6 +296,23 @@ TEST_CASE("the flat id set reports first insertions only, across growth", "[writ
   CHECK(set.insert(7));
 }
 
+TEST_CASE("the flat index numbers keys in first-insertion order, across growth", "[writers]") {
+  FlatIndex64 index;
+  CHECK(index.find(0) == FlatIndex64::npos);  // empty: no probe
+  for (std::uint64_t k = 0; k < 5000; ++k) {
+    const auto [n, fresh] = index.insert(k * 0x10000000001ull);
+    CHECK(n == k);
+    CHECK(fresh);
+  }
+  const auto again = index.insert(1234 * 0x10000000001ull);
+  CHECK(again.first == 1234);
+  CHECK_FALSE(again.second);
+  CHECK(index.find(0) == 0);  // key 0 is a key like any other
+  CHECK(index.find(4999 * 0x10000000001ull) == 4999);
+  CHECK(index.find(7) == FlatIndex64::npos);
+  CHECK(index.size() == 5000);
+}
+
 TEST_CASE("an out file writes its chunks in order through the I/O thread, and several files interleave", "[writers]") {
   TempDir dir;
   std::string want_a, want_b;

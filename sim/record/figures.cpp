@@ -40,21 +40,50 @@ ordered_json histogram_percentiles_json(const Histogram& h) {
   return {{"count", n}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
 }
 
-Overhead compute_overhead(const OverheadInput& in) {
+OverheadSteps prepare_overhead(const OverheadInput& in) {
+  OverheadSteps s;
+  if (in.runs.empty()) return s;
+  s.empty = false;
+  s.w0 = kNever;
+  std::array<std::vector<bool>, 2> ran;  // per type, by core: the engines present
+  for (const auto& r : in.runs) {
+    s.w0 = std::min(s.w0, r.start);
+    s.w1 = std::max(s.w1, r.end);
+    auto& seen = ran[static_cast<std::size_t>(r.type)];
+    const auto core = static_cast<std::size_t>(r.core);
+    if (core >= seen.size()) seen.resize(core + 1);
+    if (!seen[core]) {
+      seen[core] = true;
+      ++s.cores[static_cast<std::size_t>(r.type)];
+    }
+  }
+  s.steps.reserve(2 * in.runs.size() + 2 * in.tasks.size());
+  auto add = [&](Time a, Time b, int counter) {
+    a = std::clamp(a, s.w0, s.w1);
+    b = std::clamp(b, s.w0, s.w1);
+    if (b <= a) return;
+    s.steps.push_back({a, counter, +1});
+    s.steps.push_back({b, counter, -1});
+  };
+  for (const auto& r : in.runs) add(r.start, r.end, r.type);
+  for (const auto& t : in.tasks)
+    for (int ty = 0; ty < 2; ++ty)
+      if (t.types & (1u << ty)) add(t.ready, t.dispatch, 2 + ty);
+  // Only the time orders: the sweep applies every step of one time before it looks.
+  std::sort(s.steps.begin(), s.steps.end(), [](const OverheadSteps::Step& x, const OverheadSteps::Step& y) { return x.t < y.t; });
+  return s;
+}
+
+Overhead sum_overhead(const OverheadSteps& s) {
   Overhead o;
-  sweep_overhead(in, [&o](Time from, Time to, const OverheadLevels& l) {
+  sweep_overhead(s, [&o](Time from, Time to, const OverheadLevels& l) {
     const Time length = to - from;
     for (int ty = 0; ty < 2; ++ty)
       if (l.over[static_cast<std::size_t>(ty)]) o.by_type[static_cast<std::size_t>(ty)] += length;
     if (l.all) o.all += length;
     if (l.has) o.has += length;
   });
-  Time w0 = kNever, w1 = 0;
-  for (const auto& r : in.runs) {
-    w0 = std::min(w0, r.start);
-    w1 = std::max(w1, r.end);
-  }
-  if (!in.runs.empty()) o.window = w1 - w0;
+  if (!s.empty) o.window = s.w1 - s.w0;
   return o;
 }
 
@@ -62,14 +91,23 @@ void FiguresCollector::on_submitted(const Task& t, const SubmitRequest&, const s
   if (sweep_) overhead_.on_submitted(t, edges);
 }
 
+std::uint32_t OverheadCollector::number(TaskId id) {
+  const auto [n, fresh] = index_.insert(id);
+  if (fresh) tasks_.emplace_back();
+  return n;
+}
+
 void OverheadCollector::on_submitted(const Task& t, const std::vector<EdgeInfo>& edges) {
-  std::vector<TaskId> preds;
+  steps_valid_ = false;
+  const auto begin = static_cast<std::uint32_t>(preds_.size());
   for (const EdgeInfo& e : edges)
-    if (e.pred != kNoTask && e.pred != t.id) preds.push_back(e.pred);
-  if (preds.empty()) return;
-  std::sort(preds.begin(), preds.end());
-  preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-  producers_[t.id] = std::move(preds);
+    if (e.pred != kNoTask && e.pred != t.id) preds_.push_back(number(e.pred));
+  if (preds_.size() == begin) return;  // no producer: what a task of this id had stays
+  std::sort(preds_.begin() + begin, preds_.end());
+  preds_.erase(std::unique(preds_.begin() + begin, preds_.end()), preds_.end());
+  TaskRec& r = tasks_[number(t.id)];
+  r.preds_begin = begin;
+  r.preds_end = static_cast<std::uint32_t>(preds_.size());
 }
 
 void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
@@ -84,12 +122,13 @@ void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
 
 void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   if (b.end == kNever || b.end < b.start) return;
+  steps_valid_ = false;
   runs_.push_back({b.start, b.end, b.core});
-  TaskRec& rec = ran_[t.id];
-  rec.dispatch = std::min(rec.dispatch, b.dispatch);
-  rec.end = std::max(rec.end, b.end);
-  rec.low_core = rec.low_core < 0 ? b.core : std::min(rec.low_core, b.core);
-  rec.high_core = std::max(rec.high_core, b.core);
+  TaskRec& r = tasks_[number(t.id)];
+  r.dispatch = std::min(r.dispatch, b.dispatch);
+  r.end = std::max(r.end, b.end);
+  r.low_core = r.low_core < 0 ? b.core : std::min(r.low_core, b.core);
+  r.high_core = std::max(r.high_core, b.core);
 }
 
 void FiguresCollector::on_retired(Task& t) {
@@ -116,20 +155,29 @@ OverheadInput OverheadCollector::input(int clusters) const {
   OverheadInput in;
   in.runs.reserve(runs_.size());
   for (const Run& r : runs_) in.runs.push_back({r.start, r.end, r.core < clusters ? 0 : 1, r.core});
-  in.tasks.reserve(ran_.size());
-  for (const auto& [id, rec] : ran_) {
+  in.tasks.reserve(tasks_.size());
+  for (const TaskRec& rec : tasks_) {
+    if (rec.low_core < 0) continue;  // no block ran
     Time ready = 0;
     bool any = false;
-    if (auto p = producers_.find(id); p != producers_.end())
-      for (TaskId pred : p->second)
-        if (auto q = ran_.find(pred); q != ran_.end()) {
-          ready = std::max(ready, q->second.end);
-          any = true;
-        }
+    for (std::uint32_t k = rec.preds_begin; k < rec.preds_end; ++k)
+      if (const TaskRec& p = tasks_[preds_[k]]; p.low_core >= 0) {
+        ready = std::max(ready, p.end);
+        any = true;
+      }
     const auto types = static_cast<std::uint8_t>((rec.low_core < clusters ? 1u : 0u) | (rec.high_core >= clusters ? 2u : 0u));
     in.tasks.push_back({any ? ready : rec.dispatch, rec.dispatch, types});
   }
   return in;
+}
+
+const OverheadSteps& OverheadCollector::steps(int clusters) const {
+  if (!steps_valid_ || steps_clusters_ != clusters) {
+    steps_ = prepare_overhead(input(clusters));
+    steps_clusters_ = clusters;
+    steps_valid_ = true;
+  }
+  return steps_;
 }
 
 namespace {
@@ -157,7 +205,7 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   }
   f["dispatch_to_start_ns"] = histogram_percentiles_json(dispatch_to_start_);
   f["ready_to_dispatch_ns"] = histogram_percentiles_json(ready_to_dispatch_);
-  f["overhead"] = sweep_ ? overhead_json(compute_overhead(overhead_.input(clusters_))) : ordered_json(nullptr);
+  f["overhead"] = sweep_ ? overhead_json(sum_overhead(overhead_.steps(clusters_))) : ordered_json(nullptr);
 
   ordered_json threads = ordered_json::object();
   for (const auto& [thread, kinds] : phases_) {

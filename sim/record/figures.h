@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/observer.h"
+#include "sim/record/json_out.h"
 
 namespace npusim::record {
 
@@ -45,7 +46,20 @@ struct OverheadInput {
   std::vector<Run> runs;
   std::vector<TaskSpan> tasks;
 };
-Overhead compute_overhead(const OverheadInput& in);
+
+// The sweep's prepared state (prepare_overhead): the window [w0, w1], each
+// type's engine count (0: that type is not present) and every change of a
+// count, in time order. Built once, swept by every consumer.
+struct OverheadSteps {
+  struct Step { Time t; int counter; int delta; };  // counters 0-1 running per type, 2-3 ready-undispatched
+  bool empty = true;  // no block ran: no window, no interval
+  Time w0 = 0, w1 = 0;
+  std::array<long, 2> cores{};
+  std::vector<Step> steps;
+};
+OverheadSteps prepare_overhead(const OverheadInput& in);
+Overhead sum_overhead(const OverheadSteps& s);  // the sweep's totals
+inline Overhead compute_overhead(const OverheadInput& in) { return sum_overhead(prepare_overhead(in)); }
 
 // The sweep's state over one interval [from, to) of the window: per core
 // type its idle cores and its ready, undispatched tasks (the converter's
@@ -59,26 +73,38 @@ struct OverheadLevels {
 };
 // Calls `each(from, to, levels)` for every interval of non-zero length, in time order.
 template <class Each>
-void sweep_overhead(const OverheadInput& in, Each each);
+void sweep_overhead(const OverheadSteps& s, Each each);
 
 // The records the overhead needs, gathered from the observer calls: the
-// blocks that ran, each task's first dispatch, end and producers.
+// blocks that ran, each task's first dispatch, end and producers. Tasks are
+// numbered by their first submit (a FlatIndex64 over task ids) and kept in
+// flat arrays: two observer calls per task on the hot path of a run with
+// every output on.
 class OverheadCollector {
  public:
   void on_submitted(const Task& t, const std::vector<EdgeInfo>& edges);
   void on_block_finished(const Task& t, const BlockRecord& b);
   // Cores below `clusters` are AIC, the others AIV.
   OverheadInput input(int clusters) const;
+  // prepare_overhead(input(clusters)), built once for the figures and the
+  // Perfetto counters (until another record arrives).
+  const OverheadSteps& steps(int clusters) const;
 
  private:
   struct Run { Time start, end; int core; };
   struct TaskRec {
     Time dispatch = kNever, end = 0;
-    int low_core = -1, high_core = -1;  // its core types follow from these two
+    int low_core = -1, high_core = -1;  // its core types follow from these two; -1: no block ran
+    std::uint32_t preds_begin = 0, preds_end = 0;  // its producers' numbers in preds_
   };
+  std::uint32_t number(TaskId id);  // the task's number (a new record for a new id)
   std::vector<Run> runs_;
-  std::unordered_map<TaskId, TaskRec> ran_;                      // tasks with a block that ran
-  std::unordered_map<TaskId, std::vector<TaskId>> producers_;    // from the submit's edges
+  FlatIndex64 index_;                // task id -> number
+  std::vector<TaskRec> tasks_;       // by number
+  std::vector<std::uint32_t> preds_;  // producers (numbers), a range per consumer, from the submit's edges
+  mutable bool steps_valid_ = false;
+  mutable int steps_clusters_ = 0;
+  mutable OverheadSteps steps_;
 };
 
 // `overhead`: collect what the overhead sweep needs (every block and task,
@@ -117,42 +143,20 @@ class FiguresCollector : public SimObserver {
 // task is ready-undispatched over [ready, dispatch] for every engine it ran
 // on (a MIX task for both).
 template <class Each>
-void sweep_overhead(const OverheadInput& in, Each each) {
-  if (in.runs.empty()) return;
-  Time w0 = kNever, w1 = 0;
-  std::array<std::set<int>, 2> cores;
-  for (const auto& r : in.runs) {
-    w0 = std::min(w0, r.start);
-    w1 = std::max(w1, r.end);
-    cores[static_cast<std::size_t>(r.type)].insert(r.core);
-  }
-  // (time, counter, delta); counters 0-1 running per type, 2-3 ready-undispatched per type.
-  struct Step { Time t; int counter; int delta; };
-  std::vector<Step> steps;
-  auto add = [&](Time a, Time b, int counter) {
-    a = std::clamp(a, w0, w1);
-    b = std::clamp(b, w0, w1);
-    if (b <= a) return;
-    steps.push_back({a, counter, +1});
-    steps.push_back({b, counter, -1});
-  };
-  for (const auto& r : in.runs) add(r.start, r.end, r.type);
-  for (const auto& t : in.tasks)
-    for (int ty = 0; ty < 2; ++ty)
-      if (t.types & (1u << ty)) add(t.ready, t.dispatch, 2 + ty);
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.t < b.t; });
+void sweep_overhead(const OverheadSteps& s, Each each) {
+  if (s.empty) return;
   std::array<long, 4> count{};
   std::size_t i = 0;
-  Time now = w0;
-  while (i < steps.size()) {
-    const Time t = steps[i].t;
+  Time now = s.w0;
+  while (i < s.steps.size()) {
+    const Time t = s.steps[i].t;
     if (t > now) {
       OverheadLevels l;
       bool any_type = false, any_work = false, all = true, has = true;
       for (std::size_t ty = 0; ty < 2; ++ty) {
-        if (cores[ty].empty()) continue;  // an engine not present
+        if (s.cores[ty] == 0) continue;  // an engine not present
         any_type = l.present[ty] = true;
-        l.idle[ty] = static_cast<long>(cores[ty].size()) - count[ty];
+        l.idle[ty] = s.cores[ty] - count[ty];
         l.ready[ty] = count[2 + ty];
         l.over[ty] = l.idle[ty] > 0 && l.ready[ty] > 0;
         all = all && l.over[ty];
@@ -166,7 +170,8 @@ void sweep_overhead(const OverheadInput& in, Each each) {
       each(now, t, l);
     }
     now = t;
-    for (; i < steps.size() && steps[i].t == t; ++i) count[static_cast<std::size_t>(steps[i].counter)] += steps[i].delta;
+    for (; i < s.steps.size() && s.steps[i].t == t; ++i)
+      count[static_cast<std::size_t>(s.steps[i].counter)] += s.steps[i].delta;
   }
 }
 

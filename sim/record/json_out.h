@@ -182,36 +182,55 @@ class ScratchFile : public OutFile {
   ~ScratchFile() { close_and_remove(); }
 };
 
-// A set of 64-bit keys with open addressing: one probe into a flat array in
-// the common case (std::unordered_set chases a pointer per lookup).
+// 64-bit keys numbered in the order they were first inserted (0, 1, 2, ...),
+// with open addressing: one probe into a flat array in the common case
+// (std::unordered_map chases a pointer per lookup).
+class FlatIndex64 {
+ public:
+  static constexpr std::uint32_t npos = ~0u;
+  // The key's number, and whether the key was new (and got the next number).
+  std::pair<std::uint32_t, bool> insert(std::uint64_t key) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
+    Slot& s = probe(key);
+    if (s.index != npos) return {s.index, false};
+    s = {key, size_};
+    return {size_++, true};
+  }
+  // The key's number, or npos.
+  std::uint32_t find(std::uint64_t key) const {
+    return slots_.empty() ? npos : const_cast<FlatIndex64*>(this)->probe(key).index;
+  }
+  std::uint32_t size() const { return size_; }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;
+    std::uint32_t index = npos;  // npos: empty
+  };
+  // The key's slot, or the empty slot where it would go.
+  Slot& probe(std::uint64_t key) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask)
+      if (slots_[i].index == npos || slots_[i].key == key) return slots_[i];
+  }
+  void rehash(std::size_t n) {
+    std::vector<Slot> old(n);
+    old.swap(slots_);
+    for (const Slot& s : old)
+      if (s.index != npos) probe(s.key) = s;
+  }
+  std::vector<Slot> slots_;
+  std::uint32_t size_ = 0;
+};
+
+// A set of 64-bit keys (a FlatIndex64 whose numbers are not used).
 class FlatSet64 {
  public:
   // True if `key` was not in the set (and is now).
-  bool insert(std::uint64_t key) {
-    if (key == 0) return !std::exchange(has_zero_, true);
-    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == key) return false;
-      if (slots_[i] == 0) {
-        slots_[i] = key;
-        ++size_;
-        return true;
-      }
-    }
-  }
+  bool insert(std::uint64_t key) { return index_.insert(key).second; }
 
  private:
-  void rehash(std::size_t n) {
-    std::vector<std::uint64_t> old(n, 0);
-    old.swap(slots_);
-    size_ = 0;
-    for (std::uint64_t k : old)
-      if (k) insert(k);
-  }
-  std::vector<std::uint64_t> slots_;
-  std::size_t size_ = 0;
-  bool has_zero_ = false;
+  FlatIndex64 index_;
 };
 
 // Bytes the output files have written to disk so far, all files together

@@ -469,7 +469,7 @@ class PerfettoWriter : public OutputWriter {
                                          {"oh_all_overhead", 9121}, {"oh_has_overhead", 9122}};
     std::array<long, 8> prev;
     prev.fill(-1);
-    sweep_overhead(overhead_->input(clusters), [&](Time from, Time, const OverheadLevels& l) {
+    sweep_overhead(overhead_->steps(clusters), [&](Time from, Time, const OverheadLevels& l) {
       const long v[8] = {l.idle[0], l.ready[0], l.over[0], l.idle[1], l.ready[1], l.over[1], l.all, l.has};
       for (std::size_t k = 0; k < 8; ++k) {
         if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
