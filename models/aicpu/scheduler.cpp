@@ -200,6 +200,18 @@ void SchedulerThread::run() {
     record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
 }
 
+// `n` completions published at `t` (completed_tasks_.fetch_add in
+// scheduler_dispatch.cpp resolve_and_dispatch: after the whole completion
+// check, a dummy's after its retire). The one that completes the run wakes
+// every thread: an idle peer spinning on its empty queues sees the count at
+// its next iteration (handle_orchestrator_exit, scheduler_cold_path.cpp) and
+// leaves its loop. host_build_graph's resolution thread wakes them itself.
+void SchedulerThread::count_completed(int n, Time t) {
+  if (n == 0 || ctx_.resolver || !ctx_.rt->finished()) return;
+  sync(t);
+  ctx_.wake_all();
+}
+
 // The no-progress watchdog (scheduler_dispatch.cpp resolve_and_dispatch, the
 // idle branch): at the end of each iteration without progress the thread
 // reads the clock; more than the budget after its last progress, a thread
@@ -277,6 +289,7 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
 
 void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progress) {
   int fins = 0;
+  int tasks = 0;  // completed_this_turn
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
     t += costs_.poll_cond;
@@ -297,9 +310,10 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       // ahead of the kernel's time: decrement its counter at this thread's
       // time, so the last decrement in simulated time completes the task.
       if (f.task->block_num > 1) sync(t);
-      if (ctx_.rt->subtask_finished(*f.task))
+      if (ctx_.rt->subtask_finished(*f.task)) {
         finish_task(*f.task, t);
-      else
+        ++tasks;
+      } else
         t += costs_.complete_subtask;
     }
     // A gated sync-start block promoted after the running FIN was completed
@@ -307,6 +321,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
   });
   if (fins == 0) return;
+  count_completed(tasks, t);
   progress = true;
   // The record spans the iteration up to here; newly ready tasks were pushed.
   record_shared(SchedPhase::Complete, iteration_start, t, fins, true);
@@ -462,6 +477,7 @@ void SchedulerThread::dummy_phase(Time& t, bool& progress) {
     // Added, then a full list released inline (the dummy path's order).
     deferred_.push_back(task);
     if (static_cast<int>(deferred_.size()) >= ctx_.platform->limits.deferred_release_cap) release_phase(t, false);
+    count_completed(1, t);
   }
   progress = true;
   record_shared(SchedPhase::Dummy, start, t, n, true);

@@ -112,6 +112,7 @@ class SchedulerThread : public sc_core::sc_module {
 
   void run();
   void sync(Time t);
+  void count_completed(int n, Time t);
   Time now() const { return sc_core::sc_time_stamp().value(); }
   std::array<int, 3> queue_depths() const;
 

@@ -336,3 +336,40 @@ TEST_CASE("the release phase releases newest first, each at its own cost", "[con
   CHECK(s.obs.retired.at(a) == at(2970));
   CHECK(s.obs.retired.at(b) == at(2970));
 }
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch and
+// scheduler_cold_path.cpp handle_orchestrator_exit: a thread with no running
+// core leaves its loop once the orchestration is done and completed_tasks_
+// reaches the task count; the completing thread adds its completions to
+// completed_tasks_ after its whole completion check. A peer spinning on
+// empty queues sees the count at its next iteration, and writes its pops
+// since its last record as a zero-length dispatch record on the way out.
+TEST_CASE("idle peer threads leave their loops once the last completion is published", "[conformance]") {
+  ConfSim s("sched_idle_peers_exit.json");
+  s.run();
+  REQUIRE(s.finished());
+  // Three scheduler threads; thread 0 owns cluster 0 and runs the task,
+  // thread 1 owns cluster 1 and idles from the orchestration's end on,
+  // thread 2 owns no cluster (no pops, no records).
+  const auto c = s.phases(SchedPhase::Complete);
+  REQUIRE(c.size() == 1);
+  REQUIRE(c[0].thread == 0);
+  std::vector<SchedPhaseRecord> t1;
+  for (const auto& p : s.obs.phases) {
+    CHECK(p.thread != 2);
+    if (p.thread == 1) t1.push_back(p);
+  }
+  // Thread 0's FIN is seen at 2520 (complete_task 50): the completion is
+  // published at 2570, the end of its complete phase. Thread 1's iterations
+  // are 10 ns long (loop_ns, no core to poll) and begin at multiples of
+  // 10 ns: the one of 2560 reads the count at its termination check (2570,
+  // after loop_ns) and leaves. Before, nothing woke it: it never left its
+  // loop and wrote no record.
+  REQUIRE(t1.size() == 1);
+  CHECK(t1[0].kind == SchedPhase::Dispatch);
+  CHECK(t1[0].tasks_processed == 0);
+  CHECK(c[0].end == at(2570));
+  CHECK(t1[0].start == at(2570));
+  CHECK(t1[0].end == at(2570));
+  CHECK(t1[0].pop_miss > 0);
+}
