@@ -7,11 +7,12 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <new>
 #include <stdexcept>
 #include <thread>
+
+#include <boost/lockfree/spsc_queue.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -93,7 +94,11 @@ ssize_t write_some(int fd, const char* p, std::size_t n, int& err) {
 
 // The one background writer (see OutFile). Started on first use; its jobs
 // are full chunks, each owned by the thread until written, then recycled as
-// the next spare block.
+// the next spare block. The chunks and the spare blocks travel in two
+// Boost.Lockfree spsc_queues (the simulation thread is the only producer of
+// chunks and the only taker of spares); the mutex and its condition
+// variables are only for sleeping: the writer when it has nothing to do, the
+// simulation when the queue is full or it waits for a file's last chunk.
 class IoThread {
  public:
   static IoThread& get() {
@@ -104,20 +109,21 @@ class IoThread {
   // Queues `len` bytes of `block` (malloc'd, `cap` bytes) for `f`, and
   // returns a spare block for f to continue in (null if none yet).
   std::pair<char*, std::size_t> submit(OutFile& f, char* block, std::size_t len, std::size_t cap) {
-    std::unique_lock<std::mutex> lk(m_);
-    room_.wait(lk, [&] { return jobs_.size() < kMaxJobs; });
-    jobs_.push_back(Job{&f, block, len, cap});
+    const Job j{&f, block, len, cap};
+    while (!jobs_.push(j)) {  // full: sleep until the writer takes one
+      std::unique_lock<std::mutex> lk(m_);
+      room_.wait(lk, [&] { return jobs_.write_available() > 0; });
+    }
     ++f.queued_;  // after the push: a failed push leaves nothing to wait for
-    work_.notify_one();
-    if (spares_.empty()) return {nullptr, 0};
-    auto s = spares_.back();
-    spares_.pop_back();
-    return s;
+    wake(work_);
+    Spare s{nullptr, 0};
+    spares_.pop(s);
+    return {s.block, s.cap};
   }
 
   void wait(OutFile& f) {
     std::unique_lock<std::mutex> lk(m_);
-    done_.wait(lk, [&] { return f.written_ == f.queued_; });
+    done_.wait(lk, [&] { return f.written_.load(std::memory_order_acquire) == f.queued_; });
   }
 
   static bool enabled() {
@@ -131,6 +137,10 @@ class IoThread {
     char* block;
     std::size_t len, cap;
   };
+  struct Spare {
+    char* block;
+    std::size_t cap;
+  };
   // Chunks queued at most (one more is being written); a chunk is the
   // buffer at its first commit() past 256 KB, so a little over 256 KB.
   static constexpr std::size_t kMaxJobs = 16;
@@ -143,33 +153,41 @@ class IoThread {
     }
     work_.notify_one();
     t_.join();
-    for (auto& s : spares_) std::free(s.first);
+    Spare s;
+    while (spares_.pop(s)) std::free(s.block);
+  }
+
+  // Notifies after taking the lock once: a thread between its predicate
+  // check and its wait holds the lock, so the notification cannot fall
+  // between the two (the lost wake-up).
+  void wake(std::condition_variable& cv) {
+    { std::lock_guard<std::mutex> lk(m_); }
+    cv.notify_all();
   }
 
   void loop() {
-    std::unique_lock<std::mutex> lk(m_);
     for (;;) {
-      work_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;
-      Job j = jobs_.front();
-      jobs_.pop_front();
-      room_.notify_all();
-      bool skip = j.file->write_errno_ != 0;
-      lk.unlock();
-      const int err = skip ? 0 : j.file->emit(j.block, j.len);
-      lk.lock();
-      if (err && !j.file->write_errno_) j.file->note_write_error(err);
-      ++j.file->written_;
-      if (spares_.size() < kMaxJobs) spares_.emplace_back(j.block, j.cap);
-      else std::free(j.block);
-      if (j.file->written_ == j.file->queued_) done_.notify_all();
+      Job j;
+      if (!jobs_.pop(j)) {
+        std::unique_lock<std::mutex> lk(m_);
+        work_.wait(lk, [&] { return stop_ || jobs_.read_available() > 0; });
+        if (jobs_.read_available() == 0) return;  // stopped, every chunk written
+        continue;
+      }
+      wake(room_);
+      // write_errno_ is this thread's while the file has chunks queued.
+      const int err = j.file->write_errno_ ? 0 : j.file->emit(j.block, j.len);
+      if (err) j.file->note_write_error(err);
+      if (!spares_.push(Spare{j.block, j.cap})) std::free(j.block);
+      j.file->written_.fetch_add(1, std::memory_order_release);  // publishes write_errno_ too
+      wake(done_);
     }
   }
 
+  boost::lockfree::spsc_queue<Job, boost::lockfree::capacity<kMaxJobs>> jobs_;          // simulation -> writer
+  boost::lockfree::spsc_queue<Spare, boost::lockfree::capacity<kMaxJobs + 1>> spares_;  // writer -> simulation
   std::mutex m_;
   std::condition_variable work_, room_, done_;
-  std::deque<Job> jobs_;
-  std::vector<std::pair<char*, std::size_t>> spares_;
   bool stop_ = false;
   std::thread t_;  // last: started after the members it uses
 };
@@ -196,7 +214,8 @@ void OutFile::open(std::string path, int gzip_level) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot create");
   clear();
-  queued_ = written_ = 0;
+  queued_ = 0;
+  written_.store(0, std::memory_order_relaxed);
   write_errno_ = 0;
   gz_.reset();
   if (gzip_level > 0) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -167,10 +168,10 @@ class OutFile : public JsonBuf {
   };
   std::unique_ptr<Gzip, GzipDelete> gz_;  // the compressor of a gzip file (used by one thread at a time)
   std::uint64_t queued_ = 0;  // chunks handed to the I/O thread
-  // Written by the I/O thread under its lock.
   friend class IoThread;
-  std::uint64_t written_ = 0;  // chunks the I/O thread has finished
-  int write_errno_ = 0;        // first write error, 0 if none
+  // Chunks the I/O thread has finished (its release publishes write_errno_).
+  std::atomic<std::uint64_t> written_{0};
+  int write_errno_ = 0;  // first write error, 0 if none; the I/O thread's while chunks are queued
 };
 
 // A writer's scratch stream: deleted when the writer is done with it (or is
