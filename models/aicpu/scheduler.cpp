@@ -537,9 +537,10 @@ bool SchedulerThread::start_drain(Task* task, bool gated) {
   if (ctx_.drain.active) return false;
   const std::vector<char> none(ctx_.threads.size(), 0);
   ctx_.drain = Drain{true, task, none, now(), false, none, gated, 0};
-  // The starter stops placing at once: it acks here, since a notification
-  // of its own wake-up event would be lost while it is running.
-  ctx_.drain.acked[index_] = 1;
+  // The starter acks like every thread, at the drain check of its next
+  // iteration (handle_drain_mode); the rest of this iteration still runs
+  // (try_early_dispatch after dispatch_ready_tasks), and drain_has_work
+  // keeps it from idling before it has acked.
   for (SchedulerThread* p : ctx_.threads)
     if (p != this) p->wake().notify();
   ++ctx_.epoch;
@@ -860,17 +861,18 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
 // queue is empty and this thread has a free slot; the early-dispatch queues
 // in the same staging order as dispatch, MIX work left in the early MIX queue
 // holding back the AIC/AIV stages (has_residual_early_mix). The record counts
-// the blocks staged.
+// the blocks staged. A sync-start drain does not gate it: the loop checks
+// sync_start_pending once, before dummies and dispatch (resolve_and_dispatch),
+// so the iteration that arms a drain (in dispatch_shape or in tier 0 here)
+// still runs the regular early staging; the drain stops the next iteration.
 void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
   sync(t);
-  if (ctx_.drain.active || ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
+  if (ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
   const Time start = t;
   int staged = 0;
   // Tier 0: one sync-start candidate per pass.
   if (Task* c = ctx_.rt->pop_early_sync()) staged += early_sync_start(*c, t);
-  if (ctx_.drain.active) entered_drain_ = true;
-  if (!entered_drain_)
-    staging_order(
+  staging_order(
       [&](Shape s, Stage stage) {
         staged += early_dispatch_shape(s, stage, t);
         return false;
@@ -980,9 +982,10 @@ int SchedulerThread::drain_phase(Time& t) {
   sync(t);
   Task* task = d.task;
   const Staged st = stage_cohort(*task, d.gated, true, t);
+  // Its stage_done bit is set when its staging ends, not before.
+  sync(t);
   d.running_staged += st.running_cores;
   d.staged[index_] = 1;
-  if (st.blocks > 0) record(SchedPhase::Drain, drain_t0, t, st.blocks);
   ctx_.wake_all();
   // Followers spin until the coordinator reopens the gate; the coordinator
   // until every thread has staged, then reopens it.
@@ -990,6 +993,9 @@ int SchedulerThread::drain_phase(Time& t) {
   while (!ctx_.stop && (index_ == 0 ? !all_staged() : ctx_.drain.active)) wait(wake_);
   t = std::max(t, now());
   if (index_ == 0 && !ctx_.stop) {
+    // The gate reopens at the coordinator's time: followers spin until
+    // sync_start_pending is 0 and resume no earlier.
+    sync(t);
     // Seed the rendezvous of a gated cohort, reopen the gate, then retry the
     // rendezvous: the producers may have released it during the staging.
     const bool gated = d.gated;
@@ -998,12 +1004,18 @@ int SchedulerThread::drain_phase(Time& t) {
     ctx_.wake_all();
     if (gated) retry_rendezvous(*task, t);
   }
+  // The Drain record spans this thread's whole handle_drain_mode call, to
+  // its return once the gate reopened (the coordinator's after the reopen and
+  // the rendezvous retry): resolve_and_dispatch stamps its end after the
+  // call, for a thread that reached staging.
+  if (st.blocks > 0) record(SchedPhase::Drain, drain_t0, t, st.blocks);
   return 1;
 }
 
 bool SchedulerThread::drain_has_work() const {
   const Drain& d = ctx_.drain;
   if (!d.active) return false;
+  if (!d.acked[index_]) return true;  // its ack is due
   if (d.go) return !d.staged[index_];
   return index_ == 0 && std::all_of(d.acked.begin(), d.acked.end(), [](char a) { return a != 0; });
 }

@@ -313,3 +313,60 @@ TEST_CASE("an early sync-start cohort its owner cannot hold goes through a gated
   CHECK(s.phases(SchedPhase::DrainPrepare).size() == 2);  // the idle and the pending batch
   CHECK(s.phases(SchedPhase::EarlyDispatch).empty());
 }
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::try_early_dispatch: tier 0
+// (the sync-start candidate) arms a drain with enter_drain_mode and the same
+// call then runs the regular early staging (run_staging_order with
+// early_dispatch_shape): nothing in try_early_dispatch looks at
+// sync_start_pending after tier 0. resolve_and_dispatch checks the drain
+// only once per iteration, before dummies and dispatch, so the drain stops
+// the thread from its next iteration on.
+TEST_CASE("the early pass that arms a sync-start drain still stages the other candidates", "[conformance]") {
+  ConfSim s("sched_sync_early_drain_more.json");
+  s.run();
+  REQUIRE(s.finished());
+  // P is dispatched at 2800, after Q (a FIN read in the iteration from 2410);
+  // C and D become candidates then. The early pass starts at 2800: C finds
+  // 2 idle AIVs and no free pending slot (P's cores not ACKed), so it arms
+  // a gated drain; the pass goes on to the AIV stage: pop 20, payload 100,
+  // D staged gated on AIV4 at 2920.
+  const auto d = s.of_task(root_task(3));
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].gated);
+  CHECK(d[0].dispatch == at(2920));
+  const auto early = s.phases(SchedPhase::EarlyDispatch);
+  REQUIRE(early.size() == 1);
+  CHECK(early[0].start == at(2800));
+  CHECK(early[0].end == at(2920));
+  CHECK(early[0].tasks_processed == 1);
+  // The drain then stages all of C once P and D free their cores.
+  const auto drain = s.phases(SchedPhase::Drain);
+  REQUIRE(drain.size() == 1);
+  CHECK(drain[0].tasks_processed == 4);
+}
+
+// Upstream: scheduler_completion.cpp SchedulerContext::handle_drain_mode: a
+// follower that has staged its share spins until the coordinator reopens
+// the gate (sync_start_pending back to 0), which the coordinator does only
+// once every thread's stage_done bit is set; resolve_and_dispatch stamps
+// the Drain record's end after handle_drain_mode returns. Upstream test:
+// spmd_sync_start (a cohort wider than one thread's cores).
+TEST_CASE("a drain follower leaves the drain when the coordinator reopens the gate", "[conformance]") {
+  ConfSim s("sched_drain_uneven.json");
+  s.run();
+  REQUIRE(s.finished());
+  // Staging is released at 230: thread 0 builds two payloads (230..430),
+  // thread 1 one (230..330). The gate reopens at 430, when thread 0 is done.
+  const auto prep = s.phases(SchedPhase::DrainPrepare);
+  REQUIRE(prep.size() == 2);
+  CHECK(prep[1].thread == 1);
+  CHECK(prep[1].end == at(330));
+  const auto drain = s.phases(SchedPhase::Drain);
+  REQUIRE(drain.size() == 2);
+  for (const auto& r : drain) {
+    INFO("thread " << r.thread);
+    CHECK(r.start == at(230));
+    CHECK(r.end == at(430));
+    CHECK(r.tasks_processed == (r.thread == 0 ? 2 : 1));
+  }
+}
