@@ -194,8 +194,18 @@ void SchedulerThread::run() {
     loop_iter_ += skipped;
     if (!ctx_.drain.active) pop_miss_ += skipped * idle_misses_;
   }
-  // Loop exit: the pops since the last dispatch record go into a zero-length
-  // dispatch record, so the records' pop counts add up to the thread's.
+  // Loop exit, whichever path left the loop (resolve_and_dispatch,
+  // scheduler_dispatch.cpp): first the tasks still on the deferred list are
+  // released, newest first and without a release record (the in-loop release
+  // runs only on an iteration without progress, and the last completion is
+  // followed by the exit test, not by one); their on_task_release
+  // (pto_scheduler.h) drops the producers' pins and runs each task's own
+  // check_and_handle_consumed, so the run's last tasks retire and the ring's
+  // tail reaches its head. Then the pops since the last dispatch record go
+  // into a zero-length dispatch record, so the records' pop counts add up to
+  // the thread's.
+  t = std::max(t, now());
+  release_phase(t, false);
   if (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_)
     record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
 }

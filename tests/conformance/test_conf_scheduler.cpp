@@ -151,9 +151,10 @@ TEST_CASE("scheduler phase records: dispatch spans, pop counts of every pop, the
   // the AIV pending stage pops too (10 misses each): iterations 30..39; the
   // FIN is seen in iteration 40 (2520), whose dispatch finds everything idle
   // again (8). The loop exits at the next iteration's termination check
-  // (2570 + loop 10) and writes the rest as a zero-length record.
-  CHECK(d[1].start == at(2580));
-  CHECK(d[1].end == at(2580));
+  // (2570 + loop 10), releases the task it deferred (release_task 10) and
+  // writes the rest as a zero-length record after that drain.
+  CHECK(d[1].start == at(2590));
+  CHECK(d[1].end == at(2590));
   CHECK(d[1].tasks_processed == 0);
   CHECK(d[1].pop_hit == 0);
   CHECK(d[1].pop_miss == 9 * 8 + 10 * 10 + 8);
@@ -372,4 +373,28 @@ TEST_CASE("idle peer threads leave their loops once the last completion is publi
   CHECK(t1[0].start == at(2570));
   CHECK(t1[0].end == at(2570));
   CHECK(t1[0].pop_miss > 0);
+}
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch,
+// after the loop: "Drain any entries left in the deferred-release batch"
+// (`while (deferred_release_count > 0) on_task_release(...)`, no Release
+// phase record), before the final zero-length dispatch record; pto_scheduler.h
+// on_task_release ends with the task's own check_and_handle_consumed, whose
+// advance_ring_pointers moves the ring's tail past it.
+TEST_CASE("a thread releases its deferred tasks after it leaves its loop", "[conformance]") {
+  ConfSim s("sched_idle_peers_exit.json");
+  s.run();
+  REQUIRE(s.finished());
+  // Thread 0 completes the task in the complete phase ending at 2570 (FIN
+  // seen 2520, complete 50) and defers its release. The next iteration
+  // (2570, loop 10) finds no running core and the run finished: it leaves at
+  // 2580 and releases the task (10): the tail passes it at 2590. Before, the
+  // deferred list was dropped at the exit: the task never retired.
+  const TaskId k = root_task(0);
+  CHECK(s.obs.completed.at(k) == at(2520));
+  REQUIRE(s.obs.retired.count(k) == 1);
+  CHECK(s.obs.retired.at(k) == at(2590));
+  // The final drain writes no release record.
+  CHECK(s.phases(SchedPhase::Release).empty());
+  CHECK(s.chip->runtime().total_submitted() == 1);
 }
