@@ -651,16 +651,18 @@ bool Runtime::any_ready() const {
 }
 
 void Runtime::maybe_candidate(Task& c) {
+  // host_build_graph stubs early dispatch: its propagate_dispatch_fanin is
+  // empty ("Milestone 1", host_build_graph/runtime/scheduler/pto_scheduler.h),
+  // so nothing enters its early-dispatch queues and every task reaches a core
+  // through the ready queues; early_resolve has no effect there.
+  if (config_.runtime == RuntimeKind::HostBuildGraph) return;
   if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || c.predicate ||
       c.shape == Shape::DUMMY || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
     return;
   // A sync-start cohort waits in its own queue, for one owner to stage it
   // whole (try_enqueue_early_dispatch_candidate).
   auto& q = c.sync_start ? early_sync_queue_ : early_queues_[static_cast<int>(c.shape)];
-  const std::uint64_t capacity = config_.runtime == RuntimeKind::HostBuildGraph
-                                     ? platform_.limits.hbg_early_dispatch_queue_capacity
-                                     : platform_.limits.early_dispatch_queue_capacity;
-  if (q.size() >= capacity) return;  // queue full: stays NONE
+  if (q.size() >= platform_.limits.early_dispatch_queue_capacity) return;  // queue full: stays NONE
   c.early = Task::Early::Staging;
   q.push_back(&c);
   hooks_->on_early_candidate(c);

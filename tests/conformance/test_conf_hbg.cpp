@@ -119,3 +119,27 @@ TEST_CASE("host_build_graph: hbg_layout all_schedule restores every thread sched
   CHECK(c[0].dispatch == at(2680));
   CHECK(c[0].start == at(3680));
 }
+
+// Upstream: host_build_graph/runtime/scheduler/pto_scheduler.h
+// propagate_dispatch_fanin is empty ("Milestone 1: early-dispatch (predicated
+// / allow_early_resolve) is stubbed ... Nothing pre-stages into
+// early_dispatch_queues / early_sync_start_queue, so tasks reach cores only
+// through the normal ready path"). The consumer of a flagged producer,
+// staged gated under tensormap_and_ringbuffer (sched_doorbell_start.json),
+// waits for the producer's completion under host_build_graph.
+TEST_CASE("host_build_graph: early_resolve stages nothing early, early dispatch being stubbed", "[conformance]") {
+  ConfSim s("hbg_early_resolve_stubbed.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto p = s.of_task(root_task(0)), c = s.of_task(root_task(1));
+  REQUIRE((p.size() == 1 && c.size() == 1));
+  CHECK_FALSE(c[0].gated);
+  CHECK(c[0].dispatch > completed(s, 0));
+  CHECK(s.phases(SchedPhase::EarlyDispatch).empty());
+  // P (thread 0, AIV2) is dispatched at 130 and its FIN read at 2330 (the
+  // iteration from 2220: loop 10, one poll 100), where C becomes ready;
+  // thread 1's iteration from 2320 pops it (20) and builds its payload
+  // (100): C is dispatched at 2450, ungated, onto AIV4.
+  CHECK(completed(s, 0) == at(2330));
+  CHECK(c[0].dispatch == at(2450));
+}
