@@ -219,6 +219,59 @@ TEST_CASE("trace: the strided form, version, creator, wait deps, fill, set and f
   CHECK_FALSE(src->next(op));
 }
 
+TEST_CASE("an empty view is the zero-length range at its start: it meets a view holding that start strictly inside", "[views]") {
+  // simpler: pto_tensormap.h, PTO2TensorMapEntry::check_overlap with
+  // Segment::line_segment_intersection (end > other.begin && other.end >
+  // begin), on a ChipTensor whose extent_elem() is 0 (tensor.h, view(): an
+  // empty view is contiguous with extent 0, its start_offset the parent's).
+  DataStore d;
+  const Tensor x = buffer(d, 16, 128);
+  const Tensor top = chip(d, x, {8, 128}, {128, 1}, 0), bottom = chip(d, x, {8, 128}, {128, 1}, 8 * 128);
+  const Tensor inside = chip(d, x, {0, 128}, {128, 1}, 4 * 128);   // origin row 4: inside x and top
+  const Tensor boundary = chip(d, x, {0, 128}, {128, 1}, 8 * 128); // origin row 8: where bottom begins
+  CHECK(view_overlap(inside, x) == Overlap::Other);
+  CHECK(view_overlap(inside, top) == Overlap::Other);
+  CHECK(view_overlap(inside, bottom) == Overlap::None);
+  CHECK(view_overlap(boundary, top) == Overlap::None);     // 1024 > 1024 fails: ends meet, no overlap
+  CHECK(view_overlap(boundary, bottom) == Overlap::None);  // 1024 > 1024 fails from the other side
+  // as the producer's entry: the consumer's box contains it
+  CHECK(view_overlap(x, inside) == Overlap::Covered);
+  CHECK(view_overlap(top, inside) == Overlap::Covered);
+  CHECK(view_overlap(bottom, inside) == Overlap::None);
+  CHECK(view_overlap(inside, inside) == Overlap::None);  // s > s fails
+}
+
+TEST_CASE("overlap in the consumer's layout: a producer over a buffer of another size", "[views]") {
+  // simpler: pto_tensormap.h, PTO2TensorMapEntry::check_overlap: the
+  // reference shape's first extent is the INPUT's buffer.size / element size
+  // / strides[0]; the entry is compared in that layout if it fits in it, so
+  // views of one address taken over buffers of different sizes (ChipTensors
+  // made with another size) are compared per dimension, not as Other.
+  DataStore d;
+  const Tensor x = buffer(d, 16, 128);
+  auto sized = [&](std::int64_t numel, std::vector<std::int64_t> shape, std::int64_t start) {
+    ChipView v;
+    v.dtype = x.dtype;
+    v.numel = numel;
+    v.ndims = 2;
+    v.shape[0] = shape[0], v.shape[1] = shape[1];
+    v.strides[0] = 128, v.strides[1] = 1;
+    v.start = start;
+    return make_chip_view(d, x, v);
+  };
+  const Tensor left4 = sized(2048, {4, 64}, 0);      // rows 0..3, columns 0..63, of a 16-row buffer
+  const Tensor right8 = sized(1024, {8, 64}, 64);    // rows 0..7, columns 64..127, of an 8-row buffer
+  const Tensor whole8 = sized(1024, {8, 128}, 0);    // rows 0..7 of an 8-row buffer
+  const Tensor whole16 = sized(2048, {16, 128}, 0);  // rows 0..15 of a 16-row buffer
+  CHECK(view_overlap(right8, left4) == Overlap::None);    // the element ranges meet, the columns do not
+  CHECK(view_overlap(whole8, left4) == Overlap::Covered);
+  CHECK(view_overlap(whole16, right8) == Overlap::Covered);
+  // the producer's box reaches beyond the consumer's reference shape (rows 0..15 of 8): Other
+  CHECK(view_overlap(whole8, whole16) == Overlap::Other);
+  // a consumer buffer that strides[0] does not divide: Other
+  CHECK(view_overlap(sized(1000, {4, 64}, 0), left4) == Overlap::Other);
+}
+
 TEST_CASE("trace: errors of the extensions", "[views][trace]") {
   CHECK(load_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "x", "start": 1, "shape": [4]}]}])") ==
         "/program/0/args/0|the strided form of a view needs \"shape\" and \"strides\" (\"start\" given)");

@@ -118,6 +118,35 @@ TEST_CASE("views of another layout: disjoint element ranges are independent, ove
   CHECK(has_edge(h.rec.edges[2], a->id, EdgeSource::Tensormap));
 }
 
+TEST_CASE("an empty view depends on the writer whose range holds its origin strictly inside", "[runtime]") {
+  // simpler: pto_tensormap.h, PTO2TensorMapEntry::check_overlap: the
+  // element-range test is Segment::line_segment_intersection on half-open
+  // ranges, and an empty view's range is [s, s) (extent_elem() 0), so it
+  // meets an entry [b, e) when b < s < e (OTHER), and none at b or e.
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* a = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 0, 512))}));
+  Task* b = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 512, 512))}));
+  Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 256, 0))}));
+  Task* e = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 512, 0))}));
+  Task* f = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 0, 0))}));
+  REQUIRE((a && b && c && e && f));
+  REQUIRE(h.rec.edges[2].size() == 1);
+  CHECK(has_edge(h.rec.edges[2], a->id, EdgeSource::Tensormap));
+  CHECK(h.rec.edges[2][0].overlap == Overlap::Other);
+  CHECK(h.rec.edges[3].empty());
+  CHECK(h.rec.edges[4].empty());
+  // An empty INOUT registers an entry at its origin, which a reader of the
+  // range around it finds (COVERED: the reader's range contains it).
+  Task* g = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 768, 0))}));
+  Task* r = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 700, 100))}));
+  REQUIRE((g && r));
+  REQUIRE(h.rec.edges[6].size() == 2);
+  CHECK(h.rec.edges[6][0].pred == g->id);
+  CHECK(h.rec.edges[6][0].overlap == Overlap::Covered);
+  CHECK(h.rec.edges[6][1].pred == b->id);
+}
+
 TEST_CASE("in a manual scope only explicit deps make edges", "[runtime]") {
   Harness h;
   Tensor x = h.ext(1024);

@@ -100,27 +100,61 @@ struct Tensor {
 enum class Overlap : std::uint8_t { None, Covered, Other };
 
 // Overlap of a consumer view with a producer's registered view of the same
-// buffer, as the runtime's PTO2TensorMapEntry::check_overlap decides it
-// (pto_tensormap.h): a newer version of the buffer overlaps every older
-// entry; disjoint linear extents do not overlap; views that are not boxes of
-// one row-major layout (strided, another rank, dtype or layout) overlap as
-// Other; boxes of one layout are compared per dimension: Covered when the
-// consumer's box contains the producer's, Other otherwise.
+// buffer address, step by step as the runtime's
+// PTO2TensorMapEntry::check_overlap decides it (pto_tensormap.h):
+// 1. a newer version of the buffer overlaps every older entry (Other);
+// 2. element ranges [start, start + extent) that do not meet: None. Ranges
+//    meet when each ends after the other begins
+//    (Segment::line_segment_intersection), so an empty view, the range
+//    [s, s) at its start s, meets a range holding s strictly inside it;
+// 3. another dtype or rank, different element strides, or strides that are
+//    not a row-major layout (last 1, each a multiple of the next): Other;
+// 4. the reference shape of that layout, its first extent taken from the
+//    CONSUMER's buffer (its element count / strides[0], which must divide);
+//    either start offset not on the layout's grid, or either box beyond the
+//    reference shape: Other;
+// 5. the two boxes per dimension: None if one dimension is disjoint,
+//    Covered if the consumer's box contains the producer's, else Other.
+// Every step reads the views as ChipTensors (start offset, shapes, strides),
+// so a producer registered over a buffer of another size (a "numel" view)
+// is compared in the consumer's layout, as on the device.
 inline Overlap view_overlap(const Tensor& consumer, const Tensor& producer) {
   if (consumer.addr != producer.addr) return Overlap::None;
   if (consumer.version > producer.version) return Overlap::Other;
-  std::int64_t c_first, c_last, p_first, p_last;
+  std::int64_t c_first, c_last, p_first, p_last;  // [first, last + 1); last = first - 1 when empty
   consumer.extent(c_first, c_last);
   producer.extent(p_first, p_last);
-  if (c_last < p_first || p_last < c_first || c_last < c_first || p_last < p_first) return Overlap::None;
-  if (consumer.strided || producer.strided || consumer.ndims != producer.ndims || consumer.dtype != producer.dtype)
-    return Overlap::Other;
-  for (int d = 0; d < consumer.ndims; ++d)
-    if (consumer.buf_shape[d] != producer.buf_shape[d]) return Overlap::Other;
+  if (c_last < p_first || p_last < c_first) return Overlap::None;
+  const int n = consumer.ndims;
+  if (consumer.dtype != producer.dtype || n != producer.ndims || n == 0) return Overlap::Other;
+  std::array<std::int64_t, kMaxDims> stride{}, ref{};
+  for (int d = 0; d < n; ++d) {
+    stride[d] = consumer.stride(d);
+    if (stride[d] <= 0 || stride[d] != producer.stride(d)) return Overlap::Other;
+  }
+  if (stride[n - 1] != 1) return Overlap::Other;
+  for (int d = 1; d < n; ++d) {
+    if (stride[d - 1] % stride[d] != 0) return Overlap::Other;
+    ref[d] = stride[d - 1] / stride[d];
+  }
+  const std::int64_t storage = consumer.buffer_numel();
+  if (storage % stride[0] != 0) return Overlap::Other;
+  ref[0] = storage / stride[0];
+  std::int64_t c_rest = c_first, p_rest = p_first;
+  std::array<std::int64_t, kMaxDims> c_off{}, p_off{};
+  for (int d = 0; d < n; ++d) {
+    c_off[d] = c_rest / stride[d];
+    p_off[d] = p_rest / stride[d];
+    c_rest %= stride[d];
+    p_rest %= stride[d];
+  }
+  if (c_rest != 0 || p_rest != 0) return Overlap::Other;
+  for (int d = 0; d < n; ++d)
+    if (c_off[d] + consumer.shape[d] > ref[d] || p_off[d] + producer.shape[d] > ref[d]) return Overlap::Other;
   bool covered = true;
-  for (int d = 0; d < consumer.ndims; ++d) {
-    std::int64_t c0 = consumer.offset[d], c1 = c0 + consumer.shape[d];
-    std::int64_t p0 = producer.offset[d], p1 = p0 + producer.shape[d];
+  for (int d = 0; d < n; ++d) {
+    const std::int64_t c0 = c_off[d], c1 = c0 + consumer.shape[d];
+    const std::int64_t p0 = p_off[d], p1 = p0 + producer.shape[d];
     if (c1 <= p0 || p1 <= c0) return Overlap::None;
     if (!(c0 <= p0 && p1 <= c1)) covered = false;
   }
