@@ -658,3 +658,24 @@ TEST_CASE("a task keeps the records of its blocks in flight, not of every block 
   CHECK(s.obs.max_records >= 4);
   CHECK(s.obs.max_records <= static_cast<std::size_t>(2 * s.platform.topo.total_cores()));
 }
+
+// Upstream: scheduler_dispatch.cpp SchedulerContext::prepare_subtask_to_core
+// (`dispatch_seq++`, reg_task_id = dispatch_seq & TASK_ID_MASK, a value from
+// AICORE_EXIT_SIGNAL 0x7FFFFFF0 on skipped by `TASK_ID_MASK - reg_task_id + 1`,
+// an even skip that keeps the dual payload buffer's parity). Before, the
+// token restarted at 1 after 0x7FFFFFEF: two odd tokens in a row.
+TEST_CASE("dispatch tokens count from 1 and skip the reserved range to 0", "[timing]") {
+  std::uint64_t seq = 0;
+  CHECK(npusim::next_dispatch_token(seq) == 1u);
+  CHECK(npusim::next_dispatch_token(seq) == 2u);
+  seq = 0x7FFFFFEEu;
+  CHECK(npusim::next_dispatch_token(seq) == 0x7FFFFFEFu);
+  CHECK(npusim::next_dispatch_token(seq) == 0u);  // parity alternates across the skip
+  CHECK(seq == 0x80000000u);
+  CHECK(npusim::next_dispatch_token(seq) == 1u);
+  // The second wrap, where the runtime's 32-bit counter overflows to 0.
+  seq = 0xFFFFFFEEu;
+  CHECK(npusim::next_dispatch_token(seq) == 0x7FFFFFEFu);
+  CHECK(npusim::next_dispatch_token(seq) == 0u);
+  CHECK((seq & 0xFFFFFFFFu) == 0u);
+}

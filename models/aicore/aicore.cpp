@@ -18,6 +18,14 @@ AicoreComplex::AicoreComplex(sc_core::sc_module_name name, const Platform& platf
   dont_initialize();
 }
 
+std::uint32_t next_dispatch_token(std::uint64_t& seq) {
+  constexpr std::uint64_t kMask = 0x7FFFFFFFu;      // TASK_ID_MASK
+  constexpr std::uint64_t kReserved = 0x7FFFFFF0u;  // AICORE_EXIT_SIGNAL and above
+  ++seq;
+  if ((seq & kMask) >= kReserved) seq += kMask - (seq & kMask) + 1;
+  return static_cast<std::uint32_t>(seq & kMask);
+}
+
 int AicoreComplex::free_slot(const Core& c) const {
   for (int i = 0; i < 2; ++i)
     if (!c.slots[i].used) return i;
@@ -65,9 +73,10 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   Core& c = cores_[core];
   int idx = free_slot(c);
   Slot& s = c.slots[idx];
-  if (s.token != 0 && s.end != kNever && (c.retired_end == kNever || s.end >= c.retired_end)) {
+  if (s.seq != 0 && s.end != kNever && (c.retired_end == kNever || s.end >= c.retired_end)) {
     c.retired_end = s.end;
     c.retired_token = s.token;
+    c.retired_seq = s.seq;
   }
   s = Slot{};
   s.used = true;
@@ -76,9 +85,8 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   s.lane = lane;
   s.record = record;
   s.gated = gated;
-  s.token = c.next_token;
-  // Tokens are 31-bit and skip the reserved range >= 0x7FFFFFF0.
-  c.next_token = c.next_token + 1 >= 0x7FFFFFF0u ? 1 : c.next_token + 1;
+  s.token = next_dispatch_token(c.dispatch_seq);
+  s.seq = c.dispatch_seq;
   s.arrival = t_write + platform_.core.dmb_arrival;
   if (c.running < 0)
     c.running = idx;
@@ -330,23 +338,26 @@ void AicoreComplex::decode_cond(Core& c, Time t, std::vector<FinishedBlock>& don
 
 AicoreComplex::CondValue AicoreComplex::cond_at(int core, Time t) const {
   const Core& c = cores_[core];
-  // The writes in the core's order: by time, then token (a later block's ACK
-  // may share its time with the earlier one's FIN), an ACK before its FIN.
+  // The writes in the core's order: by time, then dispatch order (a later
+  // block's ACK may share its time with the earlier one's FIN; the token
+  // itself wraps), an ACK before its FIN.
   CondValue v;
   bool any = false;
   Time at = 0;
-  auto consider = [&](Time x, bool fin, std::uint32_t token) {
+  std::uint64_t at_seq = 0;
+  auto consider = [&](Time x, bool fin, std::uint32_t token, std::uint64_t seq) {
     if (!visible(x, t)) return;
-    if (any && (x < at || (x == at && (token < v.token || (token == v.token && fin < v.fin))))) return;
+    if (any && (x < at || (x == at && (seq < at_seq || (seq == at_seq && fin < v.fin))))) return;
     any = true;
     at = x;
+    at_seq = seq;
     v = CondValue{fin, token};
   };
-  consider(c.retired_end, true, c.retired_token);
+  consider(c.retired_end, true, c.retired_token, c.retired_seq);
   for (const Slot& s : c.slots) {  // a finished slot keeps its times until reused
-    if (s.token == 0) continue;
-    consider(s.start, false, s.token);
-    consider(s.end, true, s.token);
+    if (s.seq == 0) continue;
+    consider(s.start, false, s.token, s.seq);
+    consider(s.end, true, s.token, s.seq);
   }
   return v;
 }

@@ -73,6 +73,14 @@ class PhaseHandler {
   virtual Time on_timer(const PhaseCtx& /*ctx*/, Time /*t*/) { return kNever; }
 };
 
+// The next dispatch token of a core whose dispatch counter is `seq`
+// (scheduler_dispatch.cpp prepare_subtask_to_core: `dispatch_seq++`, the
+// token its low 31 bits; a token in the reserved range from
+// AICORE_EXIT_SIGNAL (0x7FFFFFF0) on is skipped to the next multiple of
+// 2^31, token 0, an even skip that keeps the payload buffer's parity,
+// `task_id & 1`). Advances `seq`; tokens run 1, 2, ..., 0x7FFFFFEF, 0, 1, ...
+std::uint32_t next_dispatch_token(std::uint64_t& seq);
+
 class AicoreComplex : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(AicoreComplex);
@@ -188,6 +196,7 @@ class AicoreComplex : public sc_core::sc_module {
     int lane = 0;
     int record = -1;
     std::uint32_t token = 0;
+    std::uint64_t seq = 0;   // the core's dispatch counter at this block (0: never used)
     Time arrival = 0;
     Time receive = kNever, ready = kNever, start = kNever, end = kNever;
     bool used = false;
@@ -207,10 +216,11 @@ class AicoreComplex : public sc_core::sc_module {
     int exec = -1;       // AICore side: slot whose timeline is being laid out
     Time free_at = 0;    // AICore back in its DMB poll loop
     bool warm = false;
-    std::uint32_t next_token = 1;
+    std::uint64_t dispatch_seq = 0;  // CoreExecState::dispatch_seq
     // The FIN of the latest block whose slot was reused (for cond_at).
     Time retired_end = kNever;
     std::uint32_t retired_token = 0;
+    std::uint64_t retired_seq = 0;
     sc_core::sc_event* wake = nullptr;
     int view = -1;       // the ClusterView holding this core's bits, and its cluster's index there
     int view_index = 0;
