@@ -73,8 +73,17 @@ def main():
         print("sweep_dask.py: Dask distributed is not installed (Debian: apt-get install python3-distributed)",
               file=sys.stderr)
         return 2
+    # NPUSIM_DASK_CONNECT_TIMEOUT (seconds, default 10): how long to keep trying to reach the scheduler.
     try:
-        client = Client(args.scheduler, timeout=10)
+        timeout = float(os.environ.get("NPUSIM_DASK_CONNECT_TIMEOUT", "10"))
+    except ValueError:
+        timeout = -1
+    if not timeout > 0:
+        print("sweep_dask.py: NPUSIM_DASK_CONNECT_TIMEOUT must be a number of seconds above 0, not %r"
+              % os.environ.get("NPUSIM_DASK_CONNECT_TIMEOUT"), file=sys.stderr)
+        return 2
+    try:
+        client = Client(args.scheduler, timeout=timeout)
     except Exception as e:  # noqa: BLE001 -- any failure to connect is the same answer
         print("sweep_dask.py: cannot reach the Dask scheduler %s: %s" % (args.scheduler, e), file=sys.stderr)
         return 2

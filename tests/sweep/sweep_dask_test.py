@@ -70,10 +70,15 @@ def main():
         if "\n128,64,ok,0,,800089100,89100,1," not in wlocal:
             failures.append("the worker file sweep's row 128,64 is not the miss: " + wlocal[:400])
     # An unreachable scheduler is exit 2 and writes nothing.
+    # A 1 s connect timeout (NPUSIM_DASK_CONNECT_TIMEOUT) instead of the default 10 s.
     bad = subprocess.run(base + ["--scheduler", "tcp://127.0.0.1:9", "--csv", os.path.join(scratch, "x.csv")],
-                         cwd=source, stderr=subprocess.PIPE)
-    if bad.returncode != 2 or b"cannot reach the Dask scheduler" not in bad.stderr:
+                         cwd=source, stderr=subprocess.PIPE, env=dict(os.environ, NPUSIM_DASK_CONNECT_TIMEOUT="1"))
+    if bad.returncode != 2 or b"cannot reach the Dask scheduler" not in bad.stderr or b"after 1 s" not in bad.stderr:
         failures.append("an unreachable scheduler: exit %d, %r" % (bad.returncode, bad.stderr[-300:]))
+    nan = subprocess.run(base + ["--scheduler", "tcp://127.0.0.1:9", "--csv", os.path.join(scratch, "x.csv")],
+                         cwd=source, stderr=subprocess.PIPE, env=dict(os.environ, NPUSIM_DASK_CONNECT_TIMEOUT="soon"))
+    if nan.returncode != 2 or b"NPUSIM_DASK_CONNECT_TIMEOUT must be a number of seconds above 0, not 'soon'" not in nan.stderr:
+        failures.append("a bad connect timeout: exit %d, %r" % (nan.returncode, nan.stderr[-300:]))
     if os.path.exists(os.path.join(scratch, "x.csv")):
         failures.append("an unreachable scheduler left x.csv")
     for f in failures:
