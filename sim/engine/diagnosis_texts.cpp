@@ -644,6 +644,13 @@ void stall_diagnostics_lines(Chip& chip, const std::vector<const SchedulerThread
   }
 }
 
+// Whether thread `i` of `threads` prints a stall dump: thread 0 always (it
+// scans the rings), a thread past 0 only for the clusters it owns (the
+// orchestrator's, turned scheduler, owns none and prints nothing).
+bool prints_dump(const std::vector<const SchedulerThread*>& threads, std::size_t i) {
+  return i == 0 || !threads[i]->clusters().empty();
+}
+
 // One periodic dump: thread `thread` at its idle iteration `count`, ending at `time`.
 struct PeriodicDump {
   Time time;
@@ -660,9 +667,7 @@ std::vector<PeriodicDump> periodic_dumps(const std::vector<const SchedulerThread
                                          std::uint64_t latch_idle, Time at) {
   std::vector<PeriodicDump> dumps;
   for (std::size_t i = 0; i < threads.size(); ++i) {
-    // A thread past 0 owning no cluster (the orchestrator's, turned
-    // scheduler) prints nothing: no dump.
-    if (i > 0 && threads[i]->clusters().empty()) continue;
+    if (!prints_dump(threads, i)) continue;
     const SchedulerThread::IdleGrid& g = threads[i]->idle_grid();
     std::uint64_t n = g.count;
     if (threads[i] == latch)
@@ -702,7 +707,7 @@ void periodic_dump_lines(Chip& chip, const SchedulerThread* latch, std::uint64_t
   // Capped as a round at each end: the first and the last dump of as many
   // dumps as there are threads that print, the ones between counted on one line.
   std::size_t keep = 0;
-  for (std::size_t i = 0; i < threads.size(); ++i) keep += i == 0 || !threads[i]->clusters().empty();
+  for (std::size_t i = 0; i < threads.size(); ++i) keep += prints_dump(threads, i);
   for (std::size_t d = 0; d < dumps.size(); ++d) {
     if (dumps.size() > 2 * keep && d == keep) {
       out.push_back(fmt("[npusim] ... %zu more periodic stall dumps (every %" PRIu64
@@ -728,6 +733,7 @@ void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations
   for (int th = 0; th < static_cast<int>(threads.size()); ++th)
     stall_diagnostics_lines(chip, threads, th, idle_iterations, last_progress_count, at, out);
 }
+
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {
   std::vector<std::string> out{fmt("rtMalloc failed: %d (size=%" PRIu64 ")", kAclMemoryAllocation, size)};
   acl_detail_lines(kAclMemoryAllocation, out);

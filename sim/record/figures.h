@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <set>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>

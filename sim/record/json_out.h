@@ -192,14 +192,14 @@ class FlatIndex64 {
   // The key's number, and whether the key was new (and got the next number).
   std::pair<std::uint32_t, bool> insert(std::uint64_t key) {
     if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
-    Slot& s = probe(key);
+    Slot& s = slots_[slot(key)];
     if (s.index != npos) return {s.index, false};
     s = {key, size_};
     return {size_++, true};
   }
   // The key's number, or npos.
   std::uint32_t find(std::uint64_t key) const {
-    return slots_.empty() ? npos : const_cast<FlatIndex64*>(this)->probe(key).index;
+    return slots_.empty() ? npos : slots_[slot(key)].index;
   }
   std::uint32_t size() const { return size_; }
 
@@ -208,17 +208,17 @@ class FlatIndex64 {
     std::uint64_t key = 0;
     std::uint32_t index = npos;  // npos: empty
   };
-  // The key's slot, or the empty slot where it would go.
-  Slot& probe(std::uint64_t key) {
+  // The position of the key's slot, or of the empty slot where it would go.
+  std::size_t slot(std::uint64_t key) const {
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask)
-      if (slots_[i].index == npos || slots_[i].key == key) return slots_[i];
+      if (slots_[i].index == npos || slots_[i].key == key) return i;
   }
   void rehash(std::size_t n) {
     std::vector<Slot> old(n);
     old.swap(slots_);
     for (const Slot& s : old)
-      if (s.index != npos) probe(s.key) = s;
+      if (s.index != npos) slots_[slot(s.key)] = s;
   }
   std::vector<Slot> slots_;
   std::uint32_t size_ = 0;
