@@ -49,8 +49,10 @@ case "$what" in
     ;;
   test)
     dir=${NPUSIM_BUILD_DIR:-build}
-    # The whole suite, even if this build directory was once narrowed to a few tests.
-    build_one "$dir" "-DNPUSIM_TEST_GLOB=test_*"
+    # The whole suite, even if this build directory was once narrowed to a few
+    # tests, in the default unity batches (-U drops a developer's setting).
+    suite_sources=("-DNPUSIM_TEST_GLOB=test_*" -UNPUSIM_TEST_UNITY_BATCH)
+    build_one "$dir" "${suite_sources[@]}"
     status=0
     # Every ctest entry must run a test case (-w NoTests in tests/CMakeLists.txt),
     # ctest must find entries at all, and every test case must run exactly once.
@@ -68,7 +70,7 @@ case "$what" in
     suite "$dir" || status=1
     if [ "${NPUSIM_SANITIZE:-1}" != 0 ]; then
       # -O1 -g1: half the compile time of -O2 -g, line numbers in reports, asserts on.
-      build_one build-asan "-DNPUSIM_TEST_GLOB=test_*" -DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      build_one build-asan "${suite_sources[@]}" -DNPUSIM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
       . tests/sanitizer/sanitizer.sh
       sanitizer_env build-asan/sanitizer-logs

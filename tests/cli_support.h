@@ -38,6 +38,23 @@ inline std::string slurp(const fs::path& p) {
 
 inline json load(const fs::path& p) { return json::parse(slurp(p)); }
 
+// The lines of `text`, without their '\n' (a last line without one included).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+// `p` in single quotes, for a shell command line.
+inline std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// Writes `text` to `p`, creating its folders.
+inline void write_file(const fs::path& p, const std::string& text) {
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The scratch directory of this test process; the runner (sc_catch_main.cpp)

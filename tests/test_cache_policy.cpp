@@ -23,7 +23,7 @@ namespace {
 // One AIV kernel: the activations (512 B, 2 L2 lines), the weights (2 KiB,
 // the whole tiny L2: 8 lines of 256 B, 4 sets of 2 ways), the activations
 // again. `w_cache` is the weight load's own `cache` ("" for none).
-json trace(const json& scope_body_policies, const std::string& level, const std::string& w_cache) {
+json policy_trace(const json& scope_body_policies, const std::string& level, const std::string& w_cache) {
   json w_load = {{"arg", 1}, {"bytes", 2048}};
   if (!w_cache.empty()) w_load["cache"] = w_cache;
   json kernel = {{"func_id", 0},
@@ -91,8 +91,8 @@ constexpr double kBypassed = 316 + 364 + 208;
 }  // namespace
 
 TEST_CASE("cache policy: intended BYPASS on streamed weights keeps the activations resident", "[cache_policy][cli]") {
-  const json t = trace(json::array({policy("w", "bypass")}), "core_group", "");
-  const Outcome none = outcome(run(trace(json::array(), "core_group", ""), "none", "intended"));
+  const json t = policy_trace(json::array({policy("w", "bypass")}), "core_group", "");
+  const Outcome none = outcome(run(policy_trace(json::array(), "core_group", ""), "none", "intended"));
   CHECK(none.busy_ns == kCached);
   CHECK(none.hits == 0);
   CHECK(none.hbm == 512 + 2048 + 512);
@@ -104,11 +104,11 @@ TEST_CASE("cache policy: intended BYPASS on streamed weights keeps the activatio
   CHECK(o.not_lowered == 0);
   CHECK(r.summary["run"]["cache_policy_lowering"] == "intended");
   // pl.spmd bodies lower too.
-  CHECK(outcome(run(trace(json::array({policy("w", "bypass")}), "spmd", ""), "spmd", "intended")).busy_ns == kBypassed);
+  CHECK(outcome(run(policy_trace(json::array({policy("w", "bypass")}), "spmd", ""), "spmd", "intended")).busy_ns == kBypassed);
 }
 
 TEST_CASE("cache policy: today's toolchain times BYPASS as a cached read and says so once", "[cache_policy][cli]") {
-  const json t = trace(json::array({policy("w", "bypass")}), "core_group", "");
+  const json t = policy_trace(json::array({policy("w", "bypass")}), "core_group", "");
   const cli::RunResult r = run(t, "today", "");  // the default
   const Outcome o = outcome(r);
   CHECK(o.busy_ns == kCached);
@@ -120,27 +120,27 @@ TEST_CASE("cache policy: today's toolchain times BYPASS as a cached read and say
   CHECK(cli::has(first, "BYPASS accepted but lowered to a cached read by today's toolchain"));
   CHECK(outcome(run(t, "today_explicit", "today")).busy_ns == kCached);
   // No policy, today: the same time, no warning.
-  const Outcome none = outcome(run(trace(json::array(), "core_group", ""), "none_today", ""));
+  const Outcome none = outcome(run(policy_trace(json::array(), "core_group", ""), "none_today", ""));
   CHECK(none.busy_ns == kCached);
   CHECK(none.not_lowered == 0);
 }
 
 TEST_CASE("cache policy: a load's own cache overrides the scope's both ways", "[cache_policy][cli]") {
   // The scope bypasses w, the load puts itself back on the cached path.
-  CHECK(outcome(run(trace(json::array({policy("w", "bypass")}), "core_group", "default"), "back", "intended")).busy_ns ==
+  CHECK(outcome(run(policy_trace(json::array({policy("w", "bypass")}), "core_group", "default"), "back", "intended")).busy_ns ==
         kCached);
   // The scope declares DEFAULT, the load bypasses.
-  CHECK(outcome(run(trace(json::array({policy("w", "default")}), "core_group", "bypass"), "out", "intended")).busy_ns ==
+  CHECK(outcome(run(policy_trace(json::array({policy("w", "default")}), "core_group", "bypass"), "out", "intended")).busy_ns ==
         kBypassed);
   // No declaration at all: the load's own bypass.
-  CHECK(outcome(run(trace(json::array(), "", "bypass"), "own", "intended")).busy_ns == kBypassed);
+  CHECK(outcome(run(policy_trace(json::array(), "", "bypass"), "own", "intended")).busy_ns == kBypassed);
 }
 
 TEST_CASE("cache policy: a declaration outside a kernel scope is carried without effect", "[cache_policy][cli]") {
   // A runtime scope (pl.scope(), no level) and another pl.at level do not become kernels.
   for (const std::string level : {"", "host"}) {
     INFO(level);
-    const Outcome o = outcome(run(trace(json::array({policy("w", "bypass")}), level, ""), "carried", "intended"));
+    const Outcome o = outcome(run(policy_trace(json::array({policy("w", "bypass")}), level, ""), "carried", "intended"));
     CHECK(o.busy_ns == kCached);
     CHECK(o.not_lowered == 0);
   }
@@ -152,18 +152,18 @@ TEST_CASE("cache policy: bad declarations and options are input errors with thei
     CHECK(r.status == 2);
     return r.err;
   };
-  CHECK(cli::has(error(trace(json::array({policy("w", "stream")}), "core_group", "")),
+  CHECK(cli::has(error(policy_trace(json::array({policy("w", "stream")}), "core_group", "")),
                  "/program/0/body/1/policy: expected one of \"default\", \"bypass\", got \"stream\""));
-  CHECK(cli::has(error(trace(json::array({policy("nope", "bypass")}), "core_group", "")),
+  CHECK(cli::has(error(policy_trace(json::array({policy("nope", "bypass")}), "core_group", "")),
                  "/program/0/body/1/tensor: name \"nope\" is used before it is bound"));
-  CHECK(cli::has(error(trace(json::array({policy("w", "bypass"), policy("w", "default")}), "core_group", "")),
+  CHECK(cli::has(error(policy_trace(json::array({policy("w", "bypass"), policy("w", "default")}), "core_group", "")),
                  "/program/0/body/2/tensor: tensor \"w\" already has a cache policy in this scope (at /program/0/body/1)"));
-  json in_for = trace(json::array(), "core_group", "");
+  json in_for = policy_trace(json::array(), "core_group", "");
   in_for["program"][0]["body"].push_back(
       {{"op", "for"}, {"var", "i"}, {"to", 1}, {"body", json::array({policy("w", "bypass")})}});
   CHECK(cli::has(error(in_for), "/program/0/body/1/body/0: set_cache_policy must be a statement of a scope's own body"));
-  CHECK(cli::has(error(trace(json::array(), "Core-Group", "")), "/program/0/level: expected a level name in lower case"));
-  CHECK(cli::has(error(trace(json::array(), "core_group", ""), "later"),
+  CHECK(cli::has(error(policy_trace(json::array(), "Core-Group", "")), "/program/0/level: expected a level name in lower case"));
+  CHECK(cli::has(error(policy_trace(json::array(), "core_group", ""), "later"),
                  "--cache-policy-lowering: cache_policy_lowering must be \"today\" or \"intended\", got later"));
 }
 
@@ -310,7 +310,7 @@ TEST_CASE("the swimlane carries a task's L2 figures on its Worker View bars", "[
 
 TEST_CASE("cache policy: BYPASS on a tensor the kernel scope writes is an input error", "[cache_policy][cli]") {
   // The scope's kernel takes act INOUT and the scope declares it BYPASS (after the submit).
-  json t = trace(json::array({policy("act", "bypass")}), "core_group", "");
+  json t = policy_trace(json::array({policy("act", "bypass")}), "core_group", "");
   t["program"][0]["body"][0]["args"][0] = {{"inout", "act"}};
   const std::string decl =
       "at /program/0/body/1/policy: set_cache_policy BYPASS, but kernel \"MM\", submitted at /program/0/body/0 in the "
@@ -328,7 +328,7 @@ TEST_CASE("cache policy: BYPASS on a tensor the kernel scope writes is an input 
   CHECK(c.status == 2);
   CHECK(cli::has(c.err, decl));
   // A load's own cache "bypass" of an argument its kernel stores to, in a kernel scope.
-  json s = trace(json::array(), "core_group", "bypass");
+  json s = policy_trace(json::array(), "core_group", "bypass");
   s["kernels"]["MM"]["body"].push_back({{"store", {{"arg", 1}, {"bytes", 64}}}});
   cli::RunResult l = run(s, "stored", "");
   CHECK(l.status == 2);
@@ -338,13 +338,13 @@ TEST_CASE("cache policy: BYPASS on a tensor the kernel scope writes is an input 
                         "is an error"));
   // BYPASS on a tensor only read: accepted (the other test cases), and a
   // written tensor's DEFAULT declaration is fine.
-  json ok = trace(json::array({policy("act", "default"), policy("w", "bypass")}), "core_group", "");
+  json ok = policy_trace(json::array({policy("act", "default"), policy("w", "bypass")}), "core_group", "");
   ok["program"][0]["body"][0]["args"][0] = {{"inout", "act"}};
   CHECK(run(ok, "read_only", "intended").status == 0);
   // Outside a kernel scope the compiler's check does not apply: the per-load
   // bypass of a stored argument is the dynamic coherency_bypass_write
   // (traces/coherency/soft_handoff_bypass.json, tests/test_coherency.cpp).
-  json root = trace(json::array(), "", "bypass");
+  json root = policy_trace(json::array(), "", "bypass");
   root["kernels"]["MM"]["body"].push_back({{"store", {{"arg", 1}, {"bytes", 64}}}});
   CHECK(run(root, "root_scope", "").status == 0);
 }

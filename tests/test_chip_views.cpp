@@ -161,7 +161,7 @@ TEST_CASE("element values: the device's bits and the data store's values", "[vie
 }
 
 namespace {
-trace::Trace parse(const std::string& program, const std::string& tensors =
+trace::Trace parse_views(const std::string& program, const std::string& tensors =
                                                    R"({"x": {"shape": [16, 128], "dtype": "fp32"}})") {
   return trace::parse_trace(R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv",
       "duration": {"ns_by_block": [100, 200]}}}, "tensors": )" + tensors + R"(, "program": )" + program + "}",
@@ -169,7 +169,7 @@ trace::Trace parse(const std::string& program, const std::string& tensors =
 }
 std::string load_error(const std::string& program) {
   try {
-    parse(program);
+    parse_views(program);
   } catch (const InputError& e) {
     return e.path() + "|" + e.message();
   }
@@ -178,7 +178,7 @@ std::string load_error(const std::string& program) {
 }  // namespace
 
 TEST_CASE("trace: the strided form, version, creator, wait deps, fill, set and fatal", "[views][trace]") {
-  trace::Trace t = parse(R"([
+  trace::Trace t = parse_views(R"([
     {"op": "submit", "kernel": "K", "id": "w", "args": [{"out": "o", "shape": [4], "dtype": "int32", "fill": 5}]},
     {"op": "submit", "kernel": "K", "args": [{"in": "x", "start": 512, "shape": [1024], "strides": [1]},
                                             {"inout": "x", "shape": [128, 16], "strides": [1, 128], "version": 2},
@@ -284,7 +284,7 @@ TEST_CASE("trace: errors of the extensions", "[views][trace]") {
   CHECK(load_error(R"([{"op": "submit", "kernel": "K", "args": [{"in": "x", "creator": true}]}])") ==
         "/program/0/args/0/creator|only \"creator\": false is meaningful (the view keeps its tensor's creator otherwise)");
   // evaluated when run: a strided view beyond its buffer
-  trace::Trace t = parse(R"([{"op": "submit", "kernel": "K", "args": [{"in": "x", "start": 2000, "shape": [100], "strides": [1]}]}])");
+  trace::Trace t = parse_views(R"([{"op": "submit", "kernel": "K", "args": [{"in": "x", "start": 2000, "shape": [100], "strides": [1]}]}])");
   DataStore data;
   auto src = trace::make_interpreter(t, data);
   OrchOp op;

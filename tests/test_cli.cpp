@@ -22,7 +22,6 @@ namespace {
 
 const std::string kSrc = NPUSIM_SOURCE_DIR;
 using cli::load;
-using cli::npusim;
 using cli::Result;
 using cli::scratch;
 using cli::slurp;
@@ -48,7 +47,7 @@ TEST_CASE("malformed traces exit 2 with the file, the JSON path and the expectat
     ++n;
     std::string rel = "tests/data/bad/" + e.path().filename().string();
     fs::path out = scratch("bad");
-    Result r = npusim("run " + rel + " --out '" + out.string() + "'");
+    Result r = cli::npusim("run " + rel + " --out '" + out.string() + "'");
     std::string expect = slurp(fs::path(e.path()).replace_extension(".expect"));
     INFO(rel);
     CHECK(r.status == 2);
@@ -60,41 +59,41 @@ TEST_CASE("malformed traces exit 2 with the file, the JSON path and the expectat
 }
 
 TEST_CASE("bad command-line options exit 2 and name the option", "[cli]") {
-  Result r = npusim("run traces/chain.json --ring-heap 1000 --out /dev/null/x");
+  Result r = cli::npusim("run traces/chain.json --ring-heap 1000 --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --ring-heap: ring_heap must be >= 1024 "
                  "(bytes per ring), got 1000\n");
-  r = npusim("run traces/chain.json --ring-task-window 4,4,4 --out /dev/null/x");
+  r = cli::npusim("run traces/chain.json --ring-task-window 4,4,4 --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err.find("ring_task_window must have exactly 4 entries") != std::string::npos);
-  r = npusim("run traces/chain.json --platform nosuch");
+  r = cli::npusim("run traces/chain.json --platform nosuch");
   CHECK(r.status == 2);
   CHECK(r.err.find("nosuch") != std::string::npos);
-  r = npusim("run traces/nosuch.json");
+  r = cli::npusim("run traces/nosuch.json");
   CHECK(r.status == 2);
-  r = npusim("frobnicate");
+  r = cli::npusim("frobnicate");
   CHECK(r.status == 2);
   // -1 is a value like any other, not "not given"; seeds cover 64 bits exactly.
-  r = npusim("run traces/chain.json --seed -1 --out /dev/null/x");
+  r = cli::npusim("run traces/chain.json --seed -1 --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --seed: seed must be a non-negative integer, got -1\n");
-  r = npusim("run traces/chain.json --seed 18446744073709551616 --out /dev/null/x");
+  r = cli::npusim("run traces/chain.json --seed 18446744073709551616 --out /dev/null/x");
   CHECK(r.status == 2);
-  r = npusim("run traces/chain.json --aicpu-thread-num -1 --out /dev/null/x");
+  r = cli::npusim("run traces/chain.json --aicpu-thread-num -1 --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --aicpu-thread-num: aicpu_thread_num must be 0 (auto) or in "
                  "range [2, 4], got -1\n");
-  r = npusim("run traces/chain.json --aicpu-thread-num 3x --out /dev/null/x");
+  r = cli::npusim("run traces/chain.json --aicpu-thread-num 3x --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --aicpu-thread-num: aicpu_thread_num must be 0 (auto) or an "
                  "integer >= 2, got 3x\n");
   // barrier-cost checks its options before it measures anything.
-  r = npusim("barrier-cost --core-type aiv,bogus");
+  r = cli::npusim("barrier-cost --core-type aiv,bogus");
   CHECK(r.status == 2);
   CHECK(r.out.empty());
   CHECK(r.err == "npusim: error: command line: at --core-type: expected aiv, aic or mix, got \"bogus\"\n");
   fs::path out = scratch("max_seed");
-  r = npusim("run traces/chain.json --quiet --seed 18446744073709551615 --out '" + out.string() + "'");
+  r = cli::npusim("run traces/chain.json --quiet --seed 18446744073709551615 --out '" + out.string() + "'");
   REQUIRE(r.status == 0);
   CHECK(load(out / "summary.json")["run"]["seed"] == 18446744073709551615ull);
 }
@@ -103,7 +102,7 @@ TEST_CASE("every example runs with status ok, writes every output and matches it
   for (const std::string& name : examples()) {
     INFO(name);
     fs::path out = scratch(name);
-    Result r = npusim("run traces/" + name + ".json --out '" + out.string() + "'");
+    Result r = cli::npusim("run traces/" + name + ".json --out '" + out.string() + "'");
     REQUIRE(r.status == 0);
     for (const char* f : {"summary.json", "chip_swimlane_records.json", "merged_swimlane.json", "deps.json"})
       CHECK(fs::exists(out / f));
@@ -116,7 +115,7 @@ TEST_CASE("every example runs with status ok, writes every output and matches it
     for (const char* k : {"device_wall_ns", "makespan_ns", "scheduling_window_ns", "tasks", "run"})
       CHECK(s[k] == g[k]);
     // `npusim compare` agrees.
-    Result c = npusim("compare traces/golden/" + name + ".summary.json '" + (out / "summary.json").string() + "'");
+    Result c = cli::npusim("compare traces/golden/" + name + ".summary.json '" + (out / "summary.json").string() + "'");
     CHECK(c.status == 0);
   }
 }
@@ -170,7 +169,7 @@ TEST_CASE("no task starts before its producers complete, on every example", "[cl
   for (const std::string& t : traces) {
     INFO(t);
     fs::path out = scratch("edges");
-    REQUIRE(npusim("run " + t + " --out '" + out.string() + "'").status == 0);
+    REQUIRE(cli::npusim("run " + t + " --out '" + out.string() + "'").status == 0);
     json deps = load(out / "deps.json");
     cli::TaskTimes times = cli::task_times(load(out / "chip_swimlane_records.json"));
     int checked = 0, off_core = 0;
@@ -193,7 +192,7 @@ TEST_CASE("no task starts before its producers complete, on every example", "[cl
 TEST_CASE("deps.json names each edge's source: creator, tensormap, explicit", "[cli]") {
   auto edges_of = [](const std::string& trace) {
     fs::path out = scratch("deps");
-    REQUIRE(npusim("run " + trace + " --out '" + out.string() + "'").status == 0);
+    REQUIRE(cli::npusim("run " + trace + " --out '" + out.string() + "'").status == 0);
     json d = load(out / "deps.json");
     std::multiset<std::tuple<std::string, std::string, std::string>> es;
     for (const auto& e : d["edges"])
@@ -230,7 +229,7 @@ TEST_CASE("deps.json names each edge's source: creator, tensormap, explicit", "[
 
 TEST_CASE("a 10000-task trace finishes with status ok", "[cli]") {
   fs::path out = scratch("pa10k");
-  Result r = npusim("run traces/pa_10k.json --out '" + out.string() + "' --quiet");
+  Result r = cli::npusim("run traces/pa_10k.json --out '" + out.string() + "' --quiet");
   REQUIRE(r.status == 0);
   json s = load(out / "summary.json");
   CHECK(s["status"] == "ok");
@@ -241,7 +240,7 @@ TEST_CASE("a 10000-task trace finishes with status ok", "[cli]") {
 
 TEST_CASE("the qwen3 decode reproduces a2a3-timing D.3's task and block counts", "[cli]") {
   fs::path out = scratch("qwen3");
-  Result r = npusim("run traces/qwen3_decode.json --out '" + out.string() + "' --quiet --swimlane-level 0 --no-deps");
+  Result r = cli::npusim("run traces/qwen3_decode.json --out '" + out.string() + "' --quiet --swimlane-level 0 --no-deps");
   REQUIRE(r.status == 0);
   json s = load(out / "summary.json");
   CHECK(s["status"] == "ok");
@@ -266,9 +265,9 @@ TEST_CASE("the qwen3 decode reproduces a2a3-timing D.3's task and block counts",
 
 TEST_CASE("host_build_graph: a resolution thread, all_schedule as an option, orchestration costs nothing", "[cli]") {
   fs::path a = scratch("hbg"), b = scratch("trb"), c = scratch("hbg_all");
-  REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --out '" + a.string() + "'").status == 0);
-  REQUIRE(npusim("run traces/fanout_fanin.json --out '" + b.string() + "'").status == 0);
-  REQUIRE(npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout all_schedule --out '" +
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json --runtime host_build_graph --out '" + a.string() + "'").status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json --out '" + b.string() + "'").status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout all_schedule --out '" +
                  c.string() + "'").status == 0);
   json sa = load(a / "summary.json"), sb = load(b / "summary.json"), sc = load(c / "summary.json");
   CHECK(sa["run"]["hbg_layout"] == "resolution_thread");
@@ -277,7 +276,7 @@ TEST_CASE("host_build_graph: a resolution thread, all_schedule as an option, orc
   CHECK_FALSE(sb["run"].contains("hbg_layout"));
   CHECK(sc["run"]["hbg_layout"] == "all_schedule");
   CHECK(sc["run"]["sched_threads"] == 4);
-  Result bad = npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout 3s1p --out /dev/null/x");
+  Result bad = cli::npusim("run traces/fanout_fanin.json --runtime host_build_graph --hbg-layout 3s1p --out /dev/null/x");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--hbg-layout: hbg_layout must be \"resolution_thread\" or \"all_schedule\", got 3s1p") !=
         std::string::npos);
@@ -308,7 +307,7 @@ TEST_CASE("the same run twice gives byte-identical outputs", "[cli]") {
     INFO(t);
     fs::path a = scratch("det_a"), b = scratch("det_b");
     for (const auto& d : {a, b})
-      REQUIRE(npusim(std::string("run ") + t + " --no-host-stats --swimlane-level 4 --out '" + d.string() + "'").status == 0);
+      REQUIRE(cli::npusim(std::string("run ") + t + " --no-host-stats --swimlane-level 4 --out '" + d.string() + "'").status == 0);
     int files = 0;
     for (const auto& e : fs::recursive_directory_iterator(a)) {
       if (!e.is_regular_file()) continue;
@@ -323,8 +322,8 @@ TEST_CASE("the same run twice gives byte-identical outputs", "[cli]") {
 
 TEST_CASE("a different seed changes sampled durations only", "[cli]") {
   fs::path a = scratch("seed_1"), b = scratch("seed_2");
-  REQUIRE(npusim("run traces/fanout_fanin.json --no-host-stats --seed 1 --out '" + a.string() + "'").status == 0);
-  REQUIRE(npusim("run traces/fanout_fanin.json --no-host-stats --seed 2 --out '" + b.string() + "'").status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json --no-host-stats --seed 1 --out '" + a.string() + "'").status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json --no-host-stats --seed 2 --out '" + b.string() + "'").status == 0);
   // The graph is the same.
   CHECK(slurp(a / "deps.json") == slurp(b / "deps.json"));
   // Kernel durations: PRODUCE and REDUCE are fixed, WORK is sampled (mean/sigma).
@@ -353,7 +352,7 @@ TEST_CASE("a different seed changes sampled durations only", "[cli]") {
 
 TEST_CASE("a 100000-task run with scope_stats on loses no records", "[cli]") {
   fs::path out = scratch("ss100k");
-  REQUIRE(npusim("run traces/bench_pa_100k.json --quiet --swimlane-level 0 --no-deps --no-task-stats --out '" +
+  REQUIRE(cli::npusim("run traces/bench_pa_100k.json --quiet --swimlane-level 0 --no-deps --no-task-stats --out '" +
                  out.string() + "'").status == 0);
   std::ifstream in(out / "scope_stats/scope_stats.jsonl");
   std::string line;

@@ -32,7 +32,7 @@ const std::string kTimesUnchanged =
     "makespan_ns                     90000          90000         +0   +0.00%  ok\n"
     "scheduling_window_ns            50000          50000         +0   +0.00%  ok\n";
 
-struct Result {
+struct CompareResult {
   int status;
   std::string out;
 };
@@ -40,7 +40,7 @@ struct Result {
 // A file of tests/data/platform, or an absolute path as is.
 std::string resolve(const std::string& name) { return name.rfind('/', 0) == 0 ? name : data(name); }
 
-Result compare(const std::string& baseline, const std::string& current, double tolerance = 0,
+CompareResult compare(const std::string& baseline, const std::string& current, double tolerance = 0,
                std::vector<std::string> tolerance_for = {}) {
   std::ostringstream out;
   record::CompareOptions options;
@@ -78,7 +78,7 @@ std::string base_with(const std::string& key, const json& value) {
 }  // namespace
 
 TEST_CASE("compare: identical summaries are OK", "[compare]") {
-  Result r = compare("compare_base.json", "compare_base.json");
+  CompareResult r = compare("compare_base.json", "compare_base.json");
   CHECK(r.status == 0);
   CHECK(r.out ==
         kHeader + kStatusOk + kTimesUnchanged +
@@ -86,7 +86,7 @@ TEST_CASE("compare: identical summaries are OK", "[compare]") {
 }
 
 TEST_CASE("compare: a slower metric is a regression", "[compare]") {
-  Result r = compare("compare_base.json", "compare_slower.json");
+  CompareResult r = compare("compare_base.json", "compare_slower.json");
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
         kHeader + kStatusOk +
@@ -104,12 +104,12 @@ TEST_CASE("compare: a slower metric is a regression", "[compare]") {
 }
 
 TEST_CASE("compare: tolerance in percent, exactly at the limit is OK", "[compare]") {
-  Result ok = compare("compare_base.json", "compare_slower.json", 1);
+  CompareResult ok = compare("compare_base.json", "compare_slower.json", 1);
   CHECK(ok.status == 0);
   CHECK_THAT(ok.out, Catch::Contains("device_wall_ns                 100000         101000      +1000   +1.00%  changed <= +1%\n"));
   CHECK(last_line(ok.out) == "compare: OK (2 figures moved, none beyond tolerance)");
   CHECK(compare("compare_base.json", "compare_slower.json", 5).status == 0);
-  Result r = compare("compare_base.json", "compare_slower.json", 0.5);
+  CompareResult r = compare("compare_base.json", "compare_slower.json", 0.5);
   CHECK(r.status == record::kCompareRegression);
   CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)");
   CHECK_THAT(r.out, Catch::Contains("device_wall_ns                 100000         101000      +1000   +1.00%  REGRESSION > +0.5%\n"));
@@ -123,7 +123,7 @@ TEST_CASE("compare: tolerance in percent, exactly at the limit is OK", "[compare
 }
 
 TEST_CASE("compare: ok to error is a regression, error to ok is not", "[compare]") {
-  Result r = compare("compare_base.json", "compare_error.json");
+  CompareResult r = compare("compare_base.json", "compare_error.json");
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
         kHeader +
@@ -182,7 +182,7 @@ TEST_CASE("compare: bad or incomplete summaries are input errors", "[compare]") 
 // a null percentile (an empty sample) that got a value is a change, and a
 // ring only the current run sampled is named once.
 TEST_CASE("compare: every figure that moved, with its tolerance", "[compare]") {
-  Result r = compare("compare_figures_base.json", "compare_figures_moved.json");
+  CompareResult r = compare("compare_figures_base.json", "compare_figures_moved.json");
   CHECK(r.status == record::kCompareRegression);
   CHECK(r.out ==
         "figure                                         baseline        current      delta  delta %  verdict\n"
@@ -220,7 +220,7 @@ TEST_CASE("compare: every figure that moved, with its tolerance", "[compare]") {
 TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[compare]") {
   // A prefix covers every figure under it; the longest NAME wins; at the
   // limit is within (aic utilisation -10% against 10%, p99 +20% against 20%).
-  Result r = compare("compare_figures_base.json", "compare_figures_moved.json", 0,
+  CompareResult r = compare("compare_figures_base.json", "compare_figures_moved.json", 0,
                      {"figures.ring_peaks=20", "figures.core_types.aic=10", "figures.dispatch_to_start_ns=50",
                       "figures.dispatch_to_start_ns.p99=20"});
   CHECK(r.status == 0);
@@ -277,7 +277,7 @@ TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[co
 }
 
 TEST_CASE("compare: a summary without figures (an older npusim) is reported, not an error", "[compare]") {
-  Result r = compare("compare_base.json", "compare_figures_base.json");
+  CompareResult r = compare("compare_base.json", "compare_figures_base.json");
   CHECK(r.status == 0);
   CHECK(r.out ==
         kHeader + kStatusOk + kTimesUnchanged +

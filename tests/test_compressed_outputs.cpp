@@ -43,8 +43,6 @@ std::string gunzip(const fs::path& p) {
   return out;
 }
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
-
 // The bytes of the files a run wrote (its .npusim_outputs list, which is not counted).
 std::uint64_t listed_bytes(const fs::path& out) {
   std::istringstream list(slurp(out / ".npusim_outputs"));
@@ -120,7 +118,7 @@ TEST_CASE("a bad --compress is exit 2 naming the option, nothing written", "[cli
   for (const std::string bad : {"gzip:0", "gzip:10", "zip", "gzip:", "GZIP"}) {
     INFO(bad);
     fs::path out;
-    cli::Result r = cli::run("traces/chain.json --compress " + q(bad), "gz_bad", out);
+    cli::Result r = cli::run("traces/chain.json --compress " + cli::quoted(bad), "gz_bad", out);
     CHECK(r.status == 2);
     CHECK(r.err == "npusim: error: command line: at --compress: expected none, gzip or gzip:LEVEL with LEVEL "
                    "1..9, got \"" + bad + "\"\n");

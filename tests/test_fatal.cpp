@@ -24,7 +24,7 @@ using cli::has;
 
 using Run = cli::RunResult;
 
-Run npusim_run(const std::string& trace, const std::string& extra = "") {
+Run fatal_run(const std::string& trace, const std::string& extra = "") {
   return cli::run_summary(trace + " --quiet --no-host-stats " + extra, "fatal");
 }
 
@@ -67,7 +67,7 @@ void check_enough(const Run& r, const std::string& field, int ring, std::uint64_
 }  // namespace
 
 TEST_CASE("SCOPE_DEADLOCK: 8 tasks in one scope with ring_task_window=4", "[fatal]") {
-  Run r = npusim_run("traces/fatal/scope_deadlock.json");
+  Run r = fatal_run("traces/fatal/scope_deadlock.json");
   check_common(r, "SCOPE_DEADLOCK", 1, "raise ring_task_window");
   CHECK(has(r.err, "FATAL: Scope Deadlock Detected! (ring 1)\n"));
   CHECK(r.summary["error"]["message"] == "FATAL: Scope Deadlock Detected! (ring 1)");
@@ -78,7 +78,7 @@ TEST_CASE("SCOPE_DEADLOCK: 8 tasks in one scope with ring_task_window=4", "[fata
 }
 
 TEST_CASE("HEAP_RING_DEADLOCK: one 32 KiB output with ring_heap=1024, reported after the 500 ms backstop", "[fatal]") {
-  Run r = npusim_run("traces/fatal/heap_ring_deadlock.json");
+  Run r = fatal_run("traces/fatal/heap_ring_deadlock.json");
   check_common(r, "HEAP_RING_DEADLOCK", 2, "raise ring_heap");
   CHECK(has(r.err, "FATAL: Task Allocator Deadlock - Heap Exhausted! ring=0\n"));
   CHECK(has(r.err, "No reclaim progress for ~500 ms (25000000 cycles wall clock).\n"));
@@ -122,7 +122,7 @@ TEST_CASE("HEAP_RING_DEADLOCK while a kernel still runs: the backstop fires at i
 }
 
 TEST_CASE("FLOW_CONTROL_DEADLOCK: 8 nested scopes of 3 tasks share ring 3", "[fatal]") {
-  Run r = npusim_run("traces/fatal/flow_control_deadlock.json");
+  Run r = fatal_run("traces/fatal/flow_control_deadlock.json");
   check_common(r, "FLOW_CONTROL_DEADLOCK", 3, "raise ring_task_window");
   CHECK(has(r.err, "FATAL: Task Allocator Deadlock - Task Ring Full! ring=3\n"));
   CHECK(has(r.err, "Provable head-of-line deadlock.\n"));
@@ -137,7 +137,7 @@ TEST_CASE("FLOW_CONTROL_DEADLOCK: 8 nested scopes of 3 tasks share ring 3", "[fa
 }
 
 TEST_CASE("DEP_POOL_OVERFLOW: 128 producers into one consumer with ring_dep_pool=4", "[fatal]") {
-  Run r = npusim_run("traces/fatal/dep_pool_overflow.json");
+  Run r = fatal_run("traces/fatal/dep_pool_overflow.json");
   check_common(r, "DEP_POOL_OVERFLOW", 4, "follow the preceding resource diagnostic");
   // The 64 edges beyond the inline 64 need the fanin spill pool first, which
   // has only the backstop (pto_ring_buffer.cpp PTO2FaninPool::ensure_space).
@@ -148,7 +148,7 @@ TEST_CASE("DEP_POOL_OVERFLOW: 128 producers into one consumer with ring_dep_pool
 }
 
 TEST_CASE("TENSORMAP_OVERFLOW: live writers fill the global tensormap", "[fatal]") {
-  Run r = npusim_run("traces/fatal/tensormap_overflow.json");
+  Run r = fatal_run("traces/fatal/tensormap_overflow.json");
   check_common(r, "TENSORMAP_OVERFLOW", 11, "follow the preceding resource diagnostic");
   CHECK(has(r.err, "FATAL: TensorMap Entry Pool Deadlock Detected!\n"));
   CHECK(has(r.err, "TensorMap entry pool freed no entries for ~500 ms while a task waits.\n"));
@@ -157,14 +157,14 @@ TEST_CASE("TENSORMAP_OVERFLOW: live writers fill the global tensormap", "[fatal]
 }
 
 TEST_CASE("REQUIRE_SYNC_START_INVALID: 1000 AIV blocks with sync_start", "[fatal]") {
-  Run r = npusim_run("traces/fatal/require_sync_start_invalid.json");
+  Run r = fatal_run("traces/fatal/require_sync_start_invalid.json");
   check_common(r, "REQUIRE_SYNC_START_INVALID", 7, "lower the task's block_num");
   CHECK(has(r.err, "FATAL(code=7): require_sync_start block_num=1000 > limit=48 (deadlock guaranteed)\n"));
   CHECK(r.summary["tasks"]["submitted"] == 0);
 }
 
 TEST_CASE("TENSOR_WAIT_TIMEOUT: a read of a kernel that never ends times out after 15 s", "[fatal]") {
-  Run r = npusim_run("traces/fatal/tensor_wait_timeout.json");
+  Run r = fatal_run("traces/fatal/tensor_wait_timeout.json");
   check_common(r, "TENSOR_WAIT_TIMEOUT", 8, "find the producing kernel");
   CHECK(has(r.err, "FATAL(code=8): Timeout (750000000 cycles): producer (ring=0, local=0) not completed\n"));
   CHECK(has(r.err, "waits for t0 (HANG) to complete; it is running on core"));
@@ -177,7 +177,7 @@ TEST_CASE("TENSOR_WAIT_TIMEOUT: a read of a kernel that never ends times out aft
 TEST_CASE("AICPU_ASSERT: scopes nested deeper than the runtime's 64 levels", "[fatal]") {
   // pto_orchestrator.cpp begin_scope asserts "Scope stack overflow": the AICPU
   // aborts, no runtime code is latched, the host sees the AICPU exception.
-  Run r = npusim_run("traces/fatal/scope_overflow.json");
+  Run r = fatal_run("traces/fatal/scope_overflow.json");
   CHECK(r.status == 1);
   REQUIRE(r.summary.is_object());
   const json& e = r.summary["error"];
@@ -195,7 +195,7 @@ TEST_CASE("AICPU_ASSERT: scopes nested deeper than the runtime's 64 levels", "[f
 
 TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails before the first task", "[fatal]") {
   // 1 GiB heaps, 2^27-slot windows: 4 x (2^27 x 4968 B) alone is 2.4 TiB.
-  Run r = npusim_run("traces/chain.json", "--ring-task-window 134217728 --ring-heap 1073741824");
+  Run r = fatal_run("traces/chain.json", "--ring-task-window 134217728 --ring-heap 1073741824");
   CHECK(r.status == 1);
   const json& e = r.summary["error"];
   CHECK(e["name"] == "ACL_ERROR_RT_MEMORY_ALLOCATION");
@@ -210,7 +210,7 @@ TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails befor
 TEST_CASE("ring heaps whose sum overflows 64 bits fail before any allocation, at the saturated total", "[fatal]") {
   // 4 x 2^63 heap bytes wrapped to 0 before the arithmetic saturated. The
   // runtime refuses the sum before any allocation (derive_arena_static_sizes).
-  Run r = npusim_run("traces/chain.json", "--ring-heap 9223372036854775808");
+  Run r = fatal_run("traces/chain.json", "--ring-heap 9223372036854775808");
   CHECK(r.status == 1);
   CHECK(r.summary["error"]["name"] == "HEAP_SIZE_OVERFLOW");
   CHECK(has(r.err, "Total ring heap size overflows uint64_t\n"));
@@ -219,7 +219,7 @@ TEST_CASE("ring heaps whose sum overflows 64 bits fail before any allocation, at
 }
 
 TEST_CASE("no-suggest option skips the re-runs that search for sufficient sizes", "[fatal]") {
-  Run r = npusim_run("traces/fatal/scope_deadlock.json", "--no-suggest");
+  Run r = fatal_run("traces/fatal/scope_deadlock.json", "--no-suggest");
   CHECK(r.status == 1);
   CHECK_FALSE(r.summary["error"]["diagnosis"].contains("enough"));
   CHECK_FALSE(has(r.err, "would have been enough"));
@@ -236,7 +236,7 @@ TEST_CASE("rt_report_fatal with a scheduler's code still latches orch_error_code
                       {"kernels", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
                       {"program", json::array({{{"op", "fatal"}, {"code", 100}, {"message", "as a scheduler"}}})}};
   std::ofstream(dir / "t.json") << trace.dump();
-  Run r = npusim_run("'" + (dir / "t.json").string() + "'");
+  Run r = fatal_run("'" + (dir / "t.json").string() + "'");
   REQUIRE(r.summary.is_object());
   CHECK(r.status == 1);
   CHECK(r.summary["error"]["orch_error_code"] == 100);

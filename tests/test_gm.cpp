@@ -36,7 +36,7 @@ namespace {
 
 // The program: a fixed list of submits (the tests' tensors are external, so
 // no op depends on an earlier one's results).
-struct OpList : OpSource {
+struct GmOps : OpSource {
   std::vector<OrchOp> ops;
   std::vector<TaskId> ids;  // as the runtime assigned them
   bool next(OrchOp& op) override {
@@ -59,7 +59,7 @@ struct OpList : OpSource {
   std::size_t pos_ = 0;
 };
 
-struct Obs : SimObserver {
+struct GmObs : SimObserver {
   std::vector<std::pair<TaskId, BlockRecord>> done;
   std::vector<std::pair<std::string, std::string>> warnings;
   std::vector<std::tuple<int, WaitKind, Time, Time>> waits;
@@ -79,8 +79,8 @@ struct Obs : SimObserver {
   }
 };
 
-struct Sim : ChipSim<OpList, Obs> {
-  Sim() : ChipSim(one_scheduler()) {}
+struct GmSim : ChipSim<GmOps, GmObs> {
+  GmSim() : ChipSim(one_scheduler()) {}
 };
 
 Expr bexpr(const std::string& text) {
@@ -136,7 +136,7 @@ std::unique_ptr<KernelDef> aiv_kernel(const std::string& name, std::vector<Phase
 // Every block of a SOFT barrier of `n` participants (one block each, then
 // compute 100); returns the release times by core (end - 100).
 std::map<int, Time> barrier_releases(int n) {
-  Sim s;
+  GmSim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("BAR", {soft_syncall(0, "block_num"), compute(100)});
   s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, n);
@@ -150,7 +150,7 @@ std::map<int, Time> barrier_releases(int n) {
 }  // namespace
 
 TEST_CASE("load, store, fence and cacheinvalid take their platform costs, and a fence writes the dirty lines back", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor in = s.ext("in", DType::FP32, 4096);
   Tensor out = s.ext("out", DType::FP32, 4096);
   // load 6400 B, 25 cold L2 lines: 300 + max(6400 / 64, 6400 / 32 over
@@ -176,7 +176,7 @@ TEST_CASE("a store of zero bytes costs one line latency and leaves nothing to wr
   // A block's byte count may evaluate to 0 (the remainder of a tiling past
   // the end): no bytes move, no line turns dirty. The store costs 200 + 0;
   // the fence then has nothing to write back: 100.
-  Sim s;
+  GmSim s;
   Tensor out = s.ext("out", DType::FP32, 4096);
   auto k = aiv_kernel("EMPTY", {store(0, 0), fence()});
   s.src.add(k.get(), {arg(ArgTag::Inout, out)}, 1);
@@ -192,7 +192,7 @@ TEST_CASE("a store of zero bytes costs one line latency and leaves nothing to wr
 TEST_CASE("the chip passes a runtime fatal to its observer once and stops", "[gm]") {
   // pto_orchestrator.cpp: a require_sync_start submit of more blocks than
   // the chip has cores is fatal (code 7) at submit; nothing runs after it.
-  Sim s;
+  GmSim s;
   auto k = aiv_kernel("K", {compute(100)});
   s.src.add(k.get(), {}, 1000, true);
   s.src.add(k.get(), {}, 1);
@@ -240,7 +240,7 @@ TEST_CASE("a SOFT syncall poll that completes exactly when the last add becomes 
   // 2 (a poll completing at x sees the adds visible by x), so core 2 is
   // released at T+1150 + dsb 100 = T+1250, not a poll later. Core 3 polls
   // from T+1250 and its first poll sees 2: released at T+1250 + 200 + 100.
-  Sim s;
+  GmSim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   Phase before = compute(0);
   before.duration.kind = Duration::Kind::ByBlock;
@@ -278,7 +278,7 @@ TEST_CASE("contention grows with the participants: SOFT barrier and stores to on
   // k ends at T + 201 + k x 251.
   for (int n = 1; n <= 4; ++n) {
     INFO("writers " << n);
-    Sim s;
+    GmSim s;
     Tensor x = s.ext("x", DType::INT32, 16);
     auto k = aiv_kernel("ST", {store(0, 64)});
     s.src.add(k.get(), {arg(ArgTag::Inout, x)}, n);
@@ -299,7 +299,7 @@ TEST_CASE("contention grows with the participants: SOFT barrier and stores to on
 // Mirrors SYNCALL_SOFT_ATOMIC_BARRIER's epochs (PTO-ISA include/pto/common/syncall_soft.hpp):
 // the counter is never reset; each barrier waits for the next multiple of used_cores.
 TEST_CASE("repeated SOFT barriers each gather their participants, in one kernel and across launches", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("BAR2", {soft_syncall(0, "2"), soft_syncall(0, "2")});
   s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
@@ -335,7 +335,7 @@ TEST_CASE("repeated SOFT barriers each gather their participants, in one kernel 
 // SYNCALL_SOFT_MAX_POLL_ITERATIONS (1,000,000, include/pto/common/type.hpp) polls
 // below the target the loop breaks (PTO_CPU_ASSERT is empty on the device).
 TEST_CASE("a SOFT syncall whose used_cores is never reached gives up after 1,000,000 polls", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("HANG", {compute(100), soft_syncall(0, "block_num + 1"), compute(100)});
   s.src.add(k.get(), {arg(ArgTag::Inout, ws)}, 2);
@@ -355,7 +355,7 @@ TEST_CASE("a SOFT syncall whose used_cores is never reached gives up after 1,000
 }
 
 TEST_CASE("a task's stores are visible to its consumer task without a fence (hazards live inside a kernel run)", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor buf = s.ext("buf", DType::FP32, 64);
   auto producer = aiv_kernel("PROD", {load(0, 256), store(0, 256)});
   auto consumer = aiv_kernel("CONS", {load(0, 256)});
@@ -397,7 +397,7 @@ TEST_CASE("coherency reports inside one kernel run: each missing step, once per 
   };
   for (const Case& c : cases) {
     INFO(c.name);
-    Sim s;
+    GmSim s;
     Tensor buf = s.ext("buf", DType::FP32, 64);  // 256 B: 4 lines
     Tensor ws = s.ext("ws", DType::INT32, 16);
     std::vector<Phase> body = {load(0, 256), compute(1000), store(0, 128, "block_idx*128")};
@@ -448,7 +448,7 @@ TEST_CASE("an unfenced store is a hazard to the bytes it wrote, not to the rest 
   // line and kind).
   for (const bool reach : {false, true}) {
     INFO(reach);
-    Sim s;
+    GmSim s;
     Tensor buf = s.ext("buf", DType::FP32, 64);
     Tensor ws = s.ext("ws", DType::INT32, 16);
     auto k = aiv_kernel("HALVES", {store(0, 32, "block_idx*32"), soft_syncall(1, "block_num"), invalidate_all(),
@@ -472,7 +472,7 @@ TEST_CASE("a line cached before a later, separate fetch is still known stale aft
   // and fences its own line b; after the barrier it reads line 1-b again
   // without invalidating: the copy cached before the other's fence is stale,
   // one report per line (0 and 1).
-  Sim s;
+  GmSim s;
   Tensor buf = s.ext("buf", DType::FP32, 64);  // 256 B: 4 lines
   Tensor ws = s.ext("ws", DType::INT32, 16);
   auto k = aiv_kernel("REREAD", {load(0, 64, "(1-block_idx)*64"), compute(100), load(0, 64, "128+block_idx*64"),
@@ -499,7 +499,7 @@ TEST_CASE("a stale read names the end of the writer's block when no fence made t
   // without invalidating; W stored line 0 and never fenced: its bytes became
   // visible only when its block ended (GmModel::block_end writes a block's
   // stores back), after R cached the line. The report says so.
-  Sim s;
+  GmSim s;
   Tensor buf = s.ext("buf", DType::FP32, 16);  // 64 B: one line
   auto r = aiv_kernel("R", {load(0, 64), compute(5000), load(0, 64)});
   auto w = aiv_kernel("W", {store(0, 64), compute(100)});
@@ -520,7 +520,7 @@ TEST_CASE("a bypass load of bytes its own block stored names 'this block' as the
   // One block stores line 0 (1320 + 200 + 1 = 1521) and fences (+ 100 + the
   // write-back of one line, 201: 1822), then reads it with a bypass load:
   // the report names this block, not a block number and core.
-  Sim s;
+  GmSim s;
   Tensor buf = s.ext("buf", DType::FP32, 16);  // 64 B: one line
   Phase bypass = load(0, 64);
   bypass.cache = CacheMode::Bypass;
@@ -539,7 +539,7 @@ TEST_CASE("a bypass load of bytes its own block stored names 'this block' as the
 }
 
 TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first launch", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor ws = s.ext("ws", DType::INT32, 16);
   Phase hard;
   hard.kind = PhaseKind::Syncall;
@@ -555,7 +555,7 @@ TEST_CASE("a kernel mixing HARD and SOFT syncall is reported once, at its first 
 }
 
 TEST_CASE("a streaming load of a read-only input keeps no per-line state and a store keeps one range", "[gm]") {
-  Sim s;
+  GmSim s;
   Tensor in = s.ext("in", DType::FP32, 1 << 20);   // 4 MiB
   Tensor out = s.ext("out", DType::FP32, 1 << 18);  // 1 MiB
   auto k = aiv_kernel("STREAM", {load(0, 4 << 20), load(0, 4 << 20), store(1, 1 << 20)});
@@ -625,7 +625,7 @@ TEST_CASE("L2: an access longer than the cache leaves each way once for mark_rea
 }
 
 TEST_CASE("L2: a cold load misses to HBM, a re-read hits, and the counters say so", "[gm][l2]") {
-  Sim s;
+  GmSim s;
   Tensor in = s.ext("in", DType::FP32, 256);  // 1 KiB: 4 L2 lines
   auto k = aiv_kernel("RE", {load(0, 1024), load(0, 1024)});
   s.src.add(k.get(), {arg(ArgTag::Input, in)}, 1);
@@ -642,7 +642,7 @@ TEST_CASE("L2: a cold load misses to HBM, a re-read hits, and the counters say s
 }
 
 TEST_CASE("L2: capacity is exceeded, the least recently used lines are evicted and miss again", "[gm][l2]") {
-  Sim s;
+  GmSim s;
   Tensor a = s.ext("a", DType::FP32, 512);  // 2 KiB: the whole L2, two lines per set
   Tensor b = s.ext("b", DType::FP32, 512);
   Tensor c = s.ext("c", DType::FP32, 256);  // 1 KiB: one line per set
@@ -672,7 +672,7 @@ TEST_CASE("L2: capacity is exceeded, the least recently used lines are evicted a
 }
 
 TEST_CASE("L2: two cores streaming at once share the HBM link and the later one waits", "[gm][l2]") {
-  Sim s;
+  GmSim s;
   Tensor in = s.ext("in", DType::FP32, 1024);  // 4 KiB: 2 KiB per block
   auto k = aiv_kernel("STREAM2", {load(0, 2048, "block_idx*2048")});
   s.src.add(k.get(), {arg(ArgTag::Input, in)}, 2);
@@ -699,7 +699,7 @@ TEST_CASE("L2: two cores streaming at once share the HBM link and the later one 
 // (docs/gm.md "L2 and HBM", "Lines in flight"), moves no HBM bytes for it,
 // and counts it as a hit.
 TEST_CASE("L2: a load of lines another core's fill has not brought yet waits for that fill, no second fill", "[gm][l2]") {
-  Sim s;
+  GmSim s;
   Tensor in = s.ext("in", DType::FP32, 512);  // 2 KiB: the whole L2
   Tensor pre = s.ext("pre", DType::FP32, 64);  // 256 B
   Phase first = load(1, 0);
@@ -725,7 +725,7 @@ TEST_CASE("L2: a load of lines another core's fill has not brought yet waits for
 }
 
 TEST_CASE("L2: a load right after another core's long store waits for the store to end, and a later read is a plain hit", "[gm][l2]") {
-  Sim s;
+  GmSim s;
   Tensor buf = s.ext("buf", DType::FP32, 4096);  // 16 KiB: eight times the L2
   Phase st = store(0, 0);
   st.bytes = bexpr("16384*(1-block_idx)");  // block 0 stores 16 KiB; block 1 nothing (200 ns)

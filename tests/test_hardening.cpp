@@ -34,11 +34,6 @@ using cli::Result;
 using cli::scratch;
 using cli::slurp;
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 // One 100 ns AIV kernel submitted 2^32 - 1 times: a run that never ends.
 const char* kEndless =
     R"({"npusim_trace": 1, "name": "endless", "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
@@ -46,11 +41,9 @@ const char* kEndless =
 
 fs::path endless_trace() {
   fs::path t = cli::scratch_root() / "traces" / "endless.json";
-  if (!fs::exists(t)) write(t, kEndless);
+  if (!fs::exists(t)) cli::write_file(t, kEndless);
   return t;
 }
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // Every path under `root`, relative (folders with a trailing /).
 std::set<std::string> tree(const fs::path& root) {
@@ -71,7 +64,7 @@ std::optional<std::string> unprivileged() {
 }
 
 void give_to_nobody(const fs::path& p) {
-  if (::geteuid() == 0) REQUIRE(std::system(("chown -R 65534:65534 " + q(p)).c_str()) == 0);
+  if (::geteuid() == 0) REQUIRE(std::system(("chown -R 65534:65534 " + cli::quoted(p)).c_str()) == 0);
 }
 
 // A script in a private mount namespace (as root, or mapped to root in a user
@@ -80,8 +73,8 @@ std::optional<Result> in_mount_namespace(const std::string& script) {
   for (const char* how : {"unshare -m", "unshare -rm"}) {
     if (std::system((std::string(how) + " true >/dev/null 2>&1").c_str()) != 0) continue;
     fs::path s = scratch("ns_script") / "s.sh";
-    write(s, script);
-    return cli::sh(std::string(how) + " sh " + q(s));
+    cli::write_file(s, script);
+    return cli::sh(std::string(how) + " sh " + cli::quoted(s));
   }
   return std::nullopt;
 }
@@ -103,9 +96,9 @@ TEST_CASE("a trace's name becomes one safe file-name component: nothing is writt
     json t = json::parse(R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
                             "program": [{"op": "submit", "kernel": "K"}]})");
     t["name"] = name;
-    write(w / "t.json", t.dump());
+    cli::write_file(w / "t.json", t.dump());
     const std::set<std::string> before = tree(w);
-    Result r = cli::npusim_in(cwd, "run " + q(w / "t.json") + " -q --swimlane-level 1");
+    Result r = cli::npusim_in(cwd, "run " + cli::quoted(w / "t.json") + " -q --swimlane-level 1");
     REQUIRE(r.status == 0);
     for (const std::string& p : tree(w))
       if (!before.count(p)) CHECK(p.rfind("work/a/b/npusim_out/", 0) == 0);
@@ -133,8 +126,8 @@ TEST_CASE("the kernels' phases are capped across the trace, repeats expanded", "
         {"func_id", k}, {"core", "aiv"}, {"body", {{{"repeat", {{"count", 65536}, {"body", {{{"compute", {{"ns", 1}}}}}}}}}}}};
   json t = {{"npusim_trace", 1}, {"kernels", kernels}, {"program", json::array()}};
   const fs::path f = scratch("phases") / "t.json";
-  write(f, t.dump());
-  Result r = cli::npusim("check " + q(f));
+  cli::write_file(f, t.dump());
+  Result r = cli::npusim("check " + cli::quoted(f));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + f.string() +
                      ": at /kernels/K6/body/0/repeat/body/0: the kernels may have at most 1048576 phases together once "
@@ -157,7 +150,7 @@ TEST_CASE("running out of host memory is exit 2 and says so, never a bug in npus
     o << R"(]}}, "program": []})";
   }
   const fs::path out = scratch("oom_out") / "d";
-  Result r = cli::sh("ulimit -v 400000; exec \"$NPUSIM\" run " + q(f) + " --out " + q(out));
+  Result r = cli::sh("ulimit -v 400000; exec \"$NPUSIM\" run " + cli::quoted(f) + " --out " + cli::quoted(out));
   CHECK(r.status == 2);
   CHECK(has(r.err, "npusim: error: out of host memory (peak "));
   CHECK_FALSE(has(r.err, "internal error"));
@@ -185,7 +178,7 @@ TEST_CASE("SIGINT, SIGTERM and SIGHUP stop a run, remove its staging folder and 
     INFO("signal " << sig);
     const fs::path parent = scratch("signal");
     fs::create_directories(parent);
-    cli::Child c = cli::start("run " + q(endless_trace()) + " --out " + q(parent / "a" / "out"), "signal");
+    cli::Child c = cli::start("run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(parent / "a" / "out"), "signal");
     REQUIRE(cli::eventually([&] { return !cli::entries(parent / "a", ".out.npusim-staging-").empty(); }, 60));
     interrupt_and_check(c, sig);
     CHECK(cli::entries(parent).empty());  // no staging folder, no lock, not even the created parent "a"
@@ -198,7 +191,7 @@ TEST_CASE("an interrupt during a sizing re-run stops the re-run too and leaves n
   const fs::path parent = scratch("signal_rerun");
   fs::create_directories(parent);
   // SCOPE_DEADLOCK after 16,383 submits, then re-runs of up to 5,000,000 tasks.
-  cli::Child c = cli::start("run " + q(endless_trace()) + " --max-tasks 5000000 --out " + q(parent / "a" / "out"),
+  cli::Child c = cli::start("run " + cli::quoted(endless_trace()) + " --max-tasks 5000000 --out " + cli::quoted(parent / "a" / "out"),
                             "signal_rerun");
   const auto sizing = [&] {
     for (const std::string& s : cli::entries(parent / "a", ".out.npusim-staging-"))
@@ -222,34 +215,34 @@ TEST_CASE("an interrupt during a sizing re-run stops the re-run too and leaves n
 
 TEST_CASE("staging folders left by dead runs are swept by the next run into the same folder", "[hardening][cli]") {
   const fs::path parent = scratch("sweep");
-  write(parent / ".out.npusim-staging-999999" / "merged_swimlane.json", "{\"traceEvents\": [");
-  write(parent / ".out.npusim-staging-999999" / "scope_stats" / "scope_stats.jsonl", "{}");
-  write(parent / ".other.npusim-staging-999999" / "x", "");  // another folder's: not ours to sweep
-  Result r = cli::npusim("run traces/chain.json -q --out " + q(parent / "out"));
+  cli::write_file(parent / ".out.npusim-staging-999999" / "merged_swimlane.json", "{\"traceEvents\": [");
+  cli::write_file(parent / ".out.npusim-staging-999999" / "scope_stats" / "scope_stats.jsonl", "{}");
+  cli::write_file(parent / ".other.npusim-staging-999999" / "x", "");  // another folder's: not ours to sweep
+  Result r = cli::npusim("run traces/chain.json -q --out " + cli::quoted(parent / "out"));
   REQUIRE(r.status == 0);
   CHECK(cli::entries(parent) == std::vector<std::string>{".other.npusim-staging-999999", "out"});
 }
 
 TEST_CASE("run --max-tasks and --max-output stop a run with exit 2 and write nothing", "[hardening][cli]") {
   const fs::path parent = scratch("caps");
-  Result r = cli::npusim("run " + q(endless_trace()) + " --max-tasks 1000 --out " + q(parent / "out"));
+  Result r = cli::npusim("run " + cli::quoted(endless_trace()) + " --max-tasks 1000 --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(has(r.err, "npusim: error: " + endless_trace().string() +
                        ": the run reached --max-tasks 1000 (task 1001 was submitted at "));
   CHECK(has(r.err, "of simulated time): stopped, nothing written\n"));
   CHECK(cli::entries(parent).empty());
-  r = cli::npusim("run " + q(endless_trace()) + " --max-output 2M --out " + q(parent / "out"));
+  r = cli::npusim("run " + cli::quoted(endless_trace()) + " --max-output 2M --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(has(r.err, ": the run reached --max-output 2097152 bytes ("));
   CHECK(cli::entries(parent).empty());
   // A run too short for the periodic check (chain: a few kB) is held to the
   // cap once its last file is written (it used to exit 0).
-  r = cli::npusim("run traces/chain.json --max-output 1000 --out " + q(parent / "out"));
+  r = cli::npusim("run traces/chain.json --max-output 1000 --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(has(r.err, ": the run reached --max-output 1000 bytes ("));
   CHECK(has(r.err, " written after 8 tasks): stopped, nothing written\n"));
   CHECK(cli::entries(parent).empty());
-  r = cli::npusim("run traces/chain.json --max-output 2X --out " + q(parent / "out"));
+  r = cli::npusim("run traces/chain.json --max-output 2X --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: command line: at --max-output: expected a positive number of bytes (N, or N followed "
                  "by K, M, G or T), got \"2X\"\n");
@@ -257,8 +250,8 @@ TEST_CASE("run --max-tasks and --max-output stop a run with exit 2 and write not
 
 TEST_CASE("run --progress prints tasks, simulated time and bytes written, and removes its line", "[hardening][cli]") {
   const fs::path parent = scratch("progress");
-  Result r = cli::sh("NPUSIM_PROGRESS_MS=0 \"$NPUSIM\" run " + q(endless_trace()) +
-                     " --progress --max-tasks 10000 --out " + q(parent / "out"));
+  Result r = cli::sh("NPUSIM_PROGRESS_MS=0 \"$NPUSIM\" run " + cli::quoted(endless_trace()) +
+                     " --progress --max-tasks 10000 --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(has(r.err, "\rnpusim: "));
   CHECK(has(r.err, " tasks submitted, "));
@@ -281,11 +274,11 @@ TEST_CASE("simulated time beyond 10^15 ns is exit 2 naming the limit, never a wr
     INFO(program);
     // The scheduler watchdog at its largest (INT32_MAX ms, about 24.9 days):
     // an hour-long kernel is not a hang here.
-    write(d / "t.json", R"({"npusim_trace": 1, "run": {"scheduler_timeout_ms": 2147483647},
+    cli::write_file(d / "t.json", R"({"npusim_trace": 1, "run": {"scheduler_timeout_ms": 2147483647},
           "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 3.6e12}},
           "L": {"func_id": 1, "core": "aiv", "body": [{"repeat": {"count": 65536, "body": [{"compute": {"ns": 3.6e12}}]}}]}},
           "tensors": {"x": {"shape": [16], "dtype": "fp32"}}, "program": )" + program + "}");
-    Result r = cli::npusim("run " + q(d / "t.json") + " --out " + q(d / "out"));
+    Result r = cli::npusim("run " + cli::quoted(d / "t.json") + " --out " + cli::quoted(d / "out"));
     CHECK(r.status == 2);
     CHECK(r.err == "npusim: error: " + (d / "t.json").string() +
                        ": the simulation reached npusim's simulated-time limit of 10^15 ns (about 11.6 days of device "
@@ -298,8 +291,8 @@ TEST_CASE("simulated time beyond 10^15 ns is exit 2 naming the limit, never a wr
 
 TEST_CASE("run --out naming a file is refused before anything is simulated", "[hardening][cli]") {
   const fs::path f = scratch("out_file") / "f";
-  write(f, "keep");
-  cli::Child c = cli::start("run " + q(endless_trace()) + " --out " + q(f), "out_file");
+  cli::write_file(f, "keep");
+  cli::Child c = cli::start("run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(f), "out_file");
   const int st = c.wait(60);  // the endless run would never end
   REQUIRE(st != -1);
   CHECK(WEXITSTATUS(st) == 2);
@@ -317,7 +310,7 @@ TEST_CASE("run --out naming a read-only folder is refused before anything is sim
   give_to_nobody(parent);
   fs::permissions(parent / "out", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                                       fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
-  Result r = cli::sh("exec " + *as + "timeout 60 \"$NPUSIM\" run " + q(endless_trace()) + " --out " + q(parent / "out"));
+  Result r = cli::sh("exec " + *as + "timeout 60 \"$NPUSIM\" run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + (parent / "out").string() +
                      ": the output folder is not writable: Permission denied\n");
@@ -333,7 +326,7 @@ TEST_CASE("run --out through a symbolic link to another file system works", "[ha
   const fs::path link = scratch("link") / "out";
   fs::create_directories(link.parent_path());
   fs::create_directory_symlink(shm, link);
-  Result r = cli::npusim("run traces/chain.json -q --out " + q(link));
+  Result r = cli::npusim("run traces/chain.json -q --out " + cli::quoted(link));
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   CHECK(fs::exists(shm / "summary.json"));
@@ -347,14 +340,14 @@ TEST_CASE("a mount point as --out works and a full file system is exit 2, leavin
   fs::create_directories(d / "small");
   auto r = in_mount_namespace(
       "set -e\n"
-      "mount -t tmpfs -o size=4m none " + q(d / "mnt") + "\n"
-      "mount -t tmpfs -o size=256k none " + q(d / "small") + "\n"
-      "\"$NPUSIM\" run traces/chain.json -q --out " + q(d / "mnt") + "\n"
-      "ls -A " + q(d / "mnt") + "\n"
+      "mount -t tmpfs -o size=4m none " + cli::quoted(d / "mnt") + "\n"
+      "mount -t tmpfs -o size=256k none " + cli::quoted(d / "small") + "\n"
+      "\"$NPUSIM\" run traces/chain.json -q --out " + cli::quoted(d / "mnt") + "\n"
+      "ls -A " + cli::quoted(d / "mnt") + "\n"
       "set +e\n"
-      "\"$NPUSIM\" run traces/pa_10k.json -q --out " + q(d / "small" / "out") + " 2>" + q(d / "err") + "\n"
+      "\"$NPUSIM\" run traces/pa_10k.json -q --out " + cli::quoted(d / "small" / "out") + " 2>" + cli::quoted(d / "err") + "\n"
       "echo status $?\n"
-      "ls -A " + q(d / "small") + "\n");
+      "ls -A " + cli::quoted(d / "small") + "\n");
   if (!r) NPUSIM_SKIP("no mount namespace can be made here (unshare -m / -rm)");
   CHECK(r->out == ".npusim_outputs\nchip_swimlane_records.json\ndeps.json\nmerged_swimlane.json\nname_map_chain.json\n"
                   "scope_stats\nsummary.json\ntask_stats.csv\nstatus 2\n");
@@ -365,7 +358,7 @@ TEST_CASE("a mount point as --out works and a full file system is exit 2, leavin
 
 TEST_CASE("ulimit -f makes a write fail with exit 2 naming the file, not SIGXFSZ or exit 4", "[hardening][cli]") {
   const fs::path parent = scratch("ulimit_f");
-  Result r = cli::sh("ulimit -f 256; exec \"$NPUSIM\" run traces/pa_10k.json -q --out " + q(parent / "out"));
+  Result r = cli::sh("ulimit -f 256; exec \"$NPUSIM\" run traces/pa_10k.json -q --out " + cli::quoted(parent / "out"));
   CHECK(r.status == 2);
   CHECK(has(r.err, "npusim: error: " + (parent / "out").string() + "/"));
   CHECK(has(r.err, ": cannot write: File too large\n"));
@@ -374,14 +367,14 @@ TEST_CASE("ulimit -f makes a write fail with exit 2 naming the file, not SIGXFSZ
 
 TEST_CASE("an output folder holding what npusim did not write is refused, and left as it was", "[hardening][cli]") {
   const fs::path out = scratch("foreign") / "out";
-  REQUIRE(cli::npusim("run traces/chain.json -q --out " + q(out)).status == 0);
+  REQUIRE(cli::npusim("run traces/chain.json -q --out " + cli::quoted(out)).status == 0);
   const std::set<std::string> outputs = tree(out);
   // A folder in place of an output file, and a file npusim did not write.
   for (const std::string& extra : {std::string("summary.json.d/"), std::string("notes.txt")}) {
     fs::path e = out / extra;
     if (extra.back() == '/') fs::create_directories(e);
-    else write(e, "mine");
-    cli::Child c = cli::start("run " + q(endless_trace()) + " --out " + q(out), "foreign");
+    else cli::write_file(e, "mine");
+    cli::Child c = cli::start("run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(out), "foreign");
     const int st = c.wait(60);
     REQUIRE(st != -1);
     CHECK(WEXITSTATUS(st) == 2);
@@ -391,7 +384,7 @@ TEST_CASE("an output folder holding what npusim did not write is refused, and le
   }
   fs::remove(out / "summary.json");
   fs::create_directories(out / "summary.json");  // a folder where npusim's file was
-  Result r = cli::npusim("run traces/chain.json -q --out " + q(out));
+  Result r = cli::npusim("run traces/chain.json -q --out " + cli::quoted(out));
   CHECK(r.status == 2);
   CHECK(has(r.err, "holds \"summary.json/\""));
 }
@@ -403,7 +396,7 @@ TEST_CASE("an unreadable folder inside --out is refused before the run", "[harde
   fs::create_directories(parent / "out" / "scope_stats");
   give_to_nobody(parent);
   fs::permissions(parent / "out" / "scope_stats", fs::perms::none);
-  Result r = cli::sh("exec " + *as + "timeout 60 \"$NPUSIM\" run " + q(endless_trace()) + " --out " + q(parent / "out"));
+  Result r = cli::sh("exec " + *as + "timeout 60 \"$NPUSIM\" run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(parent / "out"));
   fs::permissions(parent / "out" / "scope_stats", fs::perms::owner_all);
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + (parent / "out").string() + ": cannot read the output folder: Permission denied\n");
@@ -411,9 +404,9 @@ TEST_CASE("an unreadable folder inside --out is refused before the run", "[harde
 
 TEST_CASE("a second run into a locked output folder stops at once with exit 2", "[hardening][cli]") {
   const fs::path parent = scratch("lock");
-  cli::Child a = cli::start("run " + q(endless_trace()) + " --out " + q(parent / "out"), "lock_a");
+  cli::Child a = cli::start("run " + cli::quoted(endless_trace()) + " --out " + cli::quoted(parent / "out"), "lock_a");
   REQUIRE(cli::eventually([&] { return fs::exists(parent / ".out.npusim-lock"); }, 60));
-  Result b = cli::npusim("run traces/chain.json -q --out " + q(parent / "out"));
+  Result b = cli::npusim("run traces/chain.json -q --out " + cli::quoted(parent / "out"));
   CHECK(b.status == 2);
   CHECK(b.err == "npusim: error: " + (parent / "out").string() + ": another npusim run (pid " +
                      std::to_string(a.pid) + ") is writing this output folder; wait for it or choose another --out\n");
@@ -424,13 +417,13 @@ TEST_CASE("a second run into a locked output folder stops at once with exit 2", 
 
 TEST_CASE("an input error found mid-run removes the parent folders it created", "[hardening][cli]") {
   const fs::path parent = scratch("parents");
-  Result r = cli::npusim("run tests/data/bad/division_by_zero.json --out " + q(parent / "a" / "b" / "out"));
+  Result r = cli::npusim("run tests/data/bad/division_by_zero.json --out " + cli::quoted(parent / "a" / "b" / "out"));
   CHECK(r.status == 2);
   CHECK(cli::entries(parent).empty());
 }
 
 TEST_CASE("run --out / is refused at once, without walking the disk", "[hardening][cli]") {
-  cli::Child c = cli::start("run " + q(endless_trace()) + " --out /", "root");
+  cli::Child c = cli::start("run " + cli::quoted(endless_trace()) + " --out /", "root");
   const int st = c.wait(60);
   REQUIRE(st != -1);
   CHECK(WEXITSTATUS(st) == 2);
@@ -439,8 +432,8 @@ TEST_CASE("run --out / is refused at once, without walking the disk", "[hardenin
 
 TEST_CASE("a new run replaces the previous outputs whole, and the current folder works as --out", "[hardening][cli]") {
   const fs::path out = scratch("replace") / "out";
-  REQUIRE(cli::npusim("run traces/chain.json -q --out " + q(out)).status == 0);
-  REQUIRE(cli::npusim("run traces/fanout_fanin.json -q --swimlane-level 0 --no-deps --out " + q(out)).status == 0);
+  REQUIRE(cli::npusim("run traces/chain.json -q --out " + cli::quoted(out)).status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json -q --swimlane-level 0 --no-deps --out " + cli::quoted(out)).status == 0);
   CHECK(cli::entries(out) == std::vector<std::string>{".npusim_outputs", "name_map_fanout_fanin.json", "scope_stats",
                                                       "summary.json", "task_stats.csv"});
   CHECK(slurp(out / ".npusim_outputs") ==
@@ -449,10 +442,10 @@ TEST_CASE("a new run replaces the previous outputs whole, and the current folder
   CHECK(cli::entries(out.parent_path()) == std::vector<std::string>{"out"});
   const fs::path here = scratch("here");
   fs::create_directories(here);
-  Result r = cli::npusim_in(here, "run " + q(fs::path(NPUSIM_SOURCE_DIR) / "traces/chain.json") + " -q --out .");
+  Result r = cli::npusim_in(here, "run " + cli::quoted(fs::path(NPUSIM_SOURCE_DIR) / "traces/chain.json") + " -q --out .");
   CHECK(r.status == 0);
   CHECK(fs::exists(here / "summary.json"));
-  r = cli::npusim_in(here, "run " + q(fs::path(NPUSIM_SOURCE_DIR) / "traces/spmd.json") + " -q --out .");
+  r = cli::npusim_in(here, "run " + cli::quoted(fs::path(NPUSIM_SOURCE_DIR) / "traces/spmd.json") + " -q --out .");
   CHECK(r.status == 0);
   CHECK(fs::exists(here / "name_map_spmd.json"));
   CHECK_FALSE(fs::exists(here / "name_map_chain.json"));
@@ -474,7 +467,7 @@ TEST_CASE("a flat program of a million ops loads (linear time: the old parse cal
     for (int i = 0; i < 1000000; ++i) o << (i ? ", " : "") << R"({"op": "let", "var": "v", "value": 1})";
     o << "]}";
   }
-  Result r = cli::npusim("check -q " + q(f));
+  Result r = cli::npusim("check -q " + cli::quoted(f));
   CHECK(r.status == 0);
   CHECK(r.err.empty());
 }
@@ -484,16 +477,16 @@ TEST_CASE("a flat program of a million ops loads (linear time: the old parse cal
 TEST_CASE("a trace from a FIFO or standard input gets the same sizing advice as from a file", "[hardening][cli][fatal]") {
   const fs::path d = scratch("fifo");
   fs::create_directories(d);
-  Result file = cli::npusim("run traces/fatal/heap_ring_deadlock.json --out " + q(d / "a"));
+  Result file = cli::npusim("run traces/fatal/heap_ring_deadlock.json --out " + cli::quoted(d / "a"));
   REQUIRE(file.status == 1);
   REQUIRE(has(file.err, "sizes that would have been enough: "));
   const std::string advice = file.err.substr(file.err.find("sizes that would have been enough: "));
   REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
-  Result fifo = cli::sh("cat traces/fatal/heap_ring_deadlock.json > " + q(d / "fifo") +
-                        " & exec timeout 60 \"$NPUSIM\" run " + q(d / "fifo") + " --out " + q(d / "b"));
+  Result fifo = cli::sh("cat traces/fatal/heap_ring_deadlock.json > " + cli::quoted(d / "fifo") +
+                        " & exec timeout 60 \"$NPUSIM\" run " + cli::quoted(d / "fifo") + " --out " + cli::quoted(d / "b"));
   CHECK(fifo.status == 1);
   CHECK(has(fifo.err, advice));
-  Result in = cli::sh("exec timeout 60 \"$NPUSIM\" run - --out " + q(d / "c") + " < traces/fatal/heap_ring_deadlock.json");
+  Result in = cli::sh("exec timeout 60 \"$NPUSIM\" run - --out " + cli::quoted(d / "c") + " < traces/fatal/heap_ring_deadlock.json");
   CHECK(in.status == 1);
   CHECK(has(in.err, advice));
   CHECK_FALSE(has(in.err, "the program itself must change"));
@@ -505,9 +498,9 @@ TEST_CASE("sizing advice comes only from re-runs that reached the failure", "[ha
   // version took the re-run's rtMalloc failure for progress and advised
   // 64 GiB.
   const fs::path d = scratch("advice");
-  write(d / "t.json", R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
+  cli::write_file(d / "t.json", R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
       "program": [{"op": "submit", "kernel": "K", "args": [{"out": "y", "shape": [1099511627776], "dtype": "fp32"}]}]})");
-  Result r = cli::npusim("run " + q(d / "t.json") + " --out " + q(d / "out"));
+  Result r = cli::npusim("run " + cli::quoted(d / "t.json") + " --out " + cli::quoted(d / "out"));
   CHECK(r.status == 1);
   CHECK_FALSE(has(r.err, "would have been enough"));
   CHECK(has(r.err, "no ring_heap up to "));
@@ -521,8 +514,8 @@ TEST_CASE("sizing re-runs of a program that never ends are capped, and say so", 
   // used to run the rest of the 2^32 submits (it never ended); it now stops
   // at the run's --max-tasks, past the failure.
   const fs::path d = scratch("rerun_cap");
-  Result r = cli::sh("exec timeout 120 \"$NPUSIM\" run " + q(endless_trace()) + " --max-tasks 20000 --out " +
-                     q(d / "out"));
+  Result r = cli::sh("exec timeout 120 \"$NPUSIM\" run " + cli::quoted(endless_trace()) + " --max-tasks 20000 --out " +
+                     cli::quoted(d / "out"));
   CHECK(r.status == 1);
   CHECK(has(r.err, "sizes that would have been enough: ring_task_window of ring 0: 16384 -> 32768 would have been "
                    "enough (ring_task_window=[32768,16384,16384,16384] (--ring-task-window 32768,16384,16384,16384)); "
@@ -539,13 +532,13 @@ TEST_CASE("a HARD syncall naming the other core type deadlocks in run, as check 
   // AIV/AIC kernel whose hard syncall names a different core_type is
   // "unsatisfiable: the other core type has zero participants".
   const fs::path d = scratch("hard_type");
-  write(d / "t.json", R"({"npusim_trace": 1, "kernels": {"BAR": {"func_id": 0, "core": "aiv", "body": [
+  cli::write_file(d / "t.json", R"({"npusim_trace": 1, "kernels": {"BAR": {"func_id": 0, "core": "aiv", "body": [
       {"compute": {"ns": 100}}, {"syncall": {"mode": "hard", "core_type": "aic"}}, {"compute": {"ns": 100}}]}},
       "program": [{"op": "submit", "kernel": "BAR", "block_num": 48, "sync_start": true}]})");
-  Result check = cli::npusim("check " + q(d / "t.json"));
+  Result check = cli::npusim("check " + cli::quoted(d / "t.json"));
   CHECK(check.status == 1);
   CHECK(has(check.err, "[HardSyncallOccupancy]"));
-  Result run = cli::npusim("run " + q(d / "t.json") + " --out " + q(d / "out"));
+  Result run = cli::npusim("run " + cli::quoted(d / "t.json") + " --out " + cli::quoted(d / "out"));
   CHECK(run.status == 1);
   CHECK(has(run.err, "48 core(s) ["));
   CHECK(has(run.err, "wait at a HARD syncall (FFTS, core_type AIC)"));
@@ -590,8 +583,8 @@ TEST_CASE("task_stats.csv is RFC 4180: kernel names with commas, quotes and newl
                          {"new\nline", {{"func_id", 2}, {"core", "aiv"}, {"duration", {{"ns", 10}}}}}}},
             {"program", {{{"op", "submit"}, {"kernel", "a,b"}}, {{"op", "submit"}, {"kernel", "q\"uote"}},
                          {{"op", "submit"}, {"kernel", "new\nline"}}}}};
-  write(d / "t.json", t.dump());
-  REQUIRE(cli::npusim("run " + q(d / "t.json") + " -q --out " + q(d / "out")).status == 0);
+  cli::write_file(d / "t.json", t.dump());
+  REQUIRE(cli::npusim("run " + cli::quoted(d / "t.json") + " -q --out " + cli::quoted(d / "out")).status == 0);
   const auto rows = parse_csv(slurp(d / "out" / "task_stats.csv"));
   REQUIRE(rows.size() == 4);
   for (const auto& row : rows) CHECK(row.size() == 17);
@@ -607,7 +600,7 @@ TEST_CASE("barrier-cost: an output it cannot write and an empty set of participa
   Result r = cli::npusim("barrier-cost --core-type aiv --participants 8 --csv /dev/full");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: /dev/full: cannot write: No space left on device\n");
-  r = cli::npusim("barrier-cost --core-type aiv --participants 8 --svg " + q(d));
+  r = cli::npusim("barrier-cost --core-type aiv --participants 8 --svg " + cli::quoted(d));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + d.string() + ": cannot create: Is a directory\n");
   r = cli::npusim("barrier-cost --core-type aiv --participants 8 --html /missing/x.html");
@@ -622,29 +615,29 @@ TEST_CASE("barrier-cost: an output it cannot write and an empty set of participa
 
 TEST_CASE("compare refuses summaries of different traces, platforms or options unless asked", "[hardening][compare]") {
   const fs::path d = scratch("cmp");
-  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --out " + q(d / "a")).status == 0);
-  REQUIRE(cli::npusim("run traces/fanout_fanin.json -q --no-host-stats --out " + q(d / "b")).status == 0);
-  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --aicpu-thread-num 3 --out " + q(d / "c")).status == 0);
-  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --platform tiny --out " + q(d / "e")).status == 0);
-  const std::string a = q(d / "a" / "summary.json");
-  Result r = cli::npusim("compare " + a + " " + q(d / "b" / "summary.json"));
+  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --out " + cli::quoted(d / "a")).status == 0);
+  REQUIRE(cli::npusim("run traces/fanout_fanin.json -q --no-host-stats --out " + cli::quoted(d / "b")).status == 0);
+  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --aicpu-thread-num 3 --out " + cli::quoted(d / "c")).status == 0);
+  REQUIRE(cli::npusim("run traces/chain.json -q --no-host-stats --platform tiny --out " + cli::quoted(d / "e")).status == 0);
+  const std::string a = cli::quoted(d / "a" / "summary.json");
+  Result r = cli::npusim("compare " + a + " " + cli::quoted(d / "b" / "summary.json"));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + (d / "b" / "summary.json").string() +
                      ": at /trace: a summary of trace \"fanout_fanin\", the baseline's is of \"chain\": "
                      "--allow-different compares them anyway\n");
-  r = cli::npusim("compare " + a + " " + q(d / "c" / "summary.json"));
+  r = cli::npusim("compare " + a + " " + cli::quoted(d / "c" / "summary.json"));
   CHECK(r.status == 2);
   CHECK(has(r.err, ": at /run/aicpu_thread_num: "));
-  r = cli::npusim("compare " + a + " " + q(d / "e" / "summary.json"));
+  r = cli::npusim("compare " + a + " " + cli::quoted(d / "e" / "summary.json"));
   CHECK(r.status == 2);
   CHECK(has(r.err, ": at /platform: "));
-  r = cli::npusim("compare --allow-different " + a + " " + q(d / "b" / "summary.json"));
+  r = cli::npusim("compare --allow-different " + a + " " + cli::quoted(d / "b" / "summary.json"));
   CHECK((r.status == 0 || r.status == 3));
   // A huge metric still gives a table of short lines.
   json s = cli::load(d / "a" / "summary.json");
   s["device_wall_ns"] = 1e308;
-  write(d / "huge.json", s.dump());
-  r = cli::npusim("compare " + a + " " + q(d / "huge.json"));
+  cli::write_file(d / "huge.json", s.dump());
+  r = cli::npusim("compare " + a + " " + cli::quoted(d / "huge.json"));
   CHECK(r.status == 3);
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) CHECK(line.size() <= 100);
@@ -657,8 +650,8 @@ TEST_CASE("platform fields npusim never used are gone, and named as such", "[har
   CHECK_FALSE(p["timeouts"].contains("op_execute_ns"));
   p["timeouts"]["op_execute_ns"] = {{"value", 4.5e10}, {"source", "x"}};
   const fs::path f = scratch("platform") / "p.json";
-  write(f, p.dump());
-  Result r = cli::npusim("check traces/chain.json --platform " + q(f));
+  cli::write_file(f, p.dump());
+  Result r = cli::npusim("check traces/chain.json --platform " + cli::quoted(f));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + f.string() +
                      ": at /timeouts/op_execute_ns: no longer a platform field: npusim never used it (a hung "
@@ -667,8 +660,8 @@ TEST_CASE("platform fields npusim never used are gone, and named as such", "[har
   p = json::parse(slurp(fs::path(NPUSIM_SOURCE_DIR) / "platforms/a2a3.json"));
   CHECK_FALSE(p.contains("cross_core"));
   p["cross_core"] = {{"push_ns", {{"value", 100}, {"assumption", "x"}}}};
-  write(f, p.dump());
-  r = cli::npusim("check traces/chain.json --platform " + q(f));
+  cli::write_file(f, p.dump());
+  r = cli::npusim("check traces/chain.json --platform " + cli::quoted(f));
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + f.string() +
                      ": at /cross_core: no longer a platform field: the section priced the on-chip slot ring npusim "

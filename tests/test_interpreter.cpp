@@ -21,7 +21,7 @@ const char* kTensors = R"({
   "gate": {"shape": [2, 3], "dtype": "int32", "data": [1, 2, 3, 4, 5, 6]},
   "cnt":  {"shape": [4], "dtype": "uint32", "fill": 7}})";
 
-Trace load(const std::string& program) {
+Trace load_program(const std::string& program) {
   return trace::parse_trace(R"({"npusim_trace": 1, "name": "p", "kernels": )" + std::string(kKernels) +
                                 R"(, "tensors": )" + kTensors + R"(, "program": )" + program + "}",
                             "p.json", "p");
@@ -37,7 +37,7 @@ struct Driver {
   std::uint64_t next_local[4] = {0, 0, 0, 0};
   trace::DryRunOutputs outputs{data};  // each OUTPUT arg becomes a fresh buffer owned by its task
 
-  explicit Driver(const std::string& program) : trace(load(program)), src(trace::make_interpreter(trace, data)) {}
+  explicit Driver(const std::string& program) : trace(load_program(program)), src(trace::make_interpreter(trace, data)) {}
 
   std::string tensor(const Tensor& t) const {
     std::string name = data.name(t.buffer);
@@ -127,7 +127,7 @@ std::string run_error(const std::string& program) {
 }  // namespace
 
 TEST_CASE("interpreter: external tensors are registered in the data store") {
-  Trace t = load("[]");
+  Trace t = load_program("[]");
   DataStore data;
   auto src = trace::make_interpreter(t, data);
   OrchOp op;
@@ -303,7 +303,7 @@ TEST_CASE("interpreter: loop iterations are limited per run") {
         "iterations per run (all loops together)");
   CHECK(run_error(R"([{"op": "for", "var": "i", "from": 10, "to": -10, "step": -7, "body": []}])") == "no error");
   // Nested loops with empty bodies: the budget is for all loops together.
-  Trace t = load(R"([{"op": "for", "var": "i", "to": 10, "body": [
+  Trace t = load_program(R"([{"op": "for", "var": "i", "to": 10, "body": [
                        {"op": "for", "var": "j", "to": 9, "body": [{"op": "let", "var": "x", "value": "i*j"}]}]}])");
   DataStore data;
   OrchOp op;
@@ -318,12 +318,12 @@ TEST_CASE("interpreter: loop iterations are limited per run") {
           "together)");
   }
   // Zero-trip loops cost nothing.
-  Trace z = load(R"([{"op": "for", "var": "i", "to": 0, "body": []}, {"op": "for", "var": "i", "from": 5, "to": 5, "body": []}])");
+  Trace z = load_program(R"([{"op": "for", "var": "i", "to": 0, "body": []}, {"op": "for", "var": "i", "from": 5, "to": 5, "body": []}])");
   CHECK_FALSE(trace::make_interpreter(z, data, 0)->next(op));
 }
 
 TEST_CASE("interpreter: results must be delivered before the next op") {
-  Trace t = load(R"([{"op": "submit", "kernel": "K"}, {"op": "read", "tensor": "gate", "index": [0, 0]},
+  Trace t = load_program(R"([{"op": "submit", "kernel": "K"}, {"op": "read", "tensor": "gate", "index": [0, 0]},
                      {"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [1], "dtype": "fp32"}]}])");
   DataStore data;
   auto src = trace::make_interpreter(t, data);
@@ -343,7 +343,7 @@ TEST_CASE("interpreter: results must be delivered before the next op") {
 TEST_CASE("interpreter: a million submits stream at constant memory") {
   // Speed is a benchmark's business (tools/bench.sh), not a test's: what is
   // checked here is that nothing grows per submit.
-  Trace t = load(R"([{"op": "scope", "body": [
+  Trace t = load_program(R"([{"op": "scope", "body": [
     {"op": "for", "var": "i", "to": 1000000, "body": [
       {"op": "submit", "kernel": "K", "id": "prev", "args": [
         {"in": "a", "offset": ["i%4*64", 0], "shape": [64, 128]}, {"out": "o", "shape": [64], "dtype": "fp32"}]}]}]}])");

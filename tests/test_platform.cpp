@@ -44,9 +44,9 @@ InputError error_of(const std::function<void()>& fn) {
 }
 
 // Parses a modified platform document as the file "mut.json".
-Platform parse(const json& doc) { return parse_platform(doc.dump(2), "mut.json"); }
+Platform parse_doc(const json& doc) { return parse_platform(doc.dump(2), "mut.json"); }
 InputError parse_error(const json& doc) {
-  return error_of([&] { parse(doc); });
+  return error_of([&] { parse_doc(doc); });
 }
 
 void check_error(const InputError& e, const std::string& file, const std::string& path,
@@ -79,14 +79,14 @@ json tiny_without(const std::string& pointer) {
 }
 
 // A fresh directory under the system temp dir, removed on destruction.
-struct TempDir {
+struct PlatformDir {
   fs::path path;
-  explicit TempDir(const std::string& tag)
+  explicit PlatformDir(const std::string& tag)
       : path(fs::temp_directory_path() / ("npusim_test_platform_" + tag + "_" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
-  ~TempDir() {
+  ~PlatformDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
@@ -232,7 +232,7 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
   json doc = tiny_with("/x_comment", "ignored");
   at(doc, "/sched/x_todo") = 1;
   at(doc, "/sched/loop_ns/x_previous") = 12;
-  Platform p = parse(doc);
+  Platform p = parse_doc(doc);
   CHECK(p.sched.loop == ns(10));
   CHECK(p.provenance.size() == platform_field_pointers().size());
 }
@@ -285,9 +285,9 @@ TEST_CASE("platform: values are type- and range-checked", "[platform]") {
   }
 
   // Fractional ns round to ps; integral floats are integers.
-  CHECK(parse(tiny_with("/sched/loop_ns/value", 0.5)).sched.loop == ps(500));
-  CHECK(parse(tiny_with("/sched/poll_cond_ns/value", 12.3456)).sched.poll_cond == ps(12346));
-  CHECK(parse(tiny_with("/topology/clusters/value", 3.0)).topo.clusters == 3);
+  CHECK(parse_doc(tiny_with("/sched/loop_ns/value", 0.5)).sched.loop == ps(500));
+  CHECK(parse_doc(tiny_with("/sched/poll_cond_ns/value", 12.3456)).sched.poll_cond == ps(12346));
+  CHECK(parse_doc(tiny_with("/topology/clusters/value", 3.0)).topo.clusters == 3);
 }
 
 TEST_CASE("platform: per-ring arrays take four values or one", "[platform]") {
@@ -302,7 +302,7 @@ TEST_CASE("platform: per-ring arrays take four values or one", "[platform]") {
 
   json doc = tiny_with(window, 128);
   at(doc, "/limits/heap/value") = {1024, 2048, 4096, 8192};
-  Platform p = parse(doc);
+  Platform p = parse_doc(doc);
   CHECK(p.limits.task_window == std::array<std::uint64_t, kNumRings>{128, 128, 128, 128});
   CHECK(p.limits.heap == std::array<std::uint64_t, kNumRings>{1024, 2048, 4096, 8192});
 }
@@ -372,7 +372,7 @@ TEST_CASE("platform: search order starts with NPUSIM_PLATFORM_DIR", "[platform]"
   CHECK(dirs[2] == std::string(NPUSIM_SOURCE_DIR) + "/platforms");
   CHECK(dirs[3] == "./platforms");
 
-  TempDir tmp("search");
+  PlatformDir tmp("search");
   json mini = platform_json("tiny");
   mini["name"] = "mini";
   tmp.write("mini.json", mini);

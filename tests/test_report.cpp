@@ -40,8 +40,6 @@ json hand_summary() {
 
 using cli::has;
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
 }  // namespace
 
 TEST_CASE("report: the page shows summary.json's numbers, with their pointers, and bars to scale", "[report]") {
@@ -118,12 +116,12 @@ TEST_CASE("report: input errors are exit 2 with the folder named, nothing writte
   r = report(dir, page);
   CHECK(r.status == 2);
   CHECK(cli::has(r.err, (dir).string() + ": no summary.json in this folder"));
-  write(dir / "summary.json", "{\"status\": \"ok\"}");
+  cli::write_file(dir / "summary.json", "{\"status\": \"ok\"}");
   r = report(dir, page);
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + (dir / "summary.json").string() +
                      ": at /npusim_summary: expected a summary.json written by npusim run (\"npusim_summary\": 1)\n");
-  write(dir / "summary.json", hand_summary().dump());
+  cli::write_file(dir / "summary.json", hand_summary().dump());
   r = report(dir, dir / "report.html");  // inside the run's folder
   CHECK(r.status == 2);
   CHECK(cli::has(r.err, "the page would go inside the run's folder"));
@@ -158,22 +156,22 @@ std::string repeated(const std::string& v, int n) {
 fs::path hand_run(const std::string& name) {
   const fs::path dir = cli::scratch(name);
   fs::create_directories(dir);
-  write(dir / "summary.json", hand_summary().dump());
-  write(dir / "task_stats.csv",
+  cli::write_file(dir / "summary.json", hand_summary().dump());
+  cli::write_file(dir / "task_stats.csv",
         "task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,submit_ns,ready_ns,"
         "first_dispatch_ns,first_release_ns,first_start_ns,last_start_ns,last_end_ns,complete_ns\n"
         "0,t0,kernel,A,0,0,1,1,0,10,50,80,80,100,100,700,702\n"
         "2,t2,kernel,\"C, \"\"odd\"\"\",2,0,1,1,0,30,150,160,160,200,200,400,402\n"
         "1,t1,kernel,B,1,0,1,1,0,20,705,725,725,740,740,1300,1302\n");
-  write(dir / "chip_swimlane_records.json",
+  cli::write_file(dir / "chip_swimlane_records.json",
         R"({"chip_swimlane_level": 1, "metadata": {"clock_freq_hz": 1000000000, "num_cores": 3,
             "core_types": ["aic", "aiv", "aiv"]},
             "aicore_tasks": [[0, 0, 1, 1000100, 1000700, 0], [2, 2, 1, 1000200, 1000400, 0],
                              [1, 1, 1, 1000740, 1001300, 0]], "aicpu_tasks": []})");
-  write(dir / "deps.json", R"({"tasks": [], "tensors": [], "edges": [{"pred": "0", "succ": "1", "arg": 0},
+  cli::write_file(dir / "deps.json", R"({"tasks": [], "tensors": [], "edges": [{"pred": "0", "succ": "1", "arg": 0},
                                 {"pred": "2", "succ": "1", "arg": 1}]})");
   fs::create_directories(dir / "scope_stats");
-  write(dir / "scope_stats" / "scope_stats.jsonl",
+  cli::write_file(dir / "scope_stats" / "scope_stats.jsonl",
         R"({"version": 6, "fatal": false, "dropped": 0, "total": 2, "task_window_max": [16, 16, 16, 16], )"
         R"("heap_max": [4096, 4096, 4096, 4096], "dep_pool_max": [8, 8, 8, 8], "tensormap_max": 64})"
         "\n"

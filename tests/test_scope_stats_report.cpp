@@ -18,8 +18,8 @@ using namespace npusim::record;
 
 namespace {
 
-const std::string kSrc = NPUSIM_SOURCE_DIR;
-const std::string kData = std::string(NPUSIM_TEST_DATA_DIR) + "/scope_stats";
+const std::string kSourceDir = NPUSIM_SOURCE_DIR;
+const std::string kScopeStatsData = std::string(NPUSIM_TEST_DATA_DIR) + "/scope_stats";
 
 using cli::slurp;
 
@@ -62,7 +62,7 @@ void check_peak(const ScopeStatsPeak& p, std::uint64_t value, const std::string&
 TEST_CASE("scope-stats: every peak of a hand-written file, exactly", "[scope_stats]") {
   // Labelled as the binary is given it, so the text compares with its output.
   ScopeStatsReport rep =
-      parse_scope_stats(slurp(kData + "/nested.jsonl"), "tests/data/scope_stats/nested.jsonl");
+      parse_scope_stats(slurp(kScopeStatsData + "/nested.jsonl"), "tests/data/scope_stats/nested.jsonl");
   CHECK(rep.meta.version == 6);
   CHECK_FALSE(rep.meta.fatal);
   CHECK(rep.meta.capacity[kResHeap] == std::array<std::uint64_t, 4>{4096, 4096, 2048, 8192});
@@ -89,7 +89,7 @@ TEST_CASE("scope-stats: every peak of a hand-written file, exactly", "[scope_sta
   CHECK_FALSE(rep.is_constraint(kResTaskWindow, 3));
   CHECK(rep.imbalanced_ring(kResHeap) == -1);
   // The whole text, as the command prints it.
-  CHECK(summary_of(rep) == slurp(kData + "/nested.summary.txt"));
+  CHECK(summary_of(rep) == slurp(kScopeStatsData + "/nested.summary.txt"));
 }
 
 TEST_CASE("scope-stats: an end closes the begin of its depth, as the seed's script pairs them", "[scope_stats]") {
@@ -129,7 +129,7 @@ TEST_CASE("scope-stats: an end closes the begin of its depth, as the seed's scri
 }
 
 TEST_CASE("scope-stats: scopes with only a begin at the end of the file are where the run wedged", "[scope_stats]") {
-  ScopeStatsReport rep = read_scope_stats(kData + "/wedged.jsonl");
+  ScopeStatsReport rep = read_scope_stats(kScopeStatsData + "/wedged.jsonl");
   REQUIRE(rep.wedged.size() == 4);
   CHECK(rep.wedged[0].line == 2);
   CHECK(rep.wedged[1].line == 3);
@@ -150,7 +150,7 @@ TEST_CASE("scope-stats: scopes with only a begin at the end of the file are wher
 }
 
 TEST_CASE("scope-stats: one ring near capacity while the others stay far below is the imbalance", "[scope_stats]") {
-  ScopeStatsReport rep = read_scope_stats(kData + "/imbalance.jsonl");
+  ScopeStatsReport rep = read_scope_stats(kScopeStatsData + "/imbalance.jsonl");
   CHECK(rep.imbalanced_ring(kResHeap) == 3);           // 87.5% vs 12.5%, 6.25%, 0%
   CHECK(rep.imbalanced_ring(kResTaskWindow) == -1);    // ring 3 at 25%: not near capacity
   CHECK_FALSE(rep.is_constraint(kResHeap, 3));
@@ -161,18 +161,18 @@ TEST_CASE("scope-stats: one ring near capacity while the others stay far below i
 
 TEST_CASE("scope-stats: malformed files name the file, the line and the expectation, and exit 2", "[scope_stats][cli]") {
   int n = 0;
-  for (const auto& e : fs::directory_iterator(kData + "/bad")) {
+  for (const auto& e : fs::directory_iterator(kScopeStatsData + "/bad")) {
     if (e.path().extension() != ".jsonl") continue;
     ++n;
     const std::string rel = "tests/data/scope_stats/bad/" + e.path().filename().string();
     std::string expect = slurp(fs::path(e.path()).replace_extension(".expect"));
     INFO(rel);
     try {
-      read_scope_stats(kSrc + "/" + rel);
+      read_scope_stats(kSourceDir + "/" + rel);
       FAIL("no error");
     } catch (const npusim::InputError& err) {
       CHECK(err.path().rfind("line ", 0) == 0);
-      CHECK(std::string(err.what()) + "\n" == kSrc + "/" + rel + ": " + expect);
+      CHECK(std::string(err.what()) + "\n" == kSourceDir + "/" + rel + ": " + expect);
     }
     cli::Result r = cli::npusim("scope-stats " + rel + " --html '" + (work_dir() / "bad.html").string() + "'");
     CHECK(r.status == 2);
@@ -191,7 +191,7 @@ TEST_CASE("scope-stats: --html and --svg write the same chart, self-contained an
   const std::string files = " --html '" + (d / "a.html").string() + "' --svg '" + (d / "a.svg").string() + "'";
   cli::Result r = cli::npusim("scope-stats tests/data/scope_stats/nested.jsonl" + files);
   REQUIRE(r.status == 0);
-  CHECK(r.out == slurp(kData + "/nested.summary.txt"));  // the same text in-process and from the binary
+  CHECK(r.out == slurp(kScopeStatsData + "/nested.summary.txt"));  // the same text in-process and from the binary
   const std::string html = slurp(d / "a.html"), svg = slurp(d / "a.svg");
   REQUIRE(cli::npusim("scope-stats tests/data/scope_stats/nested.jsonl --html '" + (d / "b.html").string() + "' --svg '" +
               (d / "b.svg").string() + "'").status == 0);

@@ -11,13 +11,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> v;
-  std::stringstream ss(text);
-  for (std::string l; std::getline(ss, l);) v.push_back(l);
-  return v;
-}
-
 // The first `n` cells of a CSV line (no quoted cells in these).
 std::string first_cells(const std::string& line, int n) {
   std::size_t at = 0;
@@ -38,7 +31,7 @@ TEST_CASE("sweep: one row per point in grid order, the figures of each point's r
   const cli::Result r = cli::npusim(std::string(kGrid) + " --jobs 2 --csv '" + csv.string() + "'");
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "npusim sweep: 6 points, 3 ok, 3 not ok"));
-  const std::vector<std::string> rows = lines_of(cli::slurp(csv));
+  const std::vector<std::string> rows = cli::lines_of(cli::slurp(csv));
   REQUIRE(rows.size() == 7);
   CHECK(first_cells(rows[0], 9) ==
         "/sched/dispatch_task_ns,ring_task_window,status,exit_code,error,device_wall_ns,makespan_ns,"
@@ -88,7 +81,7 @@ TEST_CASE("sweep: a four-ring list in brackets is one value", "[sweep][cli]") {
       "sweep traces/chain.json --platform tiny --grid 'ring_task_window=[64,4,4,4],[4,4,4,4]' -q --csv '" +
       csv.string() + "'");
   REQUIRE(r.status == 0);
-  const std::vector<std::string> rows = lines_of(cli::slurp(csv));
+  const std::vector<std::string> rows = cli::lines_of(cli::slurp(csv));
   REQUIRE(rows.size() == 3);
   // A cell holding commas is quoted; only ring 0's window matters to chain.json.
   CHECK(rows[1].rfind("\"[64,4,4,4]\",ok,0,,29700,28140,", 0) == 0);
@@ -131,7 +124,7 @@ TEST_CASE("sweep: a worker file over its own fields and a run option", "[sweep][
   const cli::Result r = cli::npusim(cmd + " --jobs 2 --csv '" + csv.string() + "'");
   REQUIRE(r.status == 0);
   CHECK(has(r.out, "npusim sweep: 4 points, 2 ok, 2 not ok"));
-  const std::vector<std::string> rows = lines_of(cli::slurp(csv));
+  const std::vector<std::string> rows = cli::lines_of(cli::slurp(csv));
   REQUIRE(rows.size() == 5);
   CHECK(rows[0] ==
         "worker:/prepare/ring_task_window,ring_task_window,status,exit_code,error,totals.host_visible_ns,"

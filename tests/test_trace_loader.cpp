@@ -16,7 +16,7 @@ using trace::Trace;
 
 namespace {
 
-const std::string kData = std::string(NPUSIM_TEST_DATA_DIR) + "/trace/";
+const std::string kTraceData = std::string(NPUSIM_TEST_DATA_DIR) + "/trace/";
 
 // A trace document around `program` (and `kernels` / `tensors` when given).
 std::string doc(const std::string& program,
@@ -52,8 +52,8 @@ const KernelDef& kernel(const Trace& t, const std::string& name) {
 }  // namespace
 
 TEST_CASE("trace loader: a trace with every feature") {
-  Trace t = trace::load_trace(kData + "all_features.json");
-  CHECK(t.file == kData + "all_features.json");
+  Trace t = trace::load_trace(kTraceData + "all_features.json");
+  CHECK(t.file == kTraceData + "all_features.json");
   CHECK(t.name == "all_features");
   CHECK(t.run.aicpu_thread_num == 3);
   CHECK(t.run.ring_task_window == RingValues{0, 0, 256, 0});
@@ -149,17 +149,17 @@ TEST_CASE("trace loader: name defaults to the file stem, or stdin") {
 
 TEST_CASE("trace loader: file and JSON syntax errors") {
   try {
-    trace::load_trace(kData + "bad_syntax.json");
+    trace::load_trace(kTraceData + "bad_syntax.json");
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK(e.file() == kData + "bad_syntax.json");
+    CHECK(e.file() == kTraceData + "bad_syntax.json");
     CHECK(e.path() == "");
     CHECK(e.message() ==
           "invalid JSON at line 4, column 55: syntax error while parsing object key - unexpected '}'; "
           "expected string literal");
   }
   try {
-    trace::load_trace(kData + "missing.json");
+    trace::load_trace(kTraceData + "missing.json");
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.message() == "cannot open the trace file: No such file or directory");

@@ -48,13 +48,6 @@ struct TempDir {
   }
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> v;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
-
 std::vector<std::string> keys_of(const ordered_json& j) {
   std::vector<std::string> v;
   for (auto it = j.begin(); it != j.end(); ++it) v.push_back(it.key());
@@ -392,7 +385,7 @@ TEST_CASE("scope_stats writes the version 6 metadata line then one record per sa
 
   REQUIRE(w->files() == std::vector<std::string>{"scope_stats/scope_stats.jsonl"});
   CHECK(dir.listing() == std::vector<std::string>{"scope_stats/scope_stats.jsonl"});  // scratch removed
-  auto lines = lines_of(slurp(dir / "scope_stats/scope_stats.jsonl"));
+  auto lines = cli::lines_of(slurp(dir / "scope_stats/scope_stats.jsonl"));
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] ==
         "{\"version\": 6, \"fatal\": true, \"dropped\": 0, \"total\": 2, "
@@ -420,7 +413,7 @@ TEST_CASE("scope_stats sites keep a basename of at most 31 characters and escape
   w->on_scope_sample(x);
   Scenario s;
   w->finish(s.info());
-  auto lines = lines_of(slurp(dir / "scope_stats/scope_stats.jsonl"));
+  auto lines = cli::lines_of(slurp(dir / "scope_stats/scope_stats.jsonl"));
   REQUIRE(lines.size() == 3);
   CHECK(json::parse(lines[1])["site"] == "a_very_long_orchestration_file_:1234");
   CHECK(json::parse(lines[2])["site"] == "q\"x:5");

@@ -28,21 +28,9 @@ cli::RunResult run(const std::string& args, const std::string& name) {
   return cli::run_summary(args + " --quiet --no-host-stats --no-suggest", "conf_outputs_" + name);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    out.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return out;
-}
-
 // The lines of `text` from the one equal to `first`, `n` of them.
 std::vector<std::string> section(const std::string& text, const std::string& first, std::size_t n) {
-  std::vector<std::string> all = lines_of(text);
+  std::vector<std::string> all = cli::lines_of(text);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (all[i] == first) return std::vector<std::string>(all.begin() + i, all.begin() + std::min(all.size(), i + n));
   return {};
@@ -133,7 +121,7 @@ TEST_CASE("host lines of a runtime fatal, exactly and in order", "[conformance]"
       "error hint: raise ring_heap (PTO2_RING_HEAP) or shrink per-task args / intermediate tensors; the 'Ring buffer "
       "sizes:' line above reports the configured capacities. See docs/troubleshooting/device-error-codes.md",
   };
-  std::vector<std::string> got = lines_of(r.err);
+  std::vector<std::string> got = cli::lines_of(r.err);
   got.resize(std::min(got.size(), expect.size()));
   CHECK(got == expect);
   CHECK(r.summary["error"]["host_log"] == json(expect));
@@ -236,7 +224,7 @@ TEST_CASE("rtMalloc 207001: the failing allocation's size and the ACL annotation
       "memory on this device. See docs/troubleshooting/device-error-codes.md",
       "Failed to setup pooled static arena",
   };
-  std::vector<std::string> got = lines_of(r.err);
+  std::vector<std::string> got = cli::lines_of(r.err);
   got.resize(std::min(got.size(), expect.size()));
   CHECK(got == expect);
   CHECK(r.summary["error"]["host_code"] == 207001);
@@ -467,10 +455,10 @@ TEST_CASE("scope_stats: fatal only on the report-fatal path", "[conformance]") {
   fs::path out;
   cli::run("traces/fatal/heap_ring_deadlock.json --quiet --no-suggest", "conf_outputs_ss_heap", out);
   const std::string heap = cli::slurp(out / "scope_stats/scope_stats.jsonl");
-  CHECK(json::parse(lines_of(heap)[0])["fatal"] == false);
+  CHECK(json::parse(cli::lines_of(heap)[0])["fatal"] == false);
   cli::run("traces/fatal/require_sync_start_invalid.json --quiet --no-suggest", "conf_outputs_ss_sync", out);
   const std::string sync = cli::slurp(out / "scope_stats/scope_stats.jsonl");
-  CHECK(json::parse(lines_of(sync)[0])["fatal"] == true);
+  CHECK(json::parse(cli::lines_of(sync)[0])["fatal"] == true);
 }
 
 // tensormap_used is the pool's live-entry count (PTO2TensorMap::current_used)
@@ -487,7 +475,7 @@ TEST_CASE("scope_stats: tensormap counts after the per-ring cleanup, and sites a
   fs::path out;
   cli::Result r = cli::run(kConf + "outputs_scope_stats.json --quiet", "conf_outputs_ss_tm", out);
   REQUIRE(r.status == 0);
-  std::vector<std::string> lines = lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
+  std::vector<std::string> lines = cli::lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
   REQUIRE(lines.size() == 7);
   std::vector<std::string> sites;
   std::vector<int> tensormap;
@@ -604,7 +592,7 @@ TEST_CASE("dfx/scope_stats: the vector example's scope_stats.jsonl", "[conforman
   fs::path out;
   cli::Result r = cli::run(kConf + "dfx_vector_example.json --quiet", "conf_outputs_dfx_ss", out);
   REQUIRE(r.status == 0);
-  std::vector<std::string> lines = lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
+  std::vector<std::string> lines = cli::lines_of(cli::slurp(out / "scope_stats/scope_stats.jsonl"));
   REQUIRE(lines.size() >= 5);
   json meta = json::parse(lines[0]);
   CHECK(meta["version"] == 6);

@@ -407,7 +407,7 @@ Conf run_conf(const std::string& trace, const std::string& extra = "") {
   return c;
 }
 
-double ns(const std::map<std::string, std::string>& row, const char* col) { return std::stod(row.at(col)); }
+double col_ns(const std::map<std::string, std::string>& row, const char* col) { return std::stod(row.at(col)); }
 
 // Every dependency edge is honoured: a consumer becomes ready only after each
 // of its producers completed. Returns the number of edges checked.
@@ -418,7 +418,7 @@ int check_edges(const Conf& c) {
     auto s = c.tasks.find(task_display(std::stoull(e["succ"].get<std::string>())));
     REQUIRE(p != c.tasks.end());
     REQUIRE(s != c.tasks.end());
-    CHECK(ns(s->second, "ready_ns") >= ns(p->second, "complete_ns"));
+    CHECK(col_ns(s->second, "ready_ns") >= col_ns(p->second, "complete_ns"));
     ++n;
   }
   return n;
@@ -530,9 +530,9 @@ TEST_CASE("tensormap_and_ringbuffer dummy_task: consumers run after their produc
     const auto& producer = c.tasks.at("t0");
     const auto& consumer = c.tasks.at("t" + std::to_string(tasks[k - 1] - 1));
     CHECK(consumer.at("kernel") == "COPY_FIRST");
-    CHECK(ns(consumer, "first_start_ns") > ns(producer, "complete_ns"));
+    CHECK(col_ns(consumer, "first_start_ns") > col_ns(producer, "complete_ns"));
     for (const auto& [name, row] : c.tasks)
-      if (row.at("kind") == "dummy") CHECK(ns(consumer, "ready_ns") >= ns(row, "complete_ns"));
+      if (row.at("kind") == "dummy") CHECK(col_ns(consumer, "ready_ns") >= col_ns(row, "complete_ns"));
   }
 }
 
