@@ -501,18 +501,19 @@ TEST_CASE("a push into a full ready queue loses the task, as the device's unchec
 
 TEST_CASE("task slots: a released chunk is reused with its tasks' vectors, not allocated again", "[runtime]") {
   // Memory follows the live window (docs/architecture.md): slots live in
-  // chunks of 512 tasks; a chunk wholly below the tail goes to a spare list
-  // and the next chunk the head needs is that one, its Task objects keeping
-  // the capacity of their vectors, so a steady window allocates nothing
-  // (take_slot resets a slot's fields, not its vectors' storage).
+  // chunks of SlotStore::kChunk tasks; a chunk wholly below the tail goes to
+  // a spare list and the next chunk the head needs is that one, its Task
+  // objects keeping the capacity of their vectors, so a steady window
+  // allocates nothing (take_slot resets a slot's fields, not its vectors' storage).
+  constexpr std::uint64_t n = SlotStore::kChunk;
   SlotStore s;
-  for (std::uint64_t i = 0; i < 512; ++i) s.emplace(i);
+  for (std::uint64_t i = 0; i < n; ++i) s.emplace(i);
   s.at(0).fanin.reserve(40);
   s.at(0).args.reserve(12);
-  s.emplace(512);        // the second chunk
-  s.release_below(512);  // the first chunk is wholly retired: spare
-  Task& reused = s.emplace(1024);  // the third chunk is the first one again
+  s.emplace(n);        // the second chunk
+  s.release_below(n);  // the first chunk is wholly retired: spare
+  Task& reused = s.emplace(2 * n);  // the third chunk is the first one again
   CHECK(reused.fanin.capacity() >= 40);
   CHECK(reused.args.capacity() >= 12);
-  CHECK(s.at(1025).fanin.capacity() == 0);  // a slot that never held anything
+  CHECK(s.at(2 * n + 1).fanin.capacity() == 0);  // a slot that never held anything
 }

@@ -21,6 +21,11 @@ namespace npusim {
 
 // Task slots indexed by local id, in chunks with stable addresses; chunks the
 // watermark has passed are recycled, so memory follows the live window.
+// A chunk is 64 slots (about 46 KB): a ring with a short live window cycles
+// through few slots, and each slot keeps the capacity its vectors grew to
+// (Task::reset_for_reuse), so memory is what the window needs. 512-slot
+// chunks cost the 1M-task bench 2.8 MB of peak memory (docs/architecture.md,
+// "Where the peak memory comes from").
 class SlotStore {
  public:
   Task& at(std::uint64_t local) {
@@ -34,9 +39,10 @@ class SlotStore {
   // Drops chunks wholly below `tail`.
   void release_below(std::uint64_t tail);
 
+  static constexpr int kBits = 6;
+  static constexpr std::uint64_t kChunk = 1ull << kBits;  // slots per chunk
+
  private:
-  static constexpr int kBits = 9;
-  static constexpr std::uint64_t kChunk = 1ull << kBits;
   std::deque<std::unique_ptr<Task[]>> chunks_;
   std::vector<std::unique_ptr<Task[]>> spare_;
   std::uint64_t first_chunk_ = 0;
