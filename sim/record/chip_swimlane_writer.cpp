@@ -23,7 +23,7 @@
 namespace npusim::record {
 namespace {
 
-constexpr const char* kFile = "chip_swimlane_records.json";
+constexpr const char* kRecordsFile = "chip_swimlane_records.json";
 constexpr int kMinSchedArrays = 4;  // PLATFORM_MAX_AICPU_THREADS: always 4 inner arrays
 
 // The event records are plain data and are stored as they are.
@@ -67,7 +67,7 @@ class ChipSwimlaneWriter : public OutputWriter {
   void finish(const RunInfo& info) override {
     Platform none;
     const Platform& p = info.platform ? *info.platform : none;
-    OutFile out(dir() + "/" + output_name(kFile), gzip_level());
+    OutFile out(dir() + "/" + output_name(kRecordsFile), gzip_level());
     out.raw("{\n  \"chip_swimlane_level\": ").i(level_).raw(",\n");
     put_metadata(out, p, info.sched_threads);
 
@@ -124,7 +124,7 @@ class ChipSwimlaneWriter : public OutputWriter {
       if (f) f->close_and_remove();
   }
 
-  std::vector<std::string> files() const override { return {output_name(kFile)}; }
+  std::vector<std::string> files() const override { return {output_name(kRecordsFile)}; }
 
  private:
   // The scratch file of index `i` (a core, a thread), made on first use.

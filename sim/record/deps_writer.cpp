@@ -41,7 +41,7 @@ std::uint64_t dep_gen_tensor_id(std::uint64_t addr, std::uint32_t version) {
   return h;
 }
 
-constexpr const char* kFile = "deps.json";
+constexpr const char* kDepsFile = "deps.json";
 
 // `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`
 void put_view(JsonBuf& b, const char* prefix, const Tensor& v) {
@@ -147,10 +147,10 @@ class DepsWriter : public OutputWriter {
     tasks_.raw("],\"edges\":[");
     tasks_.append(edges_);
     tasks_.raw("]}\n");
-    tasks_.close_as(dir() + "/" + output_name(kFile));
+    tasks_.close_as(dir() + "/" + output_name(kDepsFile));
   }
 
-  std::vector<std::string> files() const override { return {output_name(kFile)}; }
+  std::vector<std::string> files() const override { return {output_name(kDepsFile)}; }
 
  private:
   void put_task(const Task& t) {

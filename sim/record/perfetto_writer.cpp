@@ -33,7 +33,7 @@
 namespace npusim::record {
 namespace {
 
-constexpr const char* kFile = "merged_swimlane.json";
+constexpr const char* kSwimlaneFile = "merged_swimlane.json";
 constexpr int kPidOrch = 1, kPidSched = 2, kPidSchedView = 3, kPidWorker = 4;
 constexpr int kTidOrch = 4000, kTidQueue = 3999;
 constexpr Time kMarkerMin = 20000;  // 0.02 µs: zero-width markers stay visible
@@ -83,7 +83,7 @@ void put_hint(JsonBuf& b, const List& list, Id id_of) {
 }
 
 // Per-task state kept between events.
-struct Summary {
+struct TaskSummary {
   const KernelDef* kernel = nullptr;
   int block_num = 1;
   int last_core = -1;           // core of the block that ended last
@@ -130,14 +130,14 @@ class PerfettoWriter : public OutputWriter {
       auto it = live_.find(f.producer);
       if (it != live_.end()) ++it->second.consumers;
     }
-    Summary& s = live_[t.id];
+    TaskSummary& s = live_[t.id];
     s.kernel = t.kernel;
     s.block_num = t.block_num;
     if (own_overhead_) own_overhead_->on_submitted(t, edges);
   }
 
   void on_block_finished(const Task& t, const BlockRecord& b) override {
-    Summary& s = live_[t.id];
+    TaskSummary& s = live_[t.id];
     s.blocks.push_back(b);
     if (++held_ == kMaxHeldBlocks + 1)
       stop_run("the Perfetto swimlane (merged_swimlane.json) would hold the block records of unretired tasks "
@@ -171,7 +171,7 @@ class PerfettoWriter : public OutputWriter {
   }
 
   void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
-    Summary& s = live_[t.id];
+    TaskSummary& s = live_[t.id];
     s.l2_lines += lines;
     s.l2_hits += hits;
     s.hbm_bytes += hbm;
@@ -199,7 +199,7 @@ class PerfettoWriter : public OutputWriter {
     for (const FaninRef& f : t.fanin) {
       auto it = live_.find(f.producer);
       if (it == live_.end()) continue;
-      Summary& p = it->second;
+      TaskSummary& p = it->second;
       if (first && p.last_core >= 0) put_dependency(p, *first);
       if (p.consumers) --p.consumers;
       if (p.retired && p.consumers == 0) live_.erase(it);
@@ -308,10 +308,10 @@ class PerfettoWriter : public OutputWriter {
     if (stop_.time != kNever) put_fatal();
     events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
     events_.raw("\n]}\n");
-    events_.close_as(dir() + "/" + output_name(kFile));
+    events_.close_as(dir() + "/" + output_name(kSwimlaneFile));
   }
 
-  std::vector<std::string> files() const override { return {output_name(kFile)}; }
+  std::vector<std::string> files() const override { return {output_name(kSwimlaneFile)}; }
 
   // A failed run: the blocks still running are drawn up to where the device
   // stopped, and finish() marks that instant with the fatal's name.
@@ -364,7 +364,7 @@ class PerfettoWriter : public OutputWriter {
   // swimlane_converter.py draws every dependency arrow, so that no arrow
   // runs backwards in time. The consumer's kernel cannot start before the
   // producer ends, so its bar is still open where the arrow lands.
-  void put_dependency(const Summary& p, const BlockRecord& first) {
+  void put_dependency(const TaskSummary& p, const BlockRecord& first) {
     const Time to = bar_start(first);
     const int from_tid = core_tid(p.last_core), to_tid = core_tid(first.core);
     if (p.last_end <= to) {
@@ -379,7 +379,7 @@ class PerfettoWriter : public OutputWriter {
   // Worker View bars (receive -> end, one per block) and dispatch flows.
   // A task whose GM phases met the L2 (or crossed HBM) carries its figures
   // on every bar: l2_lines, l2_hits, hbm_bytes (the task's, all its blocks).
-  void draw_task(const Task& t, std::unordered_map<TaskId, Summary>::const_iterator self) {
+  void draw_task(const Task& t, std::unordered_map<TaskId, TaskSummary>::const_iterator self) {
     make_label(label_, t.kernel, t.block_num, t.id);
     hints_.clear();
     hints_.raw(", \"fanout-hint\": \"");
@@ -426,7 +426,7 @@ class PerfettoWriter : public OutputWriter {
   void put_complete(const Task& t) {
     auto self = live_.find(t.id);
     if (self == live_.end() || self->second.finish_thread < 0) return;
-    const Summary& s = self->second;
+    const TaskSummary& s = self->second;
     auto from = [&](const BlockRecord& b) {
       put_flow("complete", kPidWorker, core_tid(b.core), inset_end(bar_start(b), bar_end(b)), kPidSched,
                sched_tid(s.finish_thread), s.last_finish);
@@ -445,7 +445,7 @@ class PerfettoWriter : public OutputWriter {
   // core, and, as the converter skips them, not for a consumer dispatched
   // before that completion (an early-staged one: its doorbell arrow says it).
   void put_complete_to_ready(const Task& t) {
-    const Summary* last = nullptr;
+    const TaskSummary* last = nullptr;
     for (const FaninRef& f : t.fanin) {
       auto it = live_.find(f.producer);
       if (it == live_.end() || it->second.finish_thread < 0) return;
@@ -542,7 +542,7 @@ class PerfettoWriter : public OutputWriter {
 
   int level_;
   ScratchFile events_, allocs_;
-  std::unordered_map<TaskId, Summary> live_;  // looked up by id only, never iterated
+  std::unordered_map<TaskId, TaskSummary> live_;  // looked up by id only, never iterated
   std::vector<BlockRecord> drawn_;  // the retiring task's blocks
   std::size_t held_ = 0;            // block records in live_
   std::vector<Time> view_finish_;             // per core: finish of the last main-lane block

@@ -11,7 +11,7 @@
 namespace npusim::record {
 namespace {
 
-constexpr const char* kFile = "scope_stats/scope_stats.jsonl";
+constexpr const char* kScopeStatsFile = "scope_stats/scope_stats.jsonl";
 constexpr std::size_t kMaxBasename = 31;  // the device's site buffer
 
 // The site as the device records it (scope_stats_collector_aicpu.cpp,
@@ -76,7 +76,7 @@ class ScopeStatsWriter : public OutputWriter {
 
   void finish(const RunInfo& info) override {
     std::filesystem::create_directories(dir() + "/scope_stats");
-    OutFile out(dir() + "/" + output_name(kFile), gzip_level());
+    OutFile out(dir() + "/" + output_name(kScopeStatsFile), gzip_level());
     RunConfig none;
     const RunConfig& c = info.config ? *info.config : none;
     out.raw("{\"version\": 6, \"fatal\": ").boolean(fatal_);
@@ -92,7 +92,7 @@ class ScopeStatsWriter : public OutputWriter {
     out.close();
   }
 
-  std::vector<std::string> files() const override { return {output_name(kFile)}; }
+  std::vector<std::string> files() const override { return {output_name(kScopeStatsFile)}; }
 
   // The header's fatal_latched is set by scope_stats_on_fatal, which only
   // the orchestrator's report_fatal calls (orch_report_fatal_v): the

@@ -12,7 +12,7 @@
 namespace npusim::record {
 namespace {
 
-constexpr const char* kFile = "task_stats.csv";
+constexpr const char* kTaskStatsFile = "task_stats.csv";
 
 const char* kind_name(const Task& t) {
   if (t.kind == TaskKind::Alloc) return "alloc";
@@ -24,7 +24,7 @@ const char* kind_name(const Task& t) {
 class TaskStatsWriter : public OutputWriter {
  public:
   TaskStatsWriter(const std::string& dir, int gzip_level)
-      : OutputWriter(dir, gzip_level), out_(dir + "/" + output_name(kFile), gzip_level) {
+      : OutputWriter(dir, gzip_level), out_(dir + "/" + output_name(kTaskStatsFile), gzip_level) {
     out_.raw("task_id,task,kind,kernel,func_id,ring,block_num,dispatch_ops,staged_blocks,"
              "submit_ns,ready_ns,first_dispatch_ns,first_release_ns,first_start_ns,last_start_ns,last_end_ns,complete_ns\n");
   }
@@ -49,7 +49,7 @@ class TaskStatsWriter : public OutputWriter {
   }
 
   void finish(const RunInfo&) override { out_.close(); }
-  std::vector<std::string> files() const override { return {output_name(kFile)}; }
+  std::vector<std::string> files() const override { return {output_name(kTaskStatsFile)}; }
 
  private:
   // A text field as RFC 4180 has it: quoted (quotes doubled) when it holds a
