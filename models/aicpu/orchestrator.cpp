@@ -89,6 +89,13 @@ void OrchestratorThread::run() {
   if (on_finish_) on_finish_();
 }
 
+template <class Stage>
+bool OrchestratorThread::run_stage(Stage&& stage, const std::string& path) {
+  SubmitStatus st = stage();
+  if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(stage, st, path)) return false;
+  return st.kind != SubmitStatus::Kind::Fatal && !rt_.has_orch_error();
+}
+
 bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   sync(t);
   const Time t0 = now();
@@ -166,11 +173,6 @@ std::string OrchestratorThread::backstop_text() const {
          std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) + " ms";
 }
 
-bool OrchestratorThread::run_stage(const std::function<SubmitStatus()>& stage, const std::string& path) {
-  SubmitStatus st = stage();
-  if (st.kind == SubmitStatus::Kind::Blocked && !wait_for_space(stage, st, path)) return false;
-  return st.kind != SubmitStatus::Kind::Fatal && !rt_.has_orch_error();
-}
 
 bool OrchestratorThread::wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st,
                                         const std::string& path) {

@@ -61,8 +61,10 @@ class OrchestratorThread : public sc_core::sc_module {
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
   // Runs one resumable step of a submit, spinning while it is blocked; false
-  // on a fatal error.
-  bool run_stage(const std::function<SubmitStatus()>& stage, const std::string& path);
+  // on a fatal error. A template: the stage is called in place, without a
+  // std::function made (and allocated) per submit.
+  template <class Stage>
+  bool run_stage(Stage&& stage, const std::string& path);
   // Spins until the blocked resource frees (retrying `retry`); false on a fatal error.
   bool wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st, const std::string& path);
   void fatal(ErrorCode code, const std::string& message, int ring = -1);

@@ -67,24 +67,35 @@ bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
     latch_error(ErrorCode::InvalidArgs, "auto scope nested inside manual scope is not supported", now);
     return false;
   }
-  scopes_.push_back(ScopeInfo{mode, site, depth, ring_of_depth(depth), {}});
-  sample_scope(scopes_.back(), true);
+  // A closed scope's record is reused (its site and task list keep their
+  // capacity): opening a scope allocates nothing in steady state.
+  if (spare_scopes_.empty()) spare_scopes_.emplace_back();
+  scopes_.push_back(std::move(spare_scopes_.back()));
+  spare_scopes_.pop_back();
+  ScopeInfo& s = scopes_.back();
+  s.mode = mode;
+  s.site = site;
+  s.depth = depth;
+  s.ring = ring_of_depth(depth);
+  sample_scope(s, true);
   return true;
 }
 
 std::size_t Runtime::scope_end() {
   ScopeInfo& s = scopes_.back();
   sample_scope(s, false);  // sampled before the scope's pins are released
-  std::vector<TaskId> tasks;
-  tasks.swap(s.tasks);
+  ScopeInfo closed = std::move(s);
   scopes_.pop_back();
-  for (TaskId id : tasks) {
+  for (TaskId id : closed.tasks) {
     Task* t = find(id);
     if (!t) continue;
     t->fanout_refcount += kFanoutScopeBit;
     check_consumed(*t);
   }
-  return tasks.size();
+  const std::size_t n = closed.tasks.size();
+  closed.tasks.clear();
+  spare_scopes_.push_back(std::move(closed));
+  return n;
 }
 
 void Runtime::end_orchestration() {

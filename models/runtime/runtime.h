@@ -290,10 +290,10 @@ class Runtime {
   // Tasks submitted in the innermost open scope.
 
   struct ScopeInfo {
-    ScopeMode mode;
+    ScopeMode mode = ScopeMode::Auto;
     std::string site;
-    int depth;
-    int ring;
+    int depth = 0;
+    int ring = 0;
     std::vector<TaskId> tasks;
   };
   const std::vector<ScopeInfo>& open_scopes() const { return scopes_; }
@@ -364,6 +364,7 @@ class Runtime {
   std::array<Ring, kNumRings> rings_;
   TensorMap tensormap_;
   std::vector<ScopeInfo> scopes_;
+  std::vector<ScopeInfo> spare_scopes_;  // closed scopes' records, for reuse (scope_begin)
 
   std::array<std::deque<Task*>, 3> ready_queues_;
   std::array<std::deque<Task*>, 3> sync_queues_;
