@@ -629,7 +629,7 @@ void Runtime::requeue(Task& t) {
 // - host_build_graph checks it (its pto_scheduler.h push_ready_routed,
 //   latch_ready_queue_overflow): READY_QUEUE_OVERFLOW (104) in
 //   sched_error_code, and the run stops.
-void Runtime::push_ready_entry(std::deque<Task*>& q, Task& t, Time now) {
+void Runtime::push_ready_entry(RingQueue<Task*>& q, Task& t, Time now) {
   const bool hbg = config_.runtime == RuntimeKind::HostBuildGraph;
   const std::uint64_t capacity = hbg ? platform_.limits.hbg_ready_queue_capacity : platform_.limits.ready_queue_capacity;
   if (q.size() < capacity) {

@@ -11,7 +11,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "models/runtime/error_codes.h"
 #include "models/runtime/orch_ops.h"
 #include "models/runtime/ring.h"
+#include "models/runtime/ring_queue.h"
 #include "models/runtime/task.h"
 #include "models/runtime/tensormap.h"
 
@@ -366,13 +366,14 @@ class Runtime {
   std::vector<ScopeInfo> scopes_;
   std::vector<ScopeInfo> spare_scopes_;  // closed scopes' records, for reuse (scope_begin)
 
-  std::array<std::deque<Task*>, 3> ready_queues_;
-  std::array<std::deque<Task*>, 3> sync_queues_;
-  std::deque<Task*> dummy_queue_;
+  // FIFO rings reused in place: no allocation per push once warm.
+  std::array<RingQueue<Task*>, 3> ready_queues_;
+  std::array<RingQueue<Task*>, 3> sync_queues_;
+  RingQueue<Task*> dummy_queue_;
   std::vector<TaskId> dropped_ready_;
-  void push_ready_entry(std::deque<Task*>& q, Task& t, Time now);
-  std::array<std::deque<Task*>, 3> early_queues_;
-  std::deque<Task*> early_sync_queue_;
+  void push_ready_entry(RingQueue<Task*>& q, Task& t, Time now);
+  std::array<RingQueue<Task*>, 3> early_queues_;
+  RingQueue<Task*> early_sync_queue_;
 
   bool orch_done_ = false;
   std::uint64_t completed_ = 0;

@@ -51,7 +51,7 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   en.seq = next_seq_++;
   en.used = true;
   view.extent(en.first, en.last);
-  Group& g = groups_[view.addr];
+  Group& g = groups_.try_emplace(view.addr, pool_.get()).first->second;
   g.by_first.emplace(en.first, e);
   if (en.last - en.first > g.max_span) g.max_span = en.last - en.first;
   order_[task_ring(producer)].push_back(Ref{e, en.generation});

@@ -16,17 +16,22 @@
 // the bucket chain). Entries of one address are kept ordered by the first
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
+// The map's nodes (per entry and per address) come from a NodePool that
+// recycles them, so inserts and frees do not reach malloc once warm.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
+#include <memory_resource>
 #include <unordered_map>
 #include <vector>
 
 #include "models/common/platform.h"
+#include "models/runtime/node_pool.h"
 #include "models/runtime/ring.h"
+#include "models/runtime/ring_queue.h"
 #include "models/runtime/tensor.h"
 
 namespace npusim {
@@ -80,7 +85,8 @@ class TensorMap {
   };
   // The live entries of one buffer address.
   struct Group {
-    std::multimap<std::int64_t, std::int32_t> by_first;
+    explicit Group(std::pmr::memory_resource* pool) : by_first(pool) {}
+    std::pmr::multimap<std::int64_t, std::int32_t> by_first;
     std::int64_t max_span = 0;  // max (last - first) ever inserted
   };
 
@@ -94,8 +100,11 @@ class TensorMap {
   const std::array<Ring, kNumRings>* rings_ = nullptr;
   std::vector<Entry> entries_;
   std::vector<std::int32_t> free_;
-  std::unordered_map<std::uint64_t, Group> groups_;
-  std::array<std::deque<Ref>, kNumRings> order_;  // insertion order per ring
+  // Declared before groups_, so it outlives their nodes; on the heap, so a
+  // moved map's containers still point at it.
+  std::unique_ptr<NodePool> pool_ = std::make_unique<NodePool>();
+  std::pmr::unordered_map<std::uint64_t, Group> groups_{pool_.get()};
+  std::array<RingQueue<Ref>, kNumRings> order_;  // insertion order per ring
   std::uint64_t in_use_ = 0;
   std::uint64_t freed_total_ = 0;
   std::uint64_t next_seq_ = 0;
