@@ -289,21 +289,23 @@ TEST_CASE("the flat id set reports first insertions only, across growth", "[writ
   CHECK(set.insert(7));
 }
 
-TEST_CASE("the flat index numbers keys in first-insertion order, across growth", "[writers]") {
-  FlatIndex64 index;
-  CHECK(index.find(0) == FlatIndex64::npos);  // empty: no probe
+TEST_CASE("the task index numbers task ids in first-insertion order, across rings and growth", "[writers]") {
+  TaskIndex index;
+  CHECK(index.find(make_task_id(0, 0)) == TaskIndex::npos);  // empty
   for (std::uint64_t k = 0; k < 5000; ++k) {
-    const auto [n, fresh] = index.insert(k * 0x10000000001ull);
+    const auto [n, fresh] = index.insert(make_task_id(static_cast<int>(k % 3), k / 3));
     CHECK(n == k);
     CHECK(fresh);
   }
-  const auto again = index.insert(1234 * 0x10000000001ull);
+  const auto again = index.insert(make_task_id(1, 411));  // the 1234th inserted
   CHECK(again.first == 1234);
   CHECK_FALSE(again.second);
-  CHECK(index.find(0) == 0);  // key 0 is a key like any other
-  CHECK(index.find(4999 * 0x10000000001ull) == 4999);
-  CHECK(index.find(7) == FlatIndex64::npos);
-  CHECK(index.size() == 5000);
+  CHECK(index.find(make_task_id(0, 0)) == 0);
+  CHECK(index.find(make_task_id(1, 1666)) == 4999);
+  CHECK(index.find(make_task_id(2, 1666)) == TaskIndex::npos);  // 5000 % 3 == 2 was never inserted
+  CHECK(index.find(make_task_id(7, 0)) == TaskIndex::npos);     // a ring never seen
+  CHECK(index.insert(make_task_id(3, 100000)).first == 5000);  // a gap in local ids
+  CHECK(index.size() == 5001);
 }
 
 TEST_CASE("an out file writes its chunks in order through the I/O thread, and several files interleave", "[writers]") {

@@ -75,7 +75,8 @@ class ReplayTensorMap {
     const std::int64_t first = view.start_offset();
     const std::int64_t last = first + extent(view);
     // An entry reaching `first` starts no earlier than first - max_span.
-    std::vector<std::pair<std::uint64_t, std::multimap<std::int64_t, Entry>::iterator>> hits;
+    hits_.clear();
+    std::vector<Hit>& hits = hits_;
     for (auto it = grp.by_first.lower_bound(first - grp.max_span); it != grp.by_first.end() && it->first <= last; ++it) {
       Overlap ov = view_overlap(view, it->second.view);
       if (ov != Overlap::None) hits.push_back({it->second.seq, it});
@@ -120,6 +121,8 @@ class ReplayTensorMap {
     return e;
   }
   std::unordered_map<std::uint64_t, Group> groups_;
+  using Hit = std::pair<std::uint64_t, std::multimap<std::int64_t, Entry>::iterator>;  // (seq, entry)
+  std::vector<Hit> hits_;  // lookup's scratch, kept for its capacity
   std::vector<Entry> removed_;
   std::uint64_t seq_ = 0;
 };

@@ -75,7 +75,7 @@ void sweep_overhead(const OverheadSteps& s, Each each);
 
 // The records the overhead needs, gathered from the observer calls: the
 // blocks that ran, each task's first dispatch, end and producers. Tasks are
-// numbered by their first submit (a FlatIndex64 over task ids) and kept in
+// numbered by their first submit (a TaskIndex) and kept in
 // flat arrays: two observer calls per task on the hot path of a run with
 // every output on.
 class OverheadCollector {
@@ -97,7 +97,7 @@ class OverheadCollector {
   };
   std::uint32_t number(TaskId id);  // the task's number (a new record for a new id)
   std::vector<Run> runs_;
-  FlatIndex64 index_;                // task id -> number
+  TaskIndex index_;                  // task id -> number
   std::vector<TaskRec> tasks_;       // by number
   std::vector<std::uint32_t> preds_;  // producers (numbers), a range per consumer, from the submit's edges
   mutable bool steps_valid_ = false;

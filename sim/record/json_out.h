@@ -183,55 +183,75 @@ class ScratchFile : public OutFile {
   ~ScratchFile() { close_and_remove(); }
 };
 
-// 64-bit keys numbered in the order they were first inserted (0, 1, 2, ...),
-// with open addressing: one probe into a flat array in the common case
-// (std::unordered_map chases a pointer per lookup).
-class FlatIndex64 {
+// Task ids numbered in the order they were first inserted (0, 1, 2, ...),
+// without hashing: the runtime numbers each ring's tasks
+// 0, 1, 2, ... (TaskRing::submit, make_task_id), so a ring's ids index a flat
+// array directly and ids met in submit order touch neighbouring slots (a
+// hashed table of every task id of a run misses the cache on nearly every
+// probe). Sized by the highest local id seen per ring.
+class TaskIndex {
  public:
   static constexpr std::uint32_t npos = ~0u;
-  // The key's number, and whether the key was new (and got the next number).
-  std::pair<std::uint32_t, bool> insert(std::uint64_t key) {
-    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
-    Slot& s = slots_[slot(key)];
-    if (s.index != npos) return {s.index, false};
-    s = {key, size_};
+  std::pair<std::uint32_t, bool> insert(TaskId id) {
+    std::uint32_t& n = slot(id);
+    if (n != npos) return {n, false};
+    n = size_;
     return {size_++, true};
   }
-  // The key's number, or npos.
-  std::uint32_t find(std::uint64_t key) const {
-    return slots_.empty() ? npos : slots_[slot(key)].index;
+  // The id's number, or npos.
+  std::uint32_t find(TaskId id) const {
+    const auto ring = static_cast<std::size_t>(task_ring(id));
+    const std::size_t local = task_local(id);
+    return ring < by_ring_.size() && local < by_ring_[ring].size() ? by_ring_[ring][local] : npos;
   }
   std::uint32_t size() const { return size_; }
 
  private:
-  struct Slot {
-    std::uint64_t key = 0;
-    std::uint32_t index = npos;  // npos: empty
-  };
+  std::uint32_t& slot(TaskId id) {
+    const auto ring = static_cast<std::size_t>(task_ring(id));
+    const std::size_t local = task_local(id);
+    if (ring >= by_ring_.size()) by_ring_.resize(ring + 1);
+    std::vector<std::uint32_t>& v = by_ring_[ring];
+    if (local >= v.size()) v.resize(std::max(local + 1, 2 * v.size()), npos);
+    return v[local];
+  }
+  std::vector<std::vector<std::uint32_t>> by_ring_;
+  std::uint32_t size_ = 0;
+};
+
+// A set of 64-bit keys (hashed ids: tensor ids), with open addressing: one
+// probe into a flat array of the keys themselves in the common case
+// (std::unordered_map chases a pointer per lookup); key 0 marks an empty slot
+// and is kept aside.
+class FlatSet64 {
+ public:
+  // True if `key` was not in the set (and is now).
+  bool insert(std::uint64_t key) {
+    if (key == 0) return !std::exchange(has_zero_, true);
+    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 1024 : 2 * slots_.size());
+    std::uint64_t& s = slots_[slot(key)];
+    if (s == key) return false;
+    s = key;
+    ++size_;
+    return true;
+  }
+
+ private:
   // The position of the key's slot, or of the empty slot where it would go.
   std::size_t slot(std::uint64_t key) const {
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = (key * 0x9e3779b97f4a7c15ull) >> 20 & mask;; i = (i + 1) & mask)
-      if (slots_[i].index == npos || slots_[i].key == key) return i;
+      if (slots_[i] == 0 || slots_[i] == key) return i;
   }
   void rehash(std::size_t n) {
-    std::vector<Slot> old(n);
+    std::vector<std::uint64_t> old(n, 0);
     old.swap(slots_);
-    for (const Slot& s : old)
-      if (s.index != npos) slots_[slot(s.key)] = s;
+    for (std::uint64_t k : old)
+      if (k != 0) slots_[slot(k)] = k;
   }
-  std::vector<Slot> slots_;
-  std::uint32_t size_ = 0;
-};
-
-// A set of 64-bit keys (a FlatIndex64 whose numbers are not used).
-class FlatSet64 {
- public:
-  // True if `key` was not in the set (and is now).
-  bool insert(std::uint64_t key) { return index_.insert(key).second; }
-
- private:
-  FlatIndex64 index_;
+  std::vector<std::uint64_t> slots_;  // 0: empty
+  std::size_t size_ = 0;              // keys in slots_
+  bool has_zero_ = false;
 };
 
 // Bytes the output files have written to disk so far, all files together
