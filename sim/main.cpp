@@ -205,15 +205,25 @@ class PrintableBuf : public std::streambuf {
   std::streambuf* to_;
 };
 
-// Memory kept for the way out when an allocation fails (messages, cleanup).
-char* g_reserve = nullptr;
+// Address space kept for the way out when an allocation fails (messages,
+// cleanup): 16 MB mapped and never touched, so it costs no memory. Mapped
+// directly, not malloc'd: LeakSanitizer reads every heap block a pointer
+// reaches at exit, and reading 16 MB of untouched pages cost each npusim run
+// under ASan 4,096 page faults, about a third of its start-up and exit.
+constexpr std::size_t kReserveBytes = 16u << 20;
+void* g_reserve = nullptr;
 
-// The first failed allocation frees the reserve and fails: the reserve is
-// for the way out (unwinding, the message), not for going on.
+void keep_reserve() {
+  void* p = ::mmap(nullptr, kReserveBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_reserve = p == MAP_FAILED ? nullptr : p;
+}
+
+// The first failed allocation gives the reserve back and fails: the reserve
+// is for the way out (unwinding, the message), not for going on.
 void on_out_of_memory() {
   npusim::out_of_memory() = true;
   if (g_reserve) {
-    std::free(g_reserve);
+    ::munmap(g_reserve, kReserveBytes);
     g_reserve = nullptr;
   }
   throw std::bad_alloc();
@@ -247,7 +257,7 @@ void release_systemc_scratch_heap() {
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   release_systemc_scratch_heap();
-  g_reserve = static_cast<char*>(std::malloc(16u << 20));
+  keep_reserve();
   std::set_new_handler(on_out_of_memory);
   npusim::engine::interrupt::install();
   const int status = sc_core::sc_elab_and_sim(argc, argv);
