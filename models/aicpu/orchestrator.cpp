@@ -173,7 +173,6 @@ std::string OrchestratorThread::backstop_text() const {
          std::to_string(platform_.timeouts.alloc_no_progress / 1000000000ull) + " ms";
 }
 
-
 bool OrchestratorThread::wait_for_space(const std::function<SubmitStatus()>& retry, SubmitStatus st,
                                         const std::string& path) {
   const Time spin = costs_.spin;
