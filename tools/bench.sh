@@ -4,7 +4,11 @@
 # whether it is met, and for the throughput rows how many times slower npusim
 # is per task than the floor: tools/floor.cpp, a plain C++ event loop over
 # the same count of trivial tasks (one ready push/pop, one timed event, one
-# fanin decrement each; built as npusim-floor).
+# fanin decrement each; built as npusim-floor). Under the 1M row, the SystemC
+# floor: what one timed wait of an SC_THREAD costs (tools/floor_systemc.cpp,
+# npusim-floor-sc), times the kernel's evaluation rounds per task of the run
+# (summary.json's sim.systemc_deltas): the most tasks/s any model could reach
+# that wakes the kernel that often per task.
 #
 # A row is judged on CPU seconds (user + system, all threads), not wall: the
 # simulation is single-threaded, so on an idle machine the two agree, and on
@@ -18,7 +22,8 @@ n=${1:-5}
 build=${BUILD:-build}
 bin=$build/npusim
 floor=$build/npusim-floor
-for b in "$bin" "$floor"; do
+floor_sc=$build/npusim-floor-sc
+for b in "$bin" "$floor" "$floor_sc"; do
   [ -x "$b" ] || { echo "bench: $b not built (run ./setup.sh build)" >&2; exit 2; }
 done
 out=$(mktemp -d)
@@ -28,7 +33,8 @@ OFF=(--swimlane-level 0 --no-deps --no-scope-stats --no-task-stats)
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
 
-# measure TRACE ARGS...: sets WALL, CPU (medians, s), RSS (median, MB), TASKS, BYTES (outputs).
+# measure TRACE ARGS...: sets WALL, CPU (medians, s), RSS (median, MB), TASKS, DELTAS (SystemC
+# evaluation rounds), BYTES (outputs).
 measure() {
   local trace=$1; shift
   local walls=() cpus=() rss=()
@@ -42,6 +48,7 @@ measure() {
   CPU=$(printf '%s\n' "${cpus[@]}" | median)
   RSS=$(printf '%s\n' "${rss[@]}" | median)
   TASKS=$(field submitted "$out/run/summary.json")
+  DELTAS=$(field systemc_deltas "$out/run/summary.json")
   BYTES=$(du -sb "$out/run" | cut -f1)
 }
 
@@ -60,12 +67,17 @@ echo "npusim benchmark: median of $n runs, $(nproc) cores, load average $(cut -d
 floor_1m=$(floor_rate 1000244)
 floor_100k=$(floor_rate 100230)
 echo "floor (npusim-floor, a plain event loop): $floor_1m tasks/s (1,000,244 tasks), $floor_100k tasks/s (100,230)"
+wait_ns=$(for ((i = 0; i < n; i++)); do "$floor_sc" | sed -n 's/.*  \([0-9.]*\) ns per wait.*/\1/p'; done | median)
+echo "SystemC floor (npusim-floor-sc, 4 SC_THREADs waiting): $wait_ns ns of CPU per timed wait"
 echo
 row "workload" "measured (cpu; wall)" "target" "met" "npusim vs floor"
 
 measure traces/bench_pa_1m.json "${OFF[@]}"
 r=$(rate "$TASKS" "$CPU")
 row "1M tasks, outputs off" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 1000000/s" "$(ge "$r" 1000000)" "$(ratio "$floor_1m" "$r")"
+per_task=$(awk -v d="$DELTAS" -v t="$TASKS" 'BEGIN {printf "%.2f", d / t}')
+cap=$(awk -v p="$per_task" -v w="$wait_ns" 'BEGIN {printf "%.0f", (p * w > 0 ? 1e9 / (p * w) : 0)}')
+row "1M tasks: SystemC rounds per task" "$per_task (kernel alone: $cap/s)" "(no target)" "-"
 row "1M tasks, outputs off: peak memory" "${RSS} MB" "<= 13 MB" "$(le "$RSS" 13)"
 
 measure traces/bench_pa_100k.json

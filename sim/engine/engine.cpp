@@ -199,6 +199,10 @@ void add_host_stats(nlohmann::ordered_json& s, double wall, std::uint64_t tasks)
   struct rusage ru {};
   ::getrusage(RUSAGE_SELF, &ru);
   s["sim"]["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  // The SystemC kernel's evaluation rounds (delta cycles) over the run: each
+  // process wake-up at a new time is one, so per task this is the kernel's
+  // share of the host cost in units of tools/floor_systemc.cpp's floor.
+  s["sim"]["systemc_deltas"] = static_cast<std::uint64_t>(sc_core::sc_delta_count());
 }
 
 // npusim's own failure under --strict-coherency: the device would not stop,
