@@ -22,7 +22,9 @@
 // entry per registered write that no INOUT covered, as the runtime's replay
 // does.
 #include <algorithm>
+#include <array>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -43,8 +45,36 @@ std::uint64_t dep_gen_tensor_id(std::uint64_t addr, std::uint32_t version) {
 
 constexpr const char* kDepsFile = "deps.json";
 
+// The names deps.json prints, with their lengths (no strlen per use).
+std::string_view dtype_name(DType t) {
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<int>(DType::BOOL) + 1> n;
+    for (std::size_t k = 0; k < n.size(); ++k) n[k] = dtype_runtime_name(static_cast<DType>(k));
+    return n;
+  }();
+  return names[static_cast<std::size_t>(t)];
+}
+std::string_view tag_name(ArgTag t) {
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<int>(ArgTag::NoDep) + 1> n;
+    for (std::size_t k = 0; k < n.size(); ++k) n[k] = arg_tag_name(static_cast<ArgTag>(k));
+    return n;
+  }();
+  const auto k = static_cast<std::size_t>(t);
+  return k < names.size() ? names[k] : std::string_view(arg_tag_name(t));
+}
+
+std::string_view source_name(EdgeSource s) {
+  static const auto names = [] {
+    std::array<std::string_view, static_cast<int>(EdgeSource::Tensormap) + 1> n;
+    for (std::size_t k = 0; k < n.size(); ++k) n[k] = edge_source_name(static_cast<EdgeSource>(k));
+    return n;
+  }();
+  return names[static_cast<std::size_t>(s)];
+}
+
 // `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`
-void put_view(JsonBuf& b, const char* prefix, const Tensor& v) {
+void put_view(JsonBuf& b, std::string_view prefix, const Tensor& v) {
   b.ch('"').raw(prefix).raw("shape\":[");
   for (int d = 0; d < v.ndims; ++d) (d ? b.ch(',') : b).i(v.shape[d]);
   b.raw("],\"").raw(prefix).raw("start_offset\":").qi(v.start_offset());
@@ -166,14 +196,18 @@ class DepsWriter : public OutputWriter {
       bool active = t.kernel && (t.active_mask & (1u << lane));
       (lane ? tasks_.ch(',') : tasks_).i(active ? t.kernel->lane_func_id(lane) : -1);
     }
+    // Start the loads of the arguments' slots in the set of listed tensor
+    // ids (hashed, so nearly every probe misses the cache) before they are needed.
+    for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k)
+      if (t.arg_tags[k] != ArgTag::Output) seen_.prefetch(dep_gen_tensor_id(t.args[k].addr, t.args[k].version));
     tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
     for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
       if (k) tasks_.ch(',');
-      tasks_.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(arg_tag_name(t.arg_tags[k])).ch('"');
+      tasks_.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(tag_name(t.arg_tags[k])).ch('"');
       if (t.arg_tags[k] != ArgTag::Output) {
         const Tensor& v = t.args[k];
         std::uint64_t id = put_tensor(v);
-        tasks_.raw(",\"tensor_id\":").qu(id).raw(",\"dtype\":\"").raw(dtype_runtime_name(v.dtype)).raw("\",");
+        tasks_.raw(",\"tensor_id\":").qu(id).raw(",\"dtype\":\"").raw(dtype_name(v.dtype)).raw("\",");
         put_view(tasks_, "", v);
       }
       tasks_.ch('}');
@@ -187,7 +221,7 @@ class DepsWriter : public OutputWriter {
     if (!seen_.insert(id)) return id;
     if (n_tensors_++) tensors_.ch(',');
     tensors_.raw("{\"tensor_id\":").qu(id).raw(",\"buffer_addr\":").qu(v.addr);
-    tensors_.raw(",\"version\":").u(v.version).raw(",\"dtype\":\"").raw(dtype_runtime_name(v.dtype));
+    tensors_.raw(",\"version\":").u(v.version).raw(",\"dtype\":\"").raw(dtype_name(v.dtype));
     tensors_.raw("\",\"buffer_numel\":").qi(v.buffer_numel()).ch('}');
     return id;
   }
@@ -239,14 +273,14 @@ class DepsWriter : public OutputWriter {
                 const Tensor* consumer = nullptr, const ReplayTensorMap::Match* m = nullptr) {
     if (n_edges_++) edges_.ch(',');
     edges_.raw("{\"pred\":").qu(pred).raw(",\"succ\":").qu(succ).raw(",\"arg\":").i(arg);
-    edges_.raw(",\"source\":\"").raw(edge_source_name(source)).ch('"');
+    edges_.raw(",\"source\":\"").raw(source_name(source)).ch('"');
     edges_.raw((flags & kDepRetain) ? ",\"flags\":[\"wait\",\"retain\"]" : ",\"flags\":[\"wait\"]");
     if (m) edges_.raw(m->overlap == Overlap::Covered ? ",\"overlap\":\"covered\"" : ",\"overlap\":\"other\"");
     if (consumer) {
       // A tensormap edge names the producer's entry (its address and version).
       const Tensor& id_of = m ? *m->view : *consumer;
       edges_.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(id_of.addr, id_of.version));
-      edges_.raw(",\"consumer_dtype\":\"").raw(dtype_runtime_name(consumer->dtype)).raw("\",");
+      edges_.raw(",\"consumer_dtype\":\"").raw(dtype_name(consumer->dtype)).raw("\",");
       put_view(edges_, "consumer_", *consumer);
       if (m) {
         edges_.ch(',');

@@ -180,17 +180,21 @@ class PerfettoWriter : public OutputWriter {
   void on_retired(Task& t) override {
     // The task's blocks in dispatch order: those finished, then any still in
     // flight (a run that ended early).
+    // One lookup of the task's summary: erasing its producers below leaves
+    // the iterator valid (a task is never its own producer, and it is not
+    // marked retired yet).
     drawn_.clear();
-    if (auto self = live_.find(t.id); self != live_.end()) {
+    const auto self = live_.find(t.id);
+    if (self != live_.end()) {
       drawn_.swap(self->second.blocks);
       held_ -= drawn_.size();
     }
     for (const BlockRecord& b : t.blocks)
       if (b.core >= 0) drawn_.push_back(b);
     std::sort(drawn_.begin(), drawn_.end(), [](const BlockRecord& a, const BlockRecord& b) { return a.seq < b.seq; });
-    if (!drawn_.empty()) draw_task(t, live_.find(t.id));
+    if (!drawn_.empty()) draw_task(t, self);
     if (level_ >= 3 && !drawn_.empty()) {
-      put_complete(t);
+      put_complete(t, self);
       put_complete_to_ready(t);
     }
     // The task's incoming dependency flows; then forget producers no
@@ -204,7 +208,6 @@ class PerfettoWriter : public OutputWriter {
       if (p.consumers) --p.consumers;
       if (p.retired && p.consumers == 0) live_.erase(it);
     }
-    auto self = live_.find(t.id);
     if (self != live_.end()) {
       if (self->second.consumers == 0)
         live_.erase(self);
@@ -423,8 +426,7 @@ class PerfettoWriter : public OutputWriter {
   // from the task's Worker View bar, 0.01 µs inside its end, to the complete
   // phase of the scheduler thread that observed the FIN completing the task,
   // at that observation. One arrow per bar; an SPMD task's from its earliest bar.
-  void put_complete(const Task& t) {
-    auto self = live_.find(t.id);
+  void put_complete(const Task& t, std::unordered_map<TaskId, TaskSummary>::const_iterator self) {
     if (self == live_.end() || self->second.finish_thread < 0) return;
     const TaskSummary& s = self->second;
     auto from = [&](const BlockRecord& b) {
