@@ -284,3 +284,37 @@ TEST_CASE("worker: an L3 dispatch's chips are checked against the platform's nod
   CHECK(has(r.err, "w2.json: at /dispatches/0/trace: expected one trace per chip: a list of 2 (worker.chips)"));
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("worker: a second run into the worker's own output folder replaces it, and a foreign file deep in it is refused",
+          "[worker][cli]") {
+  // Before: the manifest kept only entries of one or two components and the
+  // check read one subfolder deep, so dispatch_0/chip_0 (L3) and
+  // dispatch_0/scope_stats (chip worker) were "not written by npusim": every
+  // rerun into the same --out exited 2.
+  for (const char* file : {"seed_example.json", "alternating.json"}) {
+    CAPTURE(file);
+    WorkerRun first = worker(file, "w_again");
+    REQUIRE(first.r.status == 0);
+    const cli::Result again =
+        cli::npusim(std::string("worker tests/data/worker/") + file + " --out '" + first.out.string() + "' -q");
+    CHECK(again.status == 0);
+    CHECK(again.err.empty());
+    CHECK(fs::exists(first.out / "worker_summary.json"));
+    // The current folder is filled in place (it cannot be swapped): the same.
+    const fs::path here = first.out;
+    const cli::Result in_place = cli::npusim_in(here, std::string("worker '") + NPUSIM_SOURCE_DIR +
+                                                          "/tests/data/worker/" + file + "' --out . -q");
+    CHECK(in_place.status == 0);
+    CHECK(in_place.err.empty());
+    CHECK(fs::exists(here / "dispatch_0" / ".npusim_outputs"));
+    // A file npusim did not write, however deep in a folder it did, is still refused.
+    const fs::path deep = first.out / "dispatch_0" / (std::string(file) == "seed_example.json" ? "chip_0" : "scope_stats");
+    std::ofstream(deep / "mine.txt") << "x";
+    const cli::Result refused =
+        cli::npusim(std::string("worker tests/data/worker/") + file + " --out '" + first.out.string() + "' -q");
+    CHECK(refused.status == 2);
+    CHECK(has(refused.err, "mine.txt\", which npusim did not write"));
+    CHECK(fs::exists(deep / "mine.txt"));
+    fs::remove_all(first.out);
+  }
+}

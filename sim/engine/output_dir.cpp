@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -71,13 +72,22 @@ bool legacy_output(const std::string& rel) {
           rel.find('/') == std::string::npos);
 }
 
-// A manifest line: one or two safe components.
+// The deepest output npusim writes: a worker's
+// dispatch_N/chip_M/scope_stats/scope_stats.jsonl.
+constexpr int kMaxComponents = 4;
+
+// A manifest line: one to kMaxComponents safe components.
 bool listable(const std::string& rel) {
   if (rel.empty() || rel.size() > 512) return false;
-  std::size_t slash = rel.find('/');
   auto ok = [](const std::string& c) { return !c.empty() && c != "." && c != ".." && c.find('\0') == std::string::npos; };
-  if (slash == std::string::npos) return ok(rel);
-  return ok(rel.substr(0, slash)) && ok(rel.substr(slash + 1)) && rel.find('/', slash + 1) == std::string::npos;
+  int parts = 0;
+  for (std::size_t at = 0;; ++parts) {
+    const std::size_t slash = rel.find('/', at);
+    if (!ok(rel.substr(at, slash == std::string::npos ? std::string::npos : slash - at))) return false;
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  return parts < kMaxComponents;
 }
 
 std::set<std::string> read_manifest(const fs::path& dir) {
@@ -94,7 +104,8 @@ bool is_private(const std::string& name) {
 }
 
 // The first entry of `dir` that npusim did not write, or nothing. Reads the
-// folder and at most one subfolder, never deeper.
+// folder and only the subfolders that hold a file the manifest lists (at
+// most kMaxComponents - 1 levels down), never a foreign tree.
 std::optional<std::string> foreign_entry(const fs::path& dir) {
   const std::set<std::string> listed = read_manifest(dir);
   auto ours = [&](const std::string& rel, const fs::directory_entry& e) {
@@ -102,21 +113,34 @@ std::optional<std::string> foreign_entry(const fs::path& dir) {
     if (e.symlink_status(ec).type() != fs::file_type::regular) return false;
     return listed.count(rel) > 0 || legacy_output(rel);
   };
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name == kManifest || is_private(name)) continue;
-    std::error_code ec;
-    if (e.symlink_status(ec).type() == fs::file_type::directory) {
-      bool any_listed = false;
-      for (const std::string& l : listed) any_listed |= l.rfind(name + "/", 0) == 0;
-      if (!any_listed && name != "scope_stats") return name + "/";
-      for (const fs::directory_entry& f : fs::directory_iterator(e.path()))
-        if (!ours(name + "/" + f.path().filename().string(), f)) return name + "/" + f.path().filename().string();
-      continue;
+  auto holds_listed = [&](const std::string& folder) {
+    auto it = listed.lower_bound(folder + "/");
+    return it != listed.end() && it->rfind(folder + "/", 0) == 0;
+  };
+  std::optional<std::string> found;
+  std::function<void(const fs::path&, const std::string&)> walk = [&](const fs::path& at, const std::string& prefix) {
+    for (const fs::directory_entry& e : fs::directory_iterator(at)) {
+      const std::string name = e.path().filename().string();
+      if (prefix.empty() && (name == kManifest || is_private(name))) continue;
+      const std::string rel = prefix + name;
+      std::error_code ec;
+      if (e.symlink_status(ec).type() == fs::file_type::directory) {
+        if (!holds_listed(rel) && rel != "scope_stats") {
+          found = rel + "/";
+          return;
+        }
+        walk(e.path(), rel + "/");
+        if (found) return;
+        continue;
+      }
+      if (!ours(rel, e)) {
+        found = rel;
+        return;
+      }
     }
-    if (!ours(name, e)) return name;
-  }
-  return std::nullopt;
+  };
+  walk(dir, "");
+  return found;
 }
 
 // Root of a mount (a file system, or a bind mount): nothing can be renamed
@@ -363,25 +387,35 @@ void OutputDir::commit_in_place(const std::vector<std::string>& files) {
   std::error_code ec;
   for (const std::string& f : files) {
     const fs::path dst = fs::path(dir_) / f;
-    if (f.find('/') != std::string::npos && ::mkdir(dst.parent_path().c_str(), 0755) != 0 && errno != EEXIST)
-      fail("cannot create " + dst.parent_path().string() + ": " + errno_text(errno));
+    if (f.find('/') != std::string::npos) {
+      fs::create_directories(dst.parent_path(), ec);
+      if (ec) fail("cannot create " + dst.parent_path().string() + ": " + ec.message());
+    }
     if (::rename((staging_ + "/" + f).c_str(), dst.c_str()) != 0)
       fail("cannot move " + f + " into place: " + errno_text(errno));
   }
-  // The previous run's files this run did not write again.
+  // The previous run's files this run did not write again, then the folders
+  // they leave empty (deepest first).
+  std::set<std::string> gone;
+  for (const std::string& rel : old)
+    if (!fresh.count(rel)) gone.insert(rel);
+  for (const std::string& rel : {std::string("summary.json"), std::string("chip_swimlane_records.json"),
+                                 std::string("merged_swimlane.json"), std::string("deps.json"),
+                                 std::string("scope_stats/scope_stats.jsonl"), std::string("task_stats.csv")})
+    if (!fresh.count(rel)) gone.insert(rel);
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string name = e.path().filename().string();
-    if (name == kManifest || is_private(name)) continue;
-    if (e.is_directory()) {
-      for (const fs::directory_entry& f : fs::directory_iterator(e.path(), ec)) {
-        const std::string rel = name + "/" + f.path().filename().string();
-        if (!fresh.count(rel) && (old.count(rel) || legacy_output(rel))) fs::remove(f.path(), ec);
-      }
-      if (!fresh.count(name)) ::rmdir(e.path().c_str());  // only if now empty
-    } else if (!fresh.count(name) && (old.count(name) || legacy_output(name))) {
-      fs::remove(e.path(), ec);
-    }
+    if (!fresh.count(name) && legacy_output(name)) gone.insert(name);
   }
+  std::set<std::string, std::greater<std::string>> folders;
+  for (const std::string& rel : gone) {
+    const fs::path p = fs::path(dir_) / rel;
+    std::error_code sec;
+    if (fs::symlink_status(p, sec).type() == fs::file_type::regular) fs::remove(p, sec);
+    for (std::size_t slash = rel.rfind('/'); slash != std::string::npos && slash > 0; slash = rel.rfind('/', slash - 1))
+      folders.insert(rel.substr(0, slash));
+  }
+  for (const std::string& folder : folders) ::rmdir((dir_ + "/" + folder).c_str());  // only if now empty
   if (::rename((staging_ + "/" + kManifest).c_str(), (dir_ + "/" + kManifest).c_str()) != 0)
     fail(std::string("cannot move ") + kManifest + " into place: " + errno_text(errno));
   fs::remove_all(staging_, ec);
