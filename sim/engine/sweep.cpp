@@ -1,6 +1,7 @@
 #include "sim/engine/sweep.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,9 @@ std::vector<std::string> split_values(const std::string& text) {
   return out;
 }
 
+// The most points one sweep runs (docs/sweeps.md).
+constexpr std::uint64_t kMaxSweepPoints = 10000;
+
 std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::vector<std::string>& pointers,
                              bool worker_input) {
   if (grid.empty()) throw InputError(config::kCommandLine, "--grid", "expected at least one --grid NAME=V1,V2,...");
@@ -105,6 +109,19 @@ std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::ve
       if (b.name == a.name) throw InputError(config::kCommandLine, "--grid", "\"" + a.name + "\" is given twice");
     axes.push_back(std::move(a));
   }
+  // Every point is built and checked before any runs (each with its own
+  // platform text), so the product is bounded before it is made: three axes
+  // of 1,000 values would otherwise take gigabytes, and hours, from one line.
+  std::uint64_t points = 1;
+  std::string sizes;
+  for (const Axis& a : axes) {
+    points = points > kMaxSweepPoints ? points : points * a.values.size();
+    sizes += (sizes.empty() ? "" : " x ") + std::to_string(a.values.size());
+  }
+  if (points > kMaxSweepPoints)
+    throw InputError(config::kCommandLine, "--grid",
+                     "expected at most " + std::to_string(kMaxSweepPoints) + " points, got a grid of " + sizes +
+                         " values (split the sweep)");
   return axes;
 }
 
