@@ -10,6 +10,7 @@
 //   npusim worker FILE --out DIR      a worker's dispatches in order, with its arena cache (docs/workers.md)
 //   npusim sweep INPUT --grid N=V,... --csv F   a run over a grid of options and platform fields (docs/sweeps.md)
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -47,7 +48,8 @@ using npusim::engine::kExitInputError;
 namespace cfg = npusim::config;
 
 // The text of the options that shape a simulation, as typed (validated by
-// to_options); empty: not given (CLI11 refuses an empty value).
+// to_options); empty: not given (a blank value given is refused first:
+// CommandLine::blank_value).
 struct SimText {
   std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout, compress, lowering;
 };
@@ -282,6 +284,7 @@ class CommandLine {
  private:
   std::optional<int> usage_error(const std::string& message, const CLI::App* sub);
   std::optional<int> unexpected(const CLI::App& sub);
+  std::optional<int> blank_value(const CLI::App& sub);
 
   CLI::App app_{"npusim: a cycle-approximate simulator of the a2a3 NPU and its AICPU runtime"};
   npusim::engine::RunRequest req_;
@@ -415,6 +418,69 @@ std::optional<int> CommandLine::unexpected(const CLI::App& sub) {
                      &sub);
 }
 
+// What a value of `option` (of subcommand `sub`) should be, for the message
+// about a blank one; the wording of the option's other errors where it has them.
+std::string expectation(const std::string& sub, const std::string& option) {
+  static const std::map<std::string, std::string> kByOption = {
+      {"--platform", "a platform name or file"},
+      {"--seed", "a non-negative integer"},
+      {"--aicpu-thread-num", "0 (auto) or an integer >= 2"},
+      {"--runtime", "\"tensormap_and_ringbuffer\" or \"host_build_graph\""},
+      {"--hbg-layout", "\"resolution_thread\" or \"all_schedule\""},
+      {"--cache-policy-lowering", "\"today\" or \"intended\""},
+      {"--scheduler-timeout-ms", "an integer in [1, INT32_MAX] (ms)"},
+      {"--ring-task-window", "N or N0,N1,N2,N3"},
+      {"--ring-heap", "N or N0,N1,N2,N3"},
+      {"--ring-dep-pool", "N or N0,N1,N2,N3"},
+      {"--max-tasks", "a positive integer"},
+      {"--max-output", "a positive number of bytes (N, or N followed by K, M, G or T)"},
+      {"--compress", "none, gzip or gzip:LEVEL with LEVEL 1..9"},
+      {"--swimlane-level", "a chip swimlane level 0..4"},
+      {"--out", "an output directory"},
+      {"--name", "a trace name"},
+      {"--tolerance", "a percentage >= 0"},
+      {"--tolerance-for", "NAME=PCT"},
+      {"--html", "an HTML file to write"},
+      {"--svg", "an SVG file to write"},
+      {"--csv", "a CSV file to write"},
+      {"--core-type", "aiv, aic or mix"},
+      {"--participants", "positive integers"},
+      {"--grid", "NAME=V1,V2,..."},
+      {"--jobs", "a number of points run at once"},
+      {"--scheduler", "a Dask distributed scheduler (tcp://HOST:PORT)"},
+      {"TRACE", "a trace or scene file (- = a trace on standard input)"},
+      {"SCENE", "a scene file"},
+      {"CAPTURE_DIR", "a device capture folder"},
+      {"BASELINE", "a summary.json file"},
+      {"CURRENT", "a summary.json file"},
+      {"RUN_DIR", "the --out folder of npusim run"},
+      {"INPUT", "a trace, scene or worker file"},
+  };
+  if (option == "--output") return sub == "report" ? "the page to write" : "the trace to write";
+  if (option == "FILE") return sub == "worker" ? "a worker file" : "a scope_stats.jsonl file";
+  auto it = kByOption.find(option);
+  return it == kByOption.end() ? "a value" : it->second;
+}
+
+// A value that is empty or only blanks where a path, number or name is
+// expected: CLI11 would take it as the default (a number's 0, a path not
+// given) and the command would go on as if the option had not been there.
+std::optional<int> CommandLine::blank_value(const CLI::App& sub) {
+  for (const CLI::Option* o : sub.get_options()) {
+    if (o->get_expected_min() == 0) continue;  // a flag
+    for (const std::string& v : o->results()) {
+      if (v.find_first_not_of(" \t\n\r\f\v") != std::string::npos) continue;
+      const std::string name = o->get_name();
+      std::cerr << "npusim: error: "
+                << npusim::InputError::format(cfg::kCommandLine, name,
+                                              "expected " + expectation(sub.get_name(), name) + ", got \"" + v + "\"")
+                << "\n";
+      return kExitInputError;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<int> CommandLine::parse(int argc, char* argv[]) {
   if (argc < 2) {  // run bare: the usage
     std::cerr << app_.help();
@@ -450,13 +516,16 @@ std::optional<int> CommandLine::parse(int argc, char* argv[]) {
                          nullptr);
     }
     const CLI::App* sub = chosen.empty() ? nullptr : chosen.front();
-    if (sub) {  // an unknown option comes before what CLI11 complains of
+    if (sub) {  // an unknown option, then a blank value, come before what CLI11 complains of
       if (auto status = unexpected(*sub); status) return status;
+      if (auto status = blank_value(*sub); status) return status;
     }
     return usage_error(e.what(), sub);
   }
   for (const CLI::App* sub : app_.get_subcommands())
     if (auto status = unexpected(*sub); status) return status;
+  for (const CLI::App* sub : app_.get_subcommands())
+    if (auto status = blank_value(*sub); status) return status;
   return std::nullopt;
 }
 

@@ -98,6 +98,56 @@ TEST_CASE("bad command-line options exit 2 and name the option", "[cli]") {
   CHECK(load(out / "summary.json")["run"]["seed"] == 18446744073709551615ull);
 }
 
+TEST_CASE("an empty or blank option value is exit 2 naming the option, never the default", "[cli][hardening]") {
+  // Before, CLI11 took "" as not given: --out "" wrote into npusim_out/,
+  // compare --tolerance "" compared at 0 %, --jobs "" ran one point at a time.
+  const fs::path dir = scratch("blank_values");
+  fs::create_directories(dir);
+  const std::string csv = (dir / "s.csv").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"run traces/chain.json --out ''", "--out: expected an output directory"},
+      {"run traces/chain.json --out ' '", "--out: expected an output directory"},
+      {"run traces/chain.json --platform ''", "--platform: expected a platform name or file"},
+      {"run traces/chain.json --seed ''", "--seed: expected a non-negative integer"},
+      {"run traces/chain.json --max-tasks ''", "--max-tasks: expected a positive integer"},
+      {"run traces/chain.json --max-output ''",
+       "--max-output: expected a positive number of bytes (N, or N followed by K, M, G or T)"},
+      {"run traces/chain.json --compress ''", "--compress: expected none, gzip or gzip:LEVEL with LEVEL 1..9"},
+      {"run traces/chain.json --swimlane-level ''", "--swimlane-level: expected a chip swimlane level 0..4"},
+      {"run traces/chain.json --ring-heap ''", "--ring-heap: expected N or N0,N1,N2,N3"},
+      {"run traces/chain.json --runtime ''",
+       "--runtime: expected \"tensormap_and_ringbuffer\" or \"host_build_graph\""},
+      {"run ''", "TRACE: expected a trace or scene file (- = a trace on standard input)"},
+      {"check traces/chain.json --platform '\t'", "--platform: expected a platform name or file"},
+      {"record tests/data/scene/chain.json -o ''", "--output: expected the trace to write"},
+      {"import tests/data/capture/chain -o " + (dir / "t.json").string() + " --name ''", "--name: expected a trace name"},
+      {"compare traces/golden/chain.summary.json traces/golden/chain.summary.json --tolerance ''",
+       "--tolerance: expected a percentage >= 0"},
+      {"compare traces/golden/chain.summary.json traces/golden/chain.summary.json --tolerance-for ''",
+       "--tolerance-for: expected NAME=PCT"},
+      {"scope-stats tests/data/scope_stats/nested.jsonl --svg ''", "--svg: expected an SVG file to write"},
+      {"report " + dir.string() + " -o ''", "--output: expected the page to write"},
+      {"barrier-cost --participants ''", "--participants: expected positive integers"},
+      {"barrier-cost --core-type ''", "--core-type: expected aiv, aic or mix"},
+      {"worker tests/data/worker/seed_example.json --out ''", "--out: expected an output directory"},
+      {"sweep traces/chain.json --grid seed=1 --csv '' ", "--csv: expected a CSV file to write"},
+      {"sweep traces/chain.json --grid seed=1 --csv " + csv + " --jobs ''",
+       "--jobs: expected a number of points run at once"},
+      {"sweep traces/chain.json --grid seed=1 --csv " + csv + " --scheduler ''",
+       "--scheduler: expected a Dask distributed scheduler (tcp://HOST:PORT)"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args);
+    const Result r = cli::npusim(args);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(cli::has(r.err, "npusim: error: command line: at " + message + ", got \""));
+  }
+  CHECK(cli::npusim("run traces/chain.json --out ''").err ==
+        "npusim: error: command line: at --out: expected an output directory, got \"\"\n");
+  CHECK(fs::is_empty(dir));
+}
+
 TEST_CASE("every example runs with status ok, writes every output and matches its golden timing", "[cli]") {
   for (const std::string& name : examples()) {
     INFO(name);
