@@ -100,12 +100,17 @@ TEST_CASE("sweep: an unknown name, pointer or value is exit 2 before anything ru
       {"aicpu_thread_num=2,8", "aicpu_thread_num must be 0 (auto) or in range [2, 4], got 8"},
       {"/sched/dispatch_task_ns=-5", "--grid point 1: at /sched/dispatch_task_ns/value: expected a time in ns"},
       {"seed", "expected NAME=V1,V2,..., got \"seed\""},
+      // A run option's value names the --grid value it is about, not an
+      // option that was never on the command line.
+      {"'ring_task_window=[64,4,4,4'", "command line: at --grid: \"ring_task_window=[64,4,4,4\": ring_task_window "},
+      {"ring_heap=4096,1000", "command line: at --grid: \"ring_heap=1000\": ring_heap must be >= 1024"},
   };
   for (const auto& [grid, message] : cases) {
     const cli::Result r = cli::npusim(std::string("sweep traces/chain.json --platform tiny --grid ") + grid + csv);
     INFO(grid);
     CHECK(r.status == 2);
     CHECK(has(r.err, message));
+    CHECK_FALSE(has(r.err, "at --ring"));
   }
   CHECK_FALSE(fs::exists(dir / "bad.csv"));
   CHECK_FALSE(fs::exists(dir / "bad.svg"));

@@ -317,7 +317,7 @@ std::vector<std::string> option_args(const std::vector<Axis>& axes, const std::v
 
 // The point's run options checked as `npusim run` checks them (syntax, then
 // against the point's platform): a bad value stops the sweep before it runs.
-void check_options(const std::vector<std::string>& args, const Platform& platform) {
+void check_option_args(const std::vector<std::string>& args, const Platform& platform) {
   RunOptions o;
   for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
     const std::string& flag = args[i];
@@ -333,6 +333,24 @@ void check_options(const std::vector<std::string>& args, const Platform& platfor
     if (flag == "--scheduler-timeout-ms") o.scheduler_timeout_ms = config::parse_scheduler_timeout_cli(v);
   }
   config::resolve(o, platform, config::kCommandLine);
+}
+
+// check_option_args, its errors naming the --grid value they are about: the
+// option they name (--ring-task-window) was never on the command line.
+void check_options(const std::vector<std::string>& args, const Platform& platform, const std::vector<Axis>& axes,
+                   const std::vector<std::string>& values) {
+  try {
+    check_option_args(args, platform);
+  } catch (const InputError& e) {
+    if (e.file() != config::kCommandLine) throw;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      std::string flag = "--" + axes[i].name;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      if (axes[i].option() && e.path() == flag)
+        throw InputError(config::kCommandLine, "--grid", "\"" + axes[i].name + "=" + values[i] + "\": " + e.message());
+    }
+    throw;
+  }
 }
 
 // One point, ready to run.
@@ -628,7 +646,7 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
     const std::string label = "--grid point " + std::to_string(i + 1);
     if (own_platform) job.platform_text = platform_for(base_doc, axes, values[i], pointers).dump(1);
     const Platform platform = own_platform ? platform::parse_platform(job.platform_text, label) : base_platform;
-    check_options(opts, platform);
+    check_options(opts, platform, axes, values[i]);
     if (worker) {
       // The point's own worker file, its programs by absolute path (so they
       // resolve from its scratch folder, here or on a Dask worker).
