@@ -685,4 +685,17 @@ TEST_CASE("a folder given as the trace is named as such", "[hardening][cli]") {
   r = cli::npusim("check traces");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a trace file\n");
+  // The other inputs say the same ("is a directory" before, for some).
+  r = cli::npusim("check traces/chain.json --platform platforms/");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: platforms/: is a folder, not a JSON file\n");
+  r = cli::npusim("worker traces --out /dev/null/x");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  r = cli::npusim("compare traces traces/golden/chain.summary.json");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  r = cli::npusim("scope-stats traces");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: traces: is a folder, not a scope_stats.jsonl\n");
 }

@@ -119,5 +119,9 @@ TEST_CASE("npusim import: the capture directory's files", "[cli][import]") {
   CHECK_FALSE(fs::exists(dir / "t.json"));
   r = cli::npusim("import '" + (dir / "nothing").string() + "' -o x.json");
   CHECK(r.status == 2);
-  CHECK(has(r.err, "not a directory"));
+  CHECK(has(r.err, "not a folder (a capture: deps.json"));
+  fs::create_directories(dir / "deps.json");
+  r = cli::npusim("import '" + dir.string() + "' -o '" + (dir / "t.json").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "deps.json: is a folder, not a capture file\n"));
 }

@@ -337,7 +337,7 @@ TEST_CASE("platform: file and JSON syntax errors", "[platform]") {
   check_error(error_of([] { load_platform("/nonexistent/dir/x.json"); }), "/nonexistent/dir/x.json", "",
               "file not found");
   check_error(error_of([] { load_platform(std::string(NPUSIM_TEST_DATA_DIR) + "/platform/"); }),
-              std::string(NPUSIM_TEST_DATA_DIR) + "/platform/", "", "is a directory, expected a JSON file");
+              std::string(NPUSIM_TEST_DATA_DIR) + "/platform/", "", "is a folder, not a JSON file");
 
   check_error(error_of([] {
                 parse_platform(R"({"npusim_platform": 1, "topology": {"clusters": {"value": 1, "value": 2}}})",

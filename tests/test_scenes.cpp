@@ -234,6 +234,37 @@ TEST_CASE("scene input errors exit 2 with the file, the path and the reason", "[
     CHECK(r.status == 2);
     CHECK(has(r.err, "at /args: the program's aicpu_orchestration_config expects 3 arguments, the scene gives 1"));
   }
+  SECTION("a path that names a folder or a device, not a file") {
+    // Before: "no such file" for a folder or /dev/zero as the source; a
+    // folder as the calibration read as no lines, /dev/zero as one endless line.
+    const std::pair<std::string, std::string> paths[] = {{data + "/scene", "a folder"},
+                                                         {"/dev/zero", "a character device"}};
+    for (const auto& [path, kind] : paths) {
+      INFO(path);
+      json s = base;
+      s["orchestration"]["source"] = path;
+      cli::Result r = cli::npusim("check " + write("src.json", s));
+      CHECK(r.status == 2);
+      CHECK(r.err == "npusim: error: " + (dir / "src.json").string() + ": at /orchestration/source: is " + kind +
+                         ", not a C++ source file: " + path + "\n");
+      s = base;
+      s["orchestration"].erase("source");
+      s["orchestration"]["library"] = path;
+      r = cli::npusim("check " + write("lib.json", s));
+      CHECK(r.status == 2);
+      CHECK(has(r.err, "at /orchestration/library: is " + kind + ", not a shared object: " + path + "\n"));
+      s = base;
+      s["calibration"] = path;
+      r = cli::sh("exec timeout 20 \"$NPUSIM\" check " + write("cal.json", s));
+      CHECK(r.status == 2);
+      CHECK(has(r.err, "at /calibration: is " + kind + ", not a calibration file: " + path + "\n"));
+    }
+    json s = base;
+    s["orchestration"]["source"] = data + "/scene/no_such.cpp";
+    cli::Result r = cli::npusim("check " + write("none.json", s));
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "at /orchestration/source: no such file: " + data + "/scene/no_such.cpp\n"));
+  }
   SECTION("keys") {
     json s = base;
     s["orchestration"]["library"] = "x.so";

@@ -116,6 +116,26 @@ TEST_CASE("sweep: an unknown name, pointer or value is exit 2 before anything ru
   CHECK_FALSE(fs::exists(dir / "bad.svg"));
 }
 
+TEST_CASE("sweep: an INPUT that is not a file is exit 2 before any point runs", "[sweep][cli][hardening]") {
+  // Before: a missing INPUT or a folder was exit 0, every point "failed";
+  // /dev/zero was read whole in search of "npusim_worker" (memory without end).
+  const fs::path dir = cli::scratch("sweep_input");
+  fs::create_directories(dir);
+  const std::string csv = " --csv '" + (dir / "in.csv").string() + "'";
+  const std::pair<std::string, std::string> cases[] = {
+      {"traces/nosuch.json", "traces/nosuch.json: file not found"},
+      {"traces", "traces: is a folder, not a trace, scene or worker file"},
+      {"/dev/zero", "/dev/zero: is a character device, not a trace, scene or worker file"},
+  };
+  for (const auto& [input, message] : cases) {
+    INFO(input);
+    const cli::Result r = cli::npusim("sweep " + input + " --platform tiny --grid seed=1,2" + csv);
+    CHECK(r.status == 2);
+    CHECK(r.err == "npusim: error: " + message + "\n");
+  }
+  CHECK(fs::is_empty(dir));
+}
+
 TEST_CASE("sweep: a grid of more than 10000 points is exit 2 before any point is built", "[sweep][cli][hardening]") {
   // Before: three axes of 1,000 values (a 6 kB command line) built 10^9
   // points in memory, 2.7 GB after 20 s and growing; now refused at once.

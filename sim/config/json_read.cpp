@@ -9,6 +9,21 @@
 
 namespace npusim::config {
 
+std::string not_a_regular_file(const std::string& path, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR ? "no such file" : std::string("cannot read it: ") + std::strerror(errno);
+  const mode_t m = st.st_mode;
+  if (S_ISREG(m)) return "";
+  const char* kind = S_ISDIR(m)    ? "a folder"
+                     : S_ISCHR(m)  ? "a character device"
+                     : S_ISBLK(m)  ? "a block device"
+                     : S_ISFIFO(m) ? "a FIFO"
+                     : S_ISSOCK(m) ? "a socket"
+                                   : "a special file";
+  return std::string("is ") + kind + ", not a " + what;
+}
+
 std::string read_text(const std::string& path, const std::string& shown, std::uint64_t max, const char* what) {
   const bool stdin_ = path == "-";
   const int fd = stdin_ ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -24,6 +24,11 @@ namespace npusim::config {
 // at their first block).
 std::string read_text(const std::string& path, const std::string& shown, std::uint64_t max, const char* what);
 
+// "" when `path` is a regular file (or a link to one); else what it is, for a
+// message that `path` names: "no such file", "is a folder, not a <what>",
+// "is a character device, not a <what>" (a block device, a FIFO, a socket).
+std::string not_a_regular_file(const std::string& path, const char* what);
+
 constexpr int kMaxJsonNesting = 256;  // levels of objects and lists
 
 // Empties `j` without allocating. nlohmann's destructor flattens a container

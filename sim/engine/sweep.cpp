@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/config/suggest.h"
@@ -628,6 +629,10 @@ void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector
 }  // namespace
 
 int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
+  // Every point runs INPUT again: a folder, a device or a FIFO (read once,
+  // or endless: /dev/zero) is refused here, not point by point.
+  if (const std::string why = config::not_a_regular_file(req.input, "trace, scene or worker file"); !why.empty())
+    throw InputError(req.input, "", why == "no such file" ? "file not found" : why);
   const Platform base_platform = platform::load_platform(req.platform);
   const json base_doc = json_input::read_file(base_platform.path);
   const std::vector<std::string> pointers = platform::platform_field_pointers();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/arena_cache.h"
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/engine/diagnosis.h"
@@ -69,8 +70,10 @@ std::string program_path(const json& p, const std::string& file, const std::stri
   const fs::path rel(shown);
   const std::string program = rel.is_absolute() ? rel.string() : (fs::path(file).parent_path() / rel).string();
   std::error_code ec;
-  if (!fs::is_regular_file(program, ec))
+  if (!fs::exists(program, ec))
     throw InputError(file, path, "no file \"" + shown + "\" (paths are relative to the worker file's folder)");
+  if (const std::string why = config::not_a_regular_file(program, "trace or scene file"); !why.empty())
+    throw InputError(file, path, "\"" + shown + "\" " + why);
   return program;
 }
 

@@ -48,7 +48,6 @@ json read_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "", "file not found");
-  if (fs::is_directory(path, ec)) throw InputError(path, "", "is a directory, expected a JSON file");
   return parse(config::read_text(path, path, kMaxFileBytes, "JSON file"), path);
 }
 

@@ -345,7 +345,7 @@ ScopeStatsReport parse_scope_stats(const std::string& text, const std::string& f
 ScopeStatsReport read_scope_stats(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw InputError(path, "", "is a directory, expected a scope_stats.jsonl");
+    throw InputError(path, "", "is a folder, not a scope_stats.jsonl");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
   return parse_lines(in, path);

@@ -12,6 +12,7 @@
 #include "models/common/dtype.h"
 #include "models/common/errors.h"
 #include "models/runtime/tensor.h"
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/scene/trace_text.h"
 #include "sim/trace/json_doc.h"
@@ -365,11 +366,14 @@ std::string read_text(const std::string& path, const std::string& what) {
 
 CaptureFiles capture_files(const std::string& dir) {
   CaptureFiles f;
-  if (!fs::is_directory(dir)) throw InputError(dir, "", "not a directory (a capture: deps.json, chip_swimlane_records.json, ...)");
+  if (!fs::is_directory(dir)) throw InputError(dir, "", "not a folder (a capture: deps.json, chip_swimlane_records.json, ...)");
   f.deps = (fs::path(dir) / "deps.json").string();
   f.swimlane = (fs::path(dir) / "chip_swimlane_records.json").string();
-  for (const std::string& p : {f.deps, f.swimlane})
-    if (!fs::is_regular_file(p)) throw InputError(p, "", "missing: a capture needs deps.json and chip_swimlane_records.json");
+  for (const std::string& p : {f.deps, f.swimlane}) {
+    const std::string why = config::not_a_regular_file(p, "capture file");
+    if (why == "no such file") throw InputError(p, "", "missing: a capture needs deps.json and chip_swimlane_records.json");
+    if (!why.empty()) throw InputError(p, "", why);
+  }
   std::vector<std::string> maps;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();

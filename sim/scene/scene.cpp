@@ -166,11 +166,13 @@ class SceneLoader {
     if (forms != 1) fail(file_, p, "expected exactly one of \"source\" (a .cpp file) or \"library\" (a shared object)");
     if (const J* s = get(o, "source")) {
       d_.source = resolve(string(*s, pointer_join(p, "source")));
-      if (!fs::is_regular_file(d_.source)) fail(file_, pointer_join(p, "source"), "no such file: " + d_.source);
+      if (const std::string why = config::not_a_regular_file(d_.source, "C++ source file"); !why.empty())
+        fail(file_, pointer_join(p, "source"), why + ": " + d_.source);
     }
     if (const J* l = get(o, "library")) {
       d_.library = resolve(string(*l, pointer_join(p, "library")));
-      if (!fs::is_regular_file(d_.library)) fail(file_, pointer_join(p, "library"), "no such file: " + d_.library);
+      if (const std::string why = config::not_a_regular_file(d_.library, "shared object"); !why.empty())
+        fail(file_, pointer_join(p, "library"), why + ": " + d_.library);
     }
     if (const J* e = get(o, "entry")) d_.entry = string(*e, pointer_join(p, "entry"));
     if (const J* c = get(o, "config")) d_.config = string(*c, pointer_join(p, "config"));
@@ -179,6 +181,9 @@ class SceneLoader {
   // `func_id mean_ns sigma_ns` lines; `#` starts a comment.
   std::unordered_map<int, std::pair<double, double>> calibration(const J& v) {
     const std::string path = resolve(string(v, "/calibration"));
+    // A folder would read as no lines, /dev/zero as one endless line.
+    if (const std::string why = config::not_a_regular_file(path, "calibration file"); !why.empty() && why != "no such file")
+      fail(file_, "/calibration", why + ": " + path);
     std::ifstream in(path);
     if (!in) fail(file_, "/calibration", "cannot open the calibration file " + path);
     std::unordered_map<int, std::pair<double, double>> out;
