@@ -124,4 +124,26 @@ TEST_CASE("npusim import: the capture directory's files", "[cli][import]") {
   r = cli::npusim("import '" + dir.string() + "' -o '" + (dir / "t.json").string() + "'");
   CHECK(r.status == 2);
   CHECK(has(r.err, "deps.json: is a folder, not a capture file\n"));
+
+  // Before: -o naming a folder left t.npusim-tmp beside it; a name map that
+  // is a folder was taken as none (exit 0); one linked to /dev/zero was read
+  // without end (2 GB in 10 s).
+  const fs::path cap = cli::scratch("capture_copy");
+  fs::copy(fs::path(NPUSIM_SOURCE_DIR) / "tests/data/capture/chain", cap, fs::copy_options::recursive);
+  fs::create_directories(dir / "t");
+  r = cli::npusim("import '" + cap.string() + "' -o '" + (dir / "t").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: " + (dir / "t").string() + ": cannot write the trace: Is a directory\n");
+  CHECK_FALSE(fs::exists(dir / "t.npusim-tmp"));
+  fs::remove(cap / "name_map_chain.json");
+  fs::create_directories(cap / "name_map_chain.json");
+  r = cli::npusim("import '" + cap.string() + "' -o '" + (dir / "u.json").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: " + (cap / "name_map_chain.json").string() + ": is a folder, not a capture file\n");
+  fs::remove(cap / "name_map_chain.json");
+  fs::create_symlink("/dev/zero", cap / "name_map_chain.json");
+  r = cli::sh("exec timeout 20 \"$NPUSIM\" import '" + cap.string() + "' -o '" + (dir / "u.json").string() + "'");
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "name_map_chain.json: not JSON text: a NUL byte at offset 0"));
+  CHECK_FALSE(fs::exists(dir / "u.json"));
 }

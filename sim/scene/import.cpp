@@ -16,6 +16,7 @@
 #include "sim/config/json_util.h"
 #include "sim/scene/trace_text.h"
 #include "sim/trace/json_doc.h"
+#include "sim/trace/trace.h"
 
 namespace fs = std::filesystem;
 
@@ -354,12 +355,11 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
   }
 }
 
-std::string read_text(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the " + what);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A capture file's text, bounded as a trace is (a name map that is a folder
+// or a link to /dev/zero is an error naming it, not an empty map or a read
+// without end).
+std::string read_text(const std::string& path, const char* what) {
+  return config::read_text(path, path, trace::kMaxTraceBytes, what);
 }
 
 }  // namespace
@@ -809,14 +809,22 @@ void import_to_file(const std::string& dir, const std::string& out_path, const s
                                           f.name_map.empty() ? "" : read_text(f.name_map, "capture file"),
                                           f.scope_stats.empty() ? "" : read_text(f.scope_stats, "capture file"), f, name);
   const std::string tmp = out_path + ".npusim-tmp";
+  std::error_code ec;
   {
     std::ofstream o(tmp, std::ios::binary);
     o << text;
-    if (!o) throw InputError(out_path, "", "cannot write the trace");
+    o.close();  // a full disk shows when the last block is written
+    if (!o) {
+      fs::remove(tmp, ec);
+      throw InputError(out_path, "", "cannot write the trace");
+    }
   }
-  std::error_code ec;
   fs::rename(tmp, out_path, ec);
-  if (ec) throw InputError(out_path, "", "cannot write the trace: " + ec.message());
+  if (ec) {  // -o names a folder, say: no partial output left beside it
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw InputError(out_path, "", "cannot write the trace: " + why);
+  }
 }
 
 }  // namespace npusim::scene
