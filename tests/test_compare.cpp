@@ -168,6 +168,15 @@ TEST_CASE("compare: bad or incomplete summaries are input errors", "[compare]") 
   CHECK(e.message() == "expected a number >= 0, found null");
   fs::remove(null_metric);
 
+  // A "run" that is not an object compared as no run options (exit 0 beside
+  // a summary of other options); now an input error.
+  std::string run_list = base_with("run", json::array({1}));
+  e = compare_error("compare_base.json", run_list);
+  CHECK(e.file() == run_list);
+  CHECK(e.path() == "/run");
+  CHECK(e.message() == "expected an object (the run options), found a list of 1");
+  fs::remove(run_list);
+
   e = compare_error("compare_base.json", "compare_base.json", -1);
   CHECK(e.file() == "--tolerance");
   CHECK(e.message() == "expected a percentage >= 0, found -1");

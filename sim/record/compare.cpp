@@ -60,7 +60,11 @@ Summary read_summary(const std::string& path) {
   s.status = status.get<std::string>();
   for (const char* k : kIdentity)
     if (doc.contains(k)) s.identity[k] = doc[k];
-  if (doc.contains("run") && doc["run"].is_object()) s.identity["run"] = doc["run"];
+  if (doc.contains("run")) {  // the run options, compared key by key: a list or a number would compare as none
+    if (!doc["run"].is_object())
+      throw InputError(path, "/run", "expected an object (the run options), found " + json_input::describe(doc["run"]));
+    s.identity["run"] = doc["run"];
+  }
   for (std::size_t i = 0; i < kMetrics.size(); ++i) {
     const json& v = need(kMetrics[i]);
     bool may_be_null = s.status == "error";
