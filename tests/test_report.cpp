@@ -249,6 +249,20 @@ TEST_CASE("report series: a malformed task_stats.csv is an input error naming th
   CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1,2,3,x,5\n", "f.csv"),
                     Catch::Contains("expected a time in ns in column last_end_ns, found \"x\""));
   CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1\n", "f.csv"), Catch::Contains("expected 8 fields, found 4"));
+  // Before, nan, inf and negative times were taken (and drawn).
+  for (const char* t : {"nan", "inf", "-5", "1e400"})
+    CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1,2,3," + t + ",5\n", "f.csv"),
+                      Catch::Contains("line 2: expected a time in ns in column last_end_ns, found \"" +
+                                      std::string(t) + "\""));
+  // A record of 10 million commas was 10 million strings (a 100 MB line took
+  // 4.3 GB and 28 s): now refused once it has more fields than the header.
+  const std::string commas(10'000'000, ',');
+  CHECK_THROWS_WITH(parse_task_stats(head + "1,t1,A,1,2,3,4,5\n" + commas + "\n", "f.csv"),
+                    Catch::Contains("f.csv: at line 3: expected 8 fields, found more"));
+  CHECK_THROWS_WITH(parse_task_stats(commas + "\n", "f.csv"),
+                    Catch::Contains("at line 1: expected task_stats.csv's header line, found more than 4096 columns"));
+  CHECK_THROWS_WITH(parse_task_stats("", "f.csv"), Catch::Contains("expected task_stats.csv's header line"));
+  CHECK(parse_task_stats(head + "1,t1,A,1,2,3,,5\n", "f.csv").size() == 1);
 }
 
 TEST_CASE("report series: the critical path of traces/chain.json is the whole chain", "[report][cli]") {

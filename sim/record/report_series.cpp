@@ -322,12 +322,21 @@ std::string critical_path_section(const std::optional<std::vector<TaskRow>>& row
 
 // ---------------------------------------------------------------- task_stats.csv
 
-// RFC 4180 records of `text`: fields, quotes doubled inside quoted fields.
-std::vector<std::vector<std::string>> csv_records(const std::string& text) {
-  std::vector<std::vector<std::string>> out;
+// RFC 4180 records of `text`, each passed to `on_record(fields, n)` as it
+// ends (n counts from 1): fields, quotes doubled inside quoted fields. Not
+// kept: task_stats.csv of a million tasks held as strings took over a
+// gigabyte. A record past `max_fields` is passed as soon as it is (a line of
+// 100 MB of commas was 100 million strings, 4.3 GB): it is malformed.
+template <class F>
+void for_each_csv_record(const std::string& text, std::size_t max_fields, F on_record) {
   std::vector<std::string> rec;
   std::string field;
+  std::size_t n = 0;
   bool quoted = false, any = false;
+  auto end_field = [&] {
+    rec.push_back(std::move(field)), field.clear();
+    if (rec.size() > max_fields) on_record(rec, n + 1);
+  };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
@@ -337,17 +346,16 @@ std::vector<std::vector<std::string>> csv_records(const std::string& text) {
     } else if (c == '"') {
       quoted = any = true;
     } else if (c == ',') {
-      rec.push_back(std::move(field)), field.clear(), any = true;
+      end_field(), any = true;
     } else if (c == '\n') {
       if (!field.empty() && field.back() == '\r') field.pop_back();
-      rec.push_back(std::move(field)), field.clear();
-      out.push_back(std::move(rec)), rec.clear(), any = false;
+      end_field();
+      on_record(rec, ++n), rec.clear(), any = false;
     } else {
       field += c, any = true;
     }
   }
-  if (any || !field.empty()) rec.push_back(std::move(field)), out.push_back(std::move(rec));
-  return out;
+  if (any || !field.empty()) end_field(), on_record(rec, ++n);
 }
 
 }  // namespace
@@ -394,31 +402,35 @@ std::vector<double> mean_cover(const std::vector<Interval>& intervals, double t0
 }
 
 std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string& file) {
-  const auto records = csv_records(text);
-  if (records.empty()) throw InputError(file, "line 1", "expected task_stats.csv's header line");
-  const std::vector<std::string>& head = records.front();
-  auto column = [&](const char* name) {
-    const auto it = std::find(head.begin(), head.end(), name);
-    if (it == head.end()) throw InputError(file, "line 1", std::string("expected a column ") + name);
-    return static_cast<std::size_t>(it - head.begin());
-  };
-  const std::size_t c_id = column("task_id"), c_task = column("task"), c_kernel = column("kernel"),
-                    c_ready = column("ready_ns"), c_dispatch = column("first_dispatch_ns"),
-                    c_start = column("first_start_ns"), c_end = column("last_end_ns"),
-                    c_complete = column("complete_ns");
+  constexpr std::size_t kMaxColumns = 4096;  // task_stats.csv has 17
+  std::vector<std::string> head;
+  std::size_t c_id = 0, c_task = 0, c_kernel = 0, c_ready = 0, c_dispatch = 0, c_start = 0, c_end = 0, c_complete = 0;
   std::vector<TaskRow> rows;
-  for (std::size_t i = 1; i < records.size(); ++i) {
-    const auto& rec = records[i];
-    const std::string where = "line " + std::to_string(i + 1);
+  auto on_header = [&](std::vector<std::string>& rec) {
+    if (rec.size() > kMaxColumns)
+      throw InputError(file, "line 1", "expected task_stats.csv's header line, found more than " +
+                                           std::to_string(kMaxColumns) + " columns");
+    head = rec;
+    auto column = [&](const char* name) {
+      const auto it = std::find(head.begin(), head.end(), name);
+      if (it == head.end()) throw InputError(file, "line 1", std::string("expected a column ") + name);
+      return static_cast<std::size_t>(it - head.begin());
+    };
+    c_id = column("task_id"), c_task = column("task"), c_kernel = column("kernel"), c_ready = column("ready_ns"),
+    c_dispatch = column("first_dispatch_ns"), c_start = column("first_start_ns"), c_end = column("last_end_ns"),
+    c_complete = column("complete_ns");
+  };
+  auto on_row = [&](std::vector<std::string>& rec, std::size_t n) {
+    const std::string where = "line " + std::to_string(n);
     if (rec.size() != head.size())
       throw InputError(file, where, "expected " + std::to_string(head.size()) + " fields, found " +
-                                        std::to_string(rec.size()));
+                                        (rec.size() > head.size() ? "more" : std::to_string(rec.size())));
     auto time = [&](std::size_t c) {
       if (rec[c].empty()) return kNever;
       try {
         std::size_t used = 0;
         const double v = std::stod(rec[c], &used);
-        if (used == rec[c].size()) return v;
+        if (used == rec[c].size() && std::isfinite(v) && v >= 0) return v;
       } catch (const std::exception&) {
       }
       throw InputError(file, where, "expected a time in ns in column " + head[c] + ", found \"" + rec[c] + "\"");
@@ -429,12 +441,19 @@ std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string
     } catch (const std::exception&) {
       throw InputError(file, where, "expected a task_id, found \"" + rec[c_id] + "\"");
     }
-    r.task = rec[c_task];
-    r.kernel = rec[c_kernel];
+    r.task = std::move(rec[c_task]);
+    r.kernel = std::move(rec[c_kernel]);
     r.ready = time(c_ready), r.dispatch = time(c_dispatch), r.start = time(c_start), r.end = time(c_end);
     r.complete = time(c_complete);
     rows.push_back(std::move(r));
-  }
+  };
+  for_each_csv_record(text, kMaxColumns, [&](std::vector<std::string>& rec, std::size_t n) {
+    if (n == 1)
+      on_header(rec);
+    else
+      on_row(rec, n);
+  });
+  if (head.empty()) throw InputError(file, "line 1", "expected task_stats.csv's header line");
   return rows;
 }
 
