@@ -178,7 +178,8 @@ TEST_CASE("compare: bad or incomplete summaries are input errors", "[compare]") 
   fs::remove(run_list);
 
   e = compare_error("compare_base.json", "compare_base.json", -1);
-  CHECK(e.file() == "--tolerance");
+  CHECK(e.file() == "command line");
+  CHECK(e.path() == "--tolerance");
   CHECK(e.message() == "expected a percentage >= 0, found -1");
 }
 
@@ -268,7 +269,8 @@ TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[co
     try {
       compare_summaries(data("compare_figures_base.json"), data("compare_figures_moved.json"), bad, out);
     } catch (const InputError& err) {
-      CHECK(err.file() == "--tolerance-for");
+      CHECK(err.file() == "command line");
+      CHECK(err.path() == "--tolerance-for");
       return err.message();
     }
     FAIL("expected an InputError for " << text);
@@ -319,7 +321,7 @@ TEST_CASE("npusim compare: --tolerance-for repeats, exit 3 on a regression, 2 on
   r = cli::npusim("compare " + files + " --tolerance-for figures.ring_peak=20");
   CHECK(r.status == 2);
   CHECK(r.out.empty());
-  CHECK(r.err == "npusim: error: --tolerance-for: unknown figure \"figures.ring_peak\"; "
+  CHECK(r.err == "npusim: error: command line: at --tolerance-for: unknown figure \"figures.ring_peak\"; "
                  "did you mean \"figures.ring_peaks\"?\n");
   r = cli::npusim("compare " + d + "no_such.json " + d + "compare_figures_moved.json");
   CHECK(r.status == 2);

@@ -631,6 +631,20 @@ TEST_CASE("compare refuses summaries of different traces, platforms or options u
   r = cli::npusim("compare " + a + " " + cli::quoted(d / "e" / "summary.json"));
   CHECK(r.status == 2);
   CHECK(has(r.err, ": at /platform: "));
+  // A run option only the baseline names (dropped from the current): as
+  // different as one only the current names, either way round.
+  json without = cli::load(d / "a" / "summary.json");
+  REQUIRE(without["run"].contains("aicpu_thread_num"));
+  without["run"].erase("aicpu_thread_num");
+  cli::write_file(d / "without.json", without.dump());
+  r = cli::npusim("compare " + a + " " + cli::quoted(d / "without.json"));
+  CHECK(r.status == 2);
+  CHECK(has(r.err, ": at /run/aicpu_thread_num: a summary of a run with no aicpu_thread_num, the baseline's with 4: "));
+  r = cli::npusim("compare " + cli::quoted(d / "without.json") + " " + a);
+  CHECK(r.status == 2);
+  CHECK(has(r.err, ": at /run/aicpu_thread_num: a summary of a run with aicpu_thread_num 4, the baseline's with none: "));
+  r = cli::npusim("compare --allow-different " + a + " " + cli::quoted(d / "without.json"));
+  CHECK(r.status == 0);
   r = cli::npusim("compare --allow-different " + a + " " + cli::quoted(d / "b" / "summary.json"));
   CHECK((r.status == 0 || r.status == 3));
   // A huge metric still gives a table of short lines.

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/run_options.h"
 #include "sim/config/suggest.h"
 #include "sim/platform/json_input.h"
 
@@ -111,6 +112,13 @@ void check_same_run(const Summary& base, const Summary& cur, const std::string& 
                          (b.contains(key) ? text(b[key]) : std::string("none")) +
                          ": --allow-different compares them anyway");
   }
+  // An option only the baseline names differs as much as one only the current names.
+  for (const auto& [key, value] : b.items()) {
+    if (c.contains(key)) continue;
+    throw InputError(current_path, "/run/" + key,
+                     "a summary of a run with no " + key + ", the baseline's with " + text(value) +
+                         ": --allow-different compares them anyway");
+  }
 }
 
 // Which way a figure gets worse.
@@ -196,7 +204,7 @@ class Tolerances {
  private:
   void parse(const std::string& text, const std::set<std::string>& known) {
     auto eq = text.rfind('=');
-    auto bad = [&](const std::string& what) { return InputError("--tolerance-for", "", what); };
+    auto bad = [&](const std::string& what) { return InputError(config::kCommandLine, "--tolerance-for", what); };
     if (eq == std::string::npos || eq == 0)
       throw bad("expected NAME=PERCENT (a figure's dotted name or a prefix of it), found \"" + text + "\"");
     const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
@@ -320,7 +328,7 @@ void flatten_numbers(const std::string& name, const json& v, std::vector<std::pa
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
                       const CompareOptions& options, std::ostream& out) {
   if (!std::isfinite(options.tolerance_pct) || options.tolerance_pct < 0)
-    throw InputError("--tolerance", "", "expected a percentage >= 0, found " + number_text(options.tolerance_pct));
+    throw InputError(config::kCommandLine, "--tolerance", "expected a percentage >= 0, found " + number_text(options.tolerance_pct));
   Summary base = read_summary(baseline_path);
   Summary cur = read_summary(current_path);
   if (!options.allow_different) check_same_run(base, cur, current_path);
