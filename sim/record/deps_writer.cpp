@@ -45,33 +45,23 @@ std::uint64_t dep_gen_tensor_id(std::uint64_t addr, std::uint32_t version) {
 
 constexpr const char* kDepsFile = "deps.json";
 
-// The names deps.json prints, with their lengths (no strlen per use).
-std::string_view dtype_name(DType t) {
+// The names deps.json prints, with their lengths (no strlen per use): a table
+// of `Name(e)` for every enumerator up to `Last`, built once (a value past
+// `Last`, which no loader produces, reads as `Last`'s name: ArgTag's
+// "UNKNOWN", as arg_tag_name spells it).
+template <auto Name, auto Last>
+std::string_view cached_name(decltype(Last) e) {
   static const auto names = [] {
-    std::array<std::string_view, static_cast<int>(DType::BOOL) + 1> n;
-    for (std::size_t k = 0; k < n.size(); ++k) n[k] = dtype_runtime_name(static_cast<DType>(k));
+    std::array<std::string_view, static_cast<std::size_t>(Last) + 1> n;
+    for (std::size_t k = 0; k < n.size(); ++k) n[k] = Name(static_cast<decltype(Last)>(k));
     return n;
   }();
-  return names[static_cast<std::size_t>(t)];
+  const auto k = static_cast<std::size_t>(e);
+  return names[std::min(k, names.size() - 1)];
 }
-std::string_view tag_name(ArgTag t) {
-  static const auto names = [] {
-    std::array<std::string_view, static_cast<int>(ArgTag::NoDep) + 1> n;
-    for (std::size_t k = 0; k < n.size(); ++k) n[k] = arg_tag_name(static_cast<ArgTag>(k));
-    return n;
-  }();
-  const auto k = static_cast<std::size_t>(t);
-  return k < names.size() ? names[k] : std::string_view(arg_tag_name(t));
-}
-
-std::string_view source_name(EdgeSource s) {
-  static const auto names = [] {
-    std::array<std::string_view, static_cast<int>(EdgeSource::Tensormap) + 1> n;
-    for (std::size_t k = 0; k < n.size(); ++k) n[k] = edge_source_name(static_cast<EdgeSource>(k));
-    return n;
-  }();
-  return names[static_cast<std::size_t>(s)];
-}
+std::string_view dtype_name(DType t) { return cached_name<&dtype_runtime_name, DType::BOOL>(t); }
+std::string_view tag_name(ArgTag t) { return cached_name<&arg_tag_name, ArgTag::NoDep>(t); }
+std::string_view source_name(EdgeSource s) { return cached_name<&edge_source_name, EdgeSource::Tensormap>(s); }
 
 // `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`
 void put_view(JsonBuf& b, std::string_view prefix, const Tensor& v) {
