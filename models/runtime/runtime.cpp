@@ -455,8 +455,28 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   t.fanin_refcount += done + 1;
   if (t.is_ready())
     route_ready(t, now, p.work);
+  else if (config_.runtime == RuntimeKind::HostBuildGraph)
+    register_wake(t);
   else
     maybe_candidate(t);
+}
+
+// host_build_graph's readiness (host_build_graph/runtime/scheduler/
+// pto_scheduler.h classify_fanin_state, register_wake; the boot scan
+// scheduler_cold_path.cpp classify_partition): a task with unmet producers
+// waits on the wake list of the last unmet one in its fanin order (the
+// builder's append order: explicit deps, then each argument's producers), the
+// latest-submitted. Nothing completes while the graph is built, so
+// registering at the submit is the boot scan's registration.
+void Runtime::register_wake(Task& c) {
+  for (auto it = c.fanin.rbegin(); it != c.fanin.rend(); ++it) {
+    if (!(it->flags & kDepWait)) continue;
+    Task* prod = find(it->producer);
+    if (prod && prod->state == TaskState::Pending) {
+      prod->wake.push_back(c.id);
+      return;
+    }
+  }
 }
 
 // pl.spmd(..., predicate=) requires the operand's producer among the task's
@@ -748,6 +768,29 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   ++completed_;
   hooks_->on_completed(t);
   int visited = 0;
+  if (config_.runtime == RuntimeKind::HostBuildGraph) {
+    // host_build_graph (pto_scheduler.h on_mixed_task_complete): the
+    // completion flag is set (the consumers' counts below are the model's
+    // bookkeeping, free), then the wake list is drained newest registration
+    // first; each waiter is one visit: routed when every producer has
+    // completed, else re-registered on its last unmet producer. Consumers
+    // waiting on another producer's list cost this completion nothing.
+    for (const TaskId cid : t.fanout)
+      if (Task* c = find(cid)) c->fanin_refcount++;
+    std::vector<TaskId> wake;
+    wake.swap(t.wake);
+    for (auto it = wake.rbegin(); it != wake.rend(); ++it) {
+      work.walk_edges = ++visited;
+      Task* c = find(*it);
+      if (!c) continue;
+      if (c->is_ready()) {
+        if (!c->ready_claimed) route_ready(*c, now, work);
+      } else {
+        register_wake(*c);
+      }
+    }
+    return visited;
+  }
   // The fanout list is a prepend-linked list (wire_fanin_task prepends each
   // new consumer to fanout_head): walked newest consumer first.
   for (auto it = t.fanout.rbegin(); it != t.fanout.rend(); ++it) {

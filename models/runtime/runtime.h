@@ -342,6 +342,7 @@ class Runtime {
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
   void maybe_candidate(Task& c);
+  void register_wake(Task& c);  // host_build_graph: wait on the last unmet producer
   void check_predicate_producers(const Task& t, const std::string& path);
   bool waits_on(const Task& t, const Task& w);
   void check_consumed(Task& t);

@@ -120,6 +120,9 @@ struct Task {
   std::uint32_t fanout_refcount = 0;
   std::vector<FaninRef> fanin;       // producers, merged, with flags
   std::vector<TaskId> fanout;        // consumers waiting on this task (dep-pool entries)
+  // host_build_graph: the consumers registered on this producer's wake list
+  // (pto_scheduler.h register_wake), in registration order; drained newest first.
+  std::vector<TaskId> wake;
   std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
   bool ready_claimed = false;
   bool self_released = false;  // its own on_task_release has run
@@ -215,6 +218,7 @@ struct Task {
     fanout_refcount = 0;
     fanin.clear();
     fanout.clear();
+    wake.clear();
     all_consumers.clear();
     ready_claimed = self_released = false;
     heap_begin = heap_end = heap_end_unwrapped = dep_pool_mark = 0;

@@ -143,3 +143,39 @@ TEST_CASE("host_build_graph: early_resolve stages nothing early, early dispatch 
   CHECK(completed(s, 0) == at(2330));
   CHECK(c[0].dispatch == at(2450));
 }
+
+// Upstream: host_build_graph/runtime/scheduler/pto_scheduler.h
+// classify_fanin_state (the LAST unmet fanin: "the latest-submitted producer
+// -- the one likeliest to complete last", #1924), register_wake,
+// on_mixed_task_complete (drain the wake list: route a waiter whose fanins
+// are all met, re-register any other); the boot scan
+// scheduler_cold_path.cpp classify_partition. C1..C8 read B's output, then
+// A's: they wait on A's wake list, so B's completion drains one waiter (E),
+// where a fanout walk would visit all nine consumers.
+TEST_CASE("host_build_graph: a completion drains its wake list, not its fanout", "[conformance]") {
+  ConfSim s("hbg_wake_list.json");
+  s.run();
+  REQUIRE(s.finished());
+  const auto a = s.of_task(root_task(0)), b = s.of_task(root_task(1)), e = s.of_task(root_task(2));
+  REQUIRE((a.size() == 1 && b.size() == 1 && e.size() == 1));
+  // As in the resolution-thread case: A on AIV2, B on AIV3, B's FIN seen at
+  // 2330, A's at 2440.
+  CHECK(b[0].finish == at(2330));
+  CHECK(a[0].finish == at(2440));
+  // P resolves B at 2330: complete 50 + one waiter (10), free again at 2390,
+  // so it resolves A as its FIN arrives, at 2440. (A fanout walk of nine
+  // edges would keep P busy until 2470 and resolve A in its next pass, at
+  // 2480: the case fails on that model.)
+  CHECK(completed(s, 1) == at(2330));
+  CHECK(completed(s, 0) == at(2440));
+  // E is made ready by B's resolution (pushed at its start, 2330): thread 1,
+  // idle on its 10 ns grid, pops it (20) and builds the payload (100).
+  CHECK(e[0].thread == 1);
+  CHECK(e[0].dispatch == at(2450));
+  // A's resolution makes every Ci ready: none is dispatched before it.
+  for (std::uint64_t i = 3; i < 11; ++i) {
+    const auto ci = s.of_task(root_task(i));
+    REQUIRE(ci.size() == 1);
+    CHECK(ci[0].dispatch > at(2440));
+  }
+}
