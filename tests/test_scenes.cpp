@@ -37,6 +37,29 @@ fs::path crash_scene(int mode) {
 
 }  // namespace
 
+// Every scene shipped in traces/scenes/ runs to the end under its own run
+// block. bgemm's is host_build_graph's, where the runtime puts every task on
+// ring 0 (Runtime's whole graph): the runner predicted ring = scope depth as
+// under tensormap_and_ringbuffer, and npusim stopped with an internal error
+// (exit 4, "the runtime gave task t0, the runner predicted r1t0").
+TEST_CASE("every example scene runs with status ok under its own run block", "[cli][scene]") {
+  int scenes = 0;
+  for (const auto& dir : fs::directory_iterator(std::string(NPUSIM_SOURCE_DIR) + "/traces/scenes")) {
+    for (const auto& e : fs::directory_iterator(dir.path())) {
+      if (e.path().extension() != ".json") continue;
+      INFO(e.path().string());
+      ++scenes;
+      cli::RunResult r = cli::run_summary(cli::quoted(e.path()) + " --quiet --no-host-stats --swimlane-level 0 --no-deps",
+                                          "example_scene");
+      REQUIRE(r.status == 0);
+      CHECK(r.summary["status"] == "ok");
+      CHECK(r.summary["tasks"]["completed"] == r.summary["tasks"]["submitted"]);
+      if (e.path().stem() == "bgemm") CHECK(r.summary["run"]["runtime"] == "host_build_graph");
+    }
+  }
+  CHECK(scenes >= 6);
+}
+
 // The program of chain.cpp and the trace chain_trace.json, written by hand
 // to make the same runtime calls, give byte-identical outputs.
 TEST_CASE("a scene and the trace of the same calls give identical outputs", "[cli][scene]") {

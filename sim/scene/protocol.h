@@ -8,8 +8,9 @@
 // Calls that return nothing the program could act on are sent without
 // waiting; only get_tensor_data waits for its reply on fd kReplyFd. Task ids
 // and output tensors are decided by the runner (the runtime's rules make
-// them predictable: ring = scope depth capped at 3, a counter per ring) and
-// checked by npusim when the task is submitted.
+// them predictable: ring = scope depth capped at 3, or ring 0 for every task
+// under host_build_graph (Init::rings), a counter per ring) and checked by
+// npusim when the task is submitted.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ namespace npusim::scene::wire {
 constexpr int kOpsFd = 3;    // runner writes, npusim reads
 constexpr int kReplyFd = 4;  // npusim writes, runner reads
 constexpr std::uint32_t kMagic = 0x4e505553;  // "NPUS"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kMaxMessage = 1u << 20;  // runner -> npusim (the init message may be larger)
 
 // Runner -> npusim.
@@ -86,6 +87,9 @@ struct TaskMsg {
 struct Init {
   std::int32_t clusters = 0, aiv = 0;
   std::uint32_t task_window[4] = {};
+  // The rings tasks go to: 4 (ring = scope depth capped at 3), or 1 under
+  // host_build_graph, which puts the whole graph on ring 0.
+  std::uint8_t rings = 4;
   // An argument tensor; its values (as npusim's data store keeps them) back
   // the program's direct reads of its memory.
   struct Tensor {
@@ -156,6 +160,7 @@ class Writer {
   void init(const Init& in) {
     pod(kMagic), pod(kVersion), pod(in.clusters), pod(in.aiv);
     for (std::uint32_t w : in.task_window) pod(w);
+    pod(in.rings);
     pod(static_cast<std::uint32_t>(in.tensors.size()));
     for (const Init::Tensor& t : in.tensors) {
       pod(t.addr), pod(t.dtype), pod(t.ndims);
@@ -238,6 +243,8 @@ class Reader {
     if (pod<std::uint32_t>() != kMagic || pod<std::uint32_t>() != kVersion) throw DecodeError("bad init message");
     in.clusters = pod<std::int32_t>(), in.aiv = pod<std::int32_t>();
     for (std::uint32_t& w : in.task_window) w = pod<std::uint32_t>();
+    in.rings = pod<std::uint8_t>();
+    if (in.rings < 1 || in.rings > 4) throw DecodeError("bad init message");
     in.tensors.resize(pod<std::uint32_t>());
     for (Init::Tensor& t : in.tensors) {
       t.addr = pod<std::uint64_t>(), t.dtype = pod<std::uint8_t>(), t.ndims = pod<std::uint8_t>();

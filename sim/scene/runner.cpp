@@ -265,7 +265,8 @@ TaskOutputTensors submit(wire::TaskKind kind, MixedKernels mk, const CoreTaskArg
     }
     for (int32_t i = 0; i < args.scalar_count(); ++i) t.scalars.push_back(args.scalar(i));
   }
-  const int ring = g.depth < 3 ? g.depth : 3;
+  const int last_ring = g.init.rings - 1;
+  const int ring = g.depth < last_ring ? g.depth : last_ring;
   const PTO2TaskId id = PTO2TaskId::make(static_cast<uint8_t>(ring), g.next_local[ring]++);
   t.task_id = id.raw;
   std::vector<std::vector<ChipTensor>>& ring_slots = g.slots[ring];

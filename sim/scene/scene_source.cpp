@@ -165,6 +165,7 @@ class SceneSource final : public OpSource {
     init.clusters = platform.topo.clusters;
     init.aiv = platform.topo.aiv_cores();
     for (int r = 0; r < kNumRings; ++r) init.task_window[r] = static_cast<std::uint32_t>(std::min<std::uint64_t>(config.task_window[r], 1u << 20));
+    init.rings = config.runtime == RuntimeKind::HostBuildGraph ? 1 : kNumRings;  // Runtime: whole_graph_ on ring 0
     for (const trace::ExternalTensor& e : trace.tensors) {
       Tensor t = data.add_external(e.name, e.dtype, e.shape, e.fill, e.data);
       backings_.push_back(Backing{t.addr, t.buffer_bytes(), t});
