@@ -116,6 +116,12 @@ TEST_CASE("report: input errors are exit 2 with the folder named, nothing writte
   r = report(dir, page);
   CHECK(r.status == 2);
   CHECK(cli::has(r.err, (dir).string() + ": no summary.json in this folder"));
+  // A summary.json that is a folder is named as such (was "no summary.json in this folder").
+  fs::create_directories(dir / "summary.json");
+  r = report(dir, page);
+  CHECK(r.status == 2);
+  CHECK(r.err == "npusim: error: " + (dir / "summary.json").string() + ": is a folder, not a JSON file\n");
+  fs::remove(dir / "summary.json");
   cli::write_file(dir / "summary.json", "{\"status\": \"ok\"}");
   r = report(dir, page);
   CHECK(r.status == 2);
