@@ -775,11 +775,12 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
     // first; each waiter is one visit: routed when every producer has
     // completed, else re-registered on its last unmet producer. Consumers
     // waiting on another producer's list cost this completion nothing.
+    // `t` is Completed, so a waiter re-registers on another producer's list,
+    // never on this one: the list is walked in place and cleared after
+    // (its capacity kept with the slot, as the slot's other lists are).
     for (const TaskId cid : t.fanout)
       if (Task* c = find(cid)) c->fanin_refcount++;
-    std::vector<TaskId> wake;
-    wake.swap(t.wake);
-    for (auto it = wake.rbegin(); it != wake.rend(); ++it) {
+    for (auto it = t.wake.rbegin(); it != t.wake.rend(); ++it) {
       work.walk_edges = ++visited;
       Task* c = find(*it);
       if (!c) continue;
@@ -789,6 +790,7 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
         register_wake(*c);
       }
     }
+    t.wake.clear();
     return visited;
   }
   // The fanout list is a prepend-linked list (wire_fanin_task prepends each
