@@ -64,12 +64,15 @@ std::string sibling_tag(const std::string& name) {
   return name.size() <= 64 ? name : cut_utf8(name, 47) + "~" + hash_hex(name);
 }
 
-// Outputs of npusim versions that wrote no manifest.
+// Outputs of npusim versions that wrote no manifest: these files, and
+// name_map_<trace>.json.
+const char* const kLegacyFiles[] = {"summary.json",     "chip_swimlane_records.json",   "merged_swimlane.json",
+                                    "deps.json",        "scope_stats/scope_stats.jsonl", "task_stats.csv"};
 bool legacy_output(const std::string& rel) {
-  return rel == "summary.json" || rel == "chip_swimlane_records.json" || rel == "merged_swimlane.json" ||
-         rel == "deps.json" || rel == "scope_stats/scope_stats.jsonl" || rel == "task_stats.csv" ||
-         (rel.rfind("name_map_", 0) == 0 && rel.size() > 14 && rel.compare(rel.size() - 5, 5, ".json") == 0 &&
-          rel.find('/') == std::string::npos);
+  for (const char* f : kLegacyFiles)
+    if (rel == f) return true;
+  return rel.rfind("name_map_", 0) == 0 && rel.size() > 14 && rel.compare(rel.size() - 5, 5, ".json") == 0 &&
+         rel.find('/') == std::string::npos;
 }
 
 // The deepest output npusim writes: a worker's
@@ -399,9 +402,7 @@ void OutputDir::commit_in_place(const std::vector<std::string>& files) {
   std::set<std::string> gone;
   for (const std::string& rel : old)
     if (!fresh.count(rel)) gone.insert(rel);
-  for (const std::string& rel : {std::string("summary.json"), std::string("chip_swimlane_records.json"),
-                                 std::string("merged_swimlane.json"), std::string("deps.json"),
-                                 std::string("scope_stats/scope_stats.jsonl"), std::string("task_stats.csv")})
+  for (const char* rel : kLegacyFiles)  // scope_stats/ is below the folder the scan reads
     if (!fresh.count(rel)) gone.insert(rel);
   for (const fs::directory_entry& e : fs::directory_iterator(dir_, ec)) {
     const std::string name = e.path().filename().string();
