@@ -378,13 +378,14 @@ json read_run_summary(const std::string& run_dir) {
   if (!fs::is_directory(st))
     throw InputError(run_dir, "", "is not a folder (expected the --out folder of an npusim run)");
   const std::optional<RunOutput> file = read_run_output(run_dir, "summary.json", json_input::kMaxFileBytes);
-  const std::string summary_path = (fs::path(run_dir) / "summary.json").string();
-  if (!file && fs::exists(fs::symlink_status(summary_path, ec)))  // there, but a folder or a device
-    throw InputError(summary_path, "", config::not_a_regular_file(summary_path, "JSON file"));
-  if (!file)
+  if (!file) {
+    const std::string summary_path = (fs::path(run_dir) / "summary.json").string();
+    if (fs::exists(fs::symlink_status(summary_path, ec)))  // there, but a folder or a device
+      throw InputError(summary_path, "", config::not_a_regular_file(summary_path, "JSON file"));
     throw InputError(run_dir, "",
                      "no summary.json in this folder (expected the --out folder of an npusim run, which always "
                      "writes one)");
+  }
   const std::string& path = file->path;
   json doc = json_input::parse(file->text, path);
   if (!doc.is_object() || !doc.contains("npusim_summary") || doc["npusim_summary"] != 1)
