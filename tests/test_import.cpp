@@ -133,14 +133,19 @@ TEST_CASE("npusim import: the capture directory's files", "[cli][import]") {
   fs::create_directories(dir / "t");
   r = cli::npusim("import '" + cap.string() + "' -o '" + (dir / "t").string() + "'");
   CHECK(r.status == 2);
-  CHECK(r.err == "npusim: error: " + (dir / "t").string() + ": cannot write the trace: Is a directory\n");
+  CHECK(r.err == "npusim: error: " + (dir / "t").string() + ": cannot create: Is a directory\n");
   CHECK_FALSE(fs::exists(dir / "t.npusim-tmp"));
+  CHECK(cli::entries(dir, ".t.").empty());  // no temporary (docs/outputs.md, "Files named on the command line")
   fs::remove(cap / "name_map_chain.json");
   fs::create_directories(cap / "name_map_chain.json");
   r = cli::npusim("import '" + cap.string() + "' -o '" + (dir / "u.json").string() + "'");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: " + (cap / "name_map_chain.json").string() + ": is a folder, not a capture file\n");
   fs::remove(cap / "name_map_chain.json");
+  if (!fs::exists("/dev/zero")) {  // a machine's /dev may lack it
+    WARN("/dev/zero is missing here: not checked");
+    return;
+  }
   fs::create_symlink("/dev/zero", cap / "name_map_chain.json");
   r = cli::sh("exec timeout 20 \"$NPUSIM\" import '" + cap.string() + "' -o '" + (dir / "u.json").string() + "'");
   CHECK(r.status == 2);

@@ -264,6 +264,10 @@ TEST_CASE("scene input errors exit 2 with the file, the path and the reason", "[
                                                          {"/dev/zero", "a character device"}};
     for (const auto& [path, kind] : paths) {
       INFO(path);
+      if (!fs::exists(path)) {  // a machine's /dev may lack it (the suite assumes no device)
+        WARN(path << " is missing here: not checked");
+        continue;
+      }
       json s = base;
       s["orchestration"]["source"] = path;
       cli::Result r = cli::npusim("check " + write("src.json", s));

@@ -129,6 +129,10 @@ TEST_CASE("sweep: an INPUT that is not a file is exit 2 before any point runs", 
   };
   for (const auto& [input, message] : cases) {
     INFO(input);
+    if (input == "/dev/zero" && !fs::exists(input)) {  // a machine's /dev may lack it
+      WARN("/dev/zero is missing here: not checked");
+      continue;
+    }
     const cli::Result r = cli::npusim("sweep " + input + " --platform tiny --grid seed=1,2" + csv);
     CHECK(r.status == 2);
     CHECK(r.err == "npusim: error: " + message + "\n");

@@ -33,8 +33,8 @@ using cli::slurp;
 struct TempDir {
   std::string path;
   TempDir() {
-    char tmpl[] = "/tmp/npusim_writers_XXXXXX";
-    path = mkdtemp(tmpl);
+    std::string tmpl = (fs::temp_directory_path() / "npusim_writers_XXXXXX").string();  // under TMPDIR
+    path = mkdtemp(tmpl.data());
   }
   ~TempDir() { fs::remove_all(path); }
   std::string operator/(const std::string& f) const { return path + "/" + f; }
@@ -334,14 +334,16 @@ TEST_CASE("an out file writes its chunks in order through the I/O thread, and se
 }
 
 TEST_CASE("a write error in a background chunk is reported when the file is closed", "[writers]") {
-  if (!std::filesystem::exists("/dev/full")) NPUSIM_SKIP("/dev/full is missing");
-  OutFile f("/dev/full");
+  TempDir dir;
+  OutFile f(dir / "out");
+  set_write_fault(2, ENOSPC);  // the second chunk's write (the fault-injection seam, docs/testing.md)
   std::string row(1000, 'x');
   for (int i = 0; i < 1000; ++i) {  // ~1 MB: several chunks go to the I/O thread
     f.raw(row);
     f.commit();
   }
-  CHECK_THROWS_WITH(f.close(), "/dev/full: cannot write: No space left on device");
+  CHECK_THROWS_WITH(f.close(), (dir / "out") + ": cannot write: No space left on device");
+  set_write_fault(0, 0);
 }
 
 TEST_CASE("a scratch file that cannot be read back is an error, not a shorter output", "[writers]") {

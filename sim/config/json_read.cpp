@@ -2,12 +2,41 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace npusim::config {
+
+namespace {
+struct NotedInput {
+  dev_t dev;
+  ino_t ino;
+  std::string path;
+};
+std::mutex g_inputs_mutex;
+std::vector<NotedInput> g_inputs;  // a command reads a handful of files
+}  // namespace
+
+void note_input(const std::string& path) {
+  struct stat st {};
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  std::lock_guard<std::mutex> lk(g_inputs_mutex);
+  for (const NotedInput& n : g_inputs)
+    if (n.dev == st.st_dev && n.ino == st.st_ino) return;
+  g_inputs.push_back({st.st_dev, st.st_ino, path});
+}
+
+std::string noted_input(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  std::lock_guard<std::mutex> lk(g_inputs_mutex);
+  for (const NotedInput& n : g_inputs)
+    if (n.dev == st.st_dev && n.ino == st.st_ino) return n.path;
+  return "";
+}
 
 std::string not_a_regular_file(const std::string& path, const char* what) {
   struct stat st {};
@@ -38,6 +67,7 @@ std::string read_text(const std::string& path, const std::string& shown, std::ui
   const std::string too_big = std::string("more than ") + std::to_string(max) + " bytes, the limit of a " + what;
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(shown, "", std::string("is a folder, not a ") + what);
+  if (!stdin_) note_input(path);
   std::string text;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     if (static_cast<std::uint64_t>(st.st_size) > max) throw InputError(shown, "", too_big);

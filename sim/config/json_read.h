@@ -29,6 +29,14 @@ std::string read_text(const std::string& path, const std::string& shown, std::ui
 // "is a character device, not a <what>" (a block device, a FIFO, a socket).
 std::string not_a_regular_file(const std::string& path, const char* what);
 
+// The files this process has read as its inputs, by device and inode, so
+// that no output replaces one (record::WholeFile refuses such a target).
+// read_text notes every file it reads; a reader that opens a file its own
+// way notes it here. A path that cannot be stat'ed is not noted.
+void note_input(const std::string& path);
+// The path an input was noted under if `path` is the same file, else "".
+std::string noted_input(const std::string& path);
+
 constexpr int kMaxJsonNesting = 256;  // levels of objects and lists
 
 // Empties `j` without allocating. nlohmann's destructor flattens a container

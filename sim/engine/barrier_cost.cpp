@@ -17,6 +17,7 @@
 #include "sim/engine/subprocess.h"
 #include "sim/record/json_out.h"
 #include "sim/record/plot.h"
+#include "sim/record/whole_file.h"
 #include "sim/platform/platform_loader.h"
 
 namespace fs = std::filesystem;
@@ -219,10 +220,10 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   const auto plan = counts(req, p);
   // The extra outputs are created before measuring: a path that cannot be
   // written is an error before any simulation (a write error at the end).
-  record::OutFile csv, svg, html;
-  if (!req.csv.empty()) csv.open(req.csv);
-  if (!req.svg.empty()) svg.open(req.svg);
-  if (!req.html.empty()) html.open(req.html);
+  record::WholeFile csv, svg, html;
+  if (!req.csv.empty()) csv.open_whole(req.csv);
+  if (!req.svg.empty()) svg.open_whole(req.svg);
+  if (!req.html.empty()) html.open_whole(req.html);
   const fs::path dir = fs::temp_directory_path() / ("npusim-barrier-cost-" + std::to_string(::getpid()));
   const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
   std::vector<Point> pts;
@@ -246,21 +247,6 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   fs::remove_all(dir, ec);
   interrupt::forget(cleanup);
 
-  out << "npusim barrier-cost on " << p.name << ": time from the last participant's arrival to the last release\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%-9s %12s %12s  %s\n", "core_type", "participants", "SOFT_ns", "HARD_ns");
-  out << line;
-  for (const Point& pt : pts) {
-    std::snprintf(line, sizeof line, "%-9s %12d %12s  %s\n", pt.type.c_str(), pt.participants,
-                  pt.soft_ns >= 0 ? fmt(pt.soft_ns).c_str() : pt.soft_ns == -1 ? "hang" : "error", pt.hard_ns >= 0 ? fmt(pt.hard_ns).c_str() : pt.hard_note.c_str());
-    out << line;
-  }
-  out << "model (PTO-ISA a2a3 SyncAll.hpp, syncall_soft.hpp): SOFT = dsb, ld_dev of the counter, dcci, an atomic add "
-         "(a GM round trip; the adds to one counter applied gm.line_serialize_ns apart), dcci, dsb, then polls "
-         "(ld_dev, gm.line_latency_ns each) until the count reaches the next multiple of used_cores, dsb; HARD = the "
-         "FFTS mode-0 barrier over every physical core of the type, ffts.barrier_release_ns after the last arrival "
-         "(mix: each AIC first waits for its AIVs' flag and then flags them, ffts.flag_ns each way), valid only with "
-         "every physical core of the type taking part (docs/barriers.md)\n";
   if (!req.csv.empty()) {
     std::ostringstream o;
     // hard_note says why a HARD cell is empty (no comma in it).
@@ -269,13 +255,11 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
       o << pt.type << ',' << pt.participants << ',' << (pt.soft_ns >= 0 ? fmt(pt.soft_ns) : "") << ','
         << (pt.hard_ns >= 0 ? fmt(pt.hard_ns) : "") << ',' << pt.hard_note << "\n";
     csv.raw(o.str());
-    csv.close();
   }
   if (!req.svg.empty()) {
     std::ostringstream o;
     write_svg(o, pts, p.name);
     svg.raw(o.str());
-    svg.close();
   }
   if (!req.html.empty()) {
     std::ostringstream o;
@@ -291,8 +275,23 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
          "AIC/AIV flags), only with full occupancy. SOFT: PTO-ISA's atomic counter, one add per participant applied "
          "one at a time, then polling (see docs/barriers.md).</p>\n</body></html>\n";
     html.raw(o.str());
-    html.close();
   }
+  record::WholeFile::commit_together({&csv, &svg, &html});  // the files first: a write error prints no table
+  out << "npusim barrier-cost on " << p.name << ": time from the last participant's arrival to the last release\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-9s %12s %12s  %s\n", "core_type", "participants", "SOFT_ns", "HARD_ns");
+  out << line;
+  for (const Point& pt : pts) {
+    std::snprintf(line, sizeof line, "%-9s %12d %12s  %s\n", pt.type.c_str(), pt.participants,
+                  pt.soft_ns >= 0 ? fmt(pt.soft_ns).c_str() : pt.soft_ns == -1 ? "hang" : "error", pt.hard_ns >= 0 ? fmt(pt.hard_ns).c_str() : pt.hard_note.c_str());
+    out << line;
+  }
+  out << "model (PTO-ISA a2a3 SyncAll.hpp, syncall_soft.hpp): SOFT = dsb, ld_dev of the counter, dcci, an atomic add "
+         "(a GM round trip; the adds to one counter applied gm.line_serialize_ns apart), dcci, dsb, then polls "
+         "(ld_dev, gm.line_latency_ns each) until the count reaches the next multiple of used_cores, dsb; HARD = the "
+         "FFTS mode-0 barrier over every physical core of the type, ffts.barrier_release_ns after the last arrival "
+         "(mix: each AIC first waits for its AIVs' flag and then flags them, ffts.flag_ns each way), valid only with "
+         "every physical core of the type taking part (docs/barriers.md)\n";
   return 0;
 }
 

@@ -29,6 +29,7 @@
 #include "sim/platform/platform_loader.h"
 #include "sim/record/figures.h"
 #include "sim/record/json_out.h"
+#include "sim/record/whole_file.h"
 #include "sim/record/writer.h"
 #include "sim/scene/record.h"
 #include "sim/scene/scene.h"
@@ -116,12 +117,6 @@ class SummaryStats : public SimObserver {
   }
   Time last_alloc = 0;
 };
-
-void write_text(const std::string& path, const std::string& s) {
-  record::OutFile o(path);
-  o.raw(s);
-  o.close();
-}
 
 // Wall-clock time since the run began (host measurements only).
 class Stopwatch {
@@ -537,7 +532,7 @@ std::vector<std::string> stage_outputs(const RunRequest& req, const Loaded& l, c
                                        const std::string& staging, std::uint64_t& bytes) {
   nlohmann::ordered_json s = summary_json(l, r);
   if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
-  write_text(staging + "/summary.json", s.dump(2) + "\n");
+  record::write_whole(staging + "/summary.json", s.dump(2) + "\n");
   // The cap counts every file, summary.json included: a run too small for
   // the watch's periodic check is held to it here.
   const std::string cap = output_cap_reached(req.max_output, record::bytes_written(), r.submitted);
@@ -584,23 +579,7 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
 }
 
 // npusim record: the trace, written whole or not at all.
-void write_recording(const std::string& text, const std::string& path) {
-  const std::string tmp = path + ".npusim-tmp-" + std::to_string(::getpid());
-  std::error_code ec;
-  {
-    std::ofstream o(tmp, std::ios::binary);
-    o << text;
-    if (!o) {
-      fs::remove(tmp, ec);
-      throw InputError(path, "", "cannot write the recorded trace");
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError(path, "", "cannot write the recorded trace: " + ec.message());
-  }
-}
+void write_recording(const std::string& text, const std::string& path) { record::write_whole(path, text); }
 
 }  // namespace
 

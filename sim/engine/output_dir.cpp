@@ -16,6 +16,7 @@
 
 #include "models/common/errors.h"
 #include "sim/engine/interrupt.h"
+#include "sim/record/whole_file.h"
 
 namespace fs = std::filesystem;
 
@@ -336,11 +337,9 @@ void OutputDir::fail(const std::string& message) const { throw InputError(given_
 
 void OutputDir::commit(const std::vector<std::string>& files) {
   {
-    std::ofstream m(staging_ + "/" + kManifest, std::ios::binary);
-    m << "# files npusim run wrote in this folder; its next run here replaces them\n";
-    for (const std::string& f : files) m << f << "\n";
-    m.close();
-    if (!m) fail("cannot write " + given_ + "/" + kManifest + ": " + errno_text(errno));
+    std::string m = "# files npusim run wrote in this folder; its next run here replaces them\n";
+    for (const std::string& f : files) m += f + "\n";
+    record::write_whole(staging_ + "/" + kManifest, m);  // an error names the folder as given (shown())
   }
   // Nothing foreign may have appeared meanwhile (a process that does not
   // take the lock).

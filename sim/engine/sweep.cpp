@@ -28,6 +28,7 @@
 #include "sim/record/json_out.h"
 #include "sim/record/page_text.h"
 #include "sim/record/plot.h"
+#include "sim/record/whole_file.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -177,6 +178,7 @@ json platform_for(const json& base, const std::vector<Axis>& axes, const std::ve
 // JSON object with "npusim_worker" is a worker file, as `npusim worker` reads
 // it (docs/workers.md); a trace or a scene is left to `npusim run` to read.
 std::optional<json> read_worker_input(const std::string& path) {
+  config::note_input(path);
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -668,9 +670,13 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
     if (!worker) job.run_args.insert(job.run_args.end(), opts.begin(), opts.end());
     todo.push_back(std::move(job));
   }
+  // The plot goes beside the table, unless the table goes to a device or a
+  // pipe (/dev/stdout): then there is no "beside" and no plot.
+  record::WholeFile csv(req.csv), svg;
   fs::path svg_path = req.csv;
   svg_path.replace_extension(".svg");
-  record::OutFile csv(req.csv), svg(svg_path.string());
+  const bool plot = csv.in_folder();
+  if (plot) svg.open_whole(svg_path.string());
   const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
   int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   jobs = std::clamp(jobs, 1, interrupt::kMaxChildren);
@@ -678,10 +684,8 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   try {
     rows = req.scheduler.empty() ? run_local(todo, values, worker.has_value(), jobs, err)
                                  : run_dask(todo, values, worker.has_value(), req.scheduler, dir, err);
-  } catch (...) {  // no partial output: the CSV and the plot were only created
+  } catch (...) {  // no partial output: the CSV and the plot are as they were
     std::error_code ec;
-    fs::remove(req.csv, ec);
-    fs::remove(svg_path, ec);
     fs::remove_all(dir, ec);
     interrupt::forget(cleanup);
     throw;
@@ -691,17 +695,18 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   interrupt::forget(cleanup);
 
   csv.raw(csv_text(axes, rows));
-  csv.close();
-  std::ostringstream plot;
-  write_svg(plot, axes, rows, "npusim sweep of " + fs::path(req.input).filename().string() + " on " +
-                                  base_platform.name + (axes.size() > 2 ? " (further axes at their first value)" : ""),
-            worker ? "totals.host_visible_ns" : "device_wall_ns");
-  svg.raw(plot.str());
-  svg.close();
+  if (plot) {
+    std::ostringstream o;
+    write_svg(o, axes, rows, "npusim sweep of " + fs::path(req.input).filename().string() + " on " +
+                                 base_platform.name + (axes.size() > 2 ? " (further axes at their first value)" : ""),
+              worker ? "totals.host_visible_ns" : "device_wall_ns");
+    svg.raw(o.str());
+  }
+  record::WholeFile::commit_together({&csv, &svg});
   if (!req.quiet) {
     const auto ok = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.status == "ok"; });
     out << "npusim sweep: " << rows.size() << " points, " << ok << " ok, " << rows.size() - ok << " not ok; "
-        << req.csv << ", " << svg_path.string() << "\n";
+        << req.csv << (plot ? ", " + svg_path.string() : std::string(" (no plot beside a device or pipe)")) << "\n";
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "sim/engine/output_dir.h"
 #include "sim/platform/json_input.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/record/whole_file.h"
 
 namespace fs = std::filesystem;
 
@@ -475,11 +476,7 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
                    {"setup_arena_build_ns", build_ns}};
     s["advice"] = advice(platform, w.prepare.has_value(), entries, w.dispatches);
     s["warnings"] = w.warnings;
-    {
-      std::ofstream o(dir.staging() + "/worker_summary.json", std::ios::binary);
-      o << s.dump(2) << "\n";
-      if (!o) throw InputError(dir.given() + "/worker_summary.json", "", "cannot write the worker summary");
-    }
+    record::write_whole(dir.staging() + "/worker_summary.json", s.dump(2) + "\n");
     dir.commit(files_under(dir.staging()));
 
     if (!req.quiet) {

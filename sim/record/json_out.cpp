@@ -85,7 +85,54 @@ namespace {
 std::atomic<std::uint64_t> g_bytes_written{0};
 std::atomic<bool> g_write_failed{false};
 
+// The fault-injection seam (docs/testing.md, "Write errors"): the n-th
+// write(2) of the process, counted from 1 over every output file, fails with
+// the given errno instead of writing. Set by NPUSIM_TEST_WRITE_FAULT=N[:ERRNO]
+// (ENOSPC, EIO, EFBIG or EDQUOT; ENOSPC if none), read when the process
+// starts and then removed from its environment, so the npusim processes it
+// starts (a sweep's points, barrier-cost's measurements) write normally; or
+// by set_write_fault.
+struct WriteFault {
+  std::atomic<std::uint64_t> left{0};  // writes until the failing one; 0: none armed
+  std::atomic<int> err{ENOSPC};
+  WriteFault() {
+    const char* v = std::getenv("NPUSIM_TEST_WRITE_FAULT");
+    if (!v || !*v) return;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    int e = ENOSPC;
+    if (*end == ':') {
+      const std::string name(end + 1);
+      e = name == "EIO" ? EIO : name == "EFBIG" ? EFBIG : name == "EDQUOT" ? EDQUOT : name == "ENOSPC" ? ENOSPC : 0;
+    } else if (*end) {
+      e = 0;
+    }
+    if (n == 0 || e == 0) {  // a test's typo must not pass as "no fault"
+      std::fprintf(stderr, "npusim: NPUSIM_TEST_WRITE_FAULT=%s: expected N or N:ENOSPC|EIO|EFBIG|EDQUOT, N >= 1\n", v);
+      std::abort();
+    }
+    err.store(e);
+    left.store(n);
+    ::unsetenv("NPUSIM_TEST_WRITE_FAULT");
+  }
+  // True if this write is the one to fail (err then holds its errno).
+  bool hit(int& e) {
+    std::uint64_t l = left.load(std::memory_order_relaxed);
+    while (l != 0)
+      if (left.compare_exchange_weak(l, l - 1, std::memory_order_relaxed)) {
+        if (l != 1) return false;
+        e = err.load(std::memory_order_relaxed);
+        return true;
+      }
+    return false;
+  }
+};
+
+WriteFault g_write_fault;  // constructed at start-up, before any thread
+WriteFault& write_fault() { return g_write_fault; }
+
 ssize_t write_some(int fd, const char* p, std::size_t n, int& err) {
+  if (n > 0 && write_fault().hit(err)) return -1;
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -99,6 +146,11 @@ ssize_t write_some(int fd, const char* p, std::size_t n, int& err) {
   return 0;
 }
 }  // namespace
+
+void set_write_fault(std::uint64_t nth, int err) {
+  write_fault().err.store(err);
+  write_fault().left.store(nth);
+}
 
 // The one background writer (see OutFile). Started on first use; its jobs
 // are full chunks, each owned by the thread until written, then recycled as
@@ -217,9 +269,13 @@ OutFile::~OutFile() {
 }
 
 void OutFile::open(std::string path, int gzip_level) {
+  open_flags(std::move(path), gzip_level, O_CREAT | O_TRUNC);
+}
+
+void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   if (fd_ >= 0) close();
   path_ = std::move(path);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = fd >= 0 ? ::fcntl(fd, F_DUPFD_CLOEXEC, 3) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
   if (fd_ < 0) fail("cannot create");
   clear();
   queued_ = 0;
@@ -283,7 +339,7 @@ std::uint64_t bytes_written() { return g_bytes_written.load(std::memory_order_re
 bool write_failed() { return g_write_failed.load(std::memory_order_relaxed); }
 
 void OutFile::fail(const char* what, int err) const {
-  throw IoError(path_, std::string(what) + ": " + std::strerror(err));
+  throw IoError(shown_.empty() ? path_ : shown_, std::string(what) + ": " + std::strerror(err));
 }
 
 void OutFile::write_all(const char* p, std::size_t n) {
@@ -324,6 +380,11 @@ void OutFile::append_file(const std::string& path) {
   // cannot (copy_file_range refuses some pairs of files) or the bytes must
   // be compressed.
   while (!gz_) {
+    int fault = 0;
+    if (write_fault().hit(fault)) {
+      ::close(in);
+      fail("cannot write", fault);
+    }
     ssize_t n = ::copy_file_range(in, nullptr, fd_, nullptr, kChunk * 16, 0);
     if (n > 0) {
       g_bytes_written += static_cast<std::uint64_t>(n);

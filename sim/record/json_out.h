@@ -125,6 +125,9 @@ class OutFile : public JsonBuf {
   // Truncates; throws IoError on failure. `gzip_level` 0: plain text.
   void open(std::string path, int gzip_level = 0);
   const std::string& path() const { return path_; }
+  // The name errors give the file instead of path() (a temporary file's
+  // errors name the file it becomes); empty: path().
+  void show_as(std::string name) { shown_ = std::move(name); }
 
   void commit() {
     if (size() >= kChunk) flush();
@@ -149,6 +152,12 @@ class OutFile : public JsonBuf {
   void close_as(const std::string& final_path);
   void close_and_remove();  // for scratch files: close quietly and delete
 
+ protected:
+  // open() with other open(2) flags than O_CREAT | O_TRUNC (O_WRONLY and
+  // O_CLOEXEC always); or, with `fd` >= 0, a duplicate of that descriptor
+  // (sharing its offset), `path` naming it.
+  void open_flags(std::string path, int gzip_level, int flags, int fd = -1);
+
  private:
   static constexpr std::size_t kChunk = 1u << 18;
   [[noreturn]] void fail(const char* what) const;
@@ -161,7 +170,7 @@ class OutFile : public JsonBuf {
   void note_write_error(int err);  // the first one is kept and reported at sync()/close()
   void wait_written();  // waits for this file's chunks; throws on a write error
   int fd_ = -1;
-  std::string path_;
+  std::string path_, shown_;
   struct Gzip;
   struct GzipDelete {
     void operator()(Gzip* g) const;
@@ -270,6 +279,11 @@ bool write_failed();
 // reports `why` (exit 2, nothing written). The first reason is kept.
 void stop_run(const std::string& why);
 const std::string& stop_reason();  // "" if none
+
+// The test seam of docs/testing.md, "Write errors": the nth write(2) from
+// now on (1: the next one), over every output file of the process, fails with
+// `err` (0 disarms). NPUSIM_TEST_WRITE_FAULT=N[:ERRNO] sets it at start-up.
+void set_write_fault(std::uint64_t nth, int err);
 
 // Throws IoError "PATH: cannot read: <errno text>".
 [[noreturn]] void fail_read(const std::string& path);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "models/common/errors.h"
+#include "sim/record/whole_file.h"
 
 namespace npusim::record {
 
@@ -24,11 +25,6 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (f) f << text;
-  if (f) f.close();
-  if (!f) throw InputError(path, "", std::string("cannot write the file: ") + std::strerror(errno));
-}
+void write_file(const std::string& path, const std::string& text) { write_whole(path, text); }
 
 }  // namespace npusim::record

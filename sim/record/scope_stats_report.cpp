@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
+#include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/platform/json_input.h"
 
@@ -348,6 +349,7 @@ ScopeStatsReport read_scope_stats(const std::string& path) {
     throw InputError(path, "", "is a folder, not a scope_stats.jsonl");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
+  config::note_input(path);
   return parse_lines(in, path);
 }
 

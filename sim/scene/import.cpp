@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "models/common/dtype.h"
+#include "sim/record/whole_file.h"
 #include "models/common/errors.h"
 #include "models/runtime/tensor.h"
 #include "sim/config/json_read.h"
@@ -808,23 +809,7 @@ void import_to_file(const std::string& dir, const std::string& out_path, const s
   const std::string text = import_capture(read_text(f.deps, "capture file"), read_text(f.swimlane, "capture file"),
                                           f.name_map.empty() ? "" : read_text(f.name_map, "capture file"),
                                           f.scope_stats.empty() ? "" : read_text(f.scope_stats, "capture file"), f, name);
-  const std::string tmp = out_path + ".npusim-tmp";
-  std::error_code ec;
-  {
-    std::ofstream o(tmp, std::ios::binary);
-    o << text;
-    o.close();  // a full disk shows when the last block is written
-    if (!o) {
-      fs::remove(tmp, ec);
-      throw InputError(out_path, "", "cannot write the trace");
-    }
-  }
-  fs::rename(tmp, out_path, ec);
-  if (ec) {  // -o names a folder, say: no partial output left beside it
-    const std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw InputError(out_path, "", "cannot write the trace: " + why);
-  }
+  record::write_whole(out_path, text);
 }
 
 }  // namespace npusim::scene

@@ -168,11 +168,13 @@ class SceneLoader {
       d_.source = resolve(string(*s, pointer_join(p, "source")));
       if (const std::string why = config::not_a_regular_file(d_.source, "C++ source file"); !why.empty())
         fail(file_, pointer_join(p, "source"), why + ": " + d_.source);
+      config::note_input(d_.source);
     }
     if (const J* l = get(o, "library")) {
       d_.library = resolve(string(*l, pointer_join(p, "library")));
       if (const std::string why = config::not_a_regular_file(d_.library, "shared object"); !why.empty())
         fail(file_, pointer_join(p, "library"), why + ": " + d_.library);
+      config::note_input(d_.library);
     }
     if (const J* e = get(o, "entry")) d_.entry = string(*e, pointer_join(p, "entry"));
     if (const J* c = get(o, "config")) d_.config = string(*c, pointer_join(p, "config"));
@@ -186,6 +188,7 @@ class SceneLoader {
       fail(file_, "/calibration", why + ": " + path);
     std::ifstream in(path);
     if (!in) fail(file_, "/calibration", "cannot open the calibration file " + path);
+    config::note_input(path);
     std::unordered_map<int, std::pair<double, double>> out;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
