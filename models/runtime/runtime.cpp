@@ -298,18 +298,24 @@ void Runtime::reclaim_tensormap() {
 
 SubmitStatus Runtime::submit_wire(SubmitProgress& p) {
   if (p.stage != SubmitProgress::Stage::Reserved) return SubmitStatus::done();
-  // STEP 6: a task whose claimed WAIT producers have all completed is made
-  // ready without dep-pool entries; otherwise the pool must hold one entry per
-  // WAIT edge (orch_wire_live_fanin_task -> PTO2DepListPool::ensure_space(wfanin)),
-  // though only the live producers take one.
-  Ring& r = rings_[p.ring];
-  bool live = false;
-  for (const FaninRef& f : p.merged) {
-    if (!(f.flags & kDepWait)) continue;
-    Task* prod = find(f.producer);
-    if (prod && prod->state == TaskState::Pending) live = true;
+  // STEP 6 (pto_orchestrator.cpp submit_task_common) decides once, at the end
+  // of the submit, between the paths: no claimed WAIT producer still running
+  // (all_claimed_fanin_completed) -> ready without dep-pool entries; else
+  // orch_wire_live_fanin_task -> PTO2DepListPool::ensure_space(wait_count),
+  // which spins until `wait_count` entries are free (reclaim only) or latches
+  // DEP_POOL_OVERFLOW, and never looks at the producers again. A producer that
+  // completes during that wait does not release the submit; it only takes no
+  // entry at the wiring (wire_fanin_task re-reads each producer's state).
+  if (!p.wire_decided) {
+    p.wire_decided = true;
+    for (const FaninRef& f : p.merged) {
+      if (!(f.flags & kDepWait)) continue;
+      Task* prod = find(f.producer);
+      if (prod && prod->state == TaskState::Pending) p.wire_live = true;
+    }
   }
-  if (live && !r.dep_has_room(p.wait_edges)) {
+  Ring& r = rings_[p.ring];
+  if (p.wire_live && !r.dep_has_room(p.wait_edges)) {
     r.dep_reclaim(static_cast<std::uint64_t>(platform_.limits.dep_pool_cleanup_interval));
     if (!r.dep_has_room(p.wait_edges)) return SubmitStatus::block(Resource::DepPool, p.ring);
   }

@@ -122,6 +122,10 @@ struct SubmitProgress {
   std::uint64_t wait_edges = 0;
   std::uint64_t spill = 0;
   std::uint64_t inserts = 0;
+  // STEP 6's decision, taken once at the first submit_wire: some claimed WAIT
+  // producer was still running, so the submit needs `wait_edges` dep-pool
+  // entries free before it wires, however many producers complete meanwhile.
+  bool wire_decided = false, wire_live = false;
   std::vector<EdgeInfo> edges;
   std::vector<FaninRef> merged;
   SubmitWork work;
@@ -130,6 +134,7 @@ struct SubmitProgress {
     task = nullptr;
     ring = 0;
     heap_bytes = wait_edges = spill = inserts = 0;
+    wire_decided = wire_live = false;
     edges.clear();
     merged.clear();
     work = SubmitWork{};
@@ -193,7 +198,9 @@ class Runtime {
   // `submit_prepare` takes the slot and heap, discovers the fanin (pinning
   // each live producer) and reserves fanin-spill and tensormap space;
   // `submit_wire` reserves the dep-pool entries the wiring needs (none when
-  // every producer already completed); `submit_commit` inserts, wires and
+  // every producer had completed at its first call, which decides once: a
+  // retry after a Blocked waits for room even if the producers have completed
+  // since); `submit_commit` inserts, wires and
   // publishes the task (running `submit_wire` first if it was not called).
   SubmitStatus submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc, Time now);
   SubmitStatus submit_wire(SubmitProgress& p);

@@ -437,11 +437,24 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                       std::to_string(sp.spill) + " beyond the " + std::to_string(p.limits.fanin_inline_cap) +
                       " kept inline; they spill into ring " + std::to_string(w.ring) +
                       "'s fanin spill pool, sized like its dep pool (" + std::to_string(g.dep_pool_capacity()) + ")");
-      else
+      else {
+        // STEP 6 decided once, at the end of the submit, that a producer was
+        // still running; ensure_space then waits for one free entry per WAIT
+        // edge whatever the producers do meanwhile (submit_task_common,
+        // orch_wire_live_fanin_task).
+        std::uint64_t running = 0;
+        for (const FaninRef& f : sp.merged) {
+          const Task* prod = (f.flags & kDepWait) ? rt.find(f.producer) : nullptr;
+          if (prod && prod->state == TaskState::Pending) ++running;
+        }
         why.push_back("the submit at " + op + " waits on " + std::to_string(sp.wait_edges) +
-                      " unfinished producers, one dep-pool entry each; ring " + std::to_string(w.ring) +
+                      " producer(s), one dep-pool entry each; a producer was still running when the submit "
+                      "ended, so the runtime wires it and waits for " + std::to_string(sp.wait_edges) +
+                      " free entries without looking at the producers again (" + std::to_string(running) +
+                      " still running now); ring " + std::to_string(w.ring) +
                       "'s dep pool holds " + std::to_string(g.dep_pool_capacity()) + ", " +
                       std::to_string(g.dep_used()) + " in use");
+      }
       if ((w.resource == Resource::FaninSpill ? sp.spill : sp.wait_edges) > g.dep_pool_capacity())
         why.push_back("more than the whole pool: no reclaim can ever make room");
       d["needs_entries"] = w.resource == Resource::FaninSpill ? sp.spill : sp.wait_edges;

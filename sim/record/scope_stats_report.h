@@ -15,7 +15,8 @@
 // capacities); and these findings:
 //   - the constraint: a ring whose peak high-water reaches the most the
 //     resource can hold (task window: window-1 live slots; heap: its bytes;
-//     dep pool: pool-1 entries, entry 0 being the null sentinel); a peak
+//     dep pool: every entry, PTO2DepListPool being full at used >=
+//     capacity); a dep pool can also fail below it (docs/rings.md); a peak
 //     above the capacity means the ring filled and reclaimed inside the
 //     scope: the scope streams;
 //   - imbalance: one ring at >= 80% of its capacity in a resource while every
