@@ -29,17 +29,7 @@ struct RunnerCacheEnv {
 const RunnerCacheEnv runner_cache_env;
 
 // misbehave.cpp, misbehaving the way `mode` picks (its scalar argument).
-fs::path misbehave_scene(int mode) {
-  fs::path dir = cli::scratch("misbehave_" + std::to_string(mode));
-  fs::create_directories(dir);
-  json s = {{"npusim_scene", 1},
-            {"name", "misbehave"},
-            {"orchestration", {{"source", std::string(NPUSIM_TEST_DATA_DIR) + "/scene/misbehave.cpp"}}},
-            {"incores", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
-            {"args", json::array({{{"tensor", {{"shape", {64}}, {"dtype", "fp32"}}}}, {{"scalar", mode}}})}};
-  std::ofstream(dir / "s.json") << s.dump();
-  return dir / "s.json";
-}
+fs::path misbehave_scene(int mode) { return cli::mode_scene("misbehave", mode); }
 
 // `npusim ARGS` in the source tree with the environment assignments `env`,
 // at most `limit` seconds (a hang fails the test instead of the suite).
@@ -79,24 +69,6 @@ bool all_gone(const std::vector<pid_t>& pids) {
   for (pid_t p : pids)
     if (!gone(p)) return false;
   return true;
-}
-
-// An npusim started in the background with `env` (its pid is npusim's).
-cli::Child start_env(const std::string& env, const std::string& args, const std::string& name) {
-  cli::Child c;
-  const fs::path dir = cli::scratch(name + "_io");
-  fs::create_directories(dir);
-  c.out = dir / "out";
-  c.err = dir / "err";
-  const std::string cmd = "cd '" + std::string(NPUSIM_SOURCE_DIR) + "' && " + env + " exec '" + NPUSIM_BINARY + "' " +
-                          args + " >'" + c.out.string() + "' 2>'" + c.err.string() + "'";
-  c.pid = ::fork();
-  if (c.pid == 0) {
-    ::setpgid(0, 0);
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return c;
 }
 
 }  // namespace
@@ -242,9 +214,8 @@ TEST_CASE("npusim killed or interrupted takes the runner and the program's child
     const fs::path tmp = cli::scratch("kill_tmp_" + std::to_string(sig));
     fs::create_directories(tmp);
     const fs::path out = cli::scratch("kill_out_" + std::to_string(sig));
-    cli::Child c = start_env("TMPDIR=" + cli::quoted(tmp),
-                             "run " + cli::quoted(misbehave_scene(11)) + " -q --out " + cli::quoted(out),
-                             "kill_" + std::to_string(sig));
+    cli::Child c = cli::start("run " + cli::quoted(misbehave_scene(11)) + " -q --out " + cli::quoted(out),
+                              "kill_" + std::to_string(sig), "TMPDIR=" + cli::quoted(tmp));
     std::vector<pid_t> pids;
     REQUIRE(cli::eventually([&] { return fs::exists(c.err) && (pids = said_pids(c.stderr_text())).size() == 2; }, 60));
     CHECK_FALSE(all_gone(pids));
@@ -279,7 +250,7 @@ TEST_CASE("npusim killed while compiling leaves no compiler and no temporary fil
     fs::permissions(dir / "cxx.sh", fs::perms::owner_all);
     const std::string env = "TMPDIR=" + cli::quoted(dir / "tmp") + " NPUSIM_CACHE_DIR=" + cli::quoted(dir / "cache") +
                             " CXX=" + cli::quoted(dir / "cxx.sh");
-    cli::Child c = start_env(env, "check " + cli::quoted(misbehave_scene(12)), "cc_kill_" + std::to_string(sig));
+    cli::Child c = cli::start("check " + cli::quoted(misbehave_scene(12)), "cc_kill_" + std::to_string(sig), env);
     REQUIRE(cli::eventually([&] { return fs::exists(pidfile); }, 60));
     std::vector<pid_t> pids;
     std::ifstream in(pidfile);

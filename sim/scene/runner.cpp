@@ -558,6 +558,7 @@ const char* basename_of(const char* path) {
   return base;
 }
 void op_scope_set_site(const char* file, int line) {
+  check_caller("rt_scope_begin");
   g.pending_site = std::string(file ? basename_of(file) : "(unknown)") + ":" + std::to_string(line);
 }
 

@@ -492,6 +492,8 @@ std::string hash_hex(std::uint64_t h) {
 // The content hash of a file ("" if it cannot be read: never a file's hash,
 // so an entry listing an unreadable file is stale).
 std::string file_hash(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";  // (a folder opens, and reads as empty)
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   std::ostringstream s;
