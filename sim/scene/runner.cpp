@@ -280,17 +280,19 @@ bool is_argument_memory(std::uint64_t a) {
 }
 
 
+// The program's printf-style text, cut to kMaxText bytes (a width of a
+// billion in a fatal's format allocates nothing).
 std::string vformat(const char* fmt, va_list ap) {
   if (!fmt) return "";
-  va_list copy;
-  va_copy(copy, ap);
-  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
+  std::string s(wire::kMaxText + 1, '\0');
+  const int n = std::vsnprintf(s.data(), s.size(), fmt, ap);
   if (n <= 0) return "";
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::vsnprintf(s.data(), s.size(), fmt, ap);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
+  if (static_cast<std::size_t>(n) <= wire::kMaxText) {
+    s.resize(static_cast<std::size_t>(n));
+    return s;
+  }
+  s.resize(wire::kMaxText);
+  return s + "... (truncated: " + std::to_string(n) + " bytes in all)";
 }
 
 void send_fatal(int32_t code, const std::string& message) {
@@ -298,7 +300,7 @@ void send_fatal(int32_t code, const std::string& message) {
   if (code == PTO2_ERROR_NONE) return;  // the runtime marks itself fatal and latches no code
   const std::size_t at = g_out.begin(wire::Msg::Fatal);
   g_out.pod(code);
-  g_out.str(wire::truncated(message));
+  g_out.str(wire::truncated(message, wire::kMaxWireText));  // (vformat cut it, with its note)
   g_out.end(at);
   flush();
 }

@@ -73,12 +73,15 @@ class TempFile {
 // a process group of its own: killed whole if npusim is interrupted, and by
 // the guard, with `temp_files` removed, if npusim dies.
 int run_command(const std::vector<std::string>& argv, std::string& out, const std::vector<std::string>& temp_files = {}) {
-  const std::string tmpl_path = (fs::temp_directory_path() / "npusim-cc-XXXXXX").string();
+  std::error_code tmp_ec;
+  fs::path tmp_dir = fs::temp_directory_path(tmp_ec);  // $TMPDIR; /tmp if it names no folder
+  if (tmp_ec) tmp_dir = "/tmp";
+  const std::string tmpl_path = (tmp_dir / "npusim-cc-XXXXXX").string();
   std::vector<char> tmpl(tmpl_path.begin(), tmpl_path.end());
   tmpl.push_back('\0');
   const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) {
-    out = "cannot create a temporary file in " + fs::temp_directory_path().string() + ": " + std::strerror(errno);
+    out = "cannot create a temporary file in " + tmp_dir.string() + ": " + std::strerror(errno);
     return -1;
   }
   const TempFile log(tmpl.data());
@@ -135,7 +138,9 @@ std::string cache_dir() {
   if (const char* d = std::getenv("NPUSIM_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/npusim";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/npusim";
-  return (fs::temp_directory_path() / "npusim-cache").string();
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  return ((ec ? fs::path("/tmp") : tmp) / "npusim-cache").string();
 }
 
 std::string compiler() {
