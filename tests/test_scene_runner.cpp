@@ -76,7 +76,9 @@ bool all_gone(const std::vector<pid_t>& pids) {
 TEST_CASE("a program that blocks stops at the idle bound as ORCHESTRATION_CRASH", "[cli][scene][runner]") {
   // Before: sleep(100000) or a wait nobody ends hung run, check and record
   // (the runner's only guard was an hour of CPU time).
-  for (int mode : {0, 1}) {
+  // sleep, a condition variable, a config function that sleeps (no call at
+  // all), an exit handler that sleeps
+  for (int mode : {0, 1, 13, 14}) {
     INFO("mode " << mode);
     cli::RunResult r = run_env("NPUSIM_ORCH_IDLE_TIMEOUT=2", misbehave_scene(mode), "idle_out");
     CHECK(r.status == 1);
@@ -84,9 +86,15 @@ TEST_CASE("a program that blocks stops at the idle bound as ORCHESTRATION_CRASH"
                      "NPUSIM_ORCH_IDLE_TIMEOUT): it sleeps, waits or computes without calling the runtime; stopped"));
     REQUIRE(r.summary.is_object());
     CHECK(r.summary["error"]["name"] == "ORCHESTRATION_CRASH");
-    CHECK(r.summary["tasks"]["submitted"] == 1);  // the call before it was simulated
+    CHECK(r.summary["tasks"]["submitted"] == (mode == 13 ? 0 : 1));  // the call before it was simulated
     CHECK(all_gone(said_pids(r.err)));
   }
+  // A program that closes npusim's pipe (every descriptor) ends the runner
+  // at its next write: a crash, not a wait.
+  cli::RunResult closed = run_env("NPUSIM_ORCH_IDLE_TIMEOUT=2", misbehave_scene(15), "closed_out");
+  CHECK(closed.status == 1);
+  CHECK(has(closed.err, "the orchestration program ended without returning from its entry"));
+  CHECK(closed.summary["error"]["name"] == "ORCHESTRATION_CRASH");
   cli::Result c = npusim_env("NPUSIM_ORCH_IDLE_TIMEOUT=2", "check " + cli::quoted(misbehave_scene(0)));
   CHECK(c.status == 1);
   CHECK(has(c.err, "made no runtime call for 2 s"));

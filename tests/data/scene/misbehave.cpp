@@ -50,6 +50,15 @@ pid_t fork_sleeper() {
 
 }  // namespace
 
+extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs &args) {
+    if (args.scalar(0) == 13) sleep(100000);  // blocks before its first call
+    PTO2OrchestrationConfig c{};
+    c.expected_arg_count = 2;
+    return c;
+}
+
+void sleep_at_exit() { sleep(100000); }
+
 extern "C" void aicpu_orchestration_entry(const ChipTaskArgs &args) {
     const ChipTensor &t = args.tensor(0).ref();
     submit_one(t);
@@ -119,6 +128,13 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs &args) {
     case 11:  // a forked child and the program both sleep
         fork_sleeper();
         say_pid("runner");
+        sleep(100000);
+        break;
+    case 14:  // exits, and blocks in its exit handler
+        std::atexit(sleep_at_exit);
+        std::exit(0);
+    case 15:  // closes every descriptor but the standard ones, then sleeps
+        for (int fd = 3; fd < 1024; ++fd) close(fd);
         sleep(100000);
         break;
     default: break;
