@@ -100,6 +100,7 @@ class Child {
     posix_spawn_file_actions_adddup2(&fa, ops[1], wire::kOpsFd);
     posix_spawn_file_actions_adddup2(&fa, reply[0], wire::kReplyFd);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);  // the program's output goes to standard error, never npusim's stdout
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     posix_spawnattr_setpgroup(&attr, 0);
