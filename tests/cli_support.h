@@ -142,14 +142,15 @@ struct Child {
   std::string stderr_text() const { return slurp(err); }
 };
 
-inline Child start(const std::string& args, const std::string& name) {
+// `env`: environment assignments for it ("NAME=value ...").
+inline Child start(const std::string& args, const std::string& name, const std::string& env = "") {
   Child c;
   fs::path dir = scratch(name + "_io");
   fs::create_directories(dir);
   c.out = dir / "out";
   c.err = dir / "err";
-  std::string cmd = "cd '" + std::string(NPUSIM_SOURCE_DIR) + "' && exec '" + NPUSIM_BINARY + "' " + args + " >'" +
-                    c.out.string() + "' 2>'" + c.err.string() + "'";
+  std::string cmd = "cd '" + std::string(NPUSIM_SOURCE_DIR) + "' && " + env + " exec '" + NPUSIM_BINARY + "' " + args +
+                    " >'" + c.out.string() + "' 2>'" + c.err.string() + "'";
   c.pid = ::fork();
   if (c.pid == 0) {
     ::setpgid(0, 0);
@@ -157,6 +158,22 @@ inline Child start(const std::string& args, const std::string& name) {
     ::_exit(127);
   }
   return c;
+}
+
+// A scene of tests/data/scene/`source`.cpp, one incore K (func_id 0, aiv,
+// 1 us), a tensor argument of 64 fp32 and the scalar `mode`: the way the
+// program ends or misbehaves. Written to scratch/`source`_`mode`/`source`.json.
+inline fs::path mode_scene(const std::string& source, int mode) {
+  const fs::path dir = scratch(source + "_" + std::to_string(mode));
+  fs::create_directories(dir);
+  const json s = {
+      {"npusim_scene", 1},
+      {"name", source},
+      {"orchestration", {{"source", std::string(NPUSIM_TEST_DATA_DIR) + "/scene/" + source + ".cpp"}}},
+      {"incores", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
+      {"args", json::array({{{"tensor", {{"shape", {64}}, {"dtype", "fp32"}}}}, {{"scalar", mode}}})}};
+  std::ofstream(dir / (source + ".json")) << s.dump();
+  return dir / (source + ".json");
 }
 
 // Polls until `cond` holds, at most `seconds`.

@@ -23,17 +23,7 @@ const SceneEnv scene_env;
 json deps_of(const fs::path& out) { return cli::load(out / "deps.json"); }
 
 // `crash.cpp` ending the way `mode` picks (its scalar argument).
-fs::path crash_scene(int mode) {
-  fs::path dir = cli::scratch("crash_" + std::to_string(mode));
-  fs::create_directories(dir);
-  json s = {{"npusim_scene", 1},
-            {"name", "crash"},
-            {"orchestration", {{"source", std::string(NPUSIM_TEST_DATA_DIR) + "/scene/crash.cpp"}}},
-            {"incores", {{"K", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
-            {"args", json::array({{{"tensor", {{"shape", {64}}, {"dtype", "fp32"}}}}, {{"scalar", mode}}})}};
-  std::ofstream(dir / "crash.json") << s.dump();
-  return dir / "crash.json";
-}
+fs::path crash_scene(int mode) { return cli::mode_scene("crash", mode); }
 
 }  // namespace
 

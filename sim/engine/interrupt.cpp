@@ -34,6 +34,7 @@ std::uint64_t g_seq = 0;
 std::mutex g_mutex;  // registration (never taken by the handler)
 std::atomic<pid_t> g_child{0};
 std::atomic<pid_t> g_children[kMaxChildren];  // 0: a free slot
+std::atomic<pid_t> g_groups[kMaxGroups];      // leaders; 0: a free slot
 
 // getdents64's record (the kernel's struct linux_dirent64).
 struct Dirent64 {
@@ -96,6 +97,14 @@ const char* signal_name(int sig) {
 
 void on_signal(int sig) {
   const int saved_errno = errno;
+  for (auto& slot : g_groups)
+    if (const pid_t g = slot.load()) ::kill(-g, SIGKILL);
+  for (auto& slot : g_groups)
+    if (const pid_t g = slot.load()) {
+      int status = 0;
+      while (::waitpid(g, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
   if (const pid_t c = g_child.load()) {
     ::kill(c, sig);
     int status = 0;
@@ -189,6 +198,21 @@ bool add_child(pid_t pid) {
     if (slot.compare_exchange_strong(free, pid)) return true;
   }
   return false;
+}
+
+bool add_group(pid_t leader) {
+  for (auto& slot : g_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, leader)) return true;
+  }
+  return false;
+}
+
+void remove_group(pid_t leader) {
+  for (auto& slot : g_groups) {
+    pid_t mine = leader;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
 }
 
 void remove_child(pid_t pid) {

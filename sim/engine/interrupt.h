@@ -1,7 +1,9 @@
 // Interrupted runs leave nothing behind (docs/outputs.md, "Interruption").
 //
 // SIGINT, SIGTERM and SIGHUP (and SIGALRM, SIGUSR1, SIGUSR2: every signal
-// that would end the process without a core dump) are caught: the handler forwards the signal to
+// that would end the process without a core dump) are caught: the handler
+// kills the process groups registered (a scene's runner and the program's
+// children, the scene compiler), forwards the signal to
 // the child npusim it is waiting for (a sizing re-run, a barrier-cost point)
 // and waits for it, removes every path registered here (staging folders,
 // lock files, parent folders npusim created), says so on standard error, and
@@ -40,5 +42,12 @@ void set_child(pid_t pid);
 constexpr int kMaxChildren = 64;
 bool add_child(pid_t pid);
 void remove_child(pid_t pid);
+
+// A process group led by `leader` (a scene's orchestration runner, the scene
+// compiler's guard): killed whole (SIGKILL) and its leader waited for.
+// At most kMaxGroups at once; add_group returns false when full.
+constexpr int kMaxGroups = 16;
+bool add_group(pid_t leader);
+void remove_group(pid_t leader);
 
 }  // namespace npusim::engine::interrupt

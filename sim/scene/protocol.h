@@ -2,6 +2,10 @@
 // that runs a scene's orchestration program, docs/scenes.md): length-framed
 // little-endian messages over two pipes. Plain C++, shared by both sides.
 //
+// The runner moves both pipes to descriptors above kFirstPrivateFd (close on
+// exec) before the program runs, so a program writing to fd 3 or closing it
+// does not reach the channel.
+//
 // Runner -> npusim, on fd kOpsFd: one message per orchestration API call
 // that is a runtime operation (scope begin/end, a task, get/set_tensor_data,
 // a reported fatal), plus the config check and the end (done / exception).
@@ -24,8 +28,15 @@ namespace npusim::scene::wire {
 constexpr int kOpsFd = 3;    // runner writes, npusim reads
 constexpr int kReplyFd = 4;  // npusim writes, runner reads
 constexpr std::uint32_t kMagic = 0x4e505553;  // "NPUS"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kMaxMessage = 1u << 20;  // runner -> npusim (the init message may be larger)
+constexpr int kFirstPrivateFd = 100;  // where the runner keeps the pipes while the program runs
+// A text the program gives (an exception's what(), a fatal's message, a
+// scope site) is cut to this many bytes on the wire (truncated() says so).
+constexpr std::size_t kMaxText = 4096;
+// A submit's explicit deps beyond this many go ahead of its Task message in
+// Deps messages (a message stays under kMaxMessage whatever the count).
+constexpr std::uint32_t kDepsPerMessage = 65536;
 
 // Runner -> npusim.
 enum class Msg : std::uint8_t {
@@ -40,7 +51,17 @@ enum class Msg : std::uint8_t {
   Exception = 9,   // str what: an exception escaped the entry
   LoadError = 10,  // str what: the library or its entry could not be loaded
   Unsupported = 11,  // str what: the program does what npusim does not model
+  Deps = 12,         // u32 n, n x (u64 dep, u8 flag): explicit deps of the next Task, ahead of its own
+  Misuse = 13,       // str what: the program called the runtime from a forked process or a second thread
 };
+
+// `s`, cut to `max` bytes with a note of its full length.
+inline std::string truncated(const std::string& s, std::size_t max = kMaxText) {
+  if (s.size() <= max) return s;
+  return s.substr(0, max) + "... (truncated: " + std::to_string(s.size()) + " bytes in all)";
+}
+// What npusim accepts of a text on the wire: the runner's cut text with its note.
+constexpr std::size_t kMaxWireText = kMaxText + 64;
 
 enum class TaskKind : std::uint8_t { Submit = 0, Dummy = 1, Alloc = 2 };
 
@@ -134,7 +155,21 @@ class Writer {
     const std::uint32_t len = static_cast<std::uint32_t>(buf.size() - at - 4);
     std::memcpy(buf.data() + at, &len, 4);
   }
-  void task(const TaskMsg& t) {
+  // A Task message, after the Deps messages carrying all but its last
+  // kDepsPerMessage explicit deps.
+  void task_message(const TaskMsg& t) {
+    std::size_t from = 0;
+    for (; t.deps.size() - from > kDepsPerMessage; from += kDepsPerMessage) {
+      const std::size_t at = begin(Msg::Deps);
+      pod(kDepsPerMessage);
+      for (std::size_t i = from; i < from + kDepsPerMessage; ++i) pod(t.deps[i]), pod(t.dep_flags[i]);
+      end(at);
+    }
+    const std::size_t at = begin(Msg::Task);
+    task(t, from);
+    end(at);
+  }
+  void task(const TaskMsg& t, std::size_t first_dep = 0) {
     pod(static_cast<std::uint8_t>(t.kind));
     for (int k = 0; k < 3; ++k) pod(t.kernels[k]);
     pod(t.block_num), pod(t.sync_start), pod(t.early_resolve);
@@ -149,8 +184,8 @@ class Writer {
         tensor(a.tensor);
       }
     }
-    pod(static_cast<std::uint32_t>(t.deps.size()));
-    for (std::size_t i = 0; i < t.deps.size(); ++i) pod(t.deps[i]), pod(t.dep_flags[i]);
+    pod(static_cast<std::uint32_t>(t.deps.size() - first_dep));
+    for (std::size_t i = first_dep; i < t.deps.size(); ++i) pod(t.deps[i]), pod(t.dep_flags[i]);
     pod(t.has_predicate);
     if (t.has_predicate) tensor(t.pred_tensor), pod(t.pred_element), pod(t.pred_op), pod(t.pred_target);
     pod(static_cast<std::uint8_t>(t.scalars.size()));
@@ -210,7 +245,9 @@ class Reader {
   }
   TaskMsg task() {
     TaskMsg t;
-    t.kind = static_cast<TaskKind>(pod<std::uint8_t>());
+    const std::uint8_t kind = pod<std::uint8_t>();
+    if (kind > static_cast<std::uint8_t>(TaskKind::Alloc)) throw DecodeError("unknown task kind " + std::to_string(kind));
+    t.kind = static_cast<TaskKind>(kind);
     for (int k = 0; k < 3; ++k) t.kernels[k] = pod<std::int32_t>();
     t.block_num = pod<std::int16_t>(), t.sync_start = pod<std::uint8_t>(), t.early_resolve = pod<std::uint8_t>();
     t.args.resize(pod<std::uint8_t>());
@@ -225,9 +262,7 @@ class Reader {
         a.tensor = tensor();
       }
     }
-    const std::uint32_t nd = pod<std::uint32_t>();
-    if (nd > kMaxMessage / 9) throw DecodeError("too many deps");
-    for (std::uint32_t i = 0; i < nd; ++i) t.deps.push_back(pod<std::uint64_t>()), t.dep_flags.push_back(pod<std::uint8_t>());
+    deps(t.deps, t.dep_flags);
     t.has_predicate = pod<std::uint8_t>();
     if (t.has_predicate) {
       t.pred_tensor = tensor(), t.pred_element = pod<std::uint64_t>();
@@ -237,6 +272,12 @@ class Reader {
     for (std::uint64_t& s : t.scalars) s = pod<std::uint64_t>();
     t.task_id = pod<std::uint64_t>();
     return t;
+  }
+  // A count and that many (dep, flag) pairs, appended.
+  void deps(std::vector<std::uint64_t>& deps, std::vector<std::uint8_t>& flags) {
+    const std::uint32_t nd = pod<std::uint32_t>();
+    if (nd > static_cast<std::size_t>(end_ - p_) / 9) throw DecodeError("more deps than the message holds");
+    for (std::uint32_t i = 0; i < nd; ++i) deps.push_back(pod<std::uint64_t>()), flags.push_back(pod<std::uint8_t>());
   }
   Init init() {
     Init in;

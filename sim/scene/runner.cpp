@@ -8,13 +8,37 @@
 // get_tensor_data waits for npusim. A crash, an abort or an exception in the
 // program ends this process, never npusim (docs/scenes.md).
 //
-// Usage (by npusim only): npusim-orch-runner LIBRARY, with the pipes on fds
-// 3 and 4 and the init message waiting on fd 4.
+// The program is the user's: whatever it does reaches npusim as its fault,
+// never as npusim's (docs/scenes.md, "Bounds and guarantees"). The pipes move
+// above fd 100 (close on exec), a runtime call from a forked process or a
+// second thread is reported as such and ends the program, long texts are cut,
+// the channel's writers take a lock shared with forked children (a message
+// never splits another), and the runner dies with npusim: the signal the
+// kernel sends when npusim ends (PR_SET_PDEATHSIG, SIGKILL included) kills
+// the runner's process group, the program's children with it.
+//
+// Usage (by npusim only):
+//   npusim-orch-runner LIBRARY NPUSIM_PID, with the pipes on fds 3 and 4 and
+//     the init message waiting on fd 4;
+//   npusim-orch-runner --guard NPUSIM_PID FILE... -- COMMAND ARGS...: runs
+//     COMMAND (the scene compiler) and, if npusim dies first, stops it and
+//     removes the FILEs (its temporary files).
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <ctime>
+#include <mutex>
+#include <new>
+#include <thread>
 
 #include <cerrno>
 #include <cstdarg>
@@ -36,6 +60,37 @@ namespace {
 wire::Writer g_out;  // messages not yet written
 // Bytes of g_out that are whole messages: what a crash still delivers.
 volatile std::size_t g_complete = 0;
+int g_ops_fd = wire::kOpsFd, g_reply_fd = wire::kReplyFd;
+pid_t g_pid = 0;  // the runner's process
+// Set in the thread that runs the entry, and in a forked child (cheap
+// checks: rt_is_fatal may be called millions of times).
+thread_local bool t_entry_thread = false;
+volatile bool g_forked_child = false;
+
+pid_t this_thread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// The channel's writers (the runner, and a forked child or a second thread
+// reporting its misuse) take this lock, a word in memory shared with forked
+// children, so a message is never cut by another. Its owner is a thread id;
+// a dead owner's lock is taken over.
+std::atomic<pid_t>* g_write_lock = nullptr;
+void lock_channel() {
+  if (!g_write_lock) return;
+  const pid_t me = this_thread();
+  for (;;) {
+    pid_t owner = 0;
+    if (g_write_lock->compare_exchange_strong(owner, me) || owner == me) return;  // (me: a fault inside a write)
+    if (::kill(owner, 0) != 0 && errno == ESRCH) {
+      g_write_lock->compare_exchange_strong(owner, 0);
+      continue;
+    }
+    const struct timespec ms{0, 1000000};
+    ::nanosleep(&ms, nullptr);
+  }
+}
+void unlock_channel() {
+  if (g_write_lock) g_write_lock->store(0);
+}
 
 void write_all(int fd, const std::uint8_t* p, std::size_t n) {
   while (n > 0) {
@@ -47,11 +102,36 @@ void write_all(int fd, const std::uint8_t* p, std::size_t n) {
   }
 }
 
+// Guards g_out between the entry's thread and the flusher.
+std::mutex g_out_mutex;
+std::atomic<std::uint64_t> g_calls{0};  // runtime calls so far (the flusher's clock)
+
 void flush() {
   if (g_out.buf.empty()) return;
-  write_all(wire::kOpsFd, g_out.buf.data(), g_out.buf.size());
+  g_complete = 0;  // this write delivers them, not the fault handler
+  lock_channel();
+  write_all(g_ops_fd, g_out.buf.data(), g_out.buf.size());
+  unlock_channel();
   g_out.buf.clear();
-  g_complete = 0;
+}
+
+// Messages wait in g_out until 64 KiB have gathered; a program that stops
+// calling the runtime (it computes, sleeps, blocks) would keep its last calls
+// from npusim, and npusim's idle bound counts calls as they arrive. The
+// flusher sends what waits once 20 ms have passed without a call.
+void flusher() {
+  std::uint64_t seen = ~0ull;
+  for (;;) {
+    const struct timespec wait{0, 20000000};
+    ::nanosleep(&wait, nullptr);
+    const std::uint64_t calls = g_calls.load(std::memory_order_relaxed);
+    if (calls != seen) {
+      seen = calls;
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(g_out_mutex, std::try_to_lock);
+    if (lock.owns_lock()) flush();
+  }
 }
 
 void read_all(int fd, void* dst, std::size_t n) {
@@ -74,6 +154,43 @@ constexpr std::size_t kFlushAt = 1u << 16;
 // as one npusim cannot model, where the CPU limit would take an hour.
 std::uint64_t g_polls = 0;
 constexpr std::uint64_t kPollLimit = 50000000;
+// A runtime call from anywhere but the thread that runs the entry, in the
+// process npusim started: said on the channel (the run ends with
+// ORCHESTRATION_CRASH naming it), then this process ends.
+[[noreturn]] void misuse(const std::string& what) {
+  wire::Writer w;
+  const std::size_t at = w.begin(wire::Msg::Misuse);
+  w.str(wire::truncated(what));
+  w.end(at);
+  lock_channel();
+  write_all(g_ops_fd, w.buf.data(), w.buf.size());
+  unlock_channel();
+  _exit(3);
+}
+void check_caller(const char* call) {
+  if (g_forked_child)
+    misuse(std::string("the program called ") + call + " in a forked process (pid " + std::to_string(::getpid()) +
+           "): the runtime is the orchestration process's, a child it forks cannot call it");
+  if (!t_entry_thread)
+    misuse(std::string("the program called ") + call +
+           " from a second thread: the orchestration API belongs to the thread that runs the entry (the "
+           "runtime's orchestrator thread; it is not thread-safe)");
+}
+// A fork() by the entry's thread sends the messages not yet written first
+// (the calls before the fork reach npusim before anything the child does);
+// the child's copy of what is left is dropped, so only the runner's process
+// sends it.
+void flush_before_fork() {
+  if (g_forked_child || !t_entry_thread) return;
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  flush();
+}
+void forget_unsent_in_child() {
+  g_forked_child = true;
+  g_out.buf.clear();
+  g_complete = 0;
+}
+
 void sent() {
   g_polls = 0;
   g_complete = g_out.buf.size();
@@ -163,17 +280,19 @@ bool is_argument_memory(std::uint64_t a) {
 }
 
 
+// The program's printf-style text, cut to kMaxText bytes (a width of a
+// billion in a fatal's format allocates nothing).
 std::string vformat(const char* fmt, va_list ap) {
   if (!fmt) return "";
-  va_list copy;
-  va_copy(copy, ap);
-  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
-  va_end(copy);
+  std::string s(wire::kMaxText + 1, '\0');
+  const int n = std::vsnprintf(s.data(), s.size(), fmt, ap);
   if (n <= 0) return "";
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::vsnprintf(s.data(), s.size(), fmt, ap);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
+  if (static_cast<std::size_t>(n) <= wire::kMaxText) {
+    s.resize(static_cast<std::size_t>(n));
+    return s;
+  }
+  s.resize(wire::kMaxText);
+  return s + "... (truncated: " + std::to_string(n) + " bytes in all)";
 }
 
 void send_fatal(int32_t code, const std::string& message) {
@@ -181,7 +300,7 @@ void send_fatal(int32_t code, const std::string& message) {
   if (code == PTO2_ERROR_NONE) return;  // the runtime marks itself fatal and latches no code
   const std::size_t at = g_out.begin(wire::Msg::Fatal);
   g_out.pod(code);
-  g_out.str(message);
+  g_out.str(wire::truncated(message, wire::kMaxWireText));  // (vformat cut it, with its note)
   g_out.end(at);
   flush();
 }
@@ -206,10 +325,13 @@ wire::TensorWire to_wire(const ChipTensor& t) {
 // A task: validated as the runtime's submit validates it, then streamed; the
 // outputs are materialized in the task's slot.
 TaskOutputTensors submit(wire::TaskKind kind, MixedKernels mk, const CoreTaskArgs& args) {
-  if (g.fatal) return TaskOutputTensors{};
   const char* what = kind == wire::TaskKind::Alloc ? "alloc_tensors" : kind == wire::TaskKind::Dummy
                                                                            ? "submit_dummy_task"
                                                                            : "submit_task";
+  check_caller(what);
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+  if (g.fatal) return TaskOutputTensors{};
   if (kind == wire::TaskKind::Alloc) {
     if (args.tensor_count() <= 0) {
       send_fatal(PTO2_ERROR_INVALID_ARGS, "alloc_tensors requires at least one TensorCreateInfo");
@@ -300,9 +422,7 @@ TaskOutputTensors submit(wire::TaskKind kind, MixedKernels mk, const CoreTaskArg
     slot.back().owner_task_id = id;
   }
   for (const ChipTensor& out : slot) result.materialize_output(out);
-  const std::size_t at = g_out.begin(wire::Msg::Task);
-  g_out.task(t);
-  g_out.end(at);
+  g_out.task_message(t);
   sent();
   return result;
 }
@@ -321,17 +441,23 @@ TaskOutputTensors op_dummy(PTO2Runtime*, const CoreTaskArgs& args) {
 void op_scope_begin(PTO2Runtime* rt) {
   const PTO2ScopeMode mode = rt->pending_scope_mode;
   rt->pending_scope_mode = PTO2ScopeMode::AUTO;
+  check_caller("rt_scope_begin");
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   if (g.fatal) return;
   ++g.depth;
   const std::size_t at = g_out.begin(wire::Msg::ScopeBegin);
   g_out.pod(static_cast<std::uint8_t>(mode));
-  g_out.str(g.pending_site.empty() ? "(unknown):0" : g.pending_site);
+  g_out.str(g.pending_site.empty() ? "(unknown):0" : wire::truncated(g.pending_site));
   g_out.end(at);
   g.pending_site.clear();
   sent();
 }
 
 void op_scope_end(PTO2Runtime*) {
+  check_caller("rt_scope_end");
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   if (g.fatal) return;
   --g.depth;
   g_out.end(g_out.begin(wire::Msg::ScopeEnd));
@@ -342,7 +468,8 @@ void op_orchestration_done(PTO2Runtime*) {}
 void send_end(wire::Msg m, const std::string& what);
 
 bool op_is_fatal(PTO2Runtime*) {
-  if (++g_polls > kPollLimit) {
+  // (the flag may be read anywhere: only the entry's thread's polls count)
+  if (!g_forked_child && t_entry_thread && ++g_polls > kPollLimit) {
     send_end(wire::Msg::Unsupported,
              "the program called rt_is_fatal() " + std::to_string(kPollLimit) +
                  " times in a row without another runtime call: it polls memory a kernel writes, which npusim does "
@@ -358,6 +485,9 @@ void op_report_fatal(PTO2Runtime*, int32_t code, const char* func, const char* f
   std::string msg = vformat(fmt, ap);
   va_end(ap);
   (void)func;
+  check_caller("rt_report_fatal");
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   send_fatal(code, msg);
 }
 
@@ -380,6 +510,9 @@ NPUSIM_LOG_OP(op_log_info, 2, "LOG_INFO")
 NPUSIM_LOG_OP(op_log_debug, 3, "LOG_DEBUG")
 
 uint64_t op_get(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_t indices[]) {
+  check_caller("get_tensor_data");
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   if (g.fatal) return 0;
   if (t.buffer.addr == 0) {
     std::fprintf(stderr, "npusim: orchestration LOG_ERROR [get_tensor_data] buffer not allocated (addr=0)\n");
@@ -392,11 +525,14 @@ uint64_t op_get(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_
   flush();
   g_polls = 0;
   std::uint64_t v = 0;
-  read_all(wire::kReplyFd, &v, sizeof v);
+  read_all(g_reply_fd, &v, sizeof v);
   return v;
 }
 
 void op_set(PTO2Runtime*, const ChipTensor& t, uint32_t ndims, const uint32_t indices[], uint64_t value) {
+  check_caller("set_tensor_data");
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   if (g.fatal) return;
   if (t.buffer.addr == 0) {
     std::fprintf(stderr, "npusim: orchestration LOG_ERROR [set_tensor_data] buffer not allocated (addr=0)\n");
@@ -424,6 +560,7 @@ const char* basename_of(const char* path) {
   return base;
 }
 void op_scope_set_site(const char* file, int line) {
+  check_caller("rt_scope_begin");
   g.pending_site = std::string(file ? basename_of(file) : "(unknown)") + ":" + std::to_string(line);
 }
 
@@ -443,13 +580,18 @@ void on_fault(int sig, siginfo_t* info, void*) {
   const std::uint64_t a = reinterpret_cast<std::uint64_t>(info->si_addr);
   if ((sig == SIGSEGV || sig == SIGBUS) && populate(a)) return;
   // The calls made before the crash still reach the simulation, as they
-  // reached the runtime on the device.
+  // reached the runtime on the device (the runner's own: a forked child
+  // dropped its copy when it was forked).
   const std::uint8_t* p = g_out.buf.data();
-  for (std::size_t n = g_complete; n > 0;) {
-    const ssize_t w = ::write(wire::kOpsFd, p, n);
-    if (w <= 0) break;
-    p += w;
-    n -= static_cast<std::size_t>(w);
+  if (::getpid() == g_pid && g_complete > 0) {
+    lock_channel();
+    for (std::size_t n = g_complete; n > 0;) {
+      const ssize_t w = ::write(g_ops_fd, p, n);
+      if (w <= 0) break;
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    unlock_channel();
   }
   g_complete = 0;
   if ((a >= 0x100000000ull && a < 0x2000000000ull) || (a >= 0x600000000000ull && a < 0x700000000000ull)) {
@@ -464,10 +606,99 @@ void on_fault(int sig, siginfo_t* info, void*) {
 }
 
 void send_end(wire::Msg m, const std::string& what) {
+  const std::lock_guard<std::mutex> lock(g_out_mutex);
   const std::size_t at = g_out.begin(m);
-  if (m != wire::Msg::Done) g_out.str(what);
+  if (m != wire::Msg::Done) g_out.str(wire::truncated(what));
   g_out.end(at);
   flush();
+}
+
+// ---- dying with npusim ---------------------------------------------------------
+// The signal the kernel sends this process when npusim ends, however it ends
+// (PR_SET_PDEATHSIG; npusim itself may die of SIGKILL): the handler kills
+// the process group (npusim started this process as its leader), the
+// program's children with it. A real-time signal nothing else sends.
+int death_signal() { return SIGRTMAX - 1; }
+
+void on_npusim_death(int) {
+  if (::getpgrp() == ::getpid()) ::kill(0, SIGKILL);  // (only a group of its own)
+  _exit(137);
+}
+
+void die_with(pid_t npusim, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(death_signal(), &sa, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, death_signal());
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, death_signal());
+  if (npusim > 0 && ::getppid() != npusim) handler(0);  // npusim ended before the line above
+}
+
+// --guard: the compiler's keeper.
+char** g_guard_files = nullptr;  // NULL-terminated
+pid_t g_guarded = 0;
+
+void on_npusim_death_guarded(int) {
+  // The compiler's processes are in this process group: SIGTERM them (a
+  // compiler removes its own outputs), give them a moment, then remove the
+  // temporary files and kill what is left.
+  ::signal(SIGTERM, SIG_IGN);
+  ::kill(0, SIGTERM);
+  for (int i = 0; i < 200 && g_guarded > 0; ++i) {
+    int st = 0;
+    if (::waitpid(g_guarded, &st, WNOHANG) == g_guarded) break;
+    const struct timespec ms{0, 10000000};
+    ::nanosleep(&ms, nullptr);
+  }
+  for (char** f = g_guard_files; f && *f; ++f) ::unlink(*f);
+  on_npusim_death(0);
+}
+
+int guard_main(int argc, char** argv) {
+  int dash = 3;
+  while (dash < argc && std::strcmp(argv[dash], "--") != 0) ++dash;
+  if (argc < 4 || dash + 1 >= argc) {
+    std::fprintf(stderr, "npusim-orch-runner: started by npusim only\n");
+    return 2;
+  }
+  argv[dash] = nullptr;
+  g_guard_files = argv + 3;
+  sigset_t set;  // the death signal waits until the compiler is started
+  sigemptyset(&set);
+  sigaddset(&set, death_signal());
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  die_with(static_cast<pid_t>(std::atoll(argv[2])), on_npusim_death_guarded);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::signal(death_signal(), SIG_DFL);
+    ::execvp(argv[dash + 1], argv + dash + 1);
+    std::fprintf(stderr, "cannot run %s: %s\n", argv[dash + 1], std::strerror(errno));
+    _exit(127);
+  }
+  g_guarded = child;
+  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  if (child < 0) {
+    std::fprintf(stderr, "cannot run %s: %s\n", argv[dash + 1], std::strerror(errno));
+    return 127;
+  }
+  int st = 0;
+  while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// Moves a pipe above the descriptors a program uses, close on exec.
+int keep_private(int fd) {
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, wire::kFirstPrivateFd);
+  if (moved < 0) return fd;
+  ::close(fd);
+  return moved;
 }
 
 }  // namespace
@@ -489,15 +720,24 @@ AssertionError::AssertionError(const char* condition, const char* file, int line
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  if (argc >= 2 && std::strcmp(argv[1], "--guard") == 0) return guard_main(argc, argv);
+  if (argc != 3) {
     std::fprintf(stderr, "npusim-orch-runner: started by npusim only (npusim run SCENE)\n");
     return 2;
   }
+  die_with(static_cast<pid_t>(std::atoll(argv[2])), on_npusim_death);
+  g_pid = ::getpid();
+  t_entry_thread = true;
+  g_ops_fd = keep_private(wire::kOpsFd);
+  g_reply_fd = keep_private(wire::kReplyFd);
+  void* shared = ::mmap(nullptr, sizeof(std::atomic<pid_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared != MAP_FAILED) g_write_lock = new (shared) std::atomic<pid_t>(0);
+  ::pthread_atfork(flush_before_fork, nullptr, forget_unsent_in_child);
   ::dup2(2, 1);  // the program's own output goes to npusim's standard error
   std::uint32_t len = 0;
-  read_all(wire::kReplyFd, &len, sizeof len);
+  read_all(g_reply_fd, &len, sizeof len);
   std::vector<std::uint8_t> buf(len);
-  read_all(wire::kReplyFd, buf.data(), len);
+  read_all(g_reply_fd, buf.data(), len);
   wire::Reader r(buf.data(), buf.size());
   g.init = r.init();
 
@@ -540,12 +780,14 @@ int main(int argc, char** argv) {
   }
   auto config = reinterpret_cast<Config>(dlsym(lib, g.init.config.c_str()));
   g_bound = &g_runtime;
+  std::thread(flusher).detach();
   try {
+    const std::int32_t expected = config ? config(g.args).expected_arg_count : -1;
+    const std::lock_guard<std::mutex> lock(g_out_mutex);
     const std::size_t at = g_out.begin(wire::Msg::Config);
-    g_out.pod(static_cast<std::int32_t>(config ? config(g.args).expected_arg_count : -1));
+    g_out.pod(expected);
     g_out.end(at);
     flush();
-    entry(g.args);
   } catch (const std::exception& e) {
     send_end(wire::Msg::Exception, e.what());
     _exit(3);
@@ -553,6 +795,15 @@ int main(int argc, char** argv) {
     send_end(wire::Msg::Exception, "an exception that is not a std::exception");
     _exit(3);
   }
-  send_end(wire::Msg::Done, "");
+  try {
+    entry(g.args);
+  } catch (const std::exception& e) {
+    if (::getpid() == g_pid) send_end(wire::Msg::Exception, e.what());  // (a forked child's end is its own)
+    _exit(3);
+  } catch (...) {
+    if (::getpid() == g_pid) send_end(wire::Msg::Exception, "an exception that is not a std::exception");
+    _exit(3);
+  }
+  if (::getpid() == g_pid) send_end(wire::Msg::Done, "");
   _exit(0);
 }

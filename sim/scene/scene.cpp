@@ -2,10 +2,12 @@
 #include "sim/scene/scene.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
 #include "sim/config/run_options.h"
+#include "sim/engine/interrupt.h"
 #include "sim/engine/subprocess.h"
 #include "sim/scene/scene_source.h"
 #include "sim/trace/json_doc.h"
@@ -47,33 +50,83 @@ std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603u
   return h;
 }
 
+// A temporary file removed when it goes out of scope, and by the interrupt
+// handler if npusim is interrupted first.
+class TempFile {
+ public:
+  explicit TempFile(std::string path) : path_(std::move(path)), handle_(engine::interrupt::remember(engine::interrupt::Kind::File, path_)) {}
+  ~TempFile() {
+    ::unlink(path_.c_str());
+    engine::interrupt::forget(handle_);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int handle_;
+};
+
 // Runs argv (no shell); its standard output and error are returned in `out`.
-int run_command(const std::vector<std::string>& argv, std::string& out) {
-  char tmpl[] = "/tmp/npusim-cc-XXXXXX";
-  const int fd = ::mkstemp(tmpl);
-  if (fd < 0) return -1;
+// The command runs under the runner's guard (npusim-orch-runner --guard) in
+// a process group of its own: killed whole if npusim is interrupted, and by
+// the guard, with `temp_files` removed, if npusim dies.
+int run_command(const std::vector<std::string>& argv, std::string& out, const std::vector<std::string>& temp_files = {}) {
+  std::error_code tmp_ec;
+  fs::path tmp_dir = fs::temp_directory_path(tmp_ec);  // $TMPDIR; /tmp if it names no folder
+  if (tmp_ec) tmp_dir = "/tmp";
+  const std::string tmpl_path = (tmp_dir / "npusim-cc-XXXXXX").string();
+  std::vector<char> tmpl(tmpl_path.begin(), tmpl_path.end());
+  tmpl.push_back('\0');
+  const int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+  if (fd < 0) {
+    out = "cannot create a temporary file in " + tmp_dir.string() + ": " + std::strerror(errno);
+    return -1;
+  }
+  const TempFile log(tmpl.data());
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd, 1);
   posix_spawn_file_actions_adddup2(&fa, fd, 2);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int err = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  const std::string guard = runner_path();
+  std::vector<std::string> full = {guard, "--guard", std::to_string(::getpid()), log.path()};
+  full.insert(full.end(), temp_files.begin(), temp_files.end());
+  full.push_back("--");
+  full.insert(full.end(), argv.begin(), argv.end());
+  auto spawn = [&](const std::vector<std::string>& cmd, bool search) {
+    std::vector<char*> args;
+    for (const std::string& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    const int err = (search ? posix_spawnp : posix_spawn)(&pid, args[0], &fa, &attr, args.data(), environ);
+    return std::make_pair(err, pid);
+  };
+  auto [err, pid] = spawn(full, false);
+  if (err != 0) std::tie(err, pid) = spawn(argv, true);  // no runner: unguarded (an interruption still kills it)
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   int status = -1;
   if (err == 0) {
+    engine::interrupt::add_group(pid);
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    ::kill(-pid, SIGKILL);  // what the compiler left running (its group is still addressable: not yet reaped)
+    engine::interrupt::remove_group(pid);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
   ::close(fd);
-  std::ifstream in(tmpl, std::ios::binary);
+  std::ifstream in(log.path(), std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   out = s.str();
-  ::unlink(tmpl);
   if (err != 0) {
     out = std::string("cannot run ") + argv[0] + ": " + std::strerror(err);
     return -1;
@@ -85,7 +138,9 @@ std::string cache_dir() {
   if (const char* d = std::getenv("NPUSIM_CACHE_DIR"); d && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/npusim";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/npusim";
-  return (fs::temp_directory_path() / "npusim-cache").string();
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  return ((ec ? fs::path("/tmp") : tmp) / "npusim-cache").string();
 }
 
 std::string compiler() {
@@ -391,15 +446,32 @@ std::string runner_path() {
 
 namespace {
 
-// Dependencies recorded by the compiler (-MMD): "target: a b \\\n c".
+// Dependencies recorded by the compiler (-MMD): "target: a b \\\n c", with
+// make's escapes in the names (GCC and Clang write a space as "\\ ", a '#'
+// as "\\#", a '$' as "$$", and double a backslash before a space).
 std::vector<std::string> make_deps(const std::string& text) {
   std::vector<std::string> out;
   std::string cur;
   bool target = true;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == ' ')) {
-      if (text[i + 1] == ' ') cur += ' ';
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    if (c == '\\' && next == '\n') {  // a continued line
+      ++i;
+      continue;
+    }
+    if (c == '\\' && (next == ' ' || next == '#' || next == '\t')) {
+      cur += next;
+      ++i;
+      continue;
+    }
+    if (c == '\\' && next == '\\' && i + 2 < text.size() && text[i + 2] == ' ') {  // a backslash, then the separator
+      cur += '\\';
+      ++i;
+      continue;
+    }
+    if (c == '$' && next == '$') {
+      cur += '$';
       ++i;
       continue;
     }
@@ -425,12 +497,16 @@ std::string hash_hex(std::uint64_t h) {
   return hex;
 }
 
-// The content hash of a file ("" if it cannot be read).
+// The content hash of a file ("" if it cannot be read: never a file's hash,
+// so an entry listing an unreadable file is stale).
 std::string file_hash(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";  // (a folder opens, and reads as empty)
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   std::ostringstream s;
   s << in.rdbuf();
+  if (in.bad()) return "";
   return hash_hex(fnv1a(s.str()));
 }
 
@@ -454,46 +530,59 @@ std::string build_library(const SceneDef& scene) {
   const std::string stem = fs::path(scene.source).stem().string() + "-" + hash_hex(key);
   const fs::path entry = dir / (stem + ".deps");
   {
+    // Fresh when every listed file reads with its hash (an entry lists the
+    // source at least: an empty one is stale).
     std::ifstream in(entry);
     std::string lib, line;
-    bool fresh = static_cast<bool>(std::getline(in, lib)) && fs::is_regular_file(dir / lib);
+    bool fresh = static_cast<bool>(std::getline(in, lib)) && !lib.empty() && fs::is_regular_file(dir / lib);
+    int listed = 0;
     while (fresh && std::getline(in, line)) {
       const std::size_t tab = line.rfind('\t');
-      fresh = tab != std::string::npos && file_hash(line.substr(0, tab)) == line.substr(tab + 1);
+      fresh = tab != std::string::npos && tab + 1 < line.size() && file_hash(line.substr(0, tab)) == line.substr(tab + 1);
+      ++listed;
     }
-    if (fresh && !lib.empty()) return (dir / lib).string();
+    if (fresh && listed > 0) return (dir / lib).string();
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
   const std::string pid = std::to_string(::getpid());
-  const fs::path tmp = dir / (stem + ".so.tmp" + pid), dtmp = dir / (stem + ".d.tmp" + pid);
+  const TempFile tmp((dir / (stem + ".so.tmp" + pid)).string()), dtmp((dir / (stem + ".d.tmp" + pid)).string());
   std::vector<std::string> cc = {compiler()};
   cc.insert(cc.end(), flags.begin(), flags.end());
-  cc.insert(cc.end(), {"-MMD", "-MF", dtmp.string(), "-o", tmp.string(), scene.source});
+  cc.insert(cc.end(), {"-MMD", "-MF", dtmp.path(), "-o", tmp.path(), scene.source});
   std::string out;
-  if (run_command(cc, out) != 0) {
-    fs::remove(tmp, ec);
-    fs::remove(dtmp, ec);
+  if (run_command(cc, out, {tmp.path(), dtmp.path()}) != 0)
     throw InputError(scene.file, where, "does not compile against the npusim SDK (" + sdk + "):\n" + first_lines(out, 40));
-  }
-  std::ifstream din(dtmp);
+  std::ifstream din(dtmp.path());
   std::ostringstream dtext;
   dtext << din.rdbuf();
-  fs::remove(dtmp, ec);
-  std::string listing;
-  std::uint64_t content = key;
+  // The listing: what the compiler read, the source first whatever the
+  // dependency file says. A file that cannot be read now leaves no entry
+  // (the library is used for this run only).
+  std::vector<std::string> deps = {scene.source};
   for (const std::string& dep : make_deps(dtext.str())) {
     const std::string abs = fs::absolute(dep).lexically_normal().string();
+    if (std::find(deps.begin(), deps.end(), abs) == deps.end()) deps.push_back(abs);
+  }
+  std::string listing;
+  std::uint64_t content = key;
+  bool complete = true;
+  for (const std::string& abs : deps) {
     const std::string h = file_hash(abs);
+    complete = complete && !h.empty();
     listing += abs + "\t" + h + "\n";
     content = fnv1a(abs + h, content);
   }
   const std::string lib = stem + "-" + hash_hex(content) + ".so";
-  fs::rename(tmp, dir / lib, ec);
+  fs::rename(tmp.path(), dir / lib, ec);
   if (ec) throw InputError(scene.file, where, "cannot write the compiled program to the cache " + dir.string() + ": " + ec.message());
-  const fs::path etmp = dir / (stem + ".deps.tmp" + pid);
-  std::ofstream(etmp) << lib << "\n" << listing;
-  fs::rename(etmp, entry, ec);
+  if (complete) {
+    const TempFile etmp((dir / (stem + ".deps.tmp" + pid)).string());
+    std::ofstream(etmp.path()) << lib << "\n" << listing;
+    fs::rename(etmp.path(), entry, ec);
+  } else {
+    fs::remove(entry, ec);
+  }
   return (dir / lib).string();
 }
 

@@ -7,8 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -19,6 +23,7 @@
 #include "models/common/errors.h"
 #include "models/runtime/chip_view.h"
 #include "models/runtime/error_codes.h"
+#include "sim/engine/interrupt.h"
 #include "sim/scene/protocol.h"
 
 extern char** environ;
@@ -39,14 +44,51 @@ const char* signal_text(int sig) {
     case SIGILL: return "SIGILL, an illegal instruction";
     case SIGKILL: return "SIGKILL";
     case SIGXCPU: return "SIGXCPU: it ran for an hour of CPU time";
+    case SIGPIPE: return "SIGPIPE, a write to a closed pipe";
     default: return "a signal";
   }
 }
 
-// The runner process and its two pipes.
+// How long npusim waits for the program (docs/scenes.md, "Bounds and
+// guarantees"): for one message (the idle bound) and in all (the wall-clock
+// bound, the sum of its waits: the time npusim simulates is not the
+// program's). Seconds, from the environment.
+struct Bounds {
+  double idle = 60, total = 3600;
+};
+
+double bound_from_env(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double s = std::strtod(v, &end);
+  if (errno != 0 || end == v || *end != '\0' || !(s > 0) || s > 1e7)
+    throw InputError(std::string("$") + name, "", std::string("expected a number of seconds in (0, 1e7], got \"") + v + "\"");
+  return s;
+}
+
+Bounds bounds_from_env() {
+  Bounds b;
+  b.idle = bound_from_env("NPUSIM_ORCH_IDLE_TIMEOUT", b.idle);
+  b.total = bound_from_env("NPUSIM_ORCH_TIMEOUT", b.total);
+  return b;
+}
+
+std::string seconds_text(double s) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%g s", s);
+  return t;
+}
+
+// The runner process and its two pipes. The runner leads a process group of
+// its own (the program's children join it), killed whole when the runner's
+// part ends, when npusim is interrupted (interrupt.h) and, through the
+// runner's parent-death signal, when npusim dies.
 class Child {
  public:
-  void spawn(const std::string& runner, const std::string& library) {
+  void spawn(const std::string& runner, const std::string& library, const Bounds& bounds) {
+    bounds_ = bounds;
     int ops[2], reply[2];
     if (::pipe2(ops, O_CLOEXEC) != 0 || ::pipe2(reply, O_CLOEXEC) != 0)
       throw std::runtime_error(std::string("cannot create the orchestration pipes: ") + std::strerror(errno));
@@ -58,9 +100,20 @@ class Child {
     posix_spawn_file_actions_adddup2(&fa, ops[1], wire::kOpsFd);
     posix_spawn_file_actions_adddup2(&fa, reply[0], wire::kReplyFd);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<char*> argv = {const_cast<char*>(runner.c_str()), const_cast<char*>(library.c_str()), nullptr};
-    const int err = posix_spawn(&pid_, runner.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);  // the program's output goes to standard error, never npusim's stdout
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    const std::string parent = std::to_string(::getpid());
+    std::vector<char*> argv = {const_cast<char*>(runner.c_str()), const_cast<char*>(library.c_str()),
+                               const_cast<char*>(parent.c_str()), nullptr};
+    const int err = posix_spawn(&pid_, runner.c_str(), &fa, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     ::close(ops[1]);
     ::close(reply[0]);
     in_ = ops[0];
@@ -70,22 +123,23 @@ class Child {
       throw InputError(runner, "", std::string("cannot start the orchestration runner: ") + std::strerror(err) +
                                        " (set NPUSIM_ORCH_RUNNER to its path)");
     }
+    engine::interrupt::add_group(pid_);
   }
 
   ~Child() {
     if (in_ >= 0) ::close(in_);
     if (out_ >= 0) ::close(out_);
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      reap();
-    }
+    stop();
   }
 
-  // One framed message; false at the end of the stream.
+  // One framed message; false at the end of the stream (the runner ended,
+  // closed the channel, or a bound stopped it: end_text says which).
   bool read_message(std::vector<std::uint8_t>& msg) {
     std::uint32_t len = 0;
     if (!read_exact(&len, sizeof len)) return false;
-    if (len == 0 || len > wire::kMaxMessage) throw wire::DecodeError("bad message length " + std::to_string(len));
+    if (len == 0 || len > wire::kMaxMessage)
+      throw wire::DecodeError("a message of " + std::to_string(len) + " bytes (at most " +
+                              std::to_string(wire::kMaxMessage) + ")");
     msg.resize(len);
     return read_exact(msg.data(), len);
   }
@@ -102,28 +156,99 @@ class Child {
     return true;
   }
 
-  // How the runner ended: "" for a clean exit with status 0.
+  // Why the stream ended, after read_message returned false: a bound, or
+  // how the runner ended ("" for a clean exit with status 0). A runner that
+  // closed the channel but lives on is given the idle bound to end.
   std::string end_text() {
+    if (!stopped_.empty()) return stopped_;
+    if (pid_ > 0 && !ended_within(bounds_.idle)) {
+      stop();
+      return "the orchestration program closed npusim's channel and did not end within " + seconds_text(bounds_.idle) +
+             " (the idle bound, NPUSIM_ORCH_IDLE_TIMEOUT): stopped";
+    }
     const int st = reap();
     if (WIFSIGNALED(st)) {
       const int sig = WTERMSIG(st);
-      return "killed by signal " + std::to_string(sig) + " (" + signal_text(sig) + ")";
+      return "the orchestration program was killed by signal " + std::to_string(sig) + " (" + signal_text(sig) + ")";
     }
-    if (WIFEXITED(st) && WEXITSTATUS(st) != 0) return "exited with status " + std::to_string(WEXITSTATUS(st));
+    if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+      return "the orchestration program exited with status " + std::to_string(WEXITSTATUS(st));
     return "";
   }
 
+  // Kills the runner's process group (the program's children with it) and reaps the runner.
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    reap();
+  }
+
  private:
-  bool read_exact(void* dst, std::size_t n) {
-    auto* p = static_cast<std::uint8_t*>(dst);
-    while (n > 0) {
-      if (pos_ == len_) {
+  using Clock = std::chrono::steady_clock;
+  static double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+  // Whether the runner has ended (not reaped: its process group stays
+  // addressable until stop()).
+  bool has_ended() {
+    siginfo_t info{};
+    return pid_ <= 0 || (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0);
+  }
+  bool ended_within(double seconds) {
+    for (const auto t = Clock::now(); !has_ended();) {
+      if (since(t) >= seconds) return false;
+      ::usleep(10000);
+    }
+    return true;
+  }
+
+  // Reads what the pipe holds into buf_: false at its end. The end is the
+  // runner's death, not the pipe's EOF (a child the program forked may hold
+  // the pipe open): once the runner has ended, its group is killed and what
+  // it wrote is read to the last byte.
+  bool fill() {
+    const Clock::time_point start = Clock::now();
+    for (;;) {
+      const double waited = since(start);
+      int slice = 0;
+      if (!drained_) {
+        const double left = std::min(bounds_.idle - waited, bounds_.total - total_waited_ - waited);
+        if (left <= 0) {
+          stopped_ = bounds_.idle - waited <= bounds_.total - total_waited_ - waited
+                         ? "the orchestration program made no runtime call for " + seconds_text(bounds_.idle) +
+                               " (the idle bound, NPUSIM_ORCH_IDLE_TIMEOUT): it sleeps, waits or computes without "
+                               "calling the runtime; stopped"
+                         : "the orchestration program ran for " + seconds_text(bounds_.total) +
+                               " of npusim's waiting for it (the wall-clock bound, NPUSIM_ORCH_TIMEOUT): stopped";
+          stop();
+          return false;
+        }
+        slice = static_cast<int>(std::clamp(std::ceil(left * 1000), 1.0, 50.0));
+      }
+      pollfd p{in_, POLLIN, 0};
+      const int n = ::poll(&p, 1, slice);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
         const ssize_t r = ::read(in_, buf_, sizeof buf_);
-        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        total_waited_ += since(start);
         if (r <= 0) return false;
         pos_ = 0;
         len_ = static_cast<std::size_t>(r);
+        return true;
       }
+      if (drained_) return false;
+      if (has_ended()) {
+        // Its children cannot write any more; then read what is left.
+        ::kill(-pid_, SIGKILL);
+        drained_ = true;
+      }
+    }
+  }
+
+  bool read_exact(void* dst, std::size_t n) {
+    auto* p = static_cast<std::uint8_t*>(dst);
+    while (n > 0) {
+      if (pos_ == len_ && !fill()) return false;
       const std::size_t k = std::min(n, len_ - pos_);
       std::memcpy(p, buf_ + pos_, k);
       pos_ += k;
@@ -134,15 +259,21 @@ class Child {
   }
   int reap() {
     if (pid_ <= 0) return status_;
+    ::kill(-pid_, SIGKILL);  // whatever the program left running (the runner itself may still be exiting)
+    engine::interrupt::remove_group(pid_);
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
     return status_;
   }
 
+  Bounds bounds_;
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1;
   int status_ = 0;
+  double total_waited_ = 0;
+  bool drained_ = false;
+  std::string stopped_;
   std::uint8_t buf_[1 << 16];
   std::size_t pos_ = 0, len_ = 0;
 };
@@ -185,7 +316,7 @@ class SceneSource final : public OpSource {
       for (int i = 0; i < 4; ++i)
         if (std::string(lv) == std::vector<std::string>{"error", "warn", "info", "debug"}[i]) init.log_level = i;
     for (const Incore& in : def.incores) next_composed_id_ = std::max(next_composed_id_, in.kernel->func_id + 1);
-    child_.spawn(runner_path(), library);
+    child_.spawn(runner_path(), library, bounds_from_env());
     wire::Writer w;
     w.pod(std::uint32_t{0});
     w.init(init);
@@ -194,16 +325,26 @@ class SceneSource final : public OpSource {
     child_.write(w.buf.data(), w.buf.size());
   }
 
+  // The channel is the runner's, but the program runs in the runner's process
+  // and can write to it: a message that does not decode is the program's
+  // fault (ORCHESTRATION_CRASH), never npusim's.
   bool next(OrchOp& op) override {
     if (ended_) return false;
+    try {
+      return next_message(op);
+    } catch (const wire::DecodeError& e) {
+      child_.stop();
+      return crashed(op, std::string("npusim's channel from the orchestration runner carried a malformed message (") +
+                             e.what() +
+                             "): something in the program wrote to it (a write to the runner's file descriptors, "
+                             "or a runtime call from a forked process or a second thread)");
+    }
+  }
+
+ private:
+  bool next_message(OrchOp& op) {
     for (;;) {
-      bool got = false;
-      try {
-        got = child_.read_message(msg_);
-      } catch (const wire::DecodeError& e) {
-        throw std::runtime_error(std::string("orchestration runner protocol: ") + e.what());
-      }
-      if (!got) return crashed(op, "");
+      if (!child_.read_message(msg_)) return crashed(op, "");
       ++calls_;
       wire::Reader r(msg_.data(), msg_.size());
       const auto kind = static_cast<wire::Msg>(r.pod<std::uint8_t>());
@@ -221,16 +362,28 @@ class SceneSource final : public OpSource {
         case wire::Msg::ScopeBegin:
           op.kind = OrchOp::Kind::ScopeBegin;
           op.mode = r.pod<std::uint8_t>() ? ScopeMode::Manual : ScopeMode::Auto;
-          op.site = r.str();
+          op.site = wire::truncated(r.str(), wire::kMaxWireText);
           op.path += " (scope_begin at " + op.site + ")";
           return true;
         case wire::Msg::ScopeEnd:
           op.kind = OrchOp::Kind::ScopeEnd;
           op.path += " (scope_end)";
           return true;
-        case wire::Msg::Task:
-          task(r.task(), op);
+        case wire::Msg::Deps:  // the first of a Task's explicit deps
+          --calls_;
+          r.deps(pending_deps_, pending_flags_);
+          continue;
+        case wire::Msg::Task: {
+          wire::TaskMsg t = r.task();
+          if (!pending_deps_.empty()) {
+            t.deps.insert(t.deps.begin(), pending_deps_.begin(), pending_deps_.end());
+            t.dep_flags.insert(t.dep_flags.begin(), pending_flags_.begin(), pending_flags_.end());
+            pending_deps_.clear();
+            pending_flags_.clear();
+          }
+          task(t, op);
           return true;
+        }
         case wire::Msg::Get:
         case wire::Msg::Set: {
           const bool set = kind == wire::Msg::Set;
@@ -253,23 +406,32 @@ class SceneSource final : public OpSource {
         case wire::Msg::Fatal:
           op.kind = OrchOp::Kind::Fatal;
           op.fatal_code = r.pod<std::int32_t>();
-          op.fatal_message = r.str();
+          op.fatal_message = wire::truncated(r.str(), wire::kMaxWireText);
           op.path += " (rt_report_fatal)";
           return true;
         case wire::Msg::Done:
           ended_ = true;
+          child_.stop();  // what the program left running ends with it
           return false;
         case wire::Msg::Exception:
-          return crashed(op, "an exception escaped the orchestration entry: " + r.str());
+          return crashed(op, "an exception escaped the orchestration entry: " + wire::truncated(r.str(), wire::kMaxWireText));
+        case wire::Msg::Misuse: {
+          const std::string what = wire::truncated(r.str(), wire::kMaxWireText);
+          child_.stop();
+          return crashed(op, what);
+        }
         case wire::Msg::LoadError:
-        case wire::Msg::Unsupported:
-          throw InputError(def_.file, "/orchestration", r.str());
+        case wire::Msg::Unsupported: {
+          const std::string what = wire::truncated(r.str(), wire::kMaxWireText);
+          child_.stop();
+          throw InputError(def_.file, "/orchestration", what);
+        }
       }
-      throw std::runtime_error("orchestration runner protocol: unknown message " +
-                               std::to_string(static_cast<int>(kind)));
+      throw wire::DecodeError("unknown message kind " + std::to_string(static_cast<int>(kind)));
     }
   }
 
+ public:
   void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override {
     if (id != predicted_)
       throw std::logic_error("scene: the runtime gave task " + task_display(id) + ", the runner predicted " +
@@ -294,7 +456,7 @@ class SceneSource final : public OpSource {
   bool crashed(OrchOp& op, std::string why) {
     ended_ = true;
     const std::string how = child_.end_text();
-    if (why.empty()) why = how.empty() ? "the orchestration program ended without returning from its entry" : "the orchestration program was " + how;
+    if (why.empty()) why = how.empty() ? "the orchestration program ended without returning from its entry" : how;
     op.kind = OrchOp::Kind::Fatal;
     op.fatal_code = static_cast<int>(ErrorCode::OrchestrationCrash);
     op.fatal_message = why;
@@ -533,6 +695,8 @@ class SceneSource final : public OpSource {
   trace::LaunchChecker launch_;
   Child child_;
   std::vector<std::uint8_t> msg_;
+  std::vector<std::uint64_t> pending_deps_;  // from Deps messages, for the next Task
+  std::vector<std::uint8_t> pending_flags_;
   std::vector<Backing> backings_;  // sorted by vaddr
   std::map<std::tuple<int, int, int>, const KernelDef*> kernels_;
   int next_composed_id_ = 0;
