@@ -103,6 +103,12 @@ TEST_CASE("after every failure the run's times agree with each other and with ta
     CHECK(started == (makespan > 0));
     if (started) CHECK(makespan <= stall - first_start);
     if (on_a_core) CHECK(makespan == stall - first_start);
+    // The core time of the kernels is the core types' (a block still on its
+    // core counts up to the stop in both).
+    double kernels = 0;
+    for (const auto& [name, k] : s["kernels"].items()) kernels += k["core_busy_ns"].get<double>();
+    CHECK(kernels == Approx(s["figures"]["core_types"]["aic"]["busy_ns"].get<double>() +
+                            s["figures"]["core_types"]["aiv"]["busy_ns"].get<double>()).margin(1e-6));
     // The detector fires at or after the stop, unless work went on past its latch.
     if (device < stall) CHECK(e["name"] == "SCOPE_DEADLOCK");
   }

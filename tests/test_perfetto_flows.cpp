@@ -389,19 +389,20 @@ TEST_CASE("a HARD syncall deadlock is drawn as it happened, the watchdog's 10 s 
 TEST_CASE("no flow runs backwards in any example run, ok or failed", "[perfetto][cli]") {
   // Every example trace (traces/*.json but the bench_* workloads; qwen3_decode
   // has its own test above), every minimal failing program (traces/fatal),
-  // the barriers (traces/barriers, the HARD deadlocks among them) and the
-  // coherency examples, at level 4 (every kind of flow): tools/perfetto_flows.py
-  // clean on each.
+  // the barriers (traces/barriers, the HARD deadlocks among them), the
+  // coherency examples and the conformance traces (the runtime's own deadlock,
+  // hang and fatal cases among them), at level 4 (every kind of flow):
+  // tools/perfetto_flows.py clean on each.
   std::vector<fs::path> traces;
   const fs::path root(NPUSIM_SOURCE_DIR);
-  for (const char* sub : {"traces", "traces/fatal", "traces/barriers", "traces/coherency"})
+  for (const char* sub : {"traces", "traces/fatal", "traces/barriers", "traces/coherency", "tests/conformance/traces"})
     for (const auto& e : fs::directory_iterator(root / sub)) {
       const std::string name = e.path().filename().string();
       if (e.path().extension() != ".json" || name.rfind("bench_", 0) == 0 || name == "qwen3_decode.json") continue;
       traces.push_back(e.path());
     }
   std::sort(traces.begin(), traces.end());
-  CHECK(traces.size() >= 40);
+  CHECK(traces.size() >= 110);
   int failed = 0;
   for (const fs::path& p : traces) {
     INFO(p.string());
@@ -413,5 +414,5 @@ TEST_CASE("no flow runs backwards in any example run, ok or failed", "[perfetto]
     CHECK(t.backwards == 0);
     CHECK(t.unbound == 0);
   }
-  CHECK(failed >= 12);  // the fatal examples and the two HARD deadlocks
+  CHECK(failed >= 23);  // the fatal examples, the two HARD deadlocks, the conformance failures
 }

@@ -316,6 +316,7 @@ class Writers {
     const record::DeviceStop stop{f.stall_time, f.device_time, f.detector_since, f.name, f.message, f.detector,
                                   stuck_waits(chip)};
     stats_->until = f.stall_time;
+    figures_.stop_at(f.stall_time);
     for (auto& w : writers_) w->on_device_stop(stop);
   }
 
