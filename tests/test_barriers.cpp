@@ -37,7 +37,15 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   // the end of each idle iteration of thread 0 (loop 40 + 16 COND polls x 195
   // = 3160 ns) and fires at the first more than 10 s after its last
   // progress: 3160 x (floor(1e10 / 3160) + 1) = 1e10 + 120 ns later.
-  CHECK(e["device_time_ns"].get<double>() - e["stall_time_ns"].get<double>() == 1e10 + 120);
+  CHECK(e["device_time_ns"].get<double>() - e["detector_since_ns"].get<double>() == 1e10 + 120);
+  // Thread 0's last progress is its dispatch at 2.624 us; progress stopped
+  // when the last of the 16 blocks reached the barrier, 5 ns apart from
+  // 7.126 us (the 16th at 7.201 us).
+  CHECK(e["detector_since_ns"] == 2624.0);
+  CHECK(e["stall_time_ns"] == 7201.0);
+  CHECK(r.summary["device_wall_ns"] == 7201.0);
+  // The first kernel start (4.426 us) to the stop: the blocks never end.
+  CHECK(r.summary["makespan_ns"] == 7201.0 - 4426.0);
   const json& b = e["diagnosis"]["barriers"];
   REQUIRE(b.size() == 1);
   CHECK(b[0]["core_type"] == "AIV");
@@ -45,12 +53,65 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(b[0]["arrived"].size() == 16);
   CHECK(b[0]["tasks"][0]["block_num"] == 16);
   CHECK(b[0]["tasks"][0]["sync_start"] == false);
+  // Every block and every core of the barrier's type accounted for.
+  CHECK(b[0]["tasks"][0]["placed"] == 16);
+  CHECK(b[0]["tasks"][0]["at_barrier"] == 16);
+  CHECK(b[0]["tasks"][0]["in_pending_slot"] == 0);
+  CHECK(b[0]["tasks"][0]["finished"] == 0);
+  CHECK(b[0]["tasks"][0]["not_placed"] == 0);
+  CHECK(b[0]["cores"] == json{{"arrived", 16}, {"idle", 32}, {"busy", 0}});
+  CHECK(has(r.err, "16 block(s) placed (16 at the barrier, 0 finished), 0 not placed yet"));
+  CHECK(has(r.err, "of the 48 physical AIV cores, 16 arrived and 32 did not: 32 idle, 0 running other work"));
+  CHECK(has(r.err, "progress stopped at 7.201 us of simulated time; the device reports it at 10000002.744 us "
+                   "(scheduler no-progress timeout (10000 ms), counting from 2.624 us)"));
   CHECK(has(r.err, "PTO2 scheduler timeout sub_class=S1:running-stalled"));
   CHECK(has(r.err, "16 core(s) ["));
   CHECK(has(r.err, "wait at a HARD syncall (FFTS, core_type AIV)"));
   CHECK(has(r.err, "32 physical AIV cores run no block of it"));
   CHECK(has(r.err, "with sync_start=True"));
   CHECK(has(r.err, "mode=\"soft\""));
+}
+
+TEST_CASE("a HARD syncall whose last 8 blocks sit in the pending slots of cores at the barrier", "[barrier]") {
+  // hard_pending_48: 8 LONG blocks (50 us) hold 8 AIV cores when the 48
+  // BAR blocks are dispatched without sync_start; 40 take the idle cores and
+  // reach the barrier, 8 go into the pending slots of 8 of those (the
+  // runtime's second slot per core). They can start only when their cores
+  // leave the barrier, which waits for them; LONG's 8 cores end up idle.
+  cli::RunResult r = cli::run_summary("traces/barriers/hard_pending_48.json --quiet --no-suggest", "pending48");
+  CHECK(r.status == 1);
+  const json& e = r.summary["error"];
+  CHECK(e["name"] == "SCHEDULER_TIMEOUT");
+  const json& b = e["diagnosis"]["barriers"];
+  REQUIRE(b.size() == 1);
+  REQUIRE(b[0]["tasks"].size() == 1);
+  const json& t = b[0]["tasks"][0];
+  CHECK(t["placed"] == 48);
+  CHECK(t["at_barrier"] == 40);
+  CHECK(t["in_pending_slot"] == 8);
+  CHECK(t["staged"] == 0);
+  CHECK(t["running"] == 0);
+  CHECK(t["finished"] == 0);
+  CHECK(t["not_placed"] == 0);
+  CHECK(t["at_barrier"].get<int>() + t["in_pending_slot"].get<int>() + t["finished"].get<int>() == t["placed"]);
+  CHECK(t["pending_slot_cores"] == json{51, 53, 58, 59, 64, 65, 70, 71});
+  CHECK(b[0]["cores"] == json{{"arrived", 40}, {"idle", 8}, {"busy", 0}});
+  CHECK(has(r.err, "48 block(s) placed (40 at the barrier, 8 in the pending slot of a core stuck at the barrier, "
+                   "0 finished), 0 not placed yet"));
+  CHECK(has(r.err, "8 block(s) were dispatched into the pending slot of cores [51,53,58,59,64,65,70,71], behind "
+                   "blocks now stuck at the barrier"));
+  CHECK(has(r.err, "of the 48 physical AIV cores, 40 arrived and 8 did not: 8 idle, 0 running other work"));
+  // One set of times: the barrier's thread last progressed at 6.937 us (the
+  // watchdog counts from there), LONG completed at 56.937 us on another
+  // thread and that thread's release ran to 60.207 us: progress stopped
+  // then, after every completion.
+  CHECK(e["detector_since_ns"] == 6937.0);
+  CHECK(e["stall_time_ns"] == 60207.0);
+  CHECK(e["device_time_ns"] == 6937.0 + 1e10 + 120);
+  CHECK(r.summary["device_wall_ns"] == 60207.0);
+  CHECK(r.summary["makespan_ns"] == 60207.0 - 3626.0);  // LONG's first start to the stop
+  CHECK(has(r.err, "progress stopped at 60.207 us of simulated time; the device reports it at 10000007.057 us "
+                   "(scheduler no-progress timeout (10000 ms), counting from 6.937 us)"));
 }
 
 TEST_CASE("a HARD mix syncall on 8 MIX blocks waits for every cluster's three cores", "[barrier]") {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -264,30 +265,154 @@ TEST_CASE("an early-resolved chain draws its dependency arrows as happens-before
   CHECK(from_start == 15);
 }
 
-TEST_CASE("a failed run's timeline ends where the device stopped, at an instant naming the fatal", "[perfetto][cli]") {
+TEST_CASE("a failed run's timeline ends where progress stopped, at an instant naming the fatal", "[perfetto][cli]") {
   // tensor_wait_timeout: the orchestrator waits for a kernel that would run
   // 100 s; the device reports TENSOR_WAIT_TIMEOUT after 15 s (15000064.22 us,
-  // summary.json's error.device_time_ns) and the scheduler's last record ends
-  // 0.02 us later. Before, the kernel's bar ran on to 100000002.686 us.
-  const json trace = run_trace("fatal/tensor_wait_timeout", "", 1);
+  // summary.json's error.device_time_ns). The kernel computes all along, so
+  // progress stops at the report (error.stall_time_ns): no gap, and the bar
+  // ends there. Before, the kernel's bar ran on to 100000002.686 us.
+  fs::path dir;
+  REQUIRE(cli::run("traces/fatal/tensor_wait_timeout.json --quiet", "twt", dir).status == 1);
+  const json trace = cli::load(dir / "merged_swimlane.json");
+  const json error = cli::load(dir / "summary.json")["error"];
+  CHECK(error["stall_time_ns"] == 15000064220.0);
   std::vector<json> fatal;
-  double last_end = 0, hang_end = 0;
+  double worker_end = 0, hang_end = 0;
   for (const json& e : trace["traceEvents"]) {
     if (e["ph"] == "i") fatal.push_back(e);
     if (e["ph"] != "X") continue;
+    CHECK(e["tid"] != 9000);  // no detector wait to draw
     const double end = e["ts"].get<double>() + e["dur"].get<double>();
-    last_end = std::max(last_end, end);
+    if (e["pid"] == 4) worker_end = std::max(worker_end, end);
     if (e["name"] == "HANG(t0)") hang_end = end;
   }
   REQUIRE(fatal.size() == 1);
   CHECK(fatal[0]["name"] == "FATAL: TENSOR_WAIT_TIMEOUT");
   CHECK(fatal[0]["s"] == "g");
   CHECK(fatal[0]["args"]["detector"] == "get_tensor_data timeout (15000 ms)");
-  CHECK(fatal[0]["ts"].get<double>() == Approx(15000064.24).margin(1e-6));
-  CHECK(hang_end == Approx(15000064.24).margin(1e-6));
-  CHECK(last_end <= fatal[0]["ts"].get<double>() + 1e-6);
+  CHECK(fatal[0]["ts"].get<double>() == Approx(15000064.22).margin(1e-6));
+  CHECK(fatal[0]["args"]["device_time_us"].get<double>() == Approx(15000064.22).margin(1e-6));
+  CHECK(hang_end == Approx(15000064.22).margin(1e-6));
+  CHECK(worker_end <= fatal[0]["ts"].get<double>() + 1e-6);
   // A clean run has no fatal instant.
   const json clean = run_trace("chain", "");  // named: a range-for over a temporary's member dangles
   REQUIRE(clean["traceEvents"].is_array());
   for (const json& e : clean["traceEvents"]) CHECK(e["ph"] != "i");
+}
+
+TEST_CASE("a HARD syncall deadlock is drawn as it happened, the watchdog's 10 s as a labelled gap", "[perfetto][cli]") {
+  // hard_pending_48 (traces/barriers): 40 BAR blocks wait at the barrier, 8
+  // sit in the pending slots of 8 of their cores; LONG's 8 blocks ran 50 us.
+  // Progress stopped at 60.207 us (error.stall_time_ns); the watchdog
+  // reports at 10000007.057 us. Before, the stuck blocks were zero-length
+  // bars, their dispatch arrows ran back to ts 0, the queued blocks were
+  // phantom bars at 0 and the fatal instant sat at 10 s.
+  fs::path dir;
+  REQUIRE(cli::run("traces/barriers/hard_pending_48.json --quiet --no-suggest --swimlane-level 4", "pending48_pf", dir)
+              .status == 1);
+  const json trace = cli::load(dir / "merged_swimlane.json");
+  const json summary = cli::load(dir / "summary.json");
+  const double stop = summary["error"]["stall_time_ns"].get<double>() / 1000;
+  REQUIRE(stop == Approx(60.207).margin(1e-9));
+  const FlowCounts t = total(check_flows(trace));
+  CHECK(t.flows > 0);
+  CHECK(t.backwards == 0);
+  CHECK(t.unbound == 0);
+  // The detector's wait: one slice of the "device stop" lane from the stop,
+  // a tenth of the run wide, labelled with the real wait.
+  const double gap = stop / 10, held = stop + gap;
+  std::vector<json> gaps, fatal, bars, waits, queued;
+  double last = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "i") fatal.push_back(e);
+    if (e["ph"] != "X") continue;
+    const double end = e["ts"].get<double>() + e["dur"].get<double>();
+    last = std::max(last, end);
+    if (e["pid"] == 4 && e["tid"] == 9000) gaps.push_back(e);
+    if (e["pid"] == 4 && e["name"] == "BAR_spmd(t1)") bars.push_back(e);
+    if (e["pid"] == 4 && e["cat"] == "stall") waits.push_back(e);
+    if (e["pid"] == 3 && e["name"] == "queued BAR_spmd(t1)") queued.push_back(e);
+  }
+  CHECK(last < 100);  // nothing at 10 s: the scheduler threads' exit records come right after the gap
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0]["ts"].get<double>() == Approx(stop).margin(1e-9));
+  CHECK(gaps[0]["dur"].get<double>() == Approx(gap).margin(1e-6));
+  CHECK(gaps[0]["name"] ==
+        "scheduler no-progress timeout (10000 ms): 9999946.850 us without progress (not to scale)");
+  CHECK(gaps[0]["args"]["device_time_us"].get<double>() == Approx(10000007.057).margin(1e-6));
+  CHECK(gaps[0]["args"]["detector_since_us"].get<double>() == Approx(6.937).margin(1e-9));
+  CHECK(gaps[0]["args"]["to_scale"] == false);
+  // The fatal marker where progress stopped.
+  REQUIRE(fatal.size() == 1);
+  CHECK(fatal[0]["name"] == "FATAL: SCHEDULER_TIMEOUT");
+  CHECK(fatal[0]["ts"].get<double>() == Approx(stop).margin(1e-9));
+  // 40 bars from their token's receive, held through the gap, each with its
+  // wait at the barrier nested from its arrival; no bar for the 8 queued
+  // blocks, which are Scheduler View slices on the cores' +1 lanes.
+  REQUIRE(bars.size() == 40);
+  REQUIRE(waits.size() == 40);
+  std::set<int> bar_cores, wait_cores, queued_cores;
+  for (const json& b : bars) {
+    CHECK(b["ts"].get<double>() < 7);
+    CHECK(b["ts"].get<double>() + b["dur"].get<double>() == Approx(held).margin(1e-6));
+    CHECK(b["args"]["unfinished"] == "on its core when the device stopped");
+    bar_cores.insert(b["tid"].get<int>());
+  }
+  for (const json& w : waits) {
+    CHECK(w["name"] == "wait syncall (HARD) 40/48 arrived");
+    CHECK(w["args"]["never_ends"] == true);
+    CHECK(w["ts"].get<double>() > 7.6);
+    CHECK(w["ts"].get<double>() + w["dur"].get<double>() == Approx(held).margin(1e-6));
+    wait_cores.insert(w["tid"].get<int>());
+  }
+  CHECK(wait_cores == bar_cores);
+  REQUIRE(queued.size() == 8);
+  for (const json& q : queued) {
+    queued_cores.insert(q["tid"].get<int>() - 1);
+    CHECK(q["ts"].get<double>() > 3);  // at its dispatch
+    CHECK(q["ts"].get<double>() + q["dur"].get<double>() == Approx(held).margin(1e-6));
+  }
+  CHECK(queued_cores == std::set<int>{10510, 10530, 10580, 10590, 10640, 10650, 10700, 10710});
+  for (int c : queued_cores) CHECK(bar_cores.count(c));  // each behind a block at the barrier
+  // LONG ran to its end, to scale.
+  int long_bars = 0;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 4 && e["name"] == "LONG_spmd(t0)") {
+      ++long_bars;
+      const double end = e["ts"].get<double>() + e["dur"].get<double>();
+      CHECK(end > 53.6);  // 50 us after starts from 3.626 us ...
+      CHECK(end <= 53.661 + 1e-9);  // ... to 3.661 us
+    }
+  CHECK(long_bars == 8);
+}
+
+TEST_CASE("no flow runs backwards in any example run, ok or failed", "[perfetto][cli]") {
+  // Every example trace (traces/*.json but the bench_* workloads; qwen3_decode
+  // has its own test above), every minimal failing program (traces/fatal),
+  // the barriers (traces/barriers, the HARD deadlocks among them), the
+  // coherency examples and the conformance traces (the runtime's own deadlock,
+  // hang and fatal cases among them), at level 4 (every kind of flow):
+  // tools/perfetto_flows.py clean on each.
+  std::vector<fs::path> traces;
+  const fs::path root(NPUSIM_SOURCE_DIR);
+  for (const char* sub : {"traces", "traces/fatal", "traces/barriers", "traces/coherency", "tests/conformance/traces"})
+    for (const auto& e : fs::directory_iterator(root / sub)) {
+      const std::string name = e.path().filename().string();
+      if (e.path().extension() != ".json" || name.rfind("bench_", 0) == 0 || name == "qwen3_decode.json") continue;
+      traces.push_back(e.path());
+    }
+  std::sort(traces.begin(), traces.end());
+  CHECK(traces.size() >= 110);
+  int failed = 0;
+  for (const fs::path& p : traces) {
+    INFO(p.string());
+    fs::path dir;
+    const cli::Result r = cli::run("'" + p.string() + "' --quiet --no-suggest --swimlane-level 4", "every", dir);
+    REQUIRE((r.status == 0 || r.status == 1));
+    failed += r.status == 1;
+    const FlowCounts t = total(check_flows(cli::load(dir / "merged_swimlane.json")));
+    CHECK(t.backwards == 0);
+    CHECK(t.unbound == 0);
+  }
+  CHECK(failed >= 23);  // the fatal examples, the two HARD deadlocks, the conformance failures
 }

@@ -64,8 +64,11 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
   CHECK(e["host_code"] == 507018);
   CHECK(e["sub_class"] == "S1:running-stalled");
   CHECK(e["detector"] == "scheduler no-progress timeout (2000 ms)");
-  CHECK(e["stall_time_ns"] == 809.0);
+  CHECK(e["detector_since_ns"] == 809.0);
   CHECK(e["device_time_ns"] == 2000000974.0);
+  // Progress stopped when the kernel ended, 1 ns past the budget, before the
+  // watchdog's iteration read the clock.
+  CHECK(e["stall_time_ns"] == 2000000895.0);
   // The periodic dumps (resolve_and_dispatch, scheduler_dispatch.cpp: each
   // thread's log_stall_diagnostics every STALL_LOG_INTERVAL = 480000 idle
   // iterations, scheduler_types.h): threads 1 and 2 own no running core, so
@@ -206,7 +209,7 @@ TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[wat
 // the orchestrator thread: the wait goes on and latches code 8 at its own
 // timeout, and the host reports runtime_status=-8 (runtime_status_from_error_codes
 // prefers the orchestrator's code) with sched_error_code=100 and the
-// scheduler's sub-class line. The read began at 220 ns (stall_time_ns, as
+// scheduler's sub-class line. The read began at 220 ns (detector_since_ns, as
 // in test_fatal's tensor_wait_timeout); it reads the clock every 1024 polls
 // of 100 ns and fails at the first read past 15 s:
 // 220 + 102400 x (floor(15e9 / 102400) + 1) = 15000064220 ns.
@@ -217,7 +220,7 @@ TEST_CASE("watchdog: the orchestrator's wait still latches code 8 after the watc
   CHECK(e["name"] == "TENSOR_WAIT_TIMEOUT");
   CHECK(e["orch_error_code"] == 8);
   CHECK(e["sched_error_code"] == 100);
-  CHECK(e["stall_time_ns"] == 220.0);
+  CHECK(e["detector_since_ns"] == 220.0);
   CHECK(e["device_time_ns"] == 15000064220.0);
   // The watchdog's TIMEOUT_EXIT line and its stall snapshot first, then the
   // orchestrator's FATAL line when its wait times out.

@@ -48,11 +48,13 @@ struct BlockRecord {
   int block_idx = 0;
   int lane = 0;
   std::uint32_t token = 0;       // reg_task_id (dispatch token)
+  // A moment that has not come (yet) is kNever: a block still in a core's
+  // pending slot has no receive, one stuck at a barrier no end.
   Time dispatch = 0;             // AICPU timestamp after wmb, before the DMB store
-  Time receive = 0;              // AICore read the token
-  Time start = 0;                // kernel start (after setup and ACK)
-  Time end = 0;                  // kernel return, FIN written
-  Time finish = 0;               // AICPU observed the FIN
+  Time receive = kNever;         // AICore read the token
+  Time start = kNever;           // kernel start (after setup and ACK)
+  Time end = kNever;             // kernel return, FIN written (set ahead when the rest of the kernel is local)
+  Time finish = kNever;          // AICPU observed the FIN
   int thread = -1;               // scheduler thread that dispatched it
   bool gated = false;            // early-dispatched: waits for the doorbell
   bool doorbell = false;         // its doorbell has been rung
@@ -63,26 +65,36 @@ struct BlockRecord {
 
 // The blocks of a task that have finished, summed up (what the summary and
 // task_stats.csv need), so that a task keeps the records of its blocks in
-// flight only.
+// flight only. A moment no block reached is kNever (last_start, last_end
+// included: 0 is a time, never "missing").
 struct BlockTimes {
-  std::uint32_t count = 0;
+  std::uint32_t count = 0, started = 0, ended = 0;  // records; of those, started and ended
   Time first_dispatch = kNever, first_release = kNever, first_start = kNever;
-  Time last_start = 0, last_end = 0;
-  Time busy = 0;  // kernel time (end - start) of the blocks that ended
+  Time last_start = kNever, last_end = kNever;
+  Time busy = 0;  // kernel time (end - start) of the blocks that ended; a block still on its core counts up to `until`
   Time first_receive = kNever;  // the earliest receive (the first record in dispatch order on a tie) ...
   int first_receive_core = -1;  // ... and its core
   std::uint32_t first_receive_seq = 0;
 
-  void add(const BlockRecord& b) {
+  static Time later(Time a, Time b) { return a == kNever ? b : b == kNever ? a : std::max(a, b); }
+
+  // `until`: the moment the run stopped (kNever: it ran to its end); a
+  // record's moments after it had not come when the device stopped.
+  void add(const BlockRecord& r, Time until = kNever) {
+    BlockRecord b = r;
+    if (until != kNever)
+      for (Time* t : {&b.receive, &b.start, &b.end, &b.finish, &b.release})
+        if (*t != kNever && *t > until) *t = kNever;
     ++count;
     first_dispatch = std::min(first_dispatch, b.dispatch);
     first_release = std::min(first_release, b.gated ? b.release : b.dispatch);
     first_start = std::min(first_start, b.start);
-    last_start = std::max(last_start, b.start);
-    last_end = std::max(last_end, b.end);
-    if (b.end > b.start && b.end != kNever) busy += b.end - b.start;
-    if (first_receive_core < 0 || b.receive < first_receive ||
-        (b.receive == first_receive && b.seq < first_receive_seq)) {
+    if (b.start != kNever) last_start = later(last_start, b.start), ++started;
+    if (b.end != kNever) last_end = later(last_end, b.end), ++ended;
+    if (b.start != kNever && b.end != kNever && b.end > b.start) busy += b.end - b.start;
+    else if (b.start != kNever && b.end == kNever && until != kNever) busy += span(b.start, until);
+    if (b.receive != kNever && (first_receive_core < 0 || b.receive < first_receive ||
+                                (b.receive == first_receive && b.seq < first_receive_seq))) {
       first_receive = b.receive;
       first_receive_core = b.core;
       first_receive_seq = b.seq;
@@ -159,7 +171,7 @@ struct Task {
   bool launched = false;             // the rendezvous rang the doorbells
 
   // Timing, filled by the models for the output writers.
-  Time submit_start = 0, submit_end = 0;
+  Time submit_start = kNever, submit_end = kNever;  // kNever: the submit call has not returned (a failed run)
   Time ready_time = kNever;
   Time complete_time = kNever;  // COMPLETED (last FIN observed / inline retire)
   // Block records: a block's record lives in `blocks` from its dispatch until
@@ -191,11 +203,12 @@ struct Task {
     r = BlockRecord{};
     free_blocks.push_back(i);
   }
-  // Finished blocks and those still in flight (a run that ended early).
-  BlockTimes block_times() const {
+  // Finished blocks and those still in flight (a run that ended early:
+  // `until` is where it stopped, see BlockTimes::add).
+  BlockTimes block_times(Time until = kNever) const {
     BlockTimes t = finished;
     for (const BlockRecord& b : blocks)
-      if (b.core >= 0) t.add(b);
+      if (b.core >= 0) t.add(b, until);
     return t;
   }
 
@@ -232,7 +245,7 @@ struct Task {
     staged_blocks = 0;
     sync_owner = sync_ready = launched = false;
     staged_cores = running_slot_count = 0;
-    submit_start = submit_end = 0;
+    submit_start = submit_end = kNever;
     ready_time = complete_time = kNever;
     blocks.clear();
     free_blocks.clear();

@@ -103,6 +103,51 @@ const char* core_type_name(CoreType t) {
   return t == CoreType::AIC ? "AIC" : t == CoreType::AIV ? "AIV" : "MIX (AIC+AIV)";
 }
 
+std::string list_text(const std::vector<int>& v) {
+  std::string out;
+  for (int c : v) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
+// Where each placed block of a task stuck at a HARD barrier is when the run
+// stops: every block placed is in exactly one of these. A block is counted
+// once, by its lanes' most telling state (a mix block: any lane at the
+// barrier, else any lane queued, else staged, else running).
+struct BlockCensus {
+  int placed = 0, not_placed = 0, finished = 0;
+  int at_barrier = 0, pending = 0, pending_elsewhere = 0, staged = 0, running = 0;
+  std::vector<int> pending_cores;  // stuck cores whose pending slot holds one of its blocks
+};
+BlockCensus census(const Task& t, const std::set<int>& arrived) {
+  enum State { Running = 0, Staged = 1, PendingElsewhere = 2, Pending = 3, AtBarrier = 4 };
+  std::map<int, State> in_flight;  // block index -> state
+  std::set<int> pending_cores;
+  for (const BlockRecord& b : t.blocks) {
+    if (b.core < 0) continue;
+    State s = Running;
+    if (b.receive == kNever) {  // the token sits in the core's pending slot, never read
+      s = arrived.count(b.core) ? Pending : PendingElsewhere;
+      if (s == Pending) pending_cores.insert(b.core);
+    } else if (b.start == kNever) {
+      s = Staged;
+    } else if (b.end == kNever && arrived.count(b.core)) {
+      s = AtBarrier;
+    }
+    auto [it, fresh] = in_flight.emplace(b.block_idx, s);
+    if (!fresh) it->second = std::max(it->second, s);
+  }
+  BlockCensus n;
+  n.placed = t.next_block;
+  n.not_placed = t.blocks_remaining();
+  for (const auto& [block, s] : in_flight) {
+    int* counts[] = {&n.running, &n.staged, &n.pending_elsewhere, &n.pending, &n.at_barrier};
+    ++*counts[s];
+  }
+  n.finished = n.placed - static_cast<int>(in_flight.size());
+  n.pending_cores.assign(pending_cores.begin(), pending_cores.end());
+  return n;
+}
+
 // A HARD syncall that can never complete: which cores wait, which never
 // arrive and why, and the fix.
 void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json& d) {
@@ -128,31 +173,45 @@ void explain_barriers(Chip& chip, std::vector<std::string>& why, nlohmann::json&
     nlohmann::json ej = {{"core_type", core_type_name(e.type)}, {"participants", e.participants},
                          {"arrived", e.arrived}, {"tasks", nlohmann::json::array()}};
     for (const auto& [id, t] : tasks) {
-      const int placed = t->next_block;
+      const BlockCensus n = census(*t, arrived);
       std::string kname = t->kernel ? t->kernel->name : "?";
+      std::string parts = std::to_string(n.at_barrier) + " at the barrier";
+      if (n.pending) parts += ", " + std::to_string(n.pending) + " in the pending slot of a core stuck at the barrier";
+      if (n.pending_elsewhere) parts += ", " + std::to_string(n.pending_elsewhere) + " in the pending slot of a busy core";
+      if (n.staged) parts += ", " + std::to_string(n.staged) + " staged, waiting for their doorbell";
+      if (n.running) parts += ", " + std::to_string(n.running) + " running";
+      parts += ", " + std::to_string(n.finished) + " finished";
       why.push_back("  task " + task_display(id) + " (" + kname + ") has block_num " + std::to_string(t->block_num) +
-                    (t->sync_start ? " with" : " without") + " sync_start; " + std::to_string(placed) +
-                    " block(s) placed, " + std::to_string(t->blocks_remaining()) + " still queued");
+                    (t->sync_start ? " with" : " without") + " sync_start; " + std::to_string(n.placed) +
+                    " block(s) placed (" + parts + "), " + std::to_string(n.not_placed) + " not placed yet");
       if (t->block_num * e.cores_per_block < e.participants)
         why.push_back("  the launch is narrower than the barrier: " +
                       std::to_string(e.participants - t->block_num * e.cores_per_block) +
                       " physical " + core_type_name(e.type) + " cores run no block of it");
-      if (t->blocks_remaining() > 0)
+      if (n.pending)
+        why.push_back("  " + std::to_string(n.pending) + " block(s) were dispatched into the pending slot of cores [" +
+                      list_text(n.pending_cores) + "], behind blocks now stuck at the barrier: they start only when "
+                      "those leave it, and the barrier waits for them");
+      if (n.not_placed > 0)
         why.push_back("  its remaining blocks wait for cores held by blocks stuck at the barrier (the grid runs in waves)");
       ej["tasks"].push_back({{"task", task_display(id)}, {"kernel", kname}, {"block_num", t->block_num},
-                             {"sync_start", t->sync_start}, {"placed", placed}});
+                             {"sync_start", t->sync_start}, {"placed", n.placed}, {"at_barrier", n.at_barrier},
+                             {"in_pending_slot", n.pending + n.pending_elsewhere}, {"pending_slot_cores", n.pending_cores},
+                             {"staged", n.staged}, {"running", n.running}, {"finished", n.finished},
+                             {"not_placed", n.not_placed}});
     }
     // The physical cores that did not arrive.
     int idle = 0, busy = 0;
-    std::string others;
     for (int c = 0; c < m.total(); ++c) {
       const bool of_type = e.type == CoreType::MIX || (e.type == CoreType::AIC) == (m.kind(c) == CoreKind::AIC);
       if (!of_type || arrived.count(c)) continue;
       if (cores.idle(c)) ++idle;
       else ++busy;
     }
-    why.push_back("  of the cores that did not arrive, " + std::to_string(idle) + " are idle and " +
-                  std::to_string(busy) + " run other work");
+    why.push_back("  of the " + std::to_string(e.participants) + " physical " + core_type_name(e.type) + " cores, " +
+                  std::to_string(e.counted) + " arrived and " + std::to_string(idle + busy) + " did not: " +
+                  std::to_string(idle) + " idle, " + std::to_string(busy) + " running other work");
+    ej["cores"] = {{"arrived", e.counted}, {"idle", idle}, {"busy", busy}};
     const std::string width = e.type == CoreType::AIV ? "pl.system.available_aiv_count()" : "pl.system.available_cluster_count()";
     why.push_back("  fix: launch one block per physical core (block_num " + std::to_string(
                       e.participants / e.cores_per_block) + ", " + width +
@@ -219,6 +278,7 @@ nlohmann::json Failure::to_json() const {
                       {"hint", hint},
                       {"detector", detector},
                       {"stall_time_ns", to_ns(stall_time)},
+                      {"detector_since_ns", to_ns(detector_since)},
                       {"device_time_ns", to_ns(device_time)}};
   if (!sub_class.empty()) j["sub_class"] = sub_class;
   if (ring >= 0) j["ring"] = ring;
@@ -274,6 +334,53 @@ void explain_dropped_ready(const Runtime& rt, const Platform& p, std::vector<std
                   "ones finish, or submit in waves");
   d["dropped_ready"] = ids;
 }
+// When the device last did work (docs/failures.md, "When it stopped"): the
+// latest completion, dispatch or other scheduler work (`last_work`: the end
+// of the last scheduler phase that processed a task, or submit), kernel
+// receive, start or end, arrival at a wait that never ends, the
+// orchestrator's end, and the detector's own start (`since`). Work goes on
+// after a latch until the other threads notice it (a scheduler busy
+// dispatching checks the latch only when idle), so this may pass
+// `device_time`; a kernel still computing counts up to the report (or that
+// later work). What lies ahead of the simulation's end had not come. After
+// it the device only waits: schedulers spinning, cores at a barrier, a flag
+// or their doorbell, tokens in pending slots.
+Time progress_stopped(Chip& chip, Time since, Time device_time, Time last_work) {
+  const Time end = std::max<Time>(device_time, sc_core::sc_time_stamp().value());
+  Time p = since;
+  auto happened = [&](Time t) {
+    if (t != kNever && t <= end) p = std::max(p, t);
+  };
+  std::vector<Time> computing;  // ends (or waits) a kernel computes towards
+  happened(last_work);
+  for (const auto& s : chip.schedulers()) {
+    happened(s->last_completion());
+    happened(s->last_progress());
+  }
+  Runtime& rt = chip.runtime();
+  // The orchestrator's end: the last op of a finished program (its own fatal is the detector's time).
+  if (!rt.has_orch_error()) happened(chip.orchestrator().end_time());
+  if (chip.orchestrator().waiting().kind != OrchWait::Kind::None) happened(chip.orchestrator().waiting().since);
+  if (chip.cores().first_start() != kNever) computing.push_back(chip.cores().last_end());
+  for (int r = 0; r < kNumRings; ++r) {
+    Ring& g = rt.ring(r);
+    for (std::uint64_t local = g.tail(); local < g.head(); ++local)
+      for (const BlockRecord& b : g.slot(local).blocks) {
+        if (b.core < 0) continue;
+        happened(b.dispatch);
+        happened(b.receive);
+        happened(b.start);
+        happened(b.release);
+        if (b.start != kNever && b.start <= end && b.end != kNever) computing.push_back(b.end);
+      }
+  }
+  // A core reaching a wait computes until it.
+  for (const AicoreComplex::Waiting& w : chip.cores().waiting_cores()) computing.push_back(w.since);
+  const Time cap = std::max(p, device_time);
+  for (Time t : computing) p = std::max(p, std::min(t, cap));
+  return p;
+}
+
 }  // namespace
 
 void FailureWitness::on_error(const LatchedError& e) {
@@ -319,7 +426,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.device_log = witnessed ? witness->device_log() : device_log_lines(chip, e);
     f.device_time = e.time;
     f.ring = e.ring;
-    f.stall_time = e.thread >= 0 ? e.since : w.kind != OrchWait::Kind::None ? w.since : e.time;
+    f.detector_since = e.thread >= 0 ? e.since : w.kind != OrchWait::Kind::None ? w.since : e.time;
     const bool structural = w.kind == OrchWait::Kind::Space && w.resource != Resource::TensorMap &&
                             e.message.find("Provable head-of-line") != std::string::npos;
     const bool whole_graph = rt.config().runtime == RuntimeKind::HostBuildGraph;
@@ -371,7 +478,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
     f.name = info.name;
     f.hint = info.hint;
     f.sched_error_code = static_cast<int>(ErrorCode::SchedulerTimeout);
-    f.stall_time = now;
+    f.detector_since = now;
     f.device_time = now + scheduler_timeout(chip.config(), p);
     f.device_log = global_watchdog_lines(chip, f.device_time);
     f.detector = watchdog_detector(chip);
@@ -394,8 +501,11 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
   if (f.message.empty() && !f.host_log.empty()) f.message = f.host_log.back();
 
   // ---- what only a simulator knows
+  f.stall_time = progress_stopped(chip, f.detector_since, f.device_time, witness ? witness->last_work() : 0);
   why.push_back("progress stopped at " + us_text(f.stall_time) + " of simulated time; the device reports it at " +
-                us_text(f.device_time) + " (" + f.detector + ")");
+                us_text(f.device_time) + " (" + f.detector +
+                (f.detector_since < f.stall_time ? ", counting from " + us_text(f.detector_since) : std::string()) +
+                ")");
   const SubmitProgress& sp = orch.pending_submit();
   const std::string op = w.kind != OrchWait::Kind::None ? w.path : orch.op_path();
   d["op"] = op;
@@ -476,8 +586,11 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                                           [](const BlockRecord& b) { return b.core >= 0; });
         if (running != t->blocks.end()) {
           const BlockRecord& b = *running;
-          state = "running on core " + std::to_string(b.core) + " since " + us_text(b.start) + ", ending at " +
-                  us_text(b.end);
+          if (b.start == kNever)
+            state = "dispatched to core " + std::to_string(b.core) + " at " + us_text(b.dispatch) + ", not started";
+          else
+            state = "running on core " + std::to_string(b.core) + " since " + us_text(b.start) +
+                    (b.end == kNever ? ", not ending" : ", ending at " + us_text(b.end));
         } else if (!t->is_ready()) {
           state = "waiting for " + std::to_string(t->fanin_count - t->fanin_refcount) + " producer(s)";
         }

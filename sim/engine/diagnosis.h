@@ -4,6 +4,7 @@
 // been enough).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -25,7 +26,11 @@ struct Failure {
   std::string hint;          // the runtime's hint for the code
   std::string sub_class;     // SCHEDULER_TIMEOUT only: S1..S5
   std::string detector;      // which of the device's detectors fired
-  Time stall_time = 0;       // simulated time the run stopped making progress
+  // The run's times (docs/failures.md, "When it stopped"): progress stopped
+  // <= device_time, and >= every completion, dispatch and kernel start of the
+  // run; the detector counts from detector_since (<= stall_time).
+  Time stall_time = 0;       // when the device last did work (progress stopped)
+  Time detector_since = 0;   // the detector's clock start: the latching thread's last progress, the wait's start
   Time device_time = 0;      // when the device reports it
   int ring = -1;             // the ring whose capacity failed, if any
   std::string size_field;    // the RunConfig field that sizes it (ring_heap, ...), if any
@@ -45,6 +50,13 @@ class FailureWitness : public SimObserver {
  public:
   void watch(Chip& chip) { chip_ = &chip; }
   void on_error(const LatchedError& e) override;
+  // The AICPU's last work (a scheduler phase that processed a task, an
+  // orchestrator submit): part of when progress stopped.
+  void on_sched_phase(const SchedPhaseRecord& x) override {
+    if (x.tasks_processed > 0) last_work_ = std::max(last_work_, x.end);
+  }
+  void on_orch_submit(const OrchSubmitRecord& x) override { last_work_ = std::max(last_work_, x.end); }
+  Time last_work() const { return last_work_; }
   bool seen() const { return seen_; }
   const std::vector<std::string>& device_log() const { return device_log_; }
   const StallSnapshot& stall() const { return stall_; }
@@ -52,6 +64,7 @@ class FailureWitness : public SimObserver {
  private:
   Chip* chip_ = nullptr;
   bool seen_ = false;
+  Time last_work_ = 0;
   std::vector<std::string> device_log_;
   StallSnapshot stall_;
 };

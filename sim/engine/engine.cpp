@@ -90,6 +90,7 @@ class SummaryStats : public SimObserver {
   };
   std::map<std::string, KernelStats> kernels;
   std::uint64_t dispatch_ops = 0;
+  Time until = kNever;  // a failed run: progress stopped
   void on_retired(Task& t) override {
     dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     if (!t.kernel) return;
@@ -100,7 +101,7 @@ class SummaryStats : public SimObserver {
     k.dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     k.staged_blocks += static_cast<std::uint64_t>(t.staged_blocks);
     if (t.predicate_false) ++k.predicated_skip;
-    k.core_busy += t.block_times().busy;
+    k.core_busy += t.block_times(until).busy;
   }
   void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
     hbm_bytes += hbm;
@@ -236,6 +237,40 @@ std::optional<Result> arena_failed(const Loaded& l) {
   return r;
 }
 
+// The cores whose block waits for ever when the device stops, each with
+// its wait as the swimlane names it.
+std::vector<record::StuckWait> stuck_waits(const Chip& chip) {
+  std::vector<record::StuckWait> out;
+  const auto episodes = chip.ffts().open_episodes();
+  const auto soft = chip.gm().open_soft_barriers();
+  std::vector<PeerPort::OpenWait> flags;
+  if (chip.port()) flags = chip.port()->open_waits();
+  auto has = [](const std::vector<int>& v, int c) { return std::find(v.begin(), v.end(), c) != v.end(); };
+  for (const AicoreComplex::Waiting& w : chip.cores().waiting_cores()) {
+    record::StuckWait s{w.core, w.task->id, w.block, w.since, "doorbell", "doorbell"};
+    if (w.phase) {
+      s.kind = wait_kind_name(wait_kind_of(w.phase->kind));
+      s.what = phase_key(w.phase->kind);
+    }
+    if (w.phase && w.phase->kind == PhaseKind::Syncall) {
+      for (const auto& e : episodes)
+        if (has(e.arrived, w.core))
+          s.what = "syncall (HARD) " + std::to_string(e.counted) + "/" + std::to_string(e.participants) + " arrived";
+      for (const auto& b : soft)
+        if (has(b.arrived, w.core))
+          s.what = "syncall (SOFT) " + std::to_string(b.arrived.size()) + "/" + std::to_string(b.used_cores) + " arrived";
+    }
+    for (const auto& f : flags)
+      if (f.core == w.core) {
+        s.kind = "flag";
+        s.what = "flag " + std::to_string(f.flag) + " " + std::to_string(f.value) + "/" + std::to_string(f.count) +
+                 " arrived";
+      }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // The output writers the request asks for, fed with the summary's counters.
 class Writers {
  public:
@@ -269,13 +304,15 @@ class Writers {
     return figures_.to_json(makespan, p.topo.clusters, p.topo.total_cores() - p.topo.clusters);
   }
 
-  // A failed run: where the device stopped and the fatal that stopped it.
-  void device_stopped(const Failure& f) {
-    // The device reports the fatal at device_time; threads that ran on past
-    // it (a scheduler dispatching after the orchestrator's fatal) end with
-    // the simulation.
-    const Time stop = std::max<Time>(f.device_time, sc_core::sc_time_stamp().value());
-    for (auto& w : writers_) w->on_device_stop({stop, f.name, f.message, f.detector});
+  // A failed run: when progress stopped, the fatal that stopped it and the
+  // cores left waiting; the summary's per-kernel busy time counts a block
+  // still on its core up to the stop, as its swimlane bar does.
+  void device_stopped(const Failure& f, const Chip& chip) {
+    const record::DeviceStop stop{f.stall_time, f.device_time, f.detector_since, f.name, f.message, f.detector,
+                                  stuck_waits(chip)};
+    stats_->until = f.stall_time;
+    figures_.stop_at(f.stall_time);
+    for (auto& w : writers_) w->on_device_stop(stop);
   }
 
   // Each writer writes its final files; returns their paths.
@@ -352,6 +389,17 @@ std::unique_ptr<Failure> failure_of(const RunRequest& req, Chip& chip, const Sum
   return f;
 }
 
+// Whether a block had started on its core by `t` and not ended by then.
+bool on_a_core_at(Runtime& rt, Time t) {
+  for (int r = 0; r < kNumRings; ++r) {
+    Ring& g = rt.ring(r);
+    for (std::uint64_t local = g.tail(); local < g.head(); ++local)
+      for (const BlockRecord& b : g.slot(local).blocks)
+        if (b.core >= 0 && b.start <= t && (b.end == kNever || b.end > t)) return true;
+  }
+  return false;
+}
+
 // The outcome of a finished simulation: ok or its failure, and the times.
 Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> failure) {
   Runtime& rt = chip.runtime();
@@ -366,14 +414,15 @@ Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> f
     if (s->first_dispatch() != kNever && s->last_completion() > s->first_dispatch())
       r.sched_window = std::max(r.sched_window, s->last_completion() - s->first_dispatch());
   }
-  // A failed run ends when progress stopped, or at its last observed completion if later.
-  const Time end = r.ok ? last_completion : std::max(last_completion, r.failure->stall_time);
+  // A failed run ends when progress stopped (docs/failures.md, "When it
+  // stopped"): after every completion; a kernel still on its core then (at
+  // a barrier, or computing) counts up to it, so makespan never exceeds
+  // device_wall and is not 0 when a kernel ran.
+  const Time end = r.ok ? last_completion : r.failure->stall_time;
   r.device_wall = span(orch_start, end);
-  // A failed run ends at `end`: a kernel still running then counts up to it,
-  // so makespan never exceeds device_wall.
   const AicoreComplex& cores = chip.cores();
-  const Time last_end = r.ok ? cores.last_end() : std::min(cores.last_end(), end);
-  r.makespan = cores.first_start() == kNever ? 0 : span(cores.first_start(), last_end);
+  const Time last_end = r.ok ? cores.last_end() : on_a_core_at(rt, end) ? end : std::min(cores.last_end(), end);
+  r.makespan = cores.first_start() == kNever || cores.first_start() > end ? 0 : span(cores.first_start(), last_end);
   r.submitted = rt.total_submitted();
   r.completed = rt.completed();
   r.tasks = {{"submitted", rt.total_submitted()},
@@ -413,7 +462,7 @@ class ChipSim {
     check_stopped(watch, writers_, l_);
     std::unique_ptr<Failure> failure = failure_of(req, chip, writers_.stats(), writers_.witness());
     if (!chip.runtime().finished() || chip.runtime().has_error())  // the device stopped (not a coherency report)
-      writers_.device_stopped(*failure);  // before the tasks still running are drawn
+      writers_.device_stopped(*failure, chip);  // before the tasks still running are drawn
     retire_live_tasks(chip.runtime(), writers_.observer());
     Result r = outcome(chip, writers_.stats(), std::move(failure));
     r.files = writers_.finish(l_);

@@ -131,6 +131,10 @@ void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
 }
 
 void FiguresCollector::on_retired(Task& t) {
+  if (until_ != kNever)
+    for (const BlockRecord& r : t.blocks)  // in flight when the run stopped
+      if (r.core >= 0 && r.start <= until_)
+        busy_[static_cast<std::size_t>(type_of(r.core))] += span(r.start, std::min(r.end, until_));
   const BlockTimes b = t.block_times();
   if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
   ++ready_to_dispatch_[to_ns(b.first_release) - to_ns(t.ready_time)];

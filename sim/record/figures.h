@@ -113,6 +113,9 @@ class FiguresCollector : public SimObserver {
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override;
   void on_retired(Task& t) override;
+  // A failed run: progress stopped at `t`; a block still on its core counts
+  // as busy up to it (its tasks retire after this call).
+  void stop_at(Time t) { until_ = t; }
   void on_sched_phase(const SchedPhaseRecord& r) override;
   void on_scope_sample(const ScopeSample& x) override;
 
@@ -127,6 +130,7 @@ class FiguresCollector : public SimObserver {
   int clusters_;
   bool sweep_;
   std::array<Time, 2> busy_{};
+  Time until_ = kNever;
   Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
   std::map<int, std::map<SchedPhase, Time>> phases_;             // thread -> kind -> time

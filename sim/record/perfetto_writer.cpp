@@ -19,11 +19,23 @@
 // converter's `complete` flow does), so viewers bind them to that bar and not
 // to whatever starts at the same instant.
 //
+// A failed run (docs/outputs.md, "A failed run"): the timeline is drawn to
+// scale up to where progress stopped; the detector's wait after it (the
+// watchdog's 10 s, the allocator's 500 ms backstop) is a labelled slice of
+// the "device stop" lane, drawn not to scale when it would dwarf the run,
+// and what the device did after it is drawn after that slice (at() maps the
+// times). Blocks still on their cores are bars held through that wait, with
+// their open wait nested; tokens no core read are Scheduler View slices. Events
+// that come after the latch (on_error) are held until on_device_stop gives
+// the mapping.
+//
 // Level gating follows the records the converter would have: Worker View
 // always; Scheduler View at level >= 2; scheduler phases, dispatch, complete
 // and complete->ready flows, the overhead counters and AICPU markers at >= 3;
 // the orchestrator and its submit->dispatch flows at 4.
 #include <algorithm>
+#include <functional>
+#include <string_view>
 #include <unordered_map>
 
 #include "sim/record/figures.h"
@@ -38,6 +50,8 @@ constexpr int kPidOrch = 1, kPidSched = 2, kPidSchedView = 3, kPidWorker = 4;
 constexpr int kTidOrch = 4000, kTidQueue = 3999;
 constexpr Time kMarkerMin = 20000;  // 0.02 µs: zero-width markers stay visible
 constexpr Time kFlowInset = 10000;  // 0.01 µs: a flow leaves from inside its bar
+constexpr int kTidStop = 9000;      // Worker View lane of a failed run's stop
+constexpr Time kMinGap = 1000000;   // 1 µs: the narrowest drawn detector wait
 
 int sched_tid(int thread) { return 30000 + 10 * thread; }
 int core_tid(int core) { return 10000 + 10 * core; }
@@ -154,21 +168,16 @@ class PerfettoWriter : public OutputWriter {
     }
     if (own_overhead_) own_overhead_->on_block_finished(t, b);
     if (level_ < 2) return;
-    // Scheduler View: dispatch -> finish; a block dispatched into the pending
-    // slot while the core still runs the previous one goes on the +1 lane.
-    if (b.core >= static_cast<int>(view_finish_.size())) view_finish_.resize(b.core + 1, 0);
-    const bool overflow = b.dispatch < view_finish_[b.core];
-    if (!overflow) view_finish_[b.core] = b.finish;
-    Lanes::mark(lanes_.view_cores, b.core, overflow ? 2 : 1);
-    make_label(label_, t.kernel, t.block_num, t.id);
-    const Time dur = span(b.dispatch, b.finish);
-    begin_event();
-    put_event_hint(t, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
-    events_.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
-    events_.raw(", \"taskId\": ").u(t.id).raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++);
-    events_.raw(", \"name\": ").str(label_.text());
-    end_x(kPidSchedView, core_tid(b.core) + (overflow ? 1 : 0), b.dispatch, dur);
+    if (latched_) {
+      late_.push_back([this, id = t.id, kernel = t.kernel, block_num = t.block_num, b] {
+        put_view(id, kernel, block_num, b, false);
+      });
+      return;
+    }
+    put_view(t.id, t.kernel, t.block_num, b, false);
   }
+
+  void on_error(const LatchedError&) override { latched_ = true; }
 
   void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
     TaskSummary& s = live_[t.id];
@@ -194,7 +203,7 @@ class PerfettoWriter : public OutputWriter {
     std::sort(drawn_.begin(), drawn_.end(), [](const BlockRecord& a, const BlockRecord& b) { return a.seq < b.seq; });
     if (!drawn_.empty()) draw_task(t, self);
     if (level_ >= 3 && !drawn_.empty()) {
-      put_complete(t, self);
+      if (t.complete_time != kNever) put_complete(t, self);
       put_complete_to_ready(t);
     }
     // The task's incoming dependency flows; then forget producers no
@@ -218,6 +227,14 @@ class PerfettoWriter : public OutputWriter {
 
   void on_sched_phase(const SchedPhaseRecord& x) override {
     if (level_ < 3) return;
+    if (latched_) {
+      late_.push_back([this, x] { put_phase(x); });
+      return;
+    }
+    put_phase(x);
+  }
+
+  void put_phase(const SchedPhaseRecord& x) {
     lanes_.sched_threads = std::max(lanes_.sched_threads, x.thread + 1);
     if (x.kind == SchedPhase::DummyTask || x.kind == SchedPhase::PredicatedSkip) {
       put_marker(x);
@@ -243,7 +260,7 @@ class PerfettoWriter : public OutputWriter {
       events_.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
       events_.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
       events_.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
-      events_.raw(", \"ts\": ").us(x.end).raw("},\n");
+      events_.raw(", \"ts\": ").us(at(x.end)).raw("},\n");
       events_.commit();
     }
   }
@@ -251,10 +268,26 @@ class PerfettoWriter : public OutputWriter {
   // A core waiting inside a block (doorbell, cross-core slot, barrier, GM):
   // a slice nested in the task's bar on its Worker View lane.
   void on_core_wait(int core, const Task& t, int block, WaitKind kind, Time start, Time end) override {
+    if (latched_) {
+      late_.push_back([this, core, id = t.id, block, kind, start, end] {
+        put_wait(core, id, block, wait_kind_name(kind), wait_kind_name(kind), start, end, false);
+      });
+      return;
+    }
+    put_wait(core, t.id, block, wait_kind_name(kind), wait_kind_name(kind), start, end, false);
+  }
+
+  // A wait nested in a Worker View bar; `never_ends`: still waiting when the
+  // device stopped (drawn up to the stop).
+  void put_wait(int core, TaskId id, int block, std::string_view kind, std::string_view what, Time start, Time end,
+                bool never_ends) {
     begin_event();
-    events_.raw("{\"wait\": \"").raw(wait_kind_name(kind)).raw("\", \"block\": ").i(block);
-    events_.raw(", \"taskId\": ").u(t.id).raw("}, \"cat\": \"stall\", \"cname\": \"bad\", \"name\": \"wait ");
-    events_.raw(wait_kind_name(kind)).ch('"');
+    events_.raw("{\"wait\": ").str(kind).raw(", \"block\": ").i(block);
+    events_.raw(", \"taskId\": ").u(id);
+    if (never_ends) events_.raw(", \"never_ends\": true, \"since-us\": ").us(start);
+    events_.raw("}, \"cat\": \"stall\", \"cname\": \"bad\", \"name\": ");
+    if (never_ends) events_.str("wait " + std::string(what));
+    else events_.raw("\"wait ").raw(what).ch('"');  // a wait kind's name: nothing to escape
     end_x(kPidWorker, core_tid(core), start, span(start, end));
   }
 
@@ -273,6 +306,7 @@ class PerfettoWriter : public OutputWriter {
   }
 
   void finish(const RunInfo& info) override {
+    replay_late();  // latched, yet not stopped: drawn as they came
     const int clusters = info.platform ? info.platform->topo.clusters : Topology{}.clusters;
     const int orch = info.orchestrator_thread >= 0 ? info.orchestrator_thread : info.sched_threads;
     allocs_.close();
@@ -304,11 +338,12 @@ class PerfettoWriter : public OutputWriter {
             put_thread(kPidSchedView, core_tid(c) + lane, core_name(c, clusters), core_tid(c) + lane);
     }
     put_process(kPidWorker, "Worker View");
+    if (stopped_ && stop_.device_time > stop_.time) put_thread(kPidWorker, kTidStop, "device stop", kTidStop);
     for (int c = 0; c < static_cast<int>(lanes_.worker_cores.size()); ++c)
       if (lanes_.worker_cores[c]) put_thread(kPidWorker, core_tid(c), core_name(c, clusters), core_tid(c));
     for (int k = 0; k < static_cast<int>(lanes_.aicpu.size()); ++k)
       if (lanes_.aicpu[k]) put_thread(kPidWorker, aicpu_tid(k), "AICPU_" + std::to_string(k), aicpu_tid(k));
-    if (stop_.time != kNever) put_fatal();
+    if (stopped_) put_stop();
     events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
     events_.raw("\n]}\n");
     events_.close_as(dir() + "/" + output_name(kSwimlaneFile));
@@ -316,9 +351,26 @@ class PerfettoWriter : public OutputWriter {
 
   std::vector<std::string> files() const override { return {output_name(kSwimlaneFile)}; }
 
-  // A failed run: the blocks still running are drawn up to where the device
-  // stopped, and finish() marks that instant with the fatal's name.
-  void on_device_stop(const DeviceStop& stop) override { stop_ = stop; }
+  // A failed run: the detector's wait after progress stopped is one slice,
+  // not to scale when wider than a tenth of the run (at least kMinGap);
+  // blocks still on their cores are held through it; finish() marks where
+  // progress stopped with the fatal's name. The events held since the latch
+  // are drawn now that the mapping is known.
+  void on_device_stop(const DeviceStop& stop) override {
+    stop_ = stop;
+    stopped_ = true;
+    const Time wait = span(stop.time, stop.device_time);
+    const Time widest = std::max(kMinGap, stop.time / 10);
+    gap_ = std::min(wait, widest);
+    replay_late();
+  }
+
+  void replay_late() {
+    latched_ = false;
+    std::vector<std::function<void()>> late;
+    late.swap(late_);
+    for (auto& f : late) f();
+  }
 
  private:
   // Every event is followed by ",\n"; the metadata events, written last,
@@ -327,15 +379,55 @@ class PerfettoWriter : public OutputWriter {
 
   // `"ph": "X", "pid": .., "tid": .., "ts": .., "dur": ..}` and commit.
   void end_x(int pid, int tid, Time ts, Time dur) {
+    const Time from = at(ts), to = at(ts + dur);
     events_.raw(", \"ph\": \"X\", \"pid\": ").i(pid).raw(", \"tid\": ").i(tid);
-    events_.raw(", \"ts\": ").us(ts).raw(", \"dur\": ").us(dur).raw("},\n");
+    events_.raw(", \"ts\": ").us(from).raw(", \"dur\": ").us(to - from).raw("},\n");
     events_.commit();
   }
 
-  JsonBuf& put_event_hint(const Task& t, int core) {
+  // Where simulated time t is drawn: as it is up to the stop; a failed run's
+  // detector wait (stop, device_time] squeezed into gap_; later events
+  // shifted back by what was squeezed out.
+  Time at(Time t) const {
+    if (!stopped_ || t <= stop_.time) return t;
+    const Time wait = span(stop_.time, stop_.device_time);
+    if (t <= stop_.device_time)
+      return stop_.time + static_cast<Time>(static_cast<unsigned __int128>(t - stop_.time) * gap_ / wait);
+    return t - (wait - gap_);
+  }
+
+  JsonBuf& put_event_hint(TaskId id, const KernelDef* kernel, int core) {
     events_.raw("{\"event-hint\": \"Task:");
-    events_.task(t.id).raw(", FuncId:").i(t.kernel ? t.kernel->func_id : -1);
+    events_.task(id).raw(", FuncId:").i(kernel ? kernel->func_id : -1);
     return events_.raw(", CoreId:").i(core).ch('"');
+  }
+
+  // Scheduler View: dispatch -> finish; a block dispatched into the pending
+  // slot while the core still runs the previous one goes on the +1 lane. A
+  // block unfinished when the device stopped runs to the stop; one whose
+  // token no core read by then (`queued`) is named so, on the +1 lane.
+  void put_view(TaskId id, const KernelDef* kernel, int block_num, const BlockRecord& b, bool queued) {
+    if (b.core >= static_cast<int>(view_finish_.size())) view_finish_.resize(b.core + 1, 0);
+    const bool unfinished = b.finish == kNever;
+    const bool overflow = queued || b.dispatch < view_finish_[b.core];
+    const Time finish = unfinished ? std::max(held_until(), b.dispatch) : b.finish;
+    if (!overflow) view_finish_[b.core] = finish;
+    Lanes::mark(lanes_.view_cores, b.core, overflow ? 2 : 1);
+    make_label(label_, kernel, block_num, id);
+    const Time dur = span(b.dispatch, finish);
+    begin_event();
+    put_event_hint(id, kernel, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
+    if (!unfinished)
+      events_.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
+    else if (queued)
+      events_.raw(", \"unfinished\": \"queued: its core had not read the token when the device stopped\"");
+    else
+      events_.raw(", \"unfinished\": \"on its core when the device stopped\"");
+    events_.raw(", \"taskId\": ").u(id).raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++);
+    events_.raw(", \"name\": ");
+    if (queued) events_.str("queued " + std::string(label_.text()));
+    else events_.str(label_.text());
+    end_x(kPidSchedView, core_tid(b.core) + (overflow ? 1 : 0), b.dispatch, dur);
   }
 
   static JsonBuf& put_submit_args(JsonBuf& b, std::uint64_t submit_idx, TaskId id) {
@@ -347,15 +439,24 @@ class PerfettoWriter : public OutputWriter {
   }
 
   // A Worker View bar starts when the core reads the dispatch token
-  // (receive) and ends at the kernel's end; on a failed run, no later than
-  // where the device stopped.
-  Time bar_start(const BlockRecord& b) const { return std::min({b.receive, b.start, stop_.time}); }
-  Time bar_end(const BlockRecord& b) const { return std::min(b.end, stop_.time); }
+  // (receive) and ends at the kernel's end. A block still in flight when
+  // progress stopped is held on its core through the detector's wait: its
+  // bar ends where the device reported the failure (or at later work),
+  // drawn at the end of the stop lane's slice.
+  Time held_until() const { return std::max(stop_.time, stop_.device_time); }
+  Time bar_start(const BlockRecord& b) const { return std::min(b.receive, b.start); }
+  Time bar_end(const BlockRecord& b) const { return b.finish != kNever ? b.end : std::min(b.end, held_until()); }
+  // Whether a block has a Worker View bar: its core read the token (by the
+  // stop, in a failed run).
+  bool has_bar(const BlockRecord& b) const {
+    return b.finish != kNever || (b.receive != kNever && b.receive <= stop_.time);
+  }
 
-  const BlockRecord* first_block() const {
+  // The task's earliest bar (of its finished blocks only: `finished`).
+  const BlockRecord* first_block(bool finished = false) const {
     const BlockRecord* first = nullptr;
     for (const BlockRecord& b : drawn_)
-      if (!first || bar_start(b) < bar_start(*first)) first = &b;
+      if (has_bar(b) && (!finished || b.finish != kNever) && (!first || bar_start(b) < bar_start(*first))) first = &b;
     return first;
   }
 
@@ -395,18 +496,33 @@ class PerfettoWriter : public OutputWriter {
       hints_.raw(", \"hbm_bytes\": ").u(self->second.hbm_bytes);
     }
     for (const BlockRecord& b : drawn_) {
+      const bool finished = b.finish != kNever;
+      if (!finished && level_ >= 2) put_view(t.id, t.kernel, t.block_num, b, !has_bar(b));
+      if (!has_bar(b)) {
+        // A token no core read: no bar; its dispatch arrow ends at the Scheduler View slice.
+        if (level_ >= 3 && b.thread >= 0)
+          put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidSchedView, core_tid(b.core) + 1,
+                   b.dispatch);
+        continue;
+      }
       Lanes::mark(lanes_.worker_cores, b.core);
       const Time ts = bar_start(b), end = bar_end(b);
       const Time dur = span(ts, end);
+      const Time start = std::min(b.start, end);  // the kernel start, or the bar's end if it never started
       begin_event();
-      put_event_hint(t, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
-      events_.raw(", \"kernel-duration-us\": ").us(span(b.start, end));
-      events_.raw(", \"local_setup_us\": ").us(b.start - ts).raw(", \"taskId\": ").u(t.id);
+      put_event_hint(t.id, t.kernel, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
+      events_.raw(", \"kernel-duration-us\": ").us(span(start, end));
+      events_.raw(", \"local_setup_us\": ").us(start - ts).raw(", \"taskId\": ").u(t.id);
+      if (!finished) events_.raw(", \"unfinished\": \"on its core when the device stopped\"");
       events_.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ").str(label_.text());
       end_x(kPidWorker, core_tid(b.core), ts, dur);
+      if (!finished)
+        for (const StuckWait& w : stop_.waits)
+          if (w.core == b.core && w.task == t.id && w.block == b.block_idx && w.since <= end)
+            put_wait(w.core, t.id, w.block, w.kind, w.what, w.since, end, true);
       if (level_ >= 3 && b.thread >= 0)
         put_flow("dispatch", kPidSched, sched_tid(b.thread), b.dispatch, kPidWorker, core_tid(b.core),
-                 std::min(b.start, end));
+                 b.start <= end ? b.start : ts);
       // submit->dispatch: the orchestrator's submit of the task to this block's dispatch.
       if (level_ >= 4 && b.thread >= 0 && self != live_.end() && self->second.submit_end != kNever &&
           self->second.submit_end <= b.dispatch)
@@ -434,9 +550,10 @@ class PerfettoWriter : public OutputWriter {
                sched_tid(s.finish_thread), s.last_finish);
     };
     if (t.block_num > 1) {
-      if (const BlockRecord* first = first_block()) from(*first);
+      if (const BlockRecord* first = first_block(true)) from(*first);
     } else {
-      for (const BlockRecord& b : drawn_) from(b);
+      for (const BlockRecord& b : drawn_)
+        if (b.finish != kNever) from(b);
     }
   }
 
@@ -478,7 +595,7 @@ class PerfettoWriter : public OutputWriter {
         prev[k] = v[k];
         events_.raw("{\"args\": {\"").raw(kTracks[k].name).raw("\": ").i(v[k]).raw("}, \"cat\": \"overhead\", \"name\": \"");
         events_.raw(kTracks[k].name).raw("\", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTracks[k].tid);
-        events_.raw(", \"ts\": ").us(from).raw("},\n");
+        events_.raw(", \"ts\": ").us(at(from)).raw("},\n");
         events_.commit();
       }
     });
@@ -487,6 +604,8 @@ class PerfettoWriter : public OutputWriter {
   // A flow pair: "s" on the source lane, "f" (bound to the enclosing slice) on the target.
   void put_flow(const char* name, int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
     const std::uint64_t id = next_flow_++;
+    ts0 = at(ts0);
+    ts1 = at(ts1);
     events_.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
     events_.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
     events_.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
@@ -513,11 +632,25 @@ class PerfettoWriter : public OutputWriter {
     end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(span(x.start, x.end), kMarkerMin));
   }
 
-  // A failed run's last event: a global instant where the device stopped,
-  // named after the fatal.
-  void put_fatal() {
+  // A failed run's last events: the detector's wait after progress stopped,
+  // a slice of the "device stop" lane (not to scale when squeezed), and a
+  // global instant where progress stopped, named after the fatal.
+  void put_stop() {
+    const Time wait = span(stop_.time, stop_.device_time);
+    if (wait) {
+      const bool to_scale = gap_ == wait;
+      begin_event();
+      events_.raw("{\"detector\": ").str(stop_.detector).raw(", \"progress_stopped_us\": ").us(stop_.time);
+      events_.raw(", \"detector_since_us\": ").us(stop_.detector_since);
+      events_.raw(", \"device_time_us\": ").us(stop_.device_time).raw(", \"waited_us\": ").us(wait);
+      events_.raw(", \"to_scale\": ").raw(to_scale ? "true" : "false");
+      events_.raw("}, \"cat\": \"fatal\", \"cname\": \"grey\", \"name\": ");
+      events_.str(stop_.detector + ": " + us_text(wait) + " without progress" + (to_scale ? "" : " (not to scale)"));
+      end_x(kPidWorker, kTidStop, stop_.time, wait);
+    }
     events_.raw("{\"args\": {\"fatal\": ").str(stop_.name).raw(", \"message\": ").str(stop_.message);
-    events_.raw(", \"detector\": ").str(stop_.detector).raw("}, \"cat\": \"fatal\", \"name\": ");
+    events_.raw(", \"detector\": ").str(stop_.detector).raw(", \"progress_stopped_us\": ").us(stop_.time);
+    events_.raw(", \"device_time_us\": ").us(stop_.device_time).raw("}, \"cat\": \"fatal\", \"name\": ");
     events_.str("FATAL: " + stop_.name).raw(", \"ph\": \"i\", \"s\": \"g\", \"pid\": ").i(kPidWorker);
     events_.raw(", \"tid\": 0, \"ts\": ").us(stop_.time).raw("},\n");
     events_.commit();
@@ -553,7 +686,12 @@ class PerfettoWriter : public OutputWriter {
   std::unique_ptr<OverheadCollector> own_overhead_;
   const OverheadCollector* overhead_ = nullptr;
   Lanes lanes_;
-  DeviceStop stop_{kNever, "", "", ""};  // a failed run: where the device stopped
+  DeviceStop stop_{kNever, kNever, kNever, "", "", "", {}};  // a failed run: where progress stopped, ...
+  bool stopped_ = false;  // ... once on_device_stop told it
+  Time gap_ = 0;          // the drawn width of the detector's wait
+  // Events after a latch (on_error), drawn once on_device_stop gives their place.
+  bool latched_ = false;
+  std::vector<std::function<void()>> late_;
   JsonBuf label_, hints_;
   std::uint64_t next_id_ = 0, next_flow_ = 0;
 };

@@ -320,7 +320,7 @@ std::string failure_section(const json& doc) {
       << "</td></tr>\n";
   for (const char* key : {"orch_error_code", "sched_error_code", "host_code"})
     o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kCount) << "</td></tr>\n";
-  for (const char* key : {"stall_time_ns", "device_time_ns"})
+  for (const char* key : {"stall_time_ns", "detector_since_ns", "device_time_ns"})
     o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kNs) << "</td></tr>\n";
   o << "</table>\n<h3>Host log</h3>\n"
     << lines_block(at(doc, "/error/host_log"), "host-log") << "<h3>Device log (AICPU)</h3>\n"

@@ -3,7 +3,8 @@
 // blocks: one for a whole SPMD grid that fits, more when it runs in waves or
 // several threads place it), how many blocks were early-staged, and its
 // milestones (first_release is the dispatch that let it start: the doorbell of
-// an early-staged block). Streamed at retirement, when the task is final.
+// an early-staged block). Streamed at retirement, when the task is final. A
+// moment that never came is an empty field, never 0 (docs/outputs.md).
 #include <algorithm>
 
 #include "sim/record/json_out.h"
@@ -32,7 +33,9 @@ class TaskStatsWriter : public OutputWriter {
   void on_retired(Task& t) override {
     // first_release: when the first block could start: its dispatch, or for
     // an early-staged block its doorbell.
-    const BlockTimes b = t.block_times();
+    // A failed run: a block's moments after the stop had not come (a
+    // kernel still computing then has no end).
+    const BlockTimes b = t.block_times(until_);
     out_.u(t.id).ch(',').task(t.id).ch(',').raw(kind_name(t)).ch(',');
     if (t.kernel) csv_field(t.kernel->name).ch(',').i(t.kernel->func_id);
     else out_.ch(',');
@@ -42,12 +45,15 @@ class TaskStatsWriter : public OutputWriter {
     ns(b.first_dispatch).ch(',');
     ns(b.first_release).ch(',');
     ns(b.first_start).ch(',');
-    ns(b.count == 0 ? kNever : b.last_start).ch(',');
-    ns(b.count == 0 ? kNever : b.last_end).ch(',');
+    // The last start (end) is the task's once every one of its blocks has
+    // started (ended); until then it has not come.
+    ns(b.started == t.total_subtasks ? b.last_start : kNever).ch(',');
+    ns(b.ended == t.total_subtasks ? b.last_end : kNever).ch(',');
     ns(t.complete_time).ch('\n');
     out_.commit();
   }
 
+  void on_device_stop(const DeviceStop& stop) override { until_ = stop.time; }
   void finish(const RunInfo&) override { out_.close(); }
   std::vector<std::string> files() const override { return {output_name(kTaskStatsFile)}; }
 
@@ -78,6 +84,7 @@ class TaskStatsWriter : public OutputWriter {
   }
 
   OutFile out_;
+  Time until_ = kNever;  // a failed run: progress stopped
 };
 
 }  // namespace

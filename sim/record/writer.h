@@ -35,11 +35,28 @@ struct RunInfo {
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
 };
 
-// A failed run: the device stopped at `time` (the failure's device_time_ns)
-// with the fatal `name` (e.g. TENSOR_WAIT_TIMEOUT).
+// A core whose block never ends: it waits at a barrier, a flag, a cross-core
+// slot or its doorbell when the device stops. `what` names the wait as the
+// swimlane shows it: "syncall (HARD) 16/48 arrived", "doorbell", ...
+struct StuckWait {
+  int core = -1;
+  TaskId task = kNoTask;
+  int block = 0;
+  Time since = 0;
+  std::string kind;  // the wait's kind, as on_core_wait names it (wait_kind_name), or "flag"
+  std::string what;
+};
+
+// A failed run (docs/failures.md, "When it stopped"): progress stopped at
+// `time` (summary.json's error.stall_time_ns) and the device reported the
+// fatal `name` (e.g. TENSOR_WAIT_TIMEOUT) at `device_time` (>= time), its
+// detector counting from `detector_since`; in between the device only waited.
 struct DeviceStop {
   Time time = 0;
+  Time device_time = 0;
+  Time detector_since = 0;
   std::string name, message, detector;
+  std::vector<StuckWait> waits;
 };
 
 class OutputWriter : public SimObserver {
