@@ -110,11 +110,17 @@ TEST_CASE("report: the verdict, the findings and the diagnosis come before the l
   CHECK(has(page, R"(data-key="/error/device_time_ns" data-value="832849241.961">832.849 ms</span>)"));
   // Findings: ring 1's heap at 100% of its capacity (red, in the box and the
   // chart), scheduler-bound as sched_overhead_analysis.py says it (>= 25%).
-  CHECK(has(page, "<li class=\"finding alert\">ring 1 heap near capacity: peak 4,096 B of 4,096 B (100.00%)"));
+  CHECK(has(page, "<li class=\"finding alert\">ring 1 heap near capacity: peak 4,096 B of 4,096 B (100.00%): a "
+                  "larger program or a smaller ring fails here (--ring-heap, docs/rings.md)</li>"));
   CHECK_FALSE(has(page, "ring 1 task slots near capacity"));  // 4 of 16
   CHECK(has(page, R"(<rect class="bar alert" x="170.0")"));
   CHECK(has(page, "<li class=\"finding\" id=\"bound\">SCHEDULER-BOUND: a free core has ready, undispatched work "
                   "for much of the makespan (every working engine starved 30.00% of the window"));
+  // The critical path's kernel share and its largest other part.
+  s["critical_path"] = json::parse(R"({"span_ns": 1000.0, "parts_ns": {"kernel": 600.0, "sched_overhead": 50.0,
+      "core_wait": 300.0, "producer_wait": 50.0, "orchestrator": 0.0}})");
+  CHECK(has(report_html(s, "t"), "<li class=\"finding\">critical path: kernel time 60.00% of the makespan; the "
+                                 "largest other part waiting for a core 300 ns (30.00%)"));
   s["figures"]["overhead"]["oh_has_overhead"]["pct"] = 8.0;
   CHECK(has(report_html(s, "t"), "id=\"bound\">PARTIALLY SCHEDULER-LIMITED"));
   s["figures"]["overhead"]["oh_has_overhead"]["pct"] = 7.99;
@@ -137,6 +143,24 @@ TEST_CASE("report: times read in ns, us, ms or s with separators", "[report]") {
   CHECK(human(507018, Unit::kCode) == "507018");
   CHECK(human(507018, Unit::kCount) == "507,018");
   CHECK(human(std::nan(""), Unit::kNs) == "n/a");
+}
+
+TEST_CASE("report: a legend wraps into rows that fit the chart", "[report]") {
+  using npusim::record::legend_layout;
+  // Each entry takes 30 px and 7 px a character: 100 px for a 10-character label.
+  const auto l = legend_layout({"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "d"}, 10, 260);
+  REQUIRE(l.size() == 4);
+  CHECK(l[0].x == 10);
+  CHECK(l[0].row == 0);
+  CHECK(l[1].x == 110);
+  CHECK(l[1].row == 0);
+  CHECK(l[2].x == 10);  // 210 + 100 > 260: the next row
+  CHECK(l[2].row == 1);
+  CHECK(l[3].x == 110);
+  CHECK(l[3].row == 1);
+  // An entry wider than the chart gets a row of its own, never an empty one before it.
+  const auto wide = legend_layout({std::string(100, 'x')}, 10, 260);
+  CHECK(wide[0].row == 0);
 }
 
 TEST_CASE("report: summary.json.gz is read as the plain summary", "[report][cli]") {

@@ -100,6 +100,21 @@ constexpr Resource kResources[] = {{"task_slots", "ring_task_window", "task slot
                                    {"heap_bytes", "ring_heap", "heap", Unit::kBytes},
                                    {"dep_pool", "ring_dep_pool", "dep pool", Unit::kCount}};
 
+// run.ring_task_window -> "ring-task-window", the option that sets it.
+std::string option_name(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
+
+// critical_path's part names as the page says them.
+std::string part_label(const std::string& key) {
+  if (key == "producer_wait") return "waiting for a producer";
+  if (key == "core_wait") return "waiting for a core";
+  if (key == "sched_overhead") return "scheduler overhead";
+  if (key == "orchestrator") return "orchestrator-bound";
+  return key;
+}
+
 // The verdict (status and the headline, or the failure's name and message)
 // and the findings a reader needs first: rings near capacity, whether the
 // run is scheduler-bound (the runtime's sched_overhead_analysis.py verdict,
@@ -128,10 +143,11 @@ std::string findings_section(const json& doc) {
         ++near;
         o << "<li class=\"finding alert\">ring " << xml_escape(r) << " " << res.label << " near capacity: peak "
           << human(peak, res.unit) << " of " << human(cap, res.unit) << " (" << human(peak / cap, Unit::kRatio)
-          << "): a larger program or a smaller ring fails here (--" << res.capacity << ", docs/rings.md)</li>\n";
+          << "): a larger program or a smaller ring fails here (--" << option_name(res.capacity)
+          << ", docs/rings.md)</li>\n";
       }
   if (near == 0 && rings && rings->is_object() && !rings->empty())
-    o << "<li class=\"finding\">no ring above " << human(kNearCapacity, Unit::kRatio) << " of its capacity</li>\n";
+    o << "<li class=\"finding\">no ring above " << human(kNearCapacity, Unit::kRatio) << " of its capacity at a scope's begin or end (scope_stats samples)</li>\n";
   // Scheduler-bound or not, as the runtime's sched_overhead_analysis.py says it.
   if (const json* has = at(doc, "/figures/overhead/oh_has_overhead/pct"); has && has->is_number()) {
     const double pct = has->get<double>();
@@ -161,7 +177,7 @@ std::string findings_section(const json& doc) {
       << human(span > 0 ? number_or(at(doc, "/critical_path/parts_ns/kernel"), 0) / span : 0, Unit::kRatio)
       << " of the makespan";
     if (!worst.empty())
-      o << "; the largest other part " << xml_escape(worst) << " " << human(most, Unit::kNs) << " ("
+      o << "; the largest other part " << xml_escape(part_label(worst)) << " " << human(most, Unit::kNs) << " ("
         << human(span > 0 ? most / span : 0, Unit::kRatio) << ")";
     o << " (section Critical path)</li>\n";
   }
@@ -426,7 +442,8 @@ const char kStyle[] =
     "h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}\n"
     "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid "
     "#eee}\n"
-    "td .num{font-variant-numeric:tabular-nums}\n"
+    "td .num{font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "#sched-phases table{display:block;overflow-x:auto}\n"
     "svg.chart{display:block;margin:8px 0;font-size:12px;max-width:100%;height:auto}\n"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}\n"
     ".status-ok{color:#1a7f37;font-weight:bold}.status-error{color:#c00;font-weight:bold}\n"

@@ -113,7 +113,10 @@ constexpr int kPlotLeft = 70, kPlotRight = kChartWidth - 20, kPlotTop = 10, kPlo
 // (data-span-ns) and its scale (data-scale), for a reader or a test.
 std::string step_chart(const std::string& id, const std::string& title, const std::vector<Series>& series,
                        double span, double y_max, Unit y_unit, double capacity) {
-  const int height = kPlotTop + kPlotHeight + 50;
+  std::vector<std::string> names;
+  for (const Series& x : series) names.push_back(x.name);
+  const std::vector<LegendSlot> legend = legend_layout(names, kPlotLeft, kChartWidth - 10);
+  const int height = kPlotTop + kPlotHeight + 50 + (legend.empty() ? 0 : legend.back().row * 18);
   const double w = kPlotRight - kPlotLeft;
   auto ypx = [&](double v) { return kPlotTop + kPlotHeight * (1 - std::clamp(v / y_max, 0.0, 1.0)); };
   std::string s = svg_open(id, height, title);
@@ -129,7 +132,6 @@ std::string step_chart(const std::string& id, const std::string& title, const st
   if (capacity > 0)
     s += "<line class=\"capacity\" x1=\"" + px(kPlotLeft) + "\" x2=\"" + px(kPlotRight) + "\" y1=\"" +
          px(ypx(capacity)) + "\" y2=\"" + px(ypx(capacity)) + "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n";
-  double lx = kPlotLeft;
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& x = series[k];
     const std::size_t n = x.bins.size();
@@ -143,10 +145,9 @@ std::string step_chart(const std::string& id, const std::string& title, const st
     const char* colour = kPalette[k % 10];
     s += "<polyline class=\"series\" data-series=\"" + xml_escape(x.name) + "\" data-bins=\"" + values +
          "\" data-span-ns=\"" + fixed(span, 3) + "\" data-scale=\"" + fixed(x.scale, 3) + "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
-    const double ly = kPlotTop + kPlotHeight + 30;
+    const double lx = legend[k].x, ly = kPlotTop + kPlotHeight + 30 + legend[k].row * 18;
     s += "<rect class=\"legend\" x=\"" + px(lx) + "\" y=\"" + px(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
          colour + "\"/>\n" + svg_text(lx + 16, ly + 11, x.name);
-    lx += 40 + 7.0 * static_cast<double>(x.name.size());
   }
   return s + "</svg>\n";
 }
@@ -340,7 +341,8 @@ std::string critical_path_section(const json& summary, const std::string& file) 
   for (int i = 0; i < rows; ++i) {
     const json& s = *steps[static_cast<std::size_t>(i)];
     const double y = top + i * 18;
-    const std::string label = s.value("task", "") + " " + s.value("kernel", "");
+    const std::string kind = s.value("kind", "kernel");
+    const std::string label = s.value("task", "") + " " + (kind == "kernel" ? s.value("kernel", "") : "(" + kind + ")");
     o << svg_text(kLabelWidth - 8, y + 12, label.size() > 26 ? label.substr(0, 25) + "\xe2\x80\xa6" : label,
                   " text-anchor=\"end\"");
     double kernel = 0;
