@@ -304,7 +304,7 @@ std::string critical_path_section(const json& summary, const std::string& file) 
   std::ostringstream o;
   const json::json_pointer mk("/makespan_ns");
   const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : span;
-  o << "<p id=\"path-length\">" << grouped(static_cast<long long>(n_tasks)) << " tasks";
+  o << "<p id=\"path-length\">" << grouped(static_cast<long long>(n_tasks)) << (n_tasks == 1 ? " task" : " tasks");
   if (!steps.empty())
     o << " from " << xml_escape(steps.front()->value("task", "")) << " to " << xml_escape(steps.back()->value("task", ""));
   o << ": the path covers " << human(sum, Unit::kNs) << share(sum) << ", from " << human(from, Unit::kNs) << " to "
