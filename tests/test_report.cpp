@@ -116,7 +116,12 @@ TEST_CASE("report: the verdict, the findings and the diagnosis come before the l
   CHECK(has(page, R"(<rect class="bar alert" x="170.0")"));
   CHECK(has(page, "<li class=\"finding\" id=\"bound\">SCHEDULER-BOUND: a free core has ready, undispatched work "
                   "for much of the makespan (every working engine starved 30.00% of the window"));
-  // The critical path's kernel share and its largest other part.
+  // aic busy 25%: not core-bound; at 90% it is.
+  CHECK(has(page, "<li class=\"finding\" id=\"cores\">cores busy over the makespan: aic 25.00%</li>"));
+  s["figures"]["core_types"]["aic"]["utilisation"] = 0.9;
+  CHECK(has(report_html(s, "t"), "id=\"cores\">cores busy over the makespan: aic 90.00%; CORE-BOUND on aic (busy "
+                                 "90.00% of the makespan or more"));
+    // The critical path's kernel share and its largest other part.
   s["critical_path"] = json::parse(R"({"span_ns": 1000.0, "parts_ns": {"kernel": 600.0, "sched_overhead": 50.0,
       "core_wait": 300.0, "producer_wait": 50.0, "orchestrator": 0.0}})");
   CHECK(has(report_html(s, "t"), "<li class=\"finding\">critical path: kernel time 60.00% of the makespan; the "

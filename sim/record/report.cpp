@@ -89,6 +89,8 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
 
 // A ring resource at this share of its capacity or more is a finding (and a red bar).
 constexpr double kNearCapacity = 0.9;
+// A core type busy this share of the makespan or more makes the run core-bound on it.
+constexpr double kCoreBound = 0.9;
 
 struct Resource {
   const char* peak;      // key in ring_peaks."R"
@@ -161,9 +163,19 @@ std::string findings_section(const json& doc) {
   }
   // Core utilisation.
   if (const json* types = at(doc, "/figures/core_types"); types && types->is_object() && !types->empty()) {
-    o << "<li class=\"finding\">cores busy over the makespan:";
-    for (const auto& [type, v] : types->items())
-      o << " " << xml_escape(type) << " " << human(number_or(at(doc, "/figures/core_types" + token(type) + "/utilisation"), 0), Unit::kRatio);
+    // A core type busy kCoreBound of the makespan or more: the run is core-bound on it.
+    std::vector<std::string> bound;
+    o << "<li class=\"finding\" id=\"cores\">cores busy over the makespan:";
+    for (const auto& [type, v] : types->items()) {
+      const double u = number_or(at(doc, "/figures/core_types" + token(type) + "/utilisation"), 0);
+      o << " " << xml_escape(type) << " " << human(u, Unit::kRatio);
+      if (u >= kCoreBound) bound.push_back(type);
+    }
+    for (std::size_t i = 0; i < bound.size(); ++i)
+      o << (i ? ", " : "; CORE-BOUND on ") << xml_escape(bound[i]);
+    if (!bound.empty())
+      o << " (busy " << human(kCoreBound, Unit::kRatio) << " of the makespan or more: more cores of that type, or "
+        << "less work on them, is what shortens it)";
     o << "</li>\n";
   }
   // The critical path's largest part besides kernel time.

@@ -1,10 +1,10 @@
-// The time series and the critical path of `npusim report` (
-// docs/outputs.md "npusim report"), read from the run's outputs beside
-// summary.json: task_stats.csv (milestones per task) and chip_swimlane_records.json
-// (every block's core and kernel time); the critical path is summary.json's
-// own (critical_path, sim/record/critical_path.h). Each may be
-// NAME.gz (--compress) or absent (turned off): a chart whose output is
-// missing says which output it needs and how to turn it on.
+// The time series and the critical path of `npusim report` (docs/outputs.md
+// "npusim report"). The series are read from the run's outputs beside
+// summary.json: task_stats.csv (milestones per task) and
+// chip_swimlane_records.json (every block's core and kernel time), each plain
+// or NAME.gz (--compress) or absent (turned off: the chart says which output
+// it needs and how to turn it on). The critical path is summary.json's own
+// (critical_path, sim/record/critical_path.h).
 //
 // Series are binned over the makespan (first kernel start to last kernel end,
 // as summary.json's makespan_ns): each bin holds the time-weighted mean of
