@@ -4,6 +4,7 @@
 // a browser: tests/report/report_browser.py (ctest report:browser).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "models/common/errors.h"
 #include "sim/record/report.h"
+#include "sim/record/report_chart.h"
 #include "sim/record/report_series.h"
 #include "tests/cli_support.h"
 
@@ -45,7 +47,8 @@ using cli::has;
 TEST_CASE("report: the page shows summary.json's numbers, with their pointers, and bars to scale", "[report]") {
   const std::string page = report_html(hand_summary(), "t<1>");
   CHECK(has(page, "<title>npusim report: t&lt;1&gt;</title>"));  // escaped
-  CHECK(has(page, R"(data-key="/device_wall_ns" data-value="1234567.0">1,234,567 ns</span>)"));
+  // Times in the unit that keeps them short (ns below 10 us, us, ms, s), 3 decimals above ns.
+  CHECK(has(page, R"(data-key="/device_wall_ns" data-value="1234567.0">1,234.567 us</span>)"));
   CHECK(has(page, R"(data-key="/makespan_ns" data-value="1000.5">1000.500 ns</span>)"));
   CHECK(has(page, R"(data-key="/figures/core_types/aic/utilisation" data-value="0.25">25.00%</span>)"));
   CHECK(has(page, R"(data-key="/figures/sched_phases/0/shares/complete" data-value="0.75">75.00%</span>)"));
@@ -83,6 +86,86 @@ TEST_CASE("report: a failed run's page shows the error, both logs and the diagno
   CHECK(has(page, "id=\"chart-core-utilisation\""));
   CHECK(has(page, "<text x=\"10.0\" y=\"24.0\" class=\"empty\">no data in summary.json</text>"));
   CHECK(has(page, "class=\"empty\">no scheduler phase records in summary.json</text>"));
+}
+
+TEST_CASE("report: the verdict, the findings and the diagnosis come before the logs", "[report]") {
+  json s = hand_summary();
+  s["status"] = "error";
+  s["error"] = json::parse(R"J({"name": "HEAP_RING_DEADLOCK", "orch_error_code": 2, "host_code": 507018,
+    "message": "m", "host_log": ["h1"], "device_log": ["d1", "d2"], "diagnosis": {"explanation": ["e1"]},
+    "device_time_ns": 832849241.961})J");
+  s["figures"]["overhead"] = json::parse(R"({"oh_has_overhead": {"ns": 300.0, "pct": 30.0}})");
+  const std::string page = report_html(s, "t");
+  const auto at = [&](const std::string& what) { return page.find(what); };
+  CHECK(has(page, "<p id=\"verdict\" class=\"status-error\">Failed: HEAP_RING_DEADLOCK: m (npusim's diagnosis below).</p>"));
+  CHECK(at("id=\"verdict\"") < at("id=\"findings\"") + 100);
+  CHECK(at("id=\"findings\"") < at("id=\"diagnosis\""));
+  CHECK(at("id=\"diagnosis\"") < at("id=\"host-log\""));
+  CHECK(at("id=\"host-log\"") < at("id=\"device-log\""));
+  CHECK(at("id=\"diagnosis\"") < at("id=\"run\""));
+  // The logs are folded, with their line counts.
+  CHECK(has(page, "<details><summary>Device log, AICPU (2 lines)</summary>\n<pre id=\"device-log\">d1\nd2\n</pre>"));
+  // Codes as codes; a time at ms scale in ms.
+  CHECK(has(page, R"(data-key="/error/host_code" data-value="507018">507018</span>)"));
+  CHECK(has(page, R"(data-key="/error/device_time_ns" data-value="832849241.961">832.849 ms</span>)"));
+  // Findings: ring 1's heap at 100% of its capacity (red, in the box and the
+  // chart), scheduler-bound as sched_overhead_analysis.py says it (>= 25%).
+  CHECK(has(page, "<li class=\"finding alert\">ring 1 heap near capacity: peak 4,096 B of 4,096 B (100.00%): a "
+                  "larger program or a smaller ring fails here (--ring-heap, docs/rings.md)</li>"));
+  CHECK_FALSE(has(page, "ring 1 task slots near capacity"));  // 4 of 16
+  CHECK(has(page, R"(<rect class="bar alert" x="170.0")"));
+  CHECK(has(page, "<li class=\"finding\" id=\"bound\">SCHEDULER-BOUND: a free core has ready, undispatched work "
+                  "for much of the makespan (every working engine starved 30.00% of the window"));
+  // aic busy 25%: not core-bound; at 90% it is.
+  CHECK(has(page, "<li class=\"finding\" id=\"cores\">cores busy over the makespan: aic 25.00%</li>"));
+  s["figures"]["core_types"]["aic"]["utilisation"] = 0.9;
+  CHECK(has(report_html(s, "t"), "id=\"cores\">cores busy over the makespan: aic 90.00%; CORE-BOUND on aic (busy "
+                                 "90.00% of the makespan or more"));
+    // The critical path's kernel share and its largest other part.
+  s["critical_path"] = json::parse(R"({"span_ns": 1000.0, "parts_ns": {"kernel": 600.0, "sched_overhead": 50.0,
+      "core_wait": 300.0, "producer_wait": 50.0, "orchestrator": 0.0}})");
+  CHECK(has(report_html(s, "t"), "<li class=\"finding\">critical path: kernel time 60.00% of the makespan; the "
+                                 "largest other part waiting for a core 300 ns (30.00%)"));
+  s["figures"]["overhead"]["oh_has_overhead"]["pct"] = 8.0;
+  CHECK(has(report_html(s, "t"), "id=\"bound\">PARTIALLY SCHEDULER-LIMITED"));
+  s["figures"]["overhead"]["oh_has_overhead"]["pct"] = 7.99;
+  CHECK(has(report_html(s, "t"), "id=\"bound\">COMPUTE/DEPENDENCY-BOUND"));
+}
+
+TEST_CASE("report: times read in ns, us, ms or s with separators", "[report]") {
+  using npusim::record::human;
+  using npusim::record::Unit;
+  CHECK(human(0, Unit::kNs) == "0 ns");
+  CHECK(human(9999, Unit::kNs) == "9,999 ns");
+  CHECK(human(12.5, Unit::kNs) == "12.500 ns");
+  CHECK(human(10000, Unit::kNs) == "10.000 us");
+  CHECK(human(50419, Unit::kNs) == "50.419 us");
+  CHECK(human(9999999, Unit::kNs) == "9,999.999 us");
+  CHECK(human(35427102, Unit::kNs) == "35.427 ms");
+  CHECK(human(832849241.961, Unit::kNs) == "832.849 ms");
+  CHECK(human(12345678901, Unit::kNs) == "12.346 s");
+  CHECK(human(1e13, Unit::kNs) == "10,000.000 s");
+  CHECK(human(507018, Unit::kCode) == "507018");
+  CHECK(human(507018, Unit::kCount) == "507,018");
+  CHECK(human(std::nan(""), Unit::kNs) == "n/a");
+}
+
+TEST_CASE("report: a legend wraps into rows that fit the chart", "[report]") {
+  using npusim::record::legend_layout;
+  // Each entry takes 30 px and 7 px a character: 100 px for a 10-character label.
+  const auto l = legend_layout({"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "d"}, 10, 260);
+  REQUIRE(l.size() == 4);
+  CHECK(l[0].x == 10);
+  CHECK(l[0].row == 0);
+  CHECK(l[1].x == 110);
+  CHECK(l[1].row == 0);
+  CHECK(l[2].x == 10);  // 210 + 100 > 260: the next row
+  CHECK(l[2].row == 1);
+  CHECK(l[3].x == 110);
+  CHECK(l[3].row == 1);
+  // An entry wider than the chart gets a row of its own, never an empty one before it.
+  const auto wide = legend_layout({std::string(100, 'x')}, 10, 260);
+  CHECK(wide[0].row == 0);
 }
 
 TEST_CASE("report: summary.json.gz is read as the plain summary", "[report][cli]") {
@@ -140,7 +223,6 @@ TEST_CASE("report: input errors are exit 2 with the folder named, nothing writte
 
 // ---------------------------------------------------------------- series (report_series.h)
 
-using npusim::record::critical_path;
 using npusim::record::Interval;
 using npusim::record::mean_cover;
 using npusim::record::parse_task_stats;
@@ -213,12 +295,34 @@ TEST_CASE("report series: a hand-made run's bins and critical path", "[report]")
   CHECK(has(s, R"(data-series="aic" data-bins=")" + repeated("0.000", 120) + "\""));
   CHECK(has(s, R"(data-series="aiv" data-bins=")" + repeated("0.000", 5) + " 1.000 " + repeated("0.000", 54) +
                    " 0.500 1.000 0.500 " + repeated("0.000", 57) + "\""));
-  // Critical path: t1 ends last; of its producers t0 (700) ended after t2 (400).
-  CHECK(has(s, "<p id=\"path-length\">2 tasks from t0 (A) to t1: the path spans 1,200 ns"));
-  CHECK(has(s, "kernel time 1,160 ns"));
-  CHECK(has(s, "stalls between its tasks 40 ns"));
-  CHECK(has(s, "<tr><td>t0</td><td>A</td><td>-</td><td>30 ns</td><td>20 ns</td><td>600 ns</td><td>700 ns</td></tr>"));
-  CHECK(has(s, "<tr><td>t1</td><td>B</td><td>5 ns</td><td>20 ns</td><td>15 ns</td><td>560 ns</td><td>1,300 ns</td></tr>"));
+  // Critical path: the hand summary has none (a run at --swimlane-level 0).
+  CHECK(has(s, "class=\"empty\">no critical path in summary.json: it needs the run&apos;s records"));
+  // With summary.json's critical_path: t0 A [100, 700), t1 B waits for it
+  // 5 ns, 35 ns of scheduler overhead, runs [740, 1300).
+  json with_path = hand_summary();
+  with_path["makespan_ns"] = 1200.0;
+  with_path["critical_path"] = json::parse(R"({"from_ns": 100.0, "to_ns": 1300.0, "span_ns": 1200.0, "tasks": 2,
+      "parts_ns": {"kernel": 1160.0, "sched_overhead": 35.0, "core_wait": 0.0, "producer_wait": 5.0,
+                   "orchestrator": 0.0},
+      "steps_omitted": 0,
+      "steps": [{"task": "t0", "task_id": 0, "kind": "kernel", "kernel": "A", "from_ns": 100.0, "to_ns": 700.0,
+                 "segments": [{"part": "kernel", "from_ns": 100.0, "to_ns": 700.0}]},
+                {"task": "t1", "task_id": 1, "kind": "kernel", "kernel": "B", "from_ns": 700.0, "to_ns": 1300.0,
+                 "segments": [{"part": "producer_wait", "from_ns": 700.0, "to_ns": 705.0},
+                              {"part": "sched_overhead", "from_ns": 705.0, "to_ns": 740.0},
+                              {"part": "kernel", "from_ns": 740.0, "to_ns": 1300.0}]}]})");
+  const std::string q = series_sections(dir.string(), with_path);
+  CHECK(has(q, "<p id=\"path-length\">2 tasks from t0 to t1: the path covers 1,200 ns (100.00%), from 100 ns to "
+               "1,300 ns; kernel 1,160 ns (96.67%), waiting for a producer 5 ns (0.42%), waiting for a core 0 ns "
+               "(0.00%), scheduler overhead 35 ns (2.92%), orchestrator-bound 0 ns (0.00%); makespan 1,200 ns.</p>"));
+  CHECK(has(q, "<tr><td>t1</td><td>B</td><td>560 ns</td><td>5 ns</td><td>-</td><td>35 ns</td><td>-</td>"
+               "<td>1,300 ns</td></tr>"));
+  // Bar area 440 px over the listed steps [100, 1300): t1's kernel from x = 170 + 640 * 440 / 1200.
+  CHECK(has(q, R"(<rect class="bar" data-part="kernel" x="404.7" y="64.0" width="205.3")"));
+  // A malformed time is an input error naming the summary and the pointer.
+  with_path["critical_path"]["parts_ns"]["kernel"] = -1.0;
+  CHECK_THROWS_WITH(series_sections(dir.string(), with_path),
+                    Catch::Contains("/critical_path/parts_ns/kernel: expected a time in ns >= 0, found -1.0"));
   // Ring occupancy: the scope-stats plot of the run's records, as a chart of the page.
   CHECK(has(s, R"(<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-ring-occupancy" width="960")"));
   CHECK(has(s, "ring 0: task window 16 slots, heap "));
@@ -237,8 +341,6 @@ TEST_CASE("report series: a hand-made run's bins and critical path", "[report]")
   const std::string t = series_sections(dir.string(), hand_summary());
   CHECK(has(t, "class=\"empty\">needs chip_swimlane_records.json (or chip_swimlane_records.json.gz), which this run "
                "did not write: written at --swimlane-level 1 or more (default 3)</text>"));
-  CHECK(has(t, "class=\"empty\">needs deps.json (or deps.json.gz), which this run did not write: written unless "
-               "npusim run is given --no-deps</text>"));
   CHECK(has(t, "class=\"empty\">needs scope_stats/scope_stats.jsonl (or scope_stats/scope_stats.jsonl.gz), which "
                "this run did not write: written unless npusim run is given --no-scope-stats</text>"));
   CHECK(has(t, R"(data-series="all" data-bins=")" + repeated("0.000", 5) + " 1.000 "));
@@ -271,29 +373,6 @@ TEST_CASE("report series: a malformed task_stats.csv is an input error naming th
   CHECK(parse_task_stats(head + "1,t1,A,1,2,3,,5\n", "f.csv").size() == 1);
 }
 
-TEST_CASE("report series: the critical path of traces/chain.json is the whole chain", "[report][cli]") {
-  // chain.json: MATMUL (5 us, aic) then 7 ADDs (2 us, aiv), each consuming
-  // the previous task's output: every task is on the path, in order, and the
-  // path spans the makespan (first kernel start to last kernel end).
-  fs::path out;
-  REQUIRE(cli::run("traces/chain.json --quiet", "report_chain", out).status == 0);
-  const auto rows = parse_task_stats(cli::slurp(out / "task_stats.csv"), "task_stats.csv");
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
-  const json deps = cli::load(out / "deps.json");
-  for (const json& e : deps["edges"])
-    edges.emplace_back(std::stoull(e["pred"].get<std::string>()), std::stoull(e["succ"].get<std::string>()));
-  const auto path = critical_path(rows, edges);
-  REQUIRE(path.size() == 8);
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    const auto& r = rows[path[i].row];
-    CHECK(r.task == "t" + std::to_string(i));
-    CHECK(r.kernel == (i ? "ADD" : "MATMUL"));
-    CHECK(path[i].run_ns == (i ? 2000 : 5000));
-  }
-  const json summary = cli::load(out / "summary.json");
-  CHECK(rows[path.back().row].end - rows[path.front().row].start == summary["makespan_ns"].get<double>());
-}
-
 TEST_CASE("report series: a --compress gzip run's outputs are read as the plain ones", "[report][cli]") {
   fs::path plain, packed;
   REQUIRE(cli::run("traces/chain.json --quiet", "report_chain_plain", plain).status == 0);
@@ -303,6 +382,6 @@ TEST_CASE("report series: a --compress gzip run's outputs are read as the plain 
   const json summary = cli::load(plain / "summary.json");
   const std::string s = series_sections(packed.string(), summary);
   CHECK(s == series_sections(plain.string(), summary));
-  CHECK(has(s, "<p id=\"path-length\">8 tasks from t0 (MATMUL) to t7"));
+  CHECK(has(s, "<p id=\"path-length\">8 tasks from t0 to t7: the path covers "));
   CHECK_FALSE(has(s, "class=\"empty\""));
 }

@@ -27,6 +27,7 @@
 #include "sim/engine/sizing.h"
 #include "sim/engine/watch.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/record/critical_path.h"
 #include "sim/record/figures.h"
 #include "sim/record/json_out.h"
 #include "sim/record/whole_file.h"
@@ -138,6 +139,7 @@ struct Result {
   nlohmann::ordered_json tasks;           // summary.json's `tasks`
   std::unique_ptr<SummaryStats> stats;    // null when the device failed before the first task
   nlohmann::ordered_json figures;         // summary.json's `figures` (null with stats)
+  nlohmann::ordered_json critical_path;   // summary.json's `critical_path` (null without records)
   std::vector<std::string> files;         // staged by the writers, relative to the staging directory
   std::string recorded;                   // npusim record: the trace of the operations performed
 };
@@ -185,6 +187,7 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
                    {"by_kind", r.stats->warnings_by_kind},
                    {"first", r.stats->warnings}};
   s["figures"] = r.figures;
+  s["critical_path"] = r.critical_path;
   return s;
 }
 
@@ -281,6 +284,11 @@ class Writers {
         figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0) {
     fanout_.add(stats_.get());
     fanout_.add(&figures_);
+    // The critical path keeps every task and block too: with the same records.
+    if (req.outputs && l.config.swimlane_level > 0) {
+      path_ = std::make_unique<record::CriticalPathCollector>();
+      fanout_.add(path_.get());
+    }
     fanout_.add(&witness_);
     if (!req.outputs) return;  // npusim record: only the recorded trace is written
     if (l.config.swimlane_level > 0) {
@@ -302,6 +310,11 @@ class Writers {
   // summary.json's `figures` over the run's makespan.
   nlohmann::ordered_json figures(const Platform& p, Time makespan) const {
     return figures_.to_json(makespan, p.topo.clusters, p.topo.total_cores() - p.topo.clusters);
+  }
+
+  // summary.json's `critical_path` over the makespan [w0, w1]; null without the records.
+  nlohmann::ordered_json critical_path(Time w0, Time w1) const {
+    return path_ ? path_->to_json(w0, w1) : nlohmann::ordered_json(nullptr);
   }
 
   // A failed run: when progress stopped, the fatal that stopped it and the
@@ -336,6 +349,7 @@ class Writers {
  private:
   std::unique_ptr<SummaryStats> stats_;
   record::FiguresCollector figures_;
+  std::unique_ptr<record::CriticalPathCollector> path_;
   FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
@@ -468,6 +482,8 @@ class ChipSim {
     r.files = writers_.finish(l_);
     r.stats = writers_.take_stats();
     r.figures = writers_.figures(l_.platform, r.makespan);
+    const Time first_start = chip.cores().first_start();
+    if (first_start != kNever) r.critical_path = writers_.critical_path(first_start, first_start + r.makespan);
     if (recorder_) r.recorded = recorder_->trace_json();
     return r;
   }

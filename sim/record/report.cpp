@@ -60,6 +60,7 @@ std::string token(const std::string& key) { return json_input::child("", key); }
 struct BarRow {
   std::string label, value, tip;
   double fraction = 0;
+  bool alert = false;  // drawn in red (a ring near its capacity)
 };
 
 std::string bar_chart(const std::string& id, const std::string& title, const std::vector<BarRow>& rows,
@@ -72,8 +73,9 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     const double y = 6 + static_cast<double>(i) * kRow;
     const double w = std::clamp(r.fraction, 0.0, 1.0) * kBarArea;
     s += svg_text(kLabelWidth - 8, y + 15, r.label, " text-anchor=\"end\"");
-    s += "<rect class=\"bar\" x=\"" + px(kLabelWidth) + "\" y=\"" + px(y + 3) + "\" width=\"" + px(std::max(w, 1.0)) +
-         "\" height=\"16\" fill=\"" + kPalette[0] + "\"><title>" + xml_escape(r.tip) + "</title></rect>\n";
+    s += std::string("<rect class=\"bar") + (r.alert ? " alert" : "") + "\" x=\"" + px(kLabelWidth) + "\" y=\"" +
+         px(y + 3) + "\" width=\"" + px(std::max(w, 1.0)) + "\" height=\"16\" fill=\"" +
+         (r.alert ? "#c00" : kPalette[0]) + "\"><title>" + xml_escape(r.tip) + "</title></rect>\n";
     s += svg_text(kLabelWidth + kBarArea + 8, y + 15, r.value);
   }
   if (capacity_line)
@@ -84,6 +86,116 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
 }
 
 // ---------------------------------------------------------------- sections
+
+// A ring resource at this share of its capacity or more is a finding (and a red bar).
+constexpr double kNearCapacity = 0.9;
+// A core type busy this share of the makespan or more makes the run core-bound on it.
+constexpr double kCoreBound = 0.9;
+
+struct Resource {
+  const char* peak;      // key in ring_peaks."R"
+  const char* capacity;  // key in run (a list per ring)
+  const char* label;
+  Unit unit;
+};
+constexpr Resource kResources[] = {{"task_slots", "ring_task_window", "task slots", Unit::kCount},
+                                   {"heap_bytes", "ring_heap", "heap", Unit::kBytes},
+                                   {"dep_pool", "ring_dep_pool", "dep pool", Unit::kCount}};
+
+// run.ring_task_window -> "ring-task-window", the option that sets it.
+std::string option_name(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
+
+// critical_path's part names as the page says them.
+std::string part_label(const std::string& key) {
+  if (key == "producer_wait") return "waiting for a producer";
+  if (key == "core_wait") return "waiting for a core";
+  if (key == "sched_overhead") return "scheduler overhead";
+  if (key == "orchestrator") return "orchestrator-bound";
+  return key;
+}
+
+// The verdict (status and the headline, or the failure's name and message)
+// and the findings a reader needs first: rings near capacity, whether the
+// run is scheduler-bound (the runtime's sched_overhead_analysis.py verdict,
+// from figures.overhead.oh_has_overhead), core utilisation and what the
+// critical path spent the makespan on.
+std::string findings_section(const json& doc) {
+  std::ostringstream o;
+  const bool ok = text_of(at(doc, "/status")) == "ok";
+  o << "<section id=\"findings\">\n<p id=\"verdict\" class=\"status-" << (ok ? "ok" : "error") << "\">";
+  if (ok)
+    o << "Completed: " << num(doc, "/tasks/completed", Unit::kCount) << " tasks, makespan "
+      << num(doc, "/makespan_ns", Unit::kNs) << ", device wall " << num(doc, "/device_wall_ns", Unit::kNs) << ".";
+  else
+    o << "Failed: " << xml_escape(text_of(at(doc, "/error/name"))) << ": "
+      << xml_escape(text_of(at(doc, "/error/message"))) << " (npusim's diagnosis below).";
+  o << "</p>\n<h2>Findings</h2>\n<ul>\n";
+  // Rings near capacity.
+  int near = 0;
+  const json* rings = at(doc, "/figures/ring_peaks");
+  if (rings && rings->is_object())
+    for (const auto& [r, v] : rings->items())
+      for (const Resource& res : kResources) {
+        const double peak = number_or(at(doc, "/figures/ring_peaks" + token(r) + "/" + res.peak), -1);
+        const double cap = number_or(at(doc, std::string("/run/") + res.capacity + "/" + r), 0);
+        if (cap <= 0 || peak < kNearCapacity * cap) continue;
+        ++near;
+        o << "<li class=\"finding alert\">ring " << xml_escape(r) << " " << res.label << " near capacity: peak "
+          << human(peak, res.unit) << " of " << human(cap, res.unit) << " (" << human(peak / cap, Unit::kRatio)
+          << "): a larger program or a smaller ring fails here (--" << option_name(res.capacity)
+          << ", docs/rings.md)</li>\n";
+      }
+  if (near == 0 && rings && rings->is_object() && !rings->empty())
+    o << "<li class=\"finding\">no ring above " << human(kNearCapacity, Unit::kRatio) << " of its capacity at a scope's begin or end (scope_stats samples)</li>\n";
+  // Scheduler-bound or not, as the runtime's sched_overhead_analysis.py says it.
+  if (const json* has = at(doc, "/figures/overhead/oh_has_overhead/pct"); has && has->is_number()) {
+    const double pct = has->get<double>();
+    const char* verdict = pct >= 25 ? "SCHEDULER-BOUND: a free core has ready, undispatched work for much of the "
+                                      "makespan"
+                          : pct >= 8 ? "PARTIALLY SCHEDULER-LIMITED: the rest is compute and dependency-limited "
+                                       "parallelism"
+                                     : "COMPUTE/DEPENDENCY-BOUND: little reducible scheduler overhead";
+    o << "<li class=\"finding\" id=\"bound\">" << verdict << " (every working engine starved "
+      << human(pct, Unit::kPct) << " of the window, oh_has_overhead; sched_overhead_analysis's verdict)</li>\n";
+  }
+  // Core utilisation.
+  if (const json* types = at(doc, "/figures/core_types"); types && types->is_object() && !types->empty()) {
+    // A core type busy kCoreBound of the makespan or more: the run is core-bound on it.
+    std::vector<std::string> bound;
+    o << "<li class=\"finding\" id=\"cores\">cores busy over the makespan:";
+    for (const auto& [type, v] : types->items()) {
+      const double u = number_or(at(doc, "/figures/core_types" + token(type) + "/utilisation"), 0);
+      o << " " << xml_escape(type) << " " << human(u, Unit::kRatio);
+      if (u >= kCoreBound) bound.push_back(type);
+    }
+    for (std::size_t i = 0; i < bound.size(); ++i)
+      o << (i ? ", " : "; CORE-BOUND on ") << xml_escape(bound[i]);
+    if (!bound.empty())
+      o << " (busy " << human(kCoreBound, Unit::kRatio) << " of the makespan or more: more cores of that type, or "
+        << "less work on them, is what shortens it)";
+    o << "</li>\n";
+  }
+  // The critical path's largest part besides kernel time.
+  if (const json* parts = at(doc, "/critical_path/parts_ns"); parts && parts->is_object()) {
+    const double span = number_or(at(doc, "/critical_path/span_ns"), 0);
+    std::string worst;
+    double most = 0;
+    for (const auto& [k, v] : parts->items())
+      if (k != "kernel" && v.is_number() && v.get<double>() > most) most = v.get<double>(), worst = k;
+    o << "<li class=\"finding\">critical path: kernel time "
+      << human(span > 0 ? number_or(at(doc, "/critical_path/parts_ns/kernel"), 0) / span : 0, Unit::kRatio)
+      << " of the makespan";
+    if (!worst.empty())
+      o << "; the largest other part " << xml_escape(part_label(worst)) << " " << human(most, Unit::kNs) << " ("
+        << human(span > 0 ? most / span : 0, Unit::kRatio) << ")";
+    o << " (section Critical path)</li>\n";
+  }
+  o << "</ul>\n</section>\n";
+  return o.str();
+}
 
 std::string header_section(const json& doc) {
   std::ostringstream o;
@@ -157,7 +269,8 @@ std::string sched_phases_section(const json& doc) {
     return o.str();
   }
   const int rows = static_cast<int>(threads->size());
-  const int height = rows * kRow + 40;
+  const std::vector<LegendSlot> legend = legend_layout(kinds, 10, kChartWidth - 10);
+  const int height = rows * kRow + 24 + (legend.back().row + 1) * 18;
   o << svg_open("chart-sched-phases", height, "scheduler phase split per thread");
   int row = 0;
   for (const auto& [t, v] : threads->items()) {
@@ -176,13 +289,11 @@ std::string sched_phases_section(const json& doc) {
     }
     o << svg_text(kLabelWidth + kBarArea + 8, y + 15, human(number_or(at(doc, p + "/phase_ns"), 0), Unit::kNs));
   }
-  double lx = kLabelWidth;
-  const double ly = 6 + rows * kRow + 10;
-  for (const std::string& k : kinds) {
+  for (std::size_t i = 0; i < kinds.size(); ++i) {  // the legend, in rows that fit the chart
+    const double lx = legend[i].x, ly = 6 + rows * kRow + 10 + legend[i].row * 18;
     o << "<rect class=\"legend\" x=\"" << px(lx) << "\" y=\"" << px(ly) << "\" width=\"12\" height=\"12\" fill=\""
-      << colour(k) << "\"/>\n"
-      << svg_text(lx + 16, ly + 11, k);
-    lx += 24 + 8.0 * static_cast<double>(k.size());
+      << colour(kinds[i]) << "\"/>\n"
+      << svg_text(lx + 16, ly + 11, kinds[i]);
   }
   o << "</svg>\n<table>\n<tr><th>thread</th><th>phase time</th>";
   for (const std::string& k : kinds) o << "<th>" << xml_escape(k) << "</th>";
@@ -199,15 +310,6 @@ std::string sched_phases_section(const json& doc) {
 
 // Per ring the scopes sampled: each resource's peak against the ring's size.
 std::string ring_peaks_section(const json& doc) {
-  struct Resource {
-    const char* peak;      // key in ring_peaks."R"
-    const char* capacity;  // key in run (a list per ring)
-    const char* label;
-    Unit unit;
-  };
-  const Resource kResources[] = {{"task_slots", "ring_task_window", "task slots", Unit::kCount},
-                                 {"heap_bytes", "ring_heap", "heap", Unit::kBytes},
-                                 {"dep_pool", "ring_dep_pool", "dep pool", Unit::kCount}};
   const json* rings = at(doc, "/figures/ring_peaks");
   std::vector<BarRow> rows;
   std::ostringstream table;
@@ -223,7 +325,8 @@ std::string ring_peaks_section(const json& doc) {
         const double fraction = cap > 0 ? number_or(peak, 0) / cap : 0;
         const std::string of = cap > 0 ? human(fraction, Unit::kRatio) : "capacity unknown";
         rows.push_back({"ring " + r + " " + res.label, of,
-                        "peak " + human(number_or(peak, 0), res.unit) + " of " + human(cap, res.unit), fraction});
+                        "peak " + human(number_or(peak, 0), res.unit) + " of " + human(cap, res.unit), fraction,
+                        fraction >= kNearCapacity});
         table << "<tr><td>" << xml_escape(r) << "</td><td>" << res.label << "</td><td>"
               << num(doc, peak_p, res.unit) << "</td><td>" << num(doc, cap_p, res.unit) << "</td><td>" << of
               << "</td></tr>\n";
@@ -232,7 +335,8 @@ std::string ring_peaks_section(const json& doc) {
   std::ostringstream o;
   o << "<section id=\"ring-peaks\">\n<h2>Ring peaks against capacity</h2>\n"
     << "<p>The most of each ring's task slots, heap bytes and dep-pool entries in use at a scope's begin or end "
-       "(scope_stats), over the ring's size in this run; the dashed line is the capacity.</p>\n"
+       "(scope_stats), over the ring's size in this run; the dashed line is the capacity, a bar at "
+    << human(kNearCapacity, Unit::kRatio) << " of it or more is red.</p>\n"
     << bar_chart("chart-ring-peaks", "ring peaks against capacity", rows, true);
   if (!rows.empty()) o << table.str();
   o << "</section>\n";
@@ -309,26 +413,35 @@ std::string lines_block(const json* v, const std::string& id) {
   return "<pre id=\"" + id + "\">" + xml_escape(text) + "</pre>\n";
 }
 
+// The failure: what npusim found first (its diagnosis and the sizes that
+// would have been enough), then the runtime's report (message, hint, codes),
+// then the host and device logs folded.
 std::string failure_section(const json& doc) {
   const json* error = at(doc, "/error");
   if (!error || error->is_null()) return "";
   std::ostringstream o;
   o << "<section id=\"failure\">\n<h2>Failure: <span id=\"error-name\">" << xml_escape(text_of(at(doc, "/error/name")))
-    << "</span></h2>\n<table class=\"kv\">\n";
-  for (const char* key : {"message", "hint", "detector"})
-    o << "<tr><th>" << key << "</th><td>" << xml_escape(text_of(at(doc, std::string("/error/") + key)))
-      << "</td></tr>\n";
-  for (const char* key : {"orch_error_code", "sched_error_code", "host_code"})
-    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kCount) << "</td></tr>\n";
-  for (const char* key : {"stall_time_ns", "detector_since_ns", "device_time_ns"})
-    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kNs) << "</td></tr>\n";
-  o << "</table>\n<h3>Host log</h3>\n"
-    << lines_block(at(doc, "/error/host_log"), "host-log") << "<h3>Device log (AICPU)</h3>\n"
-    << lines_block(at(doc, "/error/device_log"), "device-log") << "<h3>npusim diagnosis</h3>\n"
-    << lines_block(at(doc, "/error/diagnosis/explanation"), "diagnosis");
+    << "</span></h2>\n<p id=\"error-message\">" << xml_escape(text_of(at(doc, "/error/message"))) << "</p>\n"
+    << "<h3>npusim diagnosis</h3>\n" << lines_block(at(doc, "/error/diagnosis/explanation"), "diagnosis");
   if (const json* enough = at(doc, "/error/diagnosis/enough/option"))
     o << "<p id=\"enough\">Sizes that would have been enough: <code>" << xml_escape(text_of(enough))
       << "</code></p>\n";
+  o << "<h3>The runtime's report</h3>\n<table class=\"kv\">\n";
+  for (const char* key : {"hint", "detector"})
+    o << "<tr><th>" << key << "</th><td>" << xml_escape(text_of(at(doc, std::string("/error/") + key)))
+      << "</td></tr>\n";
+  for (const char* key : {"orch_error_code", "sched_error_code", "host_code"})
+    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kCode) << "</td></tr>\n";
+  for (const char* key : {"stall_time_ns", "detector_since_ns", "device_time_ns"})
+    o << "<tr><th>" << key << "</th><td>" << num(doc, std::string("/error/") + key, Unit::kNs) << "</td></tr>\n";
+  auto lines = [&](const char* pointer) {
+    const json* v = at(doc, pointer);
+    return v && v->is_array() ? std::to_string(v->size()) + " lines" : std::string("none");
+  };
+  o << "</table>\n<details><summary>Host log (" << lines("/error/host_log") << ")</summary>\n"
+    << lines_block(at(doc, "/error/host_log"), "host-log") << "</details>\n"
+    << "<details><summary>Device log, AICPU (" << lines("/error/device_log") << ")</summary>\n"
+    << lines_block(at(doc, "/error/device_log"), "device-log") << "</details>\n";
   if (const json* diagnosis = at(doc, "/error/diagnosis"))
     o << "<details><summary>the whole diagnosis (error.diagnosis)</summary>\n<pre>" << xml_escape(diagnosis->dump(2))
       << "</pre></details>\n";
@@ -341,11 +454,15 @@ const char kStyle[] =
     "h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}\n"
     "table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:left;border-bottom:1px solid "
     "#eee}\n"
-    "td .num{font-variant-numeric:tabular-nums}\n"
+    "td .num{font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "#sched-phases table{display:block;overflow-x:auto}\n"
     "svg.chart{display:block;margin:8px 0;font-size:12px;max-width:100%;height:auto}\n"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}\n"
     ".status-ok{color:#1a7f37;font-weight:bold}.status-error{color:#c00;font-weight:bold}\n"
-    "#failure{border-left:4px solid #c00;padding-left:12px}\n";
+    "#failure{border-left:4px solid #c00;padding-left:12px}\n"
+    "#findings{border:1px solid #ccc;background:#fafafa;padding:4px 14px;margin-top:12px}\n"
+    "#findings h2{font-size:16px;margin-top:8px}#verdict{font-size:16px}.finding.alert{color:#c00}\n"
+    "details summary{cursor:pointer;color:#555}\n";
 
 // The one script: a script error is written into the page (so a headless
 // browser's DOM dump shows it), and the charts drawn are counted.
@@ -364,7 +481,8 @@ std::string report_html(const json& summary, const std::string& title, const std
     << xml_escape(title) << "</title>\n<style>\n"
     << kStyle << "</style>\n" << kErrorHook << "</head>\n<body>\n<h1>npusim report: " << xml_escape(title)
     << "</h1>\n"
-    << header_section(summary) << failure_section(summary) << core_types_section(summary) << series
+    << findings_section(summary) << failure_section(summary) << header_section(summary)
+    << core_types_section(summary) << series
     << sched_phases_section(summary) << ring_peaks_section(summary) << top_kernels_section(summary)
     << latency_section(summary) << kChartCount << "</body>\n</html>\n";
   return o.str();

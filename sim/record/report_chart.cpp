@@ -23,18 +23,53 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-// How a number reads on the page: ns and counts grouped in thousands
-// (fractions of a ns to 3 places), ratios and percentages to 2 places.
+namespace {
+
+// `v` with 3 decimals, its whole part grouped in thousands: "1,234.567".
+std::string grouped3(double v) {
+  const std::string f = fixed(std::abs(v), 3);
+  const std::size_t dot = f.find('.');
+  std::string out = grouped(std::stoll(f.substr(0, dot))) + f.substr(dot);
+  return (v < 0 && f != "0.000" ? "-" : "") + out;
+}
+
+// A time in ns in the unit that keeps it short.
+std::string time_text(double v) {
+  const double a = std::abs(v);
+  const bool whole = a < 9e15 && v == std::floor(v);
+  if (a < 1e4) return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 3)) + " ns";
+  if (a < 1e7) return grouped3(v / 1e3) + " us";
+  if (a < 1e10) return grouped3(v / 1e6) + " ms";
+  return grouped3(v / 1e9) + " s";
+}
+
+}  // namespace
+
 std::string human(double v, Unit unit) {
+  if (!std::isfinite(v)) return "n/a";
   const bool whole = std::abs(v) < 9e15 && v == std::floor(v);
   switch (unit) {
-    case Unit::kNs: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 3)) + " ns";
+    case Unit::kNs: return time_text(v);
+    case Unit::kCode: return whole ? std::to_string(static_cast<long long>(v)) : fixed(v, 0);
     case Unit::kBytes: return (whole ? grouped(static_cast<long long>(v)) : fixed(v, 0)) + " B";
     case Unit::kCount: return whole ? grouped(static_cast<long long>(v)) : fixed(v, 3);
     case Unit::kRatio: return fixed(v * 100, 2) + "%";
     case Unit::kPct: return fixed(v, 2) + "%";
   }
   return fixed(v, 3);
+}
+
+std::vector<LegendSlot> legend_layout(const std::vector<std::string>& labels, double x0, double x1) {
+  std::vector<LegendSlot> out;
+  double x = x0;
+  int row = 0;
+  for (const std::string& l : labels) {
+    const double w = 30 + 7.0 * static_cast<double>(l.size());
+    if (x > x0 && x + w > x1) x = x0, ++row;
+    out.push_back({x, row});
+    x += w;
+  }
+  return out;
 }
 
 const char* const kPalette[10] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",

@@ -4,10 +4,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace npusim::record {
 
-enum class Unit { kNs, kCount, kRatio, kPct, kBytes };
+enum class Unit { kNs, kCount, kRatio, kPct, kBytes, kCode };
 
 // 1234567 -> "1,234,567".
 std::string grouped(long long v);
@@ -15,9 +16,19 @@ std::string grouped(long long v);
 // `v` with `decimals` places.
 std::string fixed(double v, int decimals);
 
-// How a number reads on the page: ns and counts grouped in thousands
-// (fractions of a ns to 3 places), ratios and percentages to 2 places.
+// How a number reads on the page: times in the unit that keeps them short
+// (ns below 10 us, us below 10 ms, ms below 10 s, then s; 3 decimals above
+// ns), counts grouped in thousands, ratios and percentages to 2 places, codes
+// (error codes) as their digits.
 std::string human(double v, Unit unit);
+
+// A legend's entries laid out in rows that fit [x0, x1): each entry's x and
+// row (a swatch and its label, ~7 px a character at the charts' 12 px).
+struct LegendSlot {
+  double x;
+  int row;
+};
+std::vector<LegendSlot> legend_layout(const std::vector<std::string>& labels, double x0, double x1);
 
 constexpr int kChartWidth = 760;
 constexpr int kLabelWidth = 170;

@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
 constexpr int kBins = 120;                                   // bins of every series over the makespan
-constexpr std::size_t kPathRows = 40;                        // critical-path steps drawn and listed
 constexpr std::uint64_t kMaxOutputBytes = std::uint64_t(1) << 30;  // an output's text, decompressed
 
 // ---------------------------------------------------------------- inputs
@@ -37,7 +36,6 @@ struct Needed {
 };
 constexpr Needed kTaskStats{"task_stats.csv", "written unless npusim run is given --no-task-stats"};
 constexpr Needed kSwimlane{"chip_swimlane_records.json", "written at --swimlane-level 1 or more (default 3)"};
-constexpr Needed kDeps{"deps.json", "written unless npusim run is given --no-deps"};
 constexpr Needed kScopeStats{"scope_stats/scope_stats.jsonl", "written unless npusim run is given --no-scope-stats"};
 
 std::string missing(const Needed& n) {
@@ -100,18 +98,6 @@ Blocks parse_swimlane(const RunOutput& f) {
   return b;
 }
 
-// deps.json's edges as (pred, succ).
-std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_edges(const RunOutput& f) {
-  const json doc = json_input::parse(f.text, f.path);
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges;
-  try {
-    for (const json& e : doc.at("edges")) edges.emplace_back(id_of(e.at("pred")), id_of(e.at("succ")));
-  } catch (const std::exception& e) {
-    throw InputError(f.path, "/edges", std::string("expected deps.json's edges with pred and succ (") + e.what() + ")");
-  }
-  return edges;
-}
-
 // ---------------------------------------------------------------- charts
 
 struct Series {
@@ -128,7 +114,10 @@ constexpr int kPlotLeft = 70, kPlotRight = kChartWidth - 20, kPlotTop = 10, kPlo
 // (data-span-ns) and its scale (data-scale), for a reader or a test.
 std::string step_chart(const std::string& id, const std::string& title, const std::vector<Series>& series,
                        double span, double y_max, Unit y_unit, double capacity) {
-  const int height = kPlotTop + kPlotHeight + 50;
+  std::vector<std::string> names;
+  for (const Series& x : series) names.push_back(x.name);
+  const std::vector<LegendSlot> legend = legend_layout(names, kPlotLeft, kChartWidth - 10);
+  const int height = kPlotTop + kPlotHeight + 50 + (legend.empty() ? 0 : legend.back().row * 18);
   const double w = kPlotRight - kPlotLeft;
   auto ypx = [&](double v) { return kPlotTop + kPlotHeight * (1 - std::clamp(v / y_max, 0.0, 1.0)); };
   std::string s = svg_open(id, height, title);
@@ -144,7 +133,6 @@ std::string step_chart(const std::string& id, const std::string& title, const st
   if (capacity > 0)
     s += "<line class=\"capacity\" x1=\"" + px(kPlotLeft) + "\" x2=\"" + px(kPlotRight) + "\" y1=\"" +
          px(ypx(capacity)) + "\" y2=\"" + px(ypx(capacity)) + "\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>\n";
-  double lx = kPlotLeft;
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& x = series[k];
     const std::size_t n = x.bins.size();
@@ -158,10 +146,9 @@ std::string step_chart(const std::string& id, const std::string& title, const st
     const char* colour = kPalette[k % 10];
     s += "<polyline class=\"series\" data-series=\"" + xml_escape(x.name) + "\" data-bins=\"" + values +
          "\" data-span-ns=\"" + fixed(span, 3) + "\" data-scale=\"" + fixed(x.scale, 3) + "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
-    const double ly = kPlotTop + kPlotHeight + 30;
+    const double lx = legend[k].x, ly = kPlotTop + kPlotHeight + 30 + legend[k].row * 18;
     s += "<rect class=\"legend\" x=\"" + px(lx) + "\" y=\"" + px(ly) + "\" width=\"12\" height=\"12\" fill=\"" +
          colour + "\"/>\n" + svg_text(lx + 16, ly + 11, x.name);
-    lx += 40 + 7.0 * static_cast<double>(x.name.size());
   }
   return s + "</svg>\n";
 }
@@ -258,64 +245,138 @@ std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows,
   return section("ready-queue", "Ready-queue depth over time", intro, body);
 }
 
-std::string critical_path_section(const std::optional<std::vector<TaskRow>>& rows,
-                                  const std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>>& edges,
-                                  const json& summary) {
+// The parts of summary.json's critical_path, in the order the page lists them, with their colours.
+struct PartStyle {
+  const char* key;
+  const char* label;
+  const char* colour;
+};
+constexpr PartStyle kParts[] = {{"kernel", "kernel", "#4e79a7"},
+                                {"producer_wait", "waiting for a producer", "#b07aa1"},
+                                {"core_wait", "waiting for a core", "#f28e2b"},
+                                {"sched_overhead", "scheduler overhead", "#9c9c9c"},
+                                {"orchestrator", "orchestrator-bound", "#e15759"}};
+
+const PartStyle* part_style(const std::string& key) {
+  for (const PartStyle& p : kParts)
+    if (key == p.key) return &p;
+  return nullptr;
+}
+
+// A time of summary.json's critical_path: a finite number >= 0, else an input error.
+double path_time(const json& v, const std::string& file, const std::string& where) {
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw InputError(file, where, "expected a time in ns >= 0, found " + v.dump());
+  return v.get<double>();
+}
+
+std::string critical_path_section(const json& summary, const std::string& file) {
   const char* id = "chart-critical-path";
   const std::string intro =
-      "From the task whose last kernel ends last, back through the producer (deps.json) that ended last: each "
-      "task's wait after that producer's end until it became ready, ready to first dispatch, dispatch to first "
-      "kernel start (the stall, grey) and its kernel time (first start to last end, coloured).";
-  if (!rows) return section("critical-path", "Critical path", intro, empty_chart(id, missing(kTaskStats)));
-  if (!edges) return section("critical-path", "Critical path", intro, empty_chart(id, missing(kDeps)));
-  const std::vector<PathStep> path = critical_path(*rows, *edges);
-  if (path.empty())
-    return section("critical-path", "Critical path", intro, empty_chart(id, "no kernel ran: nothing to draw"));
-  const TaskRow& head = (*rows)[path.front().row];
-  const double t0 = head.start, t1 = (*rows)[path.back().row].end;
-  double run = 0, stall = 0;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    run += path[i].run_ns;
-    if (i) stall += path[i].wait_ns + path[i].queue_ns + path[i].launch_ns;
+      "From the last kernel end back to the first kernel start (the makespan), every interval attributed to "
+      "one part: kernel time; waiting for a producer (its last kernel end to the task becoming ready); waiting "
+      "for a core (ready while the core it then ran on was still busy); scheduler overhead (ready or core free "
+      "to dispatch, dispatch or doorbell to kernel start, a dummy task's resolution); orchestrator-bound (the "
+      "task became ready at its submit: the orchestrator had not reached it). summary.json's critical_path.";
+  const json::json_pointer at_path("/critical_path");
+  if (!summary.contains(at_path) || summary.at(at_path).is_null())
+    return section("critical-path", "Critical path", intro,
+                   empty_chart(id, "no critical path in summary.json: it needs the run's records (--swimlane-level "
+                                   "1 or more, the default) and a kernel that started"));
+  const json& cp = summary.at(at_path);
+  std::vector<std::pair<const PartStyle*, double>> parts;
+  double from = 0, to = 0, sum = 0;
+  std::vector<const json*> steps;
+  try {
+    from = path_time(cp.at("from_ns"), file, "/critical_path/from_ns");
+    to = path_time(cp.at("to_ns"), file, "/critical_path/to_ns");
+    for (const PartStyle& p : kParts) {
+      const double v = path_time(cp.at("parts_ns").at(p.key), file, std::string("/critical_path/parts_ns/") + p.key);
+      parts.emplace_back(&p, v);
+      sum += v;
+    }
+    for (const json& s : cp.at("steps")) steps.push_back(&s);
+  } catch (const json::exception& e) {
+    throw InputError(file, "/critical_path", std::string("expected npusim's critical_path (") + e.what() + ")");
   }
-  const json::json_pointer mk("/makespan_ns");
-  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : 0;
-  auto share = [&](double v) { return makespan > 0 ? " (" + human(v / makespan, Unit::kRatio) + " of the makespan)" : ""; };
+  const double span = to > from ? to - from : 0;
+  const std::size_t n_tasks = cp.value("tasks", std::size_t{0}), omitted = cp.value("steps_omitted", std::size_t{0});
+  auto share = [&](double v) { return span > 0 ? " (" + human(v / span, Unit::kRatio) + ")" : ""; };
   std::ostringstream o;
-  o << "<p id=\"path-length\">" << path.size() << " tasks from " << xml_escape(head.task) << " ("
-    << xml_escape(head.kernel) << ") to " << xml_escape((*rows)[path.back().row].task) << ": the path spans "
-    << human(t1 - t0, Unit::kNs) << share(t1 - t0) << "; kernel time " << human(run, Unit::kNs) << share(run)
-    << ", stalls between its tasks " << human(stall, Unit::kNs) << share(stall) << "; makespan "
-    << human(makespan, Unit::kNs) << ".</p>\n";
-  // The last kPathRows steps (the path's end, nearest the makespan's end).
-  const std::size_t from = path.size() > kPathRows ? path.size() - kPathRows : 0;
-  if (from) o << "<p class=\"note\">The path's first " << from << " tasks are not drawn or listed.</p>\n";
-  const double x0 = std::isnan(head.ready) ? t0 : std::min(t0, head.ready);
-  const double scale = t1 > x0 ? kBarArea / (t1 - x0) : 0;
-  const int height = static_cast<int>(path.size() - from) * 18 + 10;
+  const json::json_pointer mk("/makespan_ns");
+  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : span;
+  o << "<p id=\"path-length\">" << grouped(static_cast<long long>(n_tasks)) << (n_tasks == 1 ? " task" : " tasks");
+  if (!steps.empty())
+    o << " from " << xml_escape(steps.front()->value("task", "")) << " to " << xml_escape(steps.back()->value("task", ""));
+  o << ": the path covers " << human(sum, Unit::kNs) << share(sum) << ", from " << human(from, Unit::kNs) << " to "
+    << human(to, Unit::kNs) << ";";
+  for (const auto& [p, v] : parts) o << " " << p->label << " " << human(v, Unit::kNs) << share(v) << ",";
+  o.seekp(-1, std::ios_base::cur);
+  o << "; makespan " << human(makespan, Unit::kNs) << ".</p>\n";
+  // One stacked bar of the whole path, then a row per listed step.
+  const int rows = static_cast<int>(steps.size());
+  std::vector<std::string> labels;
+  for (const PartStyle& p : kParts) labels.push_back(p.label);
+  const std::vector<LegendSlot> legend = legend_layout(labels, 10, kChartWidth - 10);
+  const double top = 44 + 18 * legend.back().row;  // the first step's row
+  const int height = static_cast<int>(top) + rows * 18 + 10;
   o << svg_open(id, height, "critical path");
-  for (std::size_t i = from; i < path.size(); ++i) {
-    const TaskRow& r = (*rows)[path[i].row];
-    const double y = 5 + static_cast<double>(i - from) * 18;
-    const double stall_from = r.start - path[i].wait_ns - path[i].queue_ns - path[i].launch_ns;
-    o << svg_text(kLabelWidth - 8, y + 12, r.task + " " + r.kernel, " text-anchor=\"end\"");
-    o << "<rect class=\"stall\" x=\"" << px(kLabelWidth + (stall_from - x0) * scale) << "\" y=\"" << px(y + 2)
-      << "\" width=\"" << px(std::max(0.0, r.start - stall_from) * scale) << "\" height=\"12\" fill=\"#bbb\"><title>"
-      << xml_escape(r.task) << " stall " << human(r.start - stall_from, Unit::kNs) << "</title></rect>\n";
-    o << "<rect class=\"bar\" x=\"" << px(kLabelWidth + (r.start - x0) * scale) << "\" y=\"" << px(y + 2)
-      << "\" width=\"" << px(std::max(1.0, path[i].run_ns * scale)) << "\" height=\"12\" fill=\"" << kPalette[0]
-      << "\"><title>" << xml_escape(r.task) << " " << xml_escape(r.kernel) << " " << human(path[i].run_ns, Unit::kNs)
-      << "</title></rect>\n";
-    o << svg_text(kLabelWidth + kBarArea + 8, y + 12, human(path[i].run_ns, Unit::kNs));
+  double x = kLabelWidth;
+  const double whole = span > 0 ? kBarArea / span : 0;
+  o << svg_text(kLabelWidth - 8, 17, "whole path", " text-anchor=\"end\"");
+  for (const auto& [p, v] : parts) {
+    if (v <= 0) continue;
+    o << "<rect class=\"bar part\" data-part=\"" << p->key << "\" x=\"" << px(x) << "\" y=\"5\" width=\""
+      << px(v * whole) << "\" height=\"16\" fill=\"" << p->colour << "\"><title>" << p->label << " "
+      << human(v, Unit::kNs) << share(v) << "</title></rect>\n";
+    x += v * whole;
   }
-  o << "</svg>\n<table id=\"path-table\">\n<tr><th>task</th><th>kernel</th><th>wait after producer</th>"
-       "<th>ready to dispatch</th><th>dispatch to start</th><th>kernel time</th><th>ends at</th></tr>\n";
-  for (std::size_t i = from; i < path.size(); ++i) {
-    const TaskRow& r = (*rows)[path[i].row];
-    o << "<tr><td>" << xml_escape(r.task) << "</td><td>" << xml_escape(r.kernel) << "</td><td>"
-      << (i ? human(path[i].wait_ns, Unit::kNs) : "-") << "</td><td>" << human(path[i].queue_ns, Unit::kNs)
-      << "</td><td>" << human(path[i].launch_ns, Unit::kNs) << "</td><td>" << human(path[i].run_ns, Unit::kNs)
-      << "</td><td>" << human(r.end, Unit::kNs) << "</td></tr>\n";
+  for (std::size_t i = 0; i < labels.size(); ++i)  // the legend, in rows that fit the chart
+    o << "<rect class=\"legend\" x=\"" << px(legend[i].x) << "\" y=\"" << px(27 + 18 * legend[i].row)
+      << "\" width=\"10\" height=\"10\" fill=\"" << kParts[i].colour << "\"/>\n"
+      << svg_text(legend[i].x + 14, 36 + 18 * legend[i].row, labels[i]);
+  // The listed steps' own time axis: from the first listed step's start to the path's end.
+  double x0 = to;
+  for (const json* s : steps) x0 = std::min(x0, path_time(s->at("from_ns"), file, "/critical_path/steps"));
+  const double scale = to > x0 ? kBarArea / (to - x0) : 0;
+  for (int i = 0; i < rows; ++i) {
+    const json& s = *steps[static_cast<std::size_t>(i)];
+    const double y = top + i * 18;
+    const std::string kind = s.value("kind", "kernel");
+    const std::string label = s.value("task", "") + " " + (kind == "kernel" ? s.value("kernel", "") : "(" + kind + ")");
+    o << svg_text(kLabelWidth - 8, y + 12, label.size() > 26 ? label.substr(0, 25) + "\xe2\x80\xa6" : label,
+                  " text-anchor=\"end\"");
+    double kernel = 0;
+    for (const json& g : s.at("segments")) {
+      const std::string key = g.value("part", "");
+      const PartStyle* p = part_style(key);
+      const double a = path_time(g.at("from_ns"), file, "/critical_path/steps"),
+                   b = path_time(g.at("to_ns"), file, "/critical_path/steps");
+      if (key == "kernel") kernel += b - a;
+      o << "<rect class=\"" << (key == "kernel" ? "bar" : "stall") << "\" data-part=\"" << xml_escape(key)
+        << "\" x=\"" << px(kLabelWidth + (a - x0) * scale) << "\" y=\"" << px(y + 2) << "\" width=\""
+        << px(std::max(0.5, (b - a) * scale)) << "\" height=\"12\" fill=\"" << (p ? p->colour : "#000")
+        << "\"><title>" << xml_escape(s.value("task", "")) << " " << (p ? p->label : key) << " "
+        << human(b - a, Unit::kNs) << "</title></rect>\n";
+    }
+    o << svg_text(kLabelWidth + kBarArea + 8, y + 12, human(kernel, Unit::kNs));
+  }
+  o << "</svg>\n";
+  if (omitted)
+    o << "<p class=\"note\">The path's first " << grouped(static_cast<long long>(omitted))
+      << " tasks are not listed (summary.json lists the last " << steps.size() << ").</p>\n";
+  o << "<table id=\"path-table\">\n<tr><th>task</th><th>kernel</th>";
+  for (const PartStyle& p : kParts) o << "<th>" << p.label << "</th>";
+  o << "<th>ends at</th></tr>\n";
+  for (const json* s : steps) {
+    std::map<std::string, double> by;
+    for (const json& g : s->at("segments"))
+      by[g.value("part", "")] += path_time(g.at("to_ns"), file, "/critical_path/steps") -
+                                 path_time(g.at("from_ns"), file, "/critical_path/steps");
+    o << "<tr><td>" << xml_escape(s->value("task", "")) << "</td><td>" << xml_escape(s->value("kernel", ""))
+      << (s->value("kind", "kernel") == "kernel" ? "" : " (" + xml_escape(s->value("kind", "")) + ")") << "</td>";
+    for (const PartStyle& p : kParts) o << "<td>" << (by.count(p.key) ? human(by[p.key], Unit::kNs) : "-") << "</td>";
+    o << "<td>" << human(path_time(s->at("to_ns"), file, "/critical_path/steps"), Unit::kNs) << "</td></tr>\n";
   }
   o << "</table>\n";
   return section("critical-path", "Critical path", intro, o.str());
@@ -459,57 +520,15 @@ std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string
   return rows;
 }
 
-std::vector<PathStep> critical_path(const std::vector<TaskRow>& rows,
-                                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& edges) {
-  std::map<std::uint64_t, std::size_t> row_of;
-  for (std::size_t i = 0; i < rows.size(); ++i) row_of.emplace(rows[i].id, i);
-  std::map<std::uint64_t, std::vector<std::uint64_t>> preds;
-  for (const auto& [pred, succ] : edges) preds[succ].push_back(pred);
-  // A task "ends" at its last kernel end; without kernel time, at its completion.
-  auto end_of = [&](const TaskRow& r) { return std::isnan(r.end) ? r.complete : r.end; };
-  auto later = [&](std::size_t a, std::size_t b) {  // a ends after b (ties: the lower id)
-    const double ea = end_of(rows[a]), eb = end_of(rows[b]);
-    return ea != eb ? ea > eb : rows[a].id < rows[b].id;
-  };
-  std::optional<std::size_t> cur;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (!std::isnan(rows[i].end) && (!cur || later(i, *cur))) cur = i;
-  // Each step's wait is measured to its producer on the path; the first has none.
-  std::vector<PathStep> path;
-  std::vector<bool> seen(rows.size(), false);
-  while (cur && !seen[*cur]) {
-    seen[*cur] = true;
-    const TaskRow& r = rows[*cur];
-    PathStep s;
-    s.row = *cur;
-    s.queue_ns = r.dispatch - r.ready;
-    s.launch_ns = r.start - r.dispatch;
-    s.run_ns = r.end - r.start;
-    std::optional<std::size_t> prev;
-    for (std::uint64_t p : preds[r.id]) {
-      const auto it = row_of.find(p);
-      if (it == row_of.end() || std::isnan(end_of(rows[it->second]))) continue;
-      if (!prev || later(it->second, *prev)) prev = it->second;
-    }
-    if (prev) s.wait_ns = r.ready - end_of(rows[*prev]);
-    path.push_back(s);
-    cur = prev;
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
-}
-
 std::string series_sections(const std::string& run_dir, const json& summary) {
   std::optional<std::vector<TaskRow>> rows;
   if (const auto f = read_run_output(run_dir, kTaskStats.file, kMaxOutputBytes))
     rows = parse_task_stats(f->text, f->path);
   std::optional<Blocks> blocks;
   if (const auto f = read_run_output(run_dir, kSwimlane.file, kMaxOutputBytes)) blocks = parse_swimlane(*f);
-  std::optional<std::vector<std::pair<std::uint64_t, std::uint64_t>>> edges;
-  if (const auto f = read_run_output(run_dir, kDeps.file, kMaxOutputBytes)) edges = parse_edges(*f);
   const auto scopes = read_run_output(run_dir, kScopeStats.file, kMaxOutputBytes);
   return utilisation_section(blocks) + ready_queue_section(rows, blocks) + ring_occupancy_section(scopes) +
-         critical_path_section(rows, edges, summary);
+         critical_path_section(summary, run_dir + "/summary.json");
 }
 
 }  // namespace npusim::record

@@ -1,9 +1,10 @@
-// The time series and the critical path of `npusim report` (issue 14 item 4,
-// docs/outputs.md "npusim report"), read from the run's outputs beside
-// summary.json: task_stats.csv (milestones per task), chip_swimlane_records.json
-// (every block's core and kernel time) and deps.json (edges). Each may be
-// NAME.gz (--compress) or absent (turned off): a chart whose output is
-// missing says which output it needs and how to turn it on.
+// The time series and the critical path of `npusim report` (docs/outputs.md
+// "npusim report"). The series are read from the run's outputs beside
+// summary.json: task_stats.csv (milestones per task) and
+// chip_swimlane_records.json (every block's core and kernel time), each plain
+// or NAME.gz (--compress) or absent (turned off: the chart says which output
+// it needs and how to turn it on). The critical path is summary.json's own
+// (critical_path, sim/record/critical_path.h).
 //
 // Series are binned over the makespan (first kernel start to last kernel end,
 // as summary.json's makespan_ns): each bin holds the time-weighted mean of
@@ -51,21 +52,6 @@ struct TaskRow {
 // task_stats.csv's rows (RFC 4180, columns by header name). InputError
 // (file, "line N", ...) on a malformed file.
 std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string& file);
-
-// One task on the critical path, in time order.
-struct PathStep {
-  std::size_t row = 0;  // index into the task rows
-  double wait_ns = 0;   // its producer's end (the path's previous step) to its ready time
-  double queue_ns = 0;  // ready to first dispatch
-  double launch_ns = 0; // first dispatch to first kernel start
-  double run_ns = 0;    // first kernel start to last kernel end
-};
-
-// The critical path: from the task whose last kernel ends last, back through
-// the producer (deps.json edges, pred -> succ) that ended last, ties to the
-// lower task id. Tasks without kernel time are skipped as ends.
-std::vector<PathStep> critical_path(const std::vector<TaskRow>& rows,
-                                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& edges);
 
 // The page's sections drawn from those outputs (HTML with inline SVG).
 std::string series_sections(const std::string& run_dir, const nlohmann::json& summary);

@@ -18,7 +18,8 @@ ran) and checks
   - the utilisation-over-time series add up to summary.json's busy time per
     core type, and the critical path's line quotes its makespan_ns;
   - the failed run's page shows the error's name, host log, device log and
-    npusim's diagnosis as summary.json has them.
+    npusim's diagnosis as summary.json has them, the verdict, findings and
+    diagnosis before the logs (folded), and codes without separators.
 Also the command's input errors: a missing folder and one without a
 summary.json are exit 2 with a message naming them. Without chromium the
 test fails and says to run ./setup.sh.
@@ -58,6 +59,7 @@ class Dom(html.parser.HTMLParser):
         self.nums = []  # (attrs, text)
         self.texts = {}  # id -> text
         self.stack = []  # open elements: (tag, attrs)
+        self.order = []  # ids in document order
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -73,6 +75,7 @@ class Dom(html.parser.HTMLParser):
             self.stack.append((tag, a))
         if "id" in a:
             self.texts.setdefault(a["id"], "")
+            self.order.append(a["id"])
         if tag == "span" and a.get("class") == "num":
             self.nums.append([a, ""])
 
@@ -97,13 +100,25 @@ def pointer(doc, p):
     return doc
 
 
+def time_text(v):
+    """A time in ns as the page shows it (sim/record/report_chart.cpp, time_text())."""
+    a = abs(v)
+    if a < 1e4:
+        return ("{:,}".format(int(v)) if float(v).is_integer() else "%.3f" % v) + " ns"
+    for scale, unit in ((1e3, "us"), (1e6, "ms"), (1e9, "s")):
+        if a < scale * 1e4 or unit == "s":
+            return "{:,.3f}".format(v / scale) + " " + unit
+
+
 def human(v, key):
-    """The page's format for a number (sim/record/report.cpp, human())."""
+    """The page's format for a number (sim/record/report_chart.cpp, human())."""
     whole = float(v).is_integer()
     grouped = "{:,}".format(int(v)) if whole else None
+    if key.endswith("_code"):
+        return str(int(v))
     if key.endswith("_ns") or "/p50" in key or "/p90" in key or "/p99" in key or key.endswith("/max") \
             or key.endswith("/ns"):
-        return (grouped if whole else "%.3f" % v) + " ns"
+        return time_text(v)
     if key.endswith("heap_bytes") or "/ring_heap/" in key:
         return (grouped if whole else "%.0f" % v) + " B"
     if key.endswith("/utilisation") or "/shares/" in key:
@@ -225,6 +240,16 @@ def main():
                        ("diagnosis", err["diagnosis"]["explanation"])):
         check(dom.texts.get(id_) == "".join(l + "\n" for l in lines), "failure: %s differs from summary.json" % id_)
     check(err["diagnosis"]["enough"]["option"] in dom.texts.get("enough", ""), "failure: no sizes that would do")
+    # A reader finds the verdict, the findings and npusim's diagnosis before the runtime's logs.
+    order = dom.order
+    for first, then in (("verdict", "diagnosis"), ("findings", "diagnosis"), ("diagnosis", "host-log"),
+                        ("diagnosis", "device-log"), ("enough", "device-log"), ("diagnosis", "run")):
+        check(first in order and then in order and order.index(first) < order.index(then),
+              "failure: %s is not before %s" % (first, then))
+    check(err["name"] in dom.texts.get("verdict", ""), "failure: the verdict does not name %s" % err["name"])
+    # Codes read as codes: 507018, not 507,018.
+    check(dom.texts.get("error-name") and "," not in "".join(t for a, t in dom.nums if a["data-key"].endswith("_code")),
+          "failure: a code printed with separators")
 
     # Input errors: exit 2, a message naming the folder, nothing written.
     page = os.path.join(SCRATCH, "none.html")
