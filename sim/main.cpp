@@ -91,6 +91,9 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t)
                 "after a capacity fatal, do not re-run to find the ring sizes that would have been enough");
   cmd->add_flag("--strict-coherency", req.strict_coherency,
                 "a coherency report (a read that could see stale data) fails the run: exit 1, COHERENCY_HAZARD");
+  cmd->add_flag("--strict", req.strict,
+                "a finding npusim check calls an error (a launch PyPTO's verifiers reject) refuses the run: exit 2, "
+                "nothing written (otherwise a warning)");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
   cmd->add_option("--max-output", t.max_output,
