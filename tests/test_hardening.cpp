@@ -706,9 +706,11 @@ TEST_CASE("a folder given as the trace is named as such", "[hardening][cli]") {
   r = cli::npusim("worker traces --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  // compare takes a run folder for its summary.json: a folder without one says so.
   r = cli::npusim("compare traces traces/golden/chain.summary.json");
   CHECK(r.status == 2);
-  CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  CHECK(r.err == "npusim: error: traces: is a folder with no summary.json: expected a summary.json or the --out "
+                 "folder of npusim run\n");
   r = cli::npusim("scope-stats traces");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a scope_stats.jsonl\n");
