@@ -91,6 +91,9 @@ void add_run_options(CLI::App* cmd, npusim::engine::RunRequest& req, SimText& t)
                 "after a capacity fatal, do not re-run to find the ring sizes that would have been enough");
   cmd->add_flag("--strict-coherency", req.strict_coherency,
                 "a coherency report (a read that could see stale data) fails the run: exit 1, COHERENCY_HAZARD");
+  cmd->add_flag("--strict", req.strict,
+                "a finding npusim check calls an error (a launch PyPTO's verifiers reject) refuses the run: exit 2, "
+                "nothing written (otherwise a warning)");
   cmd->add_flag("--no-host-stats", [&req](std::int64_t) { req.host_stats = false; },
                 "leave wall-clock figures out of summary.json (byte-identical outputs)");
   cmd->add_option("--max-output", t.max_output,
@@ -292,6 +295,10 @@ class CommandLine {
   std::string capture_dir_, import_out_, import_name_;
   std::string base_, cur_;
   npusim::record::CompareOptions compare_opts_;
+  struct {
+    std::string tolerance, gate, ring_threshold, format;
+  } compare_text_;  // parsed by compare_options()
+  npusim::record::CompareOptions& compare_options();
   std::string stats_file_, stats_html_, stats_svg_;
   std::string report_dir_, report_out_;
   npusim::engine::BarrierCostRequest bc_;
@@ -327,13 +334,20 @@ CommandLine::CommandLine() {
   import_->add_option("--name", import_name_, "the trace's name (default: the name map's orchestrator_name)");
 
   compare_ = app_.add_subcommand("compare", "compare two summary.json files");
-  compare_->add_option("BASELINE", base_, "baseline summary.json")->required();
-  compare_->add_option("CURRENT", cur_, "current summary.json")->required();
-  compare_->add_option("--tolerance", compare_opts_.tolerance_pct,
-                       "allowed slowdown of the times in percent (default 0)");
+  compare_->add_option("BASELINE", base_, "baseline summary.json, or a run folder (npusim run's --out)")->required();
+  compare_->add_option("CURRENT", cur_, "current summary.json, or a run folder")->required();
+  compare_->add_option("--tolerance", compare_text_.tolerance,
+                       "allowed slowdown of the times in percent: 1 or 1% (default 0)");
   compare_->add_option("--tolerance-for", compare_opts_.tolerance_for,
-                       "NAME=PCT: the tolerance of a figure or of the figures under a dotted prefix (repeatable)")
+                       "NAME=PCT: the tolerance of a figure or of the figures under a dotted prefix; those figures "
+                       "gate (repeatable)")
       ->allow_extra_args(false);
+  compare_->add_option("--gate", compare_text_.gate,
+                       "times (default: the status, device_wall_ns and makespan_ns fail the comparison, the other "
+                       "figures are reported) | all (every figure beyond its tolerance fails it too)");
+  compare_->add_option("--ring-threshold", compare_text_.ring_threshold,
+                       "a ring peak is beyond when it grew past this share of the ring's capacity (default 80%)");
+  compare_->add_option("--format", compare_text_.format, "text (default) | json | markdown | junit");
   compare_->add_flag("--allow-different", compare_opts_.allow_different,
                      "compare summaries of different traces, platforms or run options (refused otherwise: exit 2)");
 
@@ -440,6 +454,9 @@ std::string expectation(const std::string& sub, const std::string& option) {
       {"--name", "a trace name"},
       {"--tolerance", "a percentage >= 0"},
       {"--tolerance-for", "NAME=PCT"},
+      {"--gate", "times or all"},
+      {"--ring-threshold", "a percentage of capacity"},
+      {"--format", "text, json, markdown or junit"},
       {"--html", "an HTML file to write"},
       {"--svg", "an SVG file to write"},
       {"--csv", "a CSV file to write"},
@@ -451,8 +468,8 @@ std::string expectation(const std::string& sub, const std::string& option) {
       {"TRACE", "a trace or scene file (- = a trace on standard input)"},
       {"SCENE", "a scene file"},
       {"CAPTURE_DIR", "a device capture folder"},
-      {"BASELINE", "a summary.json file"},
-      {"CURRENT", "a summary.json file"},
+      {"BASELINE", "a summary.json file or a run folder"},
+      {"CURRENT", "a summary.json file or a run folder"},
       {"RUN_DIR", "the --out folder of npusim run"},
       {"INPUT", "a trace, scene or worker file"},
   };
@@ -529,6 +546,18 @@ std::optional<int> CommandLine::parse(int argc, char* argv[]) {
   return std::nullopt;
 }
 
+// compare's options as typed -> CompareOptions ("5%" and "5" alike).
+npusim::record::CompareOptions& CommandLine::compare_options() {
+  namespace rec = npusim::record;
+  if (!compare_text_.tolerance.empty())
+    compare_opts_.tolerance_pct = rec::parse_percentage(compare_text_.tolerance, "--tolerance");
+  if (!compare_text_.ring_threshold.empty())
+    compare_opts_.ring_threshold_pct = rec::parse_percentage(compare_text_.ring_threshold, "--ring-threshold");
+  if (!compare_text_.gate.empty()) compare_opts_.gate = rec::parse_compare_gate(compare_text_.gate);
+  if (!compare_text_.format.empty()) compare_opts_.format = rec::parse_compare_format(compare_text_.format);
+  return compare_opts_;
+}
+
 int CommandLine::execute() {
   if (*run_) {
     to_options(req_, sim_);
@@ -547,7 +576,7 @@ int CommandLine::execute() {
     npusim::scene::import_to_file(capture_dir_, import_out_, import_name_);
     return 0;
   }
-  if (*compare_) return npusim::record::compare_summaries(base_, cur_, compare_opts_, std::cout);
+  if (*compare_) return npusim::record::compare_summaries(base_, cur_, compare_options(), std::cout);
   if (*bcost_) {
     barrier_cost_lists(bc_, bc_types_, bc_parts_);
     return npusim::engine::barrier_cost(bc_, std::cout);

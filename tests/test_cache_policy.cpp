@@ -264,17 +264,26 @@ TEST_CASE("cache policy example: streamed weights evict the activations unless B
   CHECK(intended.r.summary["gm"]["hbm_bytes"] == 262144 + 402653184);
 
   // Today: the declaration is accepted with one warning and the run is the
-  // no-BYPASS run: the same kernel figures and byte-identical timing outputs.
+  // no-BYPASS run: the same kernel figures and byte-identical timing outputs
+  // (but for the digest of the trace, another file, in the Perfetto metadata).
   for (const char* k : {"core_busy_ns", "l2_lines", "l2_hits", "l2_hit_rate", "hbm_bytes"}) CHECK(kt[k] == kn[k]);
   CHECK(today.r.summary["warnings"]["by_kind"]["cache_bypass_not_lowered"] == 1);
   CHECK(cli::has(today.r.err, "cache_bypass_not_lowered: kernel \"MM\" tensor \"W\""));
-  for (const char* f : {"merged_swimlane.json", "chip_swimlane_records.json", "task_stats.csv", "deps.json"}) {
+  for (const char* f : {"chip_swimlane_records.json", "task_stats.csv", "deps.json"}) {
     INFO(f);
     CHECK(cli::slurp(today.out / f) == cli::slurp(none.out / f));
   }
+  json sw_none = cli::load(none.out / "merged_swimlane.json"), sw_today = cli::load(today.out / "merged_swimlane.json");
+  CHECK(sw_today["otherData"]["trace_digest"] != sw_none["otherData"]["trace_digest"]);
+  sw_none.erase("otherData");
+  sw_today.erase("otherData");
+  CHECK(sw_today == sw_none);
   json s_none = none.r.summary, s_today = today.r.summary;
-  s_none.erase("warnings");
-  s_today.erase("warnings");
+  CHECK(s_today["provenance"]["platform_digest"] == s_none["provenance"]["platform_digest"]);
+  for (json* s : {&s_none, &s_today}) {
+    s->erase("warnings");
+    s->erase("provenance");
+  }
   CHECK(s_today == s_none);
 }
 

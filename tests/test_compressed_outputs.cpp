@@ -78,10 +78,11 @@ TEST_CASE("run --compress gzip writes .gz files whose contents are the plain run
   // summary.json and the name map stay plain, and the same.
   CHECK(slurp(gz / "summary.json") == slurp(plain / "summary.json"));
   CHECK(slurp(gz / "name_map_qwen3_decode.json") == slurp(plain / "name_map_qwen3_decode.json"));
+  CHECK(slurp(gz / "platform.json") == slurp(plain / "platform.json"));
   CHECK(slurp(gz / ".npusim_outputs") ==
         "# files npusim run wrote in this folder; its next run here replaces them\n"
         "chip_swimlane_records.json.gz\nmerged_swimlane.json.gz\ndeps.json.gz\nscope_stats/scope_stats.jsonl.gz\n"
-        "name_map_qwen3_decode.json\ntask_stats.csv.gz\nsummary.json\n");
+        "name_map_qwen3_decode.json\ntask_stats.csv.gz\nsummary.json\nplatform.json\n");
 }
 
 TEST_CASE("two compressed runs are byte-identical, at each level, and levels trade size", "[cli][outputs]") {

@@ -350,7 +350,7 @@ TEST_CASE("a mount point as --out works and a full file system is exit 2, leavin
       "ls -A " + cli::quoted(d / "small") + "\n");
   if (!r) NPUSIM_SKIP("no mount namespace can be made here (unshare -m / -rm)");
   CHECK(r->out == ".npusim_outputs\nchip_swimlane_records.json\ndeps.json\nmerged_swimlane.json\nname_map_chain.json\n"
-                  "scope_stats\nsummary.json\ntask_stats.csv\nstatus 2\n");
+                  "platform.json\nscope_stats\nsummary.json\ntask_stats.csv\nstatus 2\n");
   const std::string err = slurp(d / "err");
   CHECK(has(err, "npusim: error: " + (d / "small" / "out").string() + "/"));
   CHECK(has(err, ": cannot write: No space left on device\n"));
@@ -434,11 +434,11 @@ TEST_CASE("a new run replaces the previous outputs whole, and the current folder
   const fs::path out = scratch("replace") / "out";
   REQUIRE(cli::npusim("run traces/chain.json -q --out " + cli::quoted(out)).status == 0);
   REQUIRE(cli::npusim("run traces/fanout_fanin.json -q --swimlane-level 0 --no-deps --out " + cli::quoted(out)).status == 0);
-  CHECK(cli::entries(out) == std::vector<std::string>{".npusim_outputs", "name_map_fanout_fanin.json", "scope_stats",
-                                                      "summary.json", "task_stats.csv"});
+  CHECK(cli::entries(out) == std::vector<std::string>{".npusim_outputs", "name_map_fanout_fanin.json", "platform.json",
+                                                      "scope_stats", "summary.json", "task_stats.csv"});
   CHECK(slurp(out / ".npusim_outputs") ==
         "# files npusim run wrote in this folder; its next run here replaces them\nscope_stats/scope_stats.jsonl\n"
-        "name_map_fanout_fanin.json\ntask_stats.csv\nsummary.json\n");
+        "name_map_fanout_fanin.json\ntask_stats.csv\nsummary.json\nplatform.json\n");
   CHECK(cli::entries(out.parent_path()) == std::vector<std::string>{"out"});
   const fs::path here = scratch("here");
   fs::create_directories(here);
@@ -712,9 +712,11 @@ TEST_CASE("a folder given as the trace is named as such", "[hardening][cli]") {
   r = cli::npusim("worker traces --out /dev/null/x");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  // compare takes a run folder for its summary.json: a folder without one says so.
   r = cli::npusim("compare traces traces/golden/chain.summary.json");
   CHECK(r.status == 2);
-  CHECK(r.err == "npusim: error: traces: is a folder, not a JSON file\n");
+  CHECK(r.err == "npusim: error: traces: is a folder with no summary.json: expected a summary.json or the --out "
+                 "folder of npusim run\n");
   r = cli::npusim("scope-stats traces");
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a scope_stats.jsonl\n");

@@ -26,11 +26,13 @@
 #include "sim/engine/sanitizer_stack.h"
 #include "sim/engine/sizing.h"
 #include "sim/engine/watch.h"
+#include "sim/platform/json_input.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/critical_path.h"
 #include "sim/record/figures.h"
 #include "sim/record/json_out.h"
 #include "sim/record/whole_file.h"
+#include "sim/record/provenance.h"
 #include "sim/record/writer.h"
 #include "sim/scene/record.h"
 #include "sim/scene/scene.h"
@@ -48,6 +50,8 @@ struct Loaded {
   RunConfig config;
   RunOptions options;  // the program's run block with the command line's options
   std::string text;    // the trace or scene as read (the sizing re-runs of a trace read it again)
+  std::string platform_text;     // platform.json: the platform file as parsed, canonical (sorted keys)
+  record::Provenance provenance;  // the version and the digests of the trace and of platform_text
 };
 
 Loaded load(const RunRequest& req) {
@@ -60,6 +64,10 @@ Loaded load(const RunRequest& req) {
   l.config.swimlane_level = req.swimlane_level;
   l.config.scope_stats = req.scope_stats && l.config.runtime == RuntimeKind::TensormapRingbuffer;
   l.config.deps = req.deps;
+  // The platform as loaded, in a canonical form: key order and white space
+  // do not change its digest, a changed value does (docs/outputs.md, "Provenance").
+  l.platform_text = json_input::read_file(l.platform.path).dump(2) + "\n";
+  l.provenance = {record::npusim_version(), record::digest(l.text), record::digest(l.platform_text)};
   return l;
 }
 
@@ -120,6 +128,30 @@ class SummaryStats : public SimObserver {
   Time last_alloc = 0;
 };
 
+// The checks of `npusim check` (checks.h) on every launch the run makes,
+// each finding once per launch site and message (a launch in a loop once).
+class LaunchChecks : public SimObserver {
+ public:
+  explicit LaunchChecks(const Platform& p) : platform_(p) {}
+  void on_submitted(const Task&, const SubmitRequest& q, const std::vector<EdgeInfo>&) override {
+    for (Finding& f : check_launch(platform_, q, q.path))
+      if (seen_.insert(f.path + "\n" + f.message).second) findings_.push_back(std::move(f));
+  }
+  // The kernels' findings (those a scene defined while it ran included), then the launches'.
+  std::vector<Finding> findings(const std::vector<const KernelDef*>& kernels) const {
+    std::vector<Finding> out;
+    for (const KernelDef* k : kernels)
+      for (Finding& f : check_kernel(*k)) out.push_back(std::move(f));
+    out.insert(out.end(), findings_.begin(), findings_.end());
+    return out;
+  }
+
+ private:
+  const Platform& platform_;
+  std::set<std::string> seen_;
+  std::vector<Finding> findings_;
+};
+
 // Wall-clock time since the run began (host measurements only).
 class Stopwatch {
  public:
@@ -142,7 +174,26 @@ struct Result {
   nlohmann::ordered_json critical_path;   // summary.json's `critical_path` (null without records)
   std::vector<std::string> files;         // staged by the writers, relative to the staging directory
   std::string recorded;                   // npusim record: the trace of the operations performed
+  std::vector<Finding> findings;          // npusim check's verifiers on the kernels and the launches made
 };
+
+// The resolved platform, saved beside the outputs (its digest is summary.json's).
+constexpr const char* kPlatformFile = "platform.json";
+
+// summary.json's `static_checks`: what `npusim check` would say of the
+// program, the first kKeep findings verbatim.
+nlohmann::ordered_json findings_json(const std::vector<Finding>& findings) {
+  constexpr std::size_t kKeep = 100;
+  std::uint64_t errors = 0;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Finding& f : findings) {
+    errors += f.error;
+    if (list.size() < kKeep)
+      list.push_back({{"rule", f.rule}, {"severity", f.error ? "error" : "warning"}, {"path", f.path},
+                      {"message", f.message}});
+  }
+  return {{"errors", errors}, {"warnings", findings.size() - errors}, {"findings", list}};
+}
 
 // summary.json (cli-and-outputs.md), in the spec's key order.
 nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
@@ -169,6 +220,11 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
   run["tensormap_pool"] = l.config.tensormap_pool;
   run["seed"] = l.config.seed;
   s["sim"] = {{"seed", l.config.seed}};
+  s["provenance"] = {{"npusim_version", l.provenance.version},
+                     {"trace_digest", l.provenance.trace_digest},
+                     {"platform_digest", l.provenance.platform_digest},
+                     {"platform_file", kPlatformFile}};
+  s["static_checks"] = findings_json(r.findings);
   if (!r.stats) return s;
   nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
   for (const auto& [name, k] : r.stats->kernels)
@@ -281,8 +337,10 @@ class Writers {
       : stats_(std::make_unique<SummaryStats>()),
         // The overhead sweep keeps every block and task, as the swimlane
         // does; the runtime's analysis reads the same profiling records.
-        figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0) {
+        figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0),
+        checks_(l.platform) {
     fanout_.add(stats_.get());
+    fanout_.add(&checks_);
     fanout_.add(&figures_);
     // The critical path keeps every task and block too: with the same records.
     if (req.outputs && l.config.swimlane_level > 0) {
@@ -306,6 +364,7 @@ class Writers {
   void add(SimObserver* o) { fanout_.add(o); }
   SummaryStats& stats() { return *stats_; }
   FailureWitness& witness() { return witness_; }
+  const LaunchChecks& checks() const { return checks_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
   // summary.json's `figures` over the run's makespan.
   nlohmann::ordered_json figures(const Platform& p, Time makespan) const {
@@ -335,6 +394,7 @@ class Writers {
     info.config = &l.config;
     info.trace_name = l.trace.name;
     info.trace_file_name = file_component(l.trace.name);
+    info.provenance = l.provenance;
     info.kernels = l.trace.all_kernels();  // with those a scene's program defined while it ran
     info.sched_threads = l.config.sched_threads;
     info.orchestrator_thread = l.config.runtime == RuntimeKind::HostBuildGraph ? -1 : l.config.aicpu_thread_num - 1;
@@ -350,6 +410,7 @@ class Writers {
   std::unique_ptr<SummaryStats> stats_;
   record::FiguresCollector figures_;
   std::unique_ptr<record::CriticalPathCollector> path_;
+  LaunchChecks checks_;
   FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
@@ -484,6 +545,7 @@ class ChipSim {
     r.figures = writers_.figures(l_.platform, r.makespan);
     const Time first_start = chip.cores().first_start();
     if (first_start != kNever) r.critical_path = writers_.critical_path(first_start, first_start + r.makespan);
+    r.findings = writers_.checks().findings(l_.trace.all_kernels());
     if (recorder_) r.recorded = recorder_->trace_json();
     return r;
   }
@@ -598,12 +660,14 @@ std::vector<std::string> stage_outputs(const RunRequest& req, const Loaded& l, c
   nlohmann::ordered_json s = summary_json(l, r);
   if (req.host_stats) add_host_stats(s, wall.seconds(), r.submitted);
   record::write_whole(staging + "/summary.json", s.dump(2) + "\n");
+  record::write_whole(staging + "/" + kPlatformFile, l.platform_text);
   // The cap counts every file, summary.json included: a run too small for
   // the watch's periodic check is held to it here.
   const std::string cap = output_cap_reached(req.max_output, record::bytes_written(), r.submitted);
   if (!cap.empty()) throw InputError(l.trace.file, "", cap + ": stopped, nothing written");
   std::vector<std::string> files = r.files;
   files.push_back("summary.json");
+  files.push_back(kPlatformFile);
   for (const std::string& f : files) {
     std::error_code ec;
     const std::uintmax_t n = fs::file_size(staging + "/" + f, ec);
@@ -643,6 +707,22 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
     out << "outputs in " << out_dir << "/ (" << bytes_text(out_bytes) << (req.gzip_level ? ", gzip" : "") << ")\n";
 }
 
+// The checks of `npusim check` on what the run launched: each finding a
+// warning on `err` (and in summary.json); under --strict, a finding `check`
+// calls an error refuses the run (exit 2, nothing written).
+void report_static_checks(const RunRequest& req, const Loaded& l, const Result& r, std::ostream& err) {
+  std::size_t errors = 0;
+  for (const Finding& f : r.findings) {
+    errors += f.error;
+    err << "npusim: " << (req.strict && f.error ? "error" : "warning") << ": " << l.trace.file << ": at " << f.path
+        << ": [" << f.rule << "] " << f.message
+        << (f.error && !req.strict ? " (npusim check fails on this; run --strict refuses it)" : "") << "\n";
+  }
+  if (req.strict && errors)
+    throw InputError(l.trace.file, "",
+                     std::to_string(errors) + " static check error(s) above (--strict): the run is refused, nothing written");
+}
+
 // npusim record: the trace, written whole or not at all.
 void write_recording(const std::string& text, const std::string& path) { record::write_whole(path, text); }
 
@@ -655,6 +735,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     check_cross_chip(l, 1);                                     // one chip: no peer to reach
     OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
     Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
+    report_static_checks(req, l, r, err);                       // npusim check's findings: warnings, or exit 2 (--strict)
     suggest_sizes(req, l, r, dir);                              // after a capacity fatal: what would have been enough
     const std::uint64_t bytes = write_outputs(req, l, r, wall, dir);  // summary.json and the writers' files, swapped in whole
     report(req, l, r, dir.given(), bytes, out, err);            // warnings, the failure, the summary line

@@ -27,6 +27,7 @@ struct RunRequest {
   bool host_stats = true;           // wall-clock figures in summary.json's `sim`
   bool suggest = true;              // after a capacity fatal, search the sizes that would have been enough
   bool strict_coherency = false;    // a coherency report fails the run (COHERENCY_HAZARD, exit 1)
+  bool strict = false;              // a finding check calls an error (checks.h) refuses the run: exit 2, nothing written
   bool outputs = true;              // write the output files (npusim record writes only its trace)
   std::string record_path;          // npusim record: the trace of the operations the run performed
   std::uint64_t max_tasks = 0;      // stop (exit 2, nothing written) past this many submitted tasks; 0 = no cap

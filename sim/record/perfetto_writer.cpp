@@ -345,7 +345,8 @@ class PerfettoWriter : public OutputWriter {
       if (lanes_.aicpu[k]) put_thread(kPidWorker, aicpu_tid(k), "AICPU_" + std::to_string(k), aicpu_tid(k));
     if (stopped_) put_stop();
     events_.unput(2);  // the last event's ",\n" (the metadata is never empty)
-    events_.raw("\n]}\n");
+    events_.raw("\n],\n");
+    put_other_data(info);
     events_.close_as(dir() + "/" + output_name(kSwimlaneFile));
   }
 
@@ -373,6 +374,15 @@ class PerfettoWriter : public OutputWriter {
   }
 
  private:
+  // The trace's metadata (`otherData`, shown by Perfetto's "Info and stats"):
+  // what the run was made from (docs/outputs.md, "Provenance"), then the end of the file.
+  void put_other_data(const RunInfo& info) {
+    events_.raw("\"otherData\": {\"npusim_version\": ").str(info.provenance.version);
+    events_.raw(", \"trace\": ").str(info.trace_name).raw(", \"trace_digest\": ").str(info.provenance.trace_digest);
+    events_.raw(", \"platform\": ").str(info.platform ? info.platform->name : std::string());
+    events_.raw(", \"platform_digest\": ").str(info.provenance.platform_digest).raw("}}\n");
+  }
+
   // Every event is followed by ",\n"; the metadata events, written last,
   // take back the final one.
   void begin_event() { events_.raw("{\"args\": "); }

@@ -22,6 +22,7 @@
 #include "models/common/platform.h"
 #include "models/common/run_config.h"
 #include "models/runtime/observer.h"
+#include "sim/record/provenance.h"
 
 namespace npusim::record {
 
@@ -33,6 +34,7 @@ struct RunInfo {
   std::vector<const KernelDef*> kernels;
   int sched_threads = 0;
   int orchestrator_thread = -1;  // AICPU thread index of the orchestrator (-1: none, HBG)
+  Provenance provenance;         // the npusim version and the trace's and platform's digests
 };
 
 // A core whose block never ends: it waits at a barrier, a flag, a cross-core
