@@ -218,6 +218,10 @@ TEST_CASE("critical path: every example and fatal trace, its report has no nan o
     REQUIRE(cli::npusim("report '" + out.string() + "' -o '" + page.string() + "'").status == 0);
     const std::string html = cli::slurp(page);
     CHECK_FALSE(std::regex_search(html, nan_text));
+    // A failed run whose kernels were still on their cores (hard_partial_16:
+    // makespan 2775 ns, no block ended) did run kernels; its time series span
+    // the makespan (the ready queue's was NaN, drawn as data-span-ns="nan").
+    if (s["makespan_ns"].get<double>() > 0) CHECK_FALSE(cli::has(html, "no kernel ran"));
     std::smatch m;
     if (std::regex_search(html, m, negative)) FAIL_CHECK("a negative duration on the page: " << m.str());
     fs::remove_all(out);

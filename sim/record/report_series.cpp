@@ -160,7 +160,9 @@ std::string section(const std::string& id, const std::string& heading, const std
 
 // ---------------------------------------------------------------- sections
 
-std::string utilisation_section(const std::optional<Blocks>& blocks) {
+// `makespan`: summary.json's makespan_ns (NaN if absent): greater than 0 with
+// no finished block, the run failed with kernels still on their cores.
+std::string utilisation_section(const std::optional<Blocks>& blocks, double makespan) {
   const char* id = "chart-utilisation-over-time";
   const std::string intro =
       "Busy cores of each type over the makespan (first kernel start to last kernel end), as a share of the "
@@ -168,6 +170,8 @@ std::string utilisation_section(const std::optional<Blocks>& blocks) {
   std::string body;
   if (!blocks)
     body = empty_chart(id, missing(kSwimlane));
+  else if (blocks->span <= 0 && makespan > 0)  // the swimlane's schema holds finished blocks only
+    body = empty_chart(id, "no kernel ended before progress stopped (the file holds finished blocks only)");
   else if (blocks->span <= 0)
     body = empty_chart(id, "no kernel ran: nothing to draw");
   else {
@@ -208,17 +212,24 @@ std::pair<double, double> kernel_window(const std::vector<TaskRow>& rows) {
   return {first, last};
 }
 
-std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows, const std::optional<Blocks>& blocks) {
+// `makespan`: summary.json's makespan_ns (NaN if absent). A failed run's
+// makespan runs to where progress stopped when a kernel was still on its core
+// then (docs/failures.md), past the last kernel end task_stats.csv has (none,
+// if no kernel ended): the window runs to it too.
+std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows, const std::optional<Blocks>& blocks,
+                                double makespan) {
   const char* id = "chart-ready-queue";
   const std::string intro =
       "Tasks ready but not yet dispatched (from ready_ns to first_dispatch_ns of task_stats.csv) per core type "
       "(the type of the cores that ran the task, from chip_swimlane_records.json; all tasks together without it), "
       "over the makespan: the mean over each of " + std::to_string(kBins) + " bins.";
   std::string body;
-  const auto [first, last] = rows ? kernel_window(*rows) : std::pair<double, double>{kNever, kNever};
+  auto [first, last] = rows ? kernel_window(*rows) : std::pair<double, double>{kNever, kNever};
+  if (!std::isnan(first) && makespan > 0 && (std::isnan(last) || first + makespan > last + 0.5))
+    last = first + makespan;
   if (!rows)
     body = empty_chart(id, missing(kTaskStats));
-  else if (std::isnan(first) || last <= first)
+  else if (std::isnan(first) || std::isnan(last) || last <= first)
     body = empty_chart(id, "no kernel ran: nothing to draw");
   else {
     std::vector<std::string> names = blocks ? blocks->types : std::vector<std::string>{"all"};
@@ -527,7 +538,9 @@ std::string series_sections(const std::string& run_dir, const json& summary) {
   std::optional<Blocks> blocks;
   if (const auto f = read_run_output(run_dir, kSwimlane.file, kMaxOutputBytes)) blocks = parse_swimlane(*f);
   const auto scopes = read_run_output(run_dir, kScopeStats.file, kMaxOutputBytes);
-  return utilisation_section(blocks) + ready_queue_section(rows, blocks) + ring_occupancy_section(scopes) +
+  const json::json_pointer mk("/makespan_ns");
+  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : kNever;
+  return utilisation_section(blocks, makespan) + ready_queue_section(rows, blocks, makespan) + ring_occupancy_section(scopes) +
          critical_path_section(summary, run_dir + "/summary.json");
 }
 
