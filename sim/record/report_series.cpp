@@ -23,7 +23,10 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+// A time in ns that is absent (an empty task_stats.csv field). Not named kNever:
+// in a unity build this file shares a translation unit with writers whose
+// kNever is models/common/time.h's Time (this name would shadow it).
+constexpr double kNoTimeNs = std::numeric_limits<double>::quiet_NaN();
 constexpr int kBins = 120;                                   // bins of every series over the makespan
 constexpr std::uint64_t kMaxOutputBytes = std::uint64_t(1) << 30;  // an output's text, decompressed
 
@@ -204,7 +207,7 @@ std::string ring_occupancy_section(const std::optional<RunOutput>& file) {
 
 // The window of the series from task_stats: the makespan, first kernel start to last kernel end.
 std::pair<double, double> kernel_window(const std::vector<TaskRow>& rows) {
-  double first = kNever, last = kNever;
+  double first = kNoTimeNs, last = kNoTimeNs;
   for (const TaskRow& r : rows) {
     if (!std::isnan(r.start)) first = std::isnan(first) ? r.start : std::min(first, r.start);
     if (!std::isnan(r.end)) last = std::isnan(last) ? r.end : std::max(last, r.end);
@@ -224,7 +227,7 @@ std::string ready_queue_section(const std::optional<std::vector<TaskRow>>& rows,
       "(the type of the cores that ran the task, from chip_swimlane_records.json; all tasks together without it), "
       "over the makespan: the mean over each of " + std::to_string(kBins) + " bins.";
   std::string body;
-  auto [first, last] = rows ? kernel_window(*rows) : std::pair<double, double>{kNever, kNever};
+  auto [first, last] = rows ? kernel_window(*rows) : std::pair<double, double>{kNoTimeNs, kNoTimeNs};
   if (!std::isnan(first) && makespan > 0 && (std::isnan(last) || first + makespan > last + 0.5))
     last = first + makespan;
   if (!rows)
@@ -500,7 +503,7 @@ std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string
       throw InputError(file, where, "expected " + std::to_string(head.size()) + " fields, found " +
                                         (rec.size() > head.size() ? "more" : std::to_string(rec.size())));
     auto time = [&](std::size_t c) {
-      if (rec[c].empty()) return kNever;
+      if (rec[c].empty()) return kNoTimeNs;
       try {
         std::size_t used = 0;
         const double v = std::stod(rec[c], &used);
@@ -539,7 +542,7 @@ std::string series_sections(const std::string& run_dir, const json& summary) {
   if (const auto f = read_run_output(run_dir, kSwimlane.file, kMaxOutputBytes)) blocks = parse_swimlane(*f);
   const auto scopes = read_run_output(run_dir, kScopeStats.file, kMaxOutputBytes);
   const json::json_pointer mk("/makespan_ns");
-  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : kNever;
+  const double makespan = summary.contains(mk) && summary.at(mk).is_number() ? summary.at(mk).get<double>() : kNoTimeNs;
   return utilisation_section(blocks, makespan) + ready_queue_section(rows, blocks, makespan) + ring_occupancy_section(scopes) +
          critical_path_section(summary, run_dir + "/summary.json");
 }
