@@ -318,3 +318,34 @@ TEST_CASE("worker: a second run into the worker's own output folder replaces it,
     fs::remove_all(first.out);
   }
 }
+
+TEST_CASE("worker: totals past 2^64 ns are exit 2 naming the dispatch, never wrapped", "[worker][cli][hardening]") {
+  // Before: a dispatch of a 20 s device wall repeated 10^9 times gave
+  // device_wall_total_ns 20000000...0 modulo 2^64 with status ok (and the
+  // sweep's CSV copied it). 20 s x 10^9 = 2e19 ns > 2^64 - 1 = 1.8e19.
+  const fs::path dir = cli::scratch("w_wrap_in");
+  cli::write_file(dir / "long.json", R"({"npusim_trace": 1, "name": "long", "run": {"scheduler_timeout_ms": 30000},
+    "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 20000000000}}},
+    "program": [{"op": "submit", "kernel": "K"}]})");
+  const std::string head = R"({"npusim_worker": 1, "worker": {"kind": "chip"}, "dispatches": [{"trace": "long.json", "repeat": )";
+  cli::write_file(dir / "w.json", head + "1000000000}]}");
+  const fs::path out = cli::scratch("w_wrap_out");
+  cli::Result r = cli::npusim("worker " + cli::quoted(dir / "w.json") + " --out " + cli::quoted(out));
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "npusim: error: " + (dir / "w.json").string() +
+                       ": at /dispatches/0/repeat: the dispatch's device time, 1000000000 x device_wall "));
+  CHECK(has(r.err, " passes 2^64 ns (about 584 years), beyond what npusim adds up exactly: lower the repeat or "
+                   "split the worker file\n"));
+  CHECK_FALSE(fs::exists(out));
+  // 10^8 repeats fit: the totals are exact products and sums.
+  cli::write_file(dir / "w.json", head + "100000000}]}");
+  r = cli::npusim("worker " + cli::quoted(dir / "w.json") + " --out " + cli::quoted(out));
+  REQUIRE(r.status == 0);
+  const json s = cli::load(out / "worker_summary.json");
+  const std::uint64_t wall = s["dispatches"][0]["device_wall_ns"].get<std::uint64_t>();
+  CHECK(wall > 20000000000ull);
+  CHECK(s["dispatches"][0]["device_wall_total_ns"].get<std::uint64_t>() == wall * 100000000ull);
+  CHECK(s["totals"]["device_wall_ns"].get<std::uint64_t>() == wall * 100000000ull);
+  CHECK(s["totals"]["host_visible_ns"].get<std::uint64_t>() ==
+        wall * 100000000ull + s["totals"]["arena_build_ns"].get<std::uint64_t>());
+}

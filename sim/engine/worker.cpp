@@ -435,6 +435,14 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
                     {"sizes", key_json(prewarmed)},
                     {"arena_build_ns", build_ns}};
     ordered_json list = ordered_json::array();
+    // Totals exact or not at all: a sum or a repeat past 2^64 ns is an input
+    // error naming the dispatch (docs/workers.md), never a wrapped number.
+    auto total = [&](std::size_t i, bool overflow, const std::string& what) {
+      if (overflow)
+        throw InputError(w.file, pointer_join(pointer_join("/dispatches", i), "repeat"),
+                         what + " passes 2^64 ns (about 584 years), beyond what npusim adds up exactly: "
+                                "lower the repeat or split the worker file");
+    };
     std::uint64_t builds_ns = 0, device_ns = 0;
     int builds = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -459,20 +467,27 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
         j["chip_device_wall_ns"] = e.run.chip_wall_ns;
         j["host_dispatch_ns"] = e.run.host_dispatch_ns;
       }
-      j["device_wall_total_ns"] = e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
-      j["host_visible_ns"] = e.build_ns + e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
+      std::uint64_t wall_total = 0, visible = 0;
+      const std::string times = std::to_string(d.repeat) + " x device_wall " + std::to_string(e.run.device_wall_ns) + " ns";
+      total(i, __builtin_mul_overflow(e.run.device_wall_ns, static_cast<std::uint64_t>(d.repeat), &wall_total),
+            "the dispatch's device time, " + times + ",");
+      total(i, __builtin_add_overflow(e.build_ns, wall_total, &visible), "the dispatch's host-visible time");
+      j["device_wall_total_ns"] = wall_total;
+      j["host_visible_ns"] = visible;
       j["sizes"] = key_json(e.run.key);
       j["outputs"] = "dispatch_" + std::to_string(i);
       list.push_back(j);
-      builds_ns += e.build_ns;
+      total(i, __builtin_add_overflow(builds_ns, e.build_ns, &builds_ns), "the worker's arena build time");
       builds += e.arena == ArenaOutcome::Miss;
-      device_ns += e.run.device_wall_ns * static_cast<std::uint64_t>(d.repeat);
+      total(i, __builtin_add_overflow(device_ns, wall_total, &device_ns), "the worker's device time");
     }
+    std::uint64_t visible_ns = 0;
+    total(entries.size() - 1, __builtin_add_overflow(builds_ns, device_ns, &visible_ns), "the worker's host-visible time");
     s["dispatches"] = list;
     s["totals"] = {{"arena_builds", builds},
                    {"arena_build_ns", builds_ns},
                    {"device_wall_ns", device_ns},
-                   {"host_visible_ns", builds_ns + device_ns},
+                   {"host_visible_ns", visible_ns},
                    {"setup_arena_build_ns", build_ns}};
     s["advice"] = advice(platform, w.prepare.has_value(), entries, w.dispatches);
     s["warnings"] = w.warnings;
@@ -492,7 +507,7 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
             << " (build " << e.build_ns / 1000000 << " ms), device_wall " << e.run.device_wall_ns << " ns, "
             << e.run.device_status << "\n";
       }
-      out << "host-visible " << (builds_ns + device_ns) << " ns (" << builds << " arena build(s), " << builds_ns
+      out << "host-visible " << visible_ns << " ns (" << builds << " arena build(s), " << builds_ns
           << " ns; device " << device_ns << " ns)\n";
       for (const auto& a : s["advice"]) out << "advice: " << a["text"].get<std::string>() << "\n";
       out << "outputs in " << dir.given() << "/\n";
