@@ -3,7 +3,8 @@
 // every relative link and repository path the docs mention exists, and no doc
 // cites a project issue number. Reads files only, runs no simulation.
 //
-// A quoted figure is marked with an HTML comment the page does not show:
+// A quoted figure is marked with an HTML comment the page does not show, on a
+// line of its own:
 //   <!-- golden: TRACE KEY = VALUE [UNIT] -->
 // TRACE names traces/golden/TRACE.summary.json, KEY a dotted path into it
 // (device_wall_ns, tasks.completed), UNIT is ns, us or nothing (a count).
@@ -99,7 +100,8 @@ std::vector<std::string> check_golden_markers(const std::string& page_name, cons
   count = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
-    if (lines[i].find("<!-- golden:") == std::string::npos) continue;
+    // A marker is a line of its own; the syntax quoted inside a sentence is not one.
+    if (lines[i].rfind("<!-- golden:", 0) != 0) continue;
     const std::string where = page_name + ":" + std::to_string(i + 1) + ": ";
     if (!std::regex_search(lines[i], m, marker)) {
       errors.push_back(where + "malformed golden marker: " + lines[i]);
