@@ -7,7 +7,8 @@
 // line of its own:
 //   <!-- golden: TRACE KEY = VALUE [UNIT] -->
 // TRACE names traces/golden/TRACE.summary.json, KEY a dotted path into it
-// (device_wall_ns, tasks.completed), UNIT is ns, us or nothing (a count).
+// (device_wall_ns, tasks.completed), UNIT is ns, us or nothing (a count);
+// VALUE is written as the page shows it (11,166 or 37.896).
 // VALUE in UNIT must equal the golden figure, and "VALUE UNIT" (or VALUE
 // alone for a count) must appear in the page within the next lines, so the
 // figure the reader sees is the one checked.
@@ -94,7 +95,7 @@ std::string format_value(double v) {
 // `count` receives the number of markers found.
 std::vector<std::string> check_golden_markers(const std::string& page_name, const std::string& text,
                                               const fs::path& golden_dir, int& count) {
-  static const std::regex marker(R"(<!--\s*golden:\s*([A-Za-z0-9_]+)\s+([A-Za-z0-9_.]+)\s*=\s*([0-9.]+)\s*(ns|us)?\s*-->)");
+  static const std::regex marker(R"(<!--\s*golden:\s*([A-Za-z0-9_]+)\s+([A-Za-z0-9_.]+)\s*=\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ns|us)?\s*-->)");
   std::vector<std::string> errors;
   const auto lines = lines_of(text);
   count = 0;
@@ -129,7 +130,9 @@ std::vector<std::string> check_golden_markers(const std::string& page_name, cons
       continue;
     }
     const double scale = unit == "us" ? 1000.0 : 1.0;
-    const double quoted = std::stod(value) * scale;
+    std::string digits = value;  // 11,166: the thousands separator the page shows
+    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+    const double quoted = std::stod(digits) * scale;
     const double expected = node->get<double>();
     if (std::fabs(quoted - expected) > 1e-6 * std::max(1.0, std::fabs(expected)))
       errors.push_back(where + trace + " " + key + ": the page says " + value + (unit.empty() ? "" : " " + unit) +
@@ -194,6 +197,8 @@ TEST_CASE("docs: a golden marker whose figure moved is reported", "[docs]") {
   // The comment right, the shown figure stale.
   CHECK(only_error("<!-- golden: chain tasks.completed = 8 -->\nstatus ok: 9/9 tasks completed\n") ==
         "page.md:1: the figure '8' is not shown within 12 lines after its marker");
+  CHECK(only_error("<!-- golden: qwen3_decode tasks.submitted = 11,167 -->\n11,167 tasks\n") ==
+        "page.md:1: qwen3_decode tasks.submitted: the page says 11,167, the golden baseline 11166");
   CHECK(only_error("<!-- golden: chain no_such_figure = 1 -->\n1\n") ==
         "page.md:1: chain.summary.json has no number at no_such_figure");
   CHECK(only_error("<!-- golden: no_such_trace makespan_ns = 1 ns -->\n1 ns\n").find("no golden baseline") !=
