@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/cli_support.h"
 #include "tests/test_paths.h"
 
 using nlohmann::json;
@@ -34,19 +35,10 @@ namespace {
 
 const fs::path kRepo = NPUSIM_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+// The shared helpers (a unity build puts this file in one translation unit
+// with others that use them: a second definition would be ambiguous there).
+using cli::lines_of;
+using cli::slurp;
 
 // README.md, docs/*.md and (with_spec) docs/spec/*.md, sorted, relative to
 // the repository.
