@@ -721,3 +721,24 @@ TEST_CASE("a folder given as the trace is named as such", "[hardening][cli]") {
   CHECK(r.status == 2);
   CHECK(r.err == "npusim: error: traces: is a folder, not a scope_stats.jsonl\n");
 }
+
+TEST_CASE("busy time summed over blocks past 2^64 ps is exact, not wrapped", "[hardening][cli]") {
+  // 107 tasks of 48 one-hour AIV blocks (the scheduler watchdog raised past an
+  // hour): 107 x 48 x 3.6e15 ps = 1.849e19 ps > 2^64 - 1 = 1.845e19. Before:
+  // figures.core_types.aiv.busy_ns and the kernel's core_busy_ns were summed
+  // in 64-bit ps and read 42855926290448.38 ns (wrapped), utilisation from a
+  // wrapped capacity too.
+  const fs::path d = scratch("busy_wrap");
+  cli::write_file(d / "t.json", R"({"npusim_trace": 1, "name": "busy_wrap", "run": {"scheduler_timeout_ms": 7200000},
+    "kernels": {"HOUR": {"func_id": 0, "core": "aiv", "duration": {"ns": 3600000000000}}},
+    "program": [{"op": "for", "var": "i", "from": 0, "to": 107,
+                 "body": [{"op": "submit", "kernel": "HOUR", "block_num": 48}]}]})");
+  const auto r = cli::run_summary(cli::quoted(d / "t.json") + " -q --no-host-stats", "busy_wrap_out");
+  REQUIRE(r.status == 0);
+  const double busy = 107.0 * 48 * 3600000000000.0;  // 1.84896e16 ns, exact in a double
+  CHECK(r.summary["figures"]["core_types"]["aiv"]["busy_ns"].get<double>() == busy);
+  CHECK(r.summary["kernels"]["HOUR"]["core_busy_ns"].get<double>() == busy);
+  const double makespan = r.summary["makespan_ns"].get<double>();
+  CHECK(r.summary["figures"]["core_types"]["aiv"]["utilisation"].get<double>() == Approx(busy / (48 * makespan)));
+  CHECK(r.summary["figures"]["core_types"]["aiv"]["utilisation"].get<double>() <= 1.0);
+}

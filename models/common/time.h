@@ -41,6 +41,12 @@ constexpr Time add_time(Time a, Time b) { return a >= kBeyond || b >= kBeyond - 
 constexpr Time span(Time from, Time to) { return to > from ? to - from : 0; }
 
 inline double to_ns(Time t) { return static_cast<double>(t) / 1000.0; }
+
+// A sum of durations over many blocks or cores (busy time): up to cores x
+// kTimeLimit, beyond 2^64 ps, so 128 bits, exact. Below 2^64 it converts to
+// the same double as a Time of that value.
+using TimeSum = unsigned __int128;
+inline double sum_to_ns(TimeSum t) { return static_cast<double>(t) / 1000.0; }
 inline double to_us(Time t) { return static_cast<double>(t) / 1000000.0; }
 
 // For messages: "12.345 us" (rounded to the nanosecond).

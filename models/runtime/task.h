@@ -71,7 +71,7 @@ struct BlockTimes {
   std::uint32_t count = 0, started = 0, ended = 0;  // records; of those, started and ended
   Time first_dispatch = kNever, first_release = kNever, first_start = kNever;
   Time last_start = kNever, last_end = kNever;
-  Time busy = 0;  // kernel time (end - start) of the blocks that ended; a block still on its core counts up to `until`
+  TimeSum busy = 0;  // kernel time (end - start) of the blocks that ended; a block still on its core counts up to `until`
   Time first_receive = kNever;  // the earliest receive (the first record in dispatch order on a tie) ...
   int first_receive_core = -1;  // ... and its core
   std::uint32_t first_receive_seq = 0;

@@ -94,7 +94,7 @@ class SummaryStats : public SimObserver {
   struct KernelStats {
     int func_id = 0;
     std::uint64_t tasks = 0, blocks = 0, dispatch_ops = 0, staged_blocks = 0, predicated_skip = 0;
-    Time core_busy = 0;
+    TimeSum core_busy = 0;  // over every block of the kernel: may pass 2^64 ps
     std::uint64_t l2_lines = 0, l2_hits = 0, hbm_bytes = 0;  // its loads and stores through the L2
   };
   std::map<std::string, KernelStats> kernels;
@@ -231,7 +231,7 @@ nlohmann::ordered_json summary_json(const Loaded& l, const Result& r) {
     kernels[name] = {{"func_id", k.func_id},         {"tasks", k.tasks},
                      {"blocks", k.blocks},           {"dispatch_ops", k.dispatch_ops},
                      {"staged_blocks", k.staged_blocks}, {"predicated_skip", k.predicated_skip},
-                     {"core_busy_ns", to_ns(k.core_busy)},
+                     {"core_busy_ns", sum_to_ns(k.core_busy)},
                      {"l2_lines", k.l2_lines},       {"l2_hits", k.l2_hits},
                      {"l2_hit_rate", k.l2_lines ? nlohmann::ordered_json(static_cast<double>(k.l2_hits) /
                                                                           static_cast<double>(k.l2_lines))

@@ -200,11 +200,12 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   ordered_json f;
   const int counts[2] = {aic_cores, aiv_cores};
   for (int ty = 0; ty < 2; ++ty) {
-    const Time busy = busy_[static_cast<std::size_t>(ty)];
-    const Time capacity = makespan * static_cast<Time>(counts[ty]);
-    f["core_types"][kTypeNames[ty]] = {{"cores", counts[ty]},
-                                       {"busy_ns", to_ns(busy)},
-                                       {"utilisation", share(busy, capacity)}};
+    const TimeSum busy = busy_[static_cast<std::size_t>(ty)];
+    const TimeSum capacity = static_cast<TimeSum>(makespan) * static_cast<TimeSum>(counts[ty]);
+    f["core_types"][kTypeNames[ty]] = {
+        {"cores", counts[ty]},
+        {"busy_ns", sum_to_ns(busy)},
+        {"utilisation", capacity ? static_cast<double>(busy) / static_cast<double>(capacity) : 0.0}};
   }
   f["dispatch_to_start_ns"] = histogram_percentiles_json(dispatch_to_start_);
   f["ready_to_dispatch_ns"] = histogram_percentiles_json(ready_to_dispatch_);

@@ -129,7 +129,7 @@ class FiguresCollector : public SimObserver {
 
   int clusters_;
   bool sweep_;
-  std::array<Time, 2> busy_{};
+  std::array<TimeSum, 2> busy_{};  // per core type, over every block: may pass 2^64 ps
   Time until_ = kNever;
   Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
