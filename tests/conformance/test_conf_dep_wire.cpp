@@ -102,6 +102,7 @@ TEST_CASE("dep pool: ensure_space asks for every WAIT edge, the wiring takes one
   h.finish(a);  // completed, held by the open scope
   Task* c1 = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 16, 16))}));  // b: 1 entry
   Task* c2 = h.sub(submit(h.k.get(), {arg(ArgTag::Input, view(x, 16, 16))}));  // b: 1 entry
+  REQUIRE(c1);
   REQUIRE(c2);
   REQUIRE(h.rt->ring(1).dep_used() == 2);
   // a completed, b running: 2 WAIT edges, 2 free entries: it wires, takes 1.
