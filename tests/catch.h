@@ -17,5 +17,5 @@ using TestEventListenerBase = EventListenerBase;
 }  // namespace Catch
 using Catch::Approx;
 #else
-#include "tests/catch.h"
+#include <catch2/catch.hpp>
 #endif

@@ -122,7 +122,7 @@ TEST_CASE("every test source includes Catch2 through tests/catch.h", "[install]"
     if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h") || e.path().filename() == "catch.h") continue;
     ++sources;
     INFO(e.path().string());
-    CHECK_FALSE(has(cli::slurp(e.path()), "#include <catch2/"));
+    CHECK_FALSE(has(cli::slurp(e.path()), std::string("#include <") + "catch2/"));  // (split: not this line)
   }
   CHECK(sources > 50);
 }
