@@ -10,12 +10,18 @@ set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-run}
 
-# python3 and chromium: the report test loads `npusim report` pages in headless chromium;
-# python3-distributed: `npusim sweep --scheduler` runs points on Dask (tests/sweep/sweep_dask_test.py).
-packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev catch2 libcli11-dev zlib1g-dev python3 chromium python3-distributed)
+# What the build and a run need; `test` adds what only the tests use:
+# catch2 (the unit tests), python3 and chromium (the report test loads
+# `npusim report` pages in headless chromium), python3-distributed (`npusim
+# sweep --scheduler` runs points on Dask: tests/sweep/sweep_dask_test.py).
+build_packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev libcli11-dev zlib1g-dev)
+test_packages=(catch2 python3 chromium python3-distributed)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+packages=("${build_packages[@]}")
+if [ "$what" = test ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
@@ -32,16 +38,20 @@ if ((${#missing[@]})); then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
-build_one() {  # build_one DIR [cmake args...]
+# Without Catch2 (run and build install only the build's packages) the build
+# leaves the tests out; `test` installs it and turns them on.
+testing=ON
+installed catch2 || testing=OFF
+build_one() {  # build_one DIR [cmake args...]: configures, builds all (or $build_target)
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "-DBUILD_TESTING=$testing" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs" ${build_target:+--target "$build_target"}
 }
 
 case "$what" in
   run)
     dir=${NPUSIM_BUILD_DIR:-build}
-    build_one "$dir"
+    build_target=npusim build_one "$dir"  # npusim and its runner only: no test binary to wait for
     "$dir/npusim" run traces/chain.json --out npusim_out/chain
     ;;
   build)
@@ -49,6 +59,7 @@ case "$what" in
     ;;
   test)
     dir=${NPUSIM_BUILD_DIR:-build}
+    testing=ON
     # The whole suite, even if this build directory was once narrowed to a few
     # tests, in the default unity batches (-U drops a developer's setting).
     suite_sources=("-DNPUSIM_TEST_GLOB=test_*" -UNPUSIM_TEST_UNITY_BATCH)

@@ -160,6 +160,12 @@ inline Child start(const std::string& args, const std::string& name, const std::
   return c;
 }
 
+// A file-scope `const cli::SharedSceneCache` makes every scene its tests run
+// use the suite's one compile cache (a program compiles once per build).
+struct SharedSceneCache {
+  SharedSceneCache() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
+};
+
 // A scene of tests/data/scene/`source`.cpp, one incore K (func_id 0, aiv,
 // 1 us), a tensor argument of 64 fp32 and the scalar `mode`: the way the
 // program ends or misbehaves. Written to scratch/`source`_`mode`/`source`.json.

@@ -9,8 +9,11 @@ set -euo pipefail
 binary=$1 log=$2
 listed=$(mktemp) ran=$(mktemp)
 trap 'rm -f "$listed" "$ran"' EXIT
-# Catch2 exits with the number of test cases it listed, not 0.
-{ "$binary" --list-test-names-only || true; } | sed '/^$/d' | LC_ALL=C sort >"$listed"
+# The names only: Catch2 v2's --list-test-names-only, v3's --list-tests
+# --verbosity quiet. v2 exits with the number of test cases it listed, not 0.
+list=(--list-test-names-only)
+"$binary" --help 2>&1 | grep -q -- --list-test-names-only || list=(--list-tests --verbosity quiet)
+{ "$binary" "${list[@]}" || true; } | sed '/^$/d' | LC_ALL=C sort >"$listed"
 [ -s "$listed" ] || { echo "ran_once: $binary lists no test case" >&2; exit 1; }
 [ -e "$log" ] || : >"$log"
 LC_ALL=C sort "$log" >"$ran"

@@ -1,7 +1,8 @@
 // The Catch2 runner, started from sc_main (libsystemc provides main()).
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 #include <cstdlib>
+#include <utility>
 #include <systemc>
 
 #include <fcntl.h>
@@ -17,7 +18,10 @@ namespace {
 // entry that matches no test case (a name split at a ';') or two entries that
 // run the same case are caught there (docs/testing.md).
 struct RanLog : Catch::TestEventListenerBase {
-  using TestEventListenerBase::TestEventListenerBase;
+  // (v2 constructs it from a ReporterConfig, v3 from an IConfig*; under v3,
+  // tests/catch.h names v3's EventListenerBase so.)
+  template <typename... Args>
+  explicit RanLog(Args&&... args) : Catch::TestEventListenerBase(std::forward<Args>(args)...) {}
   void testCaseStarting(Catch::TestCaseInfo const& info) override {
     const char* path = std::getenv("NPUSIM_TEST_RAN_LOG");
     if (!path || !*path) return;

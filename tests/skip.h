@@ -3,7 +3,7 @@
 // in tests/CMakeLists.txt) instead of counting it as passed.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #define NPUSIM_SKIP(why)                     \
   do {                                       \

@@ -1,7 +1,7 @@
 // HARD and SOFT syncall end to end: the partial HARD launch that deadlocks
 // (507018) and its diagnosis, the full-occupancy one that runs, `npusim check`
 // on both, and `npusim barrier-cost`.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <set>
 

@@ -6,7 +6,7 @@
 // body, an explicit cache= on a load wins in both directions, a declaration
 // on another scope is carried without effect, and today's toolchain accepts
 // BYPASS with a warning and emits an ordinary cached read.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <fstream>
 #include <string>

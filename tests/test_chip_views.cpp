@@ -3,7 +3,7 @@
 // "Extensions for real programs"). The overlap rules mirror
 // PTO2TensorMapEntry::check_overlap (simpler: src/a2a3/runtime/
 // tensormap_and_ringbuffer/runtime/pto_tensormap.h).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "models/common/rng.h"
 #include "models/runtime/chip_view.h"

@@ -1,7 +1,7 @@
 // The command line end to end: runs the npusim binary on the example traces
 // and on malformed inputs, and checks exit statuses, messages, output files,
 // golden timing baselines and the dependency edges in the outputs.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -2,7 +2,7 @@
 // run bare, "did you mean" for mistyped commands and options, every message
 // prefixed "npusim: error:", and the static limits `check` reports (a folder
 // given as a trace: test_hardening.cpp).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "sim/config/suggest.h"
 #include "tests/cli_support.h"

@@ -1,7 +1,7 @@
 // ClusterSet: the scheduler threads' per-lane cluster bit sets
 // (models/common/cluster_set.h). A thread's clusters span several words when
 // it owns more than 64 (a 1024-cluster platform with one scheduler thread).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <vector>
 

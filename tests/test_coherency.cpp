@@ -3,7 +3,7 @@
 // right and with one step missing each) and checks that each wrong version
 // reports exactly its hazard, the right one nothing, and that
 // --strict-coherency turns a report into a device-side failure.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <set>
 #include <string>

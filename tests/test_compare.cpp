@@ -1,5 +1,5 @@
 // `npusim compare`: summary.json regression checks (sim/record/compare).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <fstream>

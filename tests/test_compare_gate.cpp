@@ -2,7 +2,7 @@
 // gate"): the times gate and the figures are reported, ring peaks against
 // capacity, the formats, run folders, percentages, provenance notes, and
 // docs/examples/ci_gate.sh on +0.5 % and +2 % changes.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <string>

@@ -2,7 +2,7 @@
 // outputs are gzip streams whose contents are the plain run's files byte for
 // byte, the same bytes on every run, listed in .npusim_outputs by their .gz
 // names; the summary line says how much the run wrote.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <zlib.h>
 

@@ -3,7 +3,7 @@
 // checked to the picosecond), the path of traces/chain.json, and every
 // example and fatal trace: parts that sum to makespan_ns, none negative, and
 // a report page without NaN or a negative duration.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <regex>

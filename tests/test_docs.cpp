@@ -12,7 +12,7 @@
 // VALUE in UNIT must equal the golden figure, and "VALUE UNIT" (or VALUE
 // alone for a count) must appear in the page within the next lines, so the
 // figure the reader sees is the one checked.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Expressions (models/common/expr.h): parsing, evaluation, errors.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <map>
 

@@ -3,7 +3,7 @@
 // completion and every milestone of task_stats.csv, device_wall_ns ends
 // there, makespan_ns is not 0 when a kernel ran, and task_stats.csv writes
 // a moment that never came as an empty field, never as 0.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <filesystem>

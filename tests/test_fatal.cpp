@@ -3,7 +3,7 @@
 // summary.json, the host code, when the device would report it, npusim's
 // diagnosis, and the sizes that would have been enough. Simulated time only:
 // a 500 ms backstop or a 15 s wait costs no wall-clock time.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdio>
 #include <filesystem>

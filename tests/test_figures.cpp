@@ -3,7 +3,7 @@
 // analysis defines it (simpler_setup/tools/sched_overhead_analysis.py,
 // compute_overhead; docs/dfx/sched-overhead-model.md), percentiles, and the
 // figures of a real run.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <string>

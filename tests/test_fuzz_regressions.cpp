@@ -2,7 +2,7 @@
 // test, and a replay of the whole committed fuzz corpus through the same
 // target code (tests/fuzz/targets.h), so every build, sanitized or not, runs
 // the inputs the fuzzers collected.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -21,7 +21,7 @@
 // poll is an ld_dev (200); the core leaves on the first poll completing at or
 // after the add that reaches target = (before / used_cores + 1) * used_cores,
 // then dsb (100). Alone: T+950.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <functional>

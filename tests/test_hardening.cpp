@@ -4,7 +4,7 @@
 // the adversarial pass in docs/fuzzing.md); each failed on the code before
 // the fix. Tests that need a mount namespace or a non-root user skip
 // (NPUSIM_SKIP, shown by ctest as "Skipped") where those are not available.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <sys/stat.h>
 #include <sys/types.h>

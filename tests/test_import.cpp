@@ -1,7 +1,7 @@
 // npusim import (docs/scenes.md, "Importing a capture"): a capture in the
 // runtime's schemas becomes a trace whose replay keeps the recorded rings,
 // dependencies, block counts and kernel times.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "models/common/errors.h"
 #include "sim/scene/import.h"

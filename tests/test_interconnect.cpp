@@ -5,7 +5,7 @@
 // (kernel_entry: stage, TNOTIFY every peer, TWAIT every peer, TLOAD own then
 // each peer's scratch with a TADD, TSTORE), and the cross-chip phases'
 // validation and hang diagnosis.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cmath>
 #include <fstream>

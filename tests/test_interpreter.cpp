@@ -1,6 +1,6 @@
 // The program interpreter (sim/trace/trace.h, make_interpreter): the stream of
 // orchestration ops for small programs, run-time errors, and its speed.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <sstream>
 

@@ -5,7 +5,7 @@
 // the fault-injection seam (NPUSIM_TEST_WRITE_FAULT, docs/testing.md), not
 // from a device of the machine, and every file is in the test's scratch
 // folder.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cerrno>
 #include <thread>

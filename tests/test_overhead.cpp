@@ -1,7 +1,7 @@
 // The runtime-overhead techniques of seed page 002, each shown the way the
 // page says to confirm it, on the example traces (docs/overhead.md):
 // SPMD vs per-block tasks, predicates, early resolve, mix kernels.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <cstdio>

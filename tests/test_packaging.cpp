@@ -1,7 +1,7 @@
 // cmake --install: the installed npusim runs on its own, from any folder,
 // reading the platforms and the SDK headers installed beside it
 // (docs/install.md).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "tests/cli_support.h"
 
@@ -94,4 +94,35 @@ TEST_CASE("the version option prints CMake's project version", "[cli]") {
   CHECK(r.status == 0);
   CHECK(r.out == "npusim " + version + "\n");
   CHECK(r.err.empty());
+}
+
+// Only the tests use Catch2: a build without them configures on a machine that
+// has none (CMAKE_DISABLE_FIND_PACKAGE_Catch2 hides the installed one), and a
+// build with them says what to install or set (docs/install.md).
+TEST_CASE("a build without the tests configures without Catch2, one with them says what is missing", "[install]") {
+  const std::string configure = "'" + std::string(test_paths::kCMake) + "' -S '" + test_paths::kSourceDir +
+                                "' -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON -B ";
+  cli::Result r = cli::captured(configure + "'" + cli::scratch("no_catch2_off").string() + "' -DBUILD_TESTING=OFF");
+  INFO(r.out + r.err);
+  CHECK(r.status == 0);
+  r = cli::captured(configure + "'" + cli::scratch("no_catch2_on").string() + "' -DBUILD_TESTING=ON");
+  INFO(r.out + r.err);
+  CHECK(r.status != 0);
+  CHECK(has(r.err, "the test suite needs Catch2"));
+  CHECK(has(r.err, "-DBUILD_TESTING=OFF"));
+}
+
+// Catch2 v2 and v3 name a few things differently; tests/catch.h bridges them,
+// so no test source may include Catch2's own header directly.
+TEST_CASE("every test source includes Catch2 through tests/catch.h", "[install]") {
+  const fs::path tests = fs::path(test_paths::kSourceDir) / "tests";
+  int sources = 0;
+  for (const auto& e : fs::recursive_directory_iterator(tests)) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h") || e.path().filename() == "catch.h") continue;
+    ++sources;
+    INFO(e.path().string());
+    CHECK_FALSE(has(cli::slurp(e.path()), std::string("#include <") + "catch2/"));  // (split: not this line)
+  }
+  CHECK(sources > 50);
 }

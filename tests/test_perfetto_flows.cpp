@@ -3,7 +3,7 @@
 // slice of its own lane, on real runs of the example traces
 // (docs/outputs.md, "merged_swimlane.json"). tools/perfetto_flows.py is the
 // same check as a command for any run directory.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <cmath>

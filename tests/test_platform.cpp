@@ -1,5 +1,5 @@
 // Platform files (platforms/*.json) and their loader (sim/platform).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // platform.json, the Perfetto file's otherData; docs/outputs.md,
 // "summary.json: provenance and static checks") and the static checks of
 // `npusim check` applied by `npusim run` (--strict).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <string>

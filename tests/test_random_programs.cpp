@@ -10,7 +10,7 @@
 // The seeds are fixed, so a failure is reproducible: the test prints the
 // seed and writes the program to the scratch directory. NPUSIM_RANDOM_PROGRAMS
 // sets how many programs per platform (default 40) for a longer soak.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdlib>
 #include <map>

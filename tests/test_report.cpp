@@ -2,7 +2,7 @@
 // hand-written summary (numbers, scale of the bars, escaping, determinism),
 // a summary.json.gz read as the plain one, and the input errors. The page in
 // a browser: tests/report/report_browser.py (ctest report:browser).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // RingQueue (the runtime's ready queues, the tensormap's insertion order) and
 // NodePool (the tensormap's node memory): FIFO order across wrap-around and
 // growth, and node reuse without new chunks.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <deque>
 #include <map>

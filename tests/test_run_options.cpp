@@ -1,6 +1,6 @@
 // Run configuration (sim/config/run_options.h): the `run` block, command-line
 // ring values, merging and resolution against a platform.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <map>
 

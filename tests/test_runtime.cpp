@@ -1,7 +1,7 @@
 // The runtime's rules on their own (no SystemC): dependency discovery per
 // tag, fanin/fanout accounting, rings, heap packing and wrap, FIFO reclaim,
 // scopes and the capacity fatals that are detected at submit.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "models/runtime/runtime.h"
 #include "tests/runtime_harness.h"

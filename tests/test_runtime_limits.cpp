@@ -17,7 +17,7 @@
 //                       begin_scope (PTO2_MAX_SCOPE_DEPTH),
 //                       ensure_tensormap_capacity, the packed output layout
 //   shared/pto_tensormap.cpp PTO2TensorMap::sync_tensormap (cleanup interval)
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "models/runtime/ring.h"
 #include "tests/runtime_harness.h"

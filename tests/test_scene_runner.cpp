@@ -8,7 +8,7 @@
 // fault (exit 1 or 2), never npusim's (exit 4). The programs are
 // tests/data/scene/misbehave.cpp (one compile, in the suite's cache); the
 // idle bound is 2 s where a test waits for it.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -23,10 +23,7 @@ using cli::has;
 using cli::json;
 namespace fs = std::filesystem;
 
-struct RunnerCacheEnv {
-  RunnerCacheEnv() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
-};
-const RunnerCacheEnv runner_cache_env;
+const cli::SharedSceneCache runner_tests_cache;  // (a name of its own: unity batches)
 
 // misbehave.cpp, misbehaving the way `mode` picks (its scalar argument).
 fs::path misbehave_scene(int mode) { return cli::mode_scene("misbehave", mode); }

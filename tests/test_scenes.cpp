@@ -2,7 +2,7 @@
 // and run as the simulated orchestrator; `npusim record`. These tests
 // compile their programs with the system compiler (the compile cache is
 // shared by the suite: NPUSIM_CACHE_DIR).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <sys/stat.h>
 
@@ -14,11 +14,7 @@ using cli::has;
 using cli::json;
 namespace fs = std::filesystem;
 
-// Every scene test shares one compile cache (a program compiles once per build).
-struct SceneEnv {
-  SceneEnv() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
-};
-const SceneEnv scene_env;
+const cli::SharedSceneCache scene_tests_cache;  // (a name of its own: unity batches)
 
 json deps_of(const fs::path& out) { return cli::load(out / "deps.json"); }
 

@@ -1,7 +1,7 @@
 // `npusim scope-stats`: the summary's numbers on hand-written files (exact),
 // pairing by depth, wedged scopes, malformed input, the plot; and the seed
 // pages' claims (000, 004 §5) run end to end through the binary.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <fstream>

@@ -2,7 +2,7 @@
 // source written against the runtime's pto_orchestration_api.h compiles
 // against it unchanged with the system compiler, and a misuse of the API is
 // a compile error as it is against the runtime's own header.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -2,7 +2,7 @@
 // options and platform fields, one CSV row per point in grid order, each
 // point an `npusim run` in a child process whose failure is a row, not the
 // end of the sweep.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "tests/cli_support.h"
 

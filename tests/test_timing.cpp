@@ -4,7 +4,7 @@
 // edge 10, dispatch pop 20, payload per block 100; orchestrator submit 200;
 // core: DMB arrival 300, entry poll 200, receive->start 500, FIN notice 100.
 // Each expected value below is derived in a comment from those numbers.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <functional>
 #include <map>

@@ -1,6 +1,6 @@
 // Trace loading (sim/trace/trace.h): the accepted format and every kind of
 // load-time error, each with its exact file, JSON path and message.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <array>
 #include <iostream>

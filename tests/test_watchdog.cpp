@@ -19,7 +19,7 @@
 // visible 80 ns (fin_notice) after it ends; the poll of the watchdog's
 // iteration reads at 2000000974 ns, so a kernel of up to
 // 2000000974 - 80 - 2686 = 1999998208 ns completes, one ns more is a hang.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <string>
 

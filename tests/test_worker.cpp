@@ -5,7 +5,7 @@
 // src/a2a3/runtime/tensormap_and_ringbuffer/host/runtime_maker.cpp,
 // make_prebuilt_runtime_arena_cache_probe), one slot overwritten by every
 // build (build_and_cache_prebuilt_arena).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <sstream>
 

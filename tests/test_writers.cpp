@@ -1,7 +1,7 @@
 // Output writers (sim/record): the runtime-schema files and the Perfetto
 // trace, fed with hand-built events (no SystemC), parsed back and checked
 // field by field.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <chrono>
 #include <cstdio>

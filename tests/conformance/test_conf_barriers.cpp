@@ -9,7 +9,7 @@
 // Tiny (ns): ffts barrier_release 100, flag 20; gm fence 100, line_latency
 // 200, cacheinvalid_line 50, line_serialize 50. With one scheduler thread
 // owning every core, a sync-start launch starts all its cores together at T.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <cstdint>

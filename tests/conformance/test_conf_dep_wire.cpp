@@ -15,7 +15,7 @@
 // completing meanwhile does not release it. wire_fanin_task then re-reads each
 // producer under its fanout lock: a completed one counts towards readiness and
 // takes no entry (dep_pool.prepend only for a live one).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@
 // COND poll 100, complete 50, fanout edge 10, ready push 0, pop 20, payload
 // 100, dummy 50, DMB arrival 300, entry poll 200, receive->start 500, FIN
 // notice 100; 2 clusters, cores 0-1 AIC, 2-5 AIV).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include "tests/conformance/conf_sched_fixture.h"
 

@@ -3,7 +3,7 @@
 // configuration, each against the upstream code that prints or writes it
 // (hw-native-sys/simpler unless stated, PyPTO's RunConfig for the messages
 // PyPTO gives first). Exact strings and bytes throughout.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,7 +5,7 @@
 // system test name it too (docs/conformance.md lists them all). Plain C++
 // tests drive the runtime directly; [cli] ones run a trace of
 // tests/conformance/traces/ through the npusim binary.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 #include <map>

@@ -5,7 +5,7 @@
 // Times are exact on the tiny platform (docs in tests/test_timing.cpp's header:
 // loop 10, COND poll 100, complete 50, fanout edge 10, pop 20, payload 100,
 // submit 200, DMB arrival 300, entry poll 200, receive->start 500, FIN notice 100).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <filesystem>
 

@@ -6,7 +6,7 @@
 // upstream test compares output values, the test here asserts what produces
 // them: every block of every lane runs once, in the order the dependencies
 // allow. docs/conformance.md lists every upstream system test and its status.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <filesystem>
