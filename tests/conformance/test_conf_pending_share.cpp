@@ -17,9 +17,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/conformance/conf_sched_fixture.h"
 
@@ -160,4 +165,45 @@ TEST_CASE("early dispatch does not chain: a staged producer's consumer waits for
   CHECK(r[0].release == at(4430));
   CHECK(r[0].start == at(4980));
   CHECK(pending_share(s) == std::make_pair(1, 0));
+}
+
+namespace {
+
+// The kernels of the submits a trace program flags early_resolve, through
+// its for and scope bodies; `all` collects every submitted kernel.
+void flagged_kernels(const nlohmann::json& ops, std::set<std::string>& flagged, std::set<std::string>& all) {
+  for (const auto& op : ops) {
+    if (op.contains("body")) flagged_kernels(op["body"], flagged, all);
+    if (op.value("op", "") != "submit") continue;
+    all.insert(op["kernel"].get<std::string>());
+    if (op.value("early_resolve", false)) flagged.insert(op["kernel"].get<std::string>());
+  }
+}
+
+}  // namespace
+
+// Upstream: examples/a2a3/tensormap_and_ringbuffer/qwen3_14b_decode/kernels/
+// orchestration/decode_fwd_layers.cpp (aicpu_orchestration_entry, the same
+// at simpler 6ebaf77 as at its 40-layer harvest) calls
+// set_allow_early_resolve(true) on these producers and no other; the flags
+// decide which consumers propagate_dispatch_fanin stages early, hence the
+// pending-slot share (docs/conformance.md, "The 2-deep pipeline share").
+// The scene traces/scenes/qwen3_decode makes the same calls
+// (tests/test_scenes.cpp compares their deps.json).
+TEST_CASE("qwen3_decode flags early_resolve on the producers decode_fwd_layers.cpp flags",
+          "[conformance][pending_share]") {
+  std::ifstream f(std::string(NPUSIM_SOURCE_DIR) + "/traces/qwen3_decode.json");
+  REQUIRE(f.good());
+  const nlohmann::json t = nlohmann::json::parse(f);
+  std::set<std::string> flagged, all;
+  flagged_kernels(t["program"], flagged, all);
+  const std::set<std::string> source = {
+      "pa_tiling_cce", "xgamma0",          "attn_out_seed",       "rms_recip",           "q_seed",
+      "q_proj",        "mlp_out_seed",     "k_proj",              "v_proj",              "attention",
+      "residual_rms_cast", "residual_rms_cast_0", "residual_rms_cast_1", "residual_rms_cast_2",
+      "residual_rms_cast_3", "down_proj",  "dcr_xgamma"};
+  CHECK(flagged == source);
+  CHECK(all.size() == 36);  // every kernel of the trace is submitted; the other 19 unflagged
+  CHECK(all.count("silu") == 1);
+  CHECK(flagged.count("silu") == 0);
 }
