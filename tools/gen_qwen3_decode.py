@@ -11,6 +11,15 @@ Kernel x_gamma0 is named xgamma0: names starting with x_ are annotations in a
 trace (docs/trace-format.md). The attention is a MIX task over every cluster (24 blocks = 72 cores) with
 require_sync_start and an internal FFTS SyncAll: it is modelled as half its
 work, a HARD syncall over all cores, and the other half.
+
+early=True marks the producers the source flags with set_allow_early_resolve
+(decode_fwd_layers.cpp at simpler 6ebaf77, unchanged since the 40-layer
+harvest): pa_tiling_cce, x_gamma0, attn_out_seed, rms_recip, q_seed,
+q_proj, mlp_out_seed, k_proj, v_proj, the attention, the five
+residual_rms_cast, down_proj and dcr_xgamma; not copy_hidden, kv_seed,
+out_proj, out_proj_0, post_rms_reduce, gate/up, silu, copy_out, the dummies.
+A consumer of flagged producers only is staged early (docs/conformance.md,
+the 2-deep pipeline share).
 """
 import argparse
 import json
@@ -86,15 +95,15 @@ def layer():
     b = []
     b.append(dummy("barrier1"))
     b.append(submit("attn_out_seed", tid="attn_out_seed", early=True))
-    b.append(submit("rms_recip", ["normed", "barrier1"], tid="rms_recip"))
+    b.append(submit("rms_recip", ["normed", "barrier1"], tid="rms_recip", early=True))
     b.append(submit("q_seed", tid="q_seed", early=True))
-    b.append(submit("q_proj", ["normed", "q_seed"], bn=50, tid="q_proj"))
+    b.append(submit("q_proj", ["normed", "q_seed"], bn=50, tid="q_proj", early=True))
     b.append(submit("kv_seed", ["normed", "barrier1"], tid="kv_seed"))
-    b.append(submit("mlp_out_seed", ["normed", "barrier1"], tid="mlp_out_seed"))
-    b.append(submit("k_proj", ["kv_seed"], bn=10, tid="k_proj"))
-    b.append(submit("v_proj", ["kv_seed"], bn=10, tid="v_proj"))
+    b.append(submit("mlp_out_seed", ["normed", "barrier1"], tid="mlp_out_seed", early=True))
+    b.append(submit("k_proj", ["kv_seed"], bn=10, tid="k_proj", early=True))
+    b.append(submit("v_proj", ["kv_seed"], bn=10, tid="v_proj", early=True))
     b.append(submit("attention", ["q_proj", "k_proj", "v_proj", "rms_recip", "tiling", "attn_out_seed",
-                                  "mlp_out_seed"], bn=24, tid="attention", sync_start=True))
+                                  "mlp_out_seed"], bn=24, tid="attention", sync_start=True, early=True))
     b.append(dummy("barrier2", ["attention"]))
     for i in range(26):  # out_proj: n = idx/5, k = idx%5
         b.append(submit("out_proj", ["barrier2"], tid=f"op{i}"))
@@ -104,7 +113,7 @@ def layer():
     casts = ["residual_rms_cast", "residual_rms_cast_0", "residual_rms_cast_1", "residual_rms_cast_2",
              "residual_rms_cast_3"]
     for k, name in enumerate(casts):
-        b.append(submit(name, list(dict.fromkeys(slot[10 * k:10 * k + 10])), tid=f"cast{k}"))
+        b.append(submit(name, list(dict.fromkeys(slot[10 * k:10 * k + 10])), tid=f"cast{k}", early=True))
     # deps in slot order (deps.json keeps a task's explicit deps in the order passed)
     b.append(submit("post_rms_reduce", list(dict.fromkeys(slot)), tid="post_rms"))
     gate_names = ["gate_proj", "gate_proj_0", "gate_proj_1", "gate_proj_2", "gate_proj_3"]
@@ -123,11 +132,11 @@ def layer():
             producers = [f"gate{k}" for k in range(5)] + [f"up{k}" for k in range(5)]
         else:
             producers = [f"g4_{n}_{k}" for k in range(5)] + [f"u4_{n}_{k}" for k in range(5)]
-        b.append(submit("silu", ["post_rms"] + producers, tid=f"silu{n}", early=True))
+        b.append(submit("silu", ["post_rms"] + producers, tid=f"silu{n}"))
     for n in range(5):
         for k in range(17):
             b.append(submit("down_proj", [f"silu{k}"], tid=f"down{n}_{k}", early=True))
-    b.append(submit("dcr_xgamma", [f"down{n}_{k}" for n in range(5) for k in range(17)], bn=5, tid="normed"))
+    b.append(submit("dcr_xgamma", [f"down{n}_{k}" for n in range(5) for k in range(17)], bn=5, tid="normed", early=True))
     return b
 
 
@@ -137,7 +146,7 @@ def program(layers):
          submit("pa_tiling_cce", tid="tiling", early=True),
          dummy("prefix_barrier"),
          submit("copy_hidden", ["prefix_barrier"], tid="copy_hidden"),
-         submit("xgamma0", ["copy_hidden"], bn=5, tid="normed")]
+         submit("xgamma0", ["copy_hidden"], bn=5, tid="normed", early=True)]
     body = [{"op": "alloc", "outputs": [{"bind": "qkv", "shape": [16, 7168], "dtype": "bf16"}]},
             {"op": "alloc", "outputs": [{"bind": "mlp", "shape": [16, 17408], "dtype": "bf16"}]},
             {"op": "scope", "mode": "manual", "site": "decode_fwd_layers.cpp:layer_body", "body": layer()}]

@@ -5,6 +5,8 @@
 // describes it: 277 tasks a layer in a manual scope with explicit
 // dependencies, between a prefix (tiling, copy_hidden, the first RMS norm)
 // and copy_out. docs/scenes.md compares it with traces/qwen3_decode.json.
+// `early` is the source's set_allow_early_resolve(true), on the producers it
+// flags (tools/gen_qwen3_decode.py lists them).
 #include <stdint.h>
 
 #include "pto_orchestration_api.h"
@@ -35,8 +37,8 @@ PTO2TaskId task(bool aic, int32_t func, std::initializer_list<PTO2TaskId> deps, 
 PTO2TaskId aiv(int32_t f, std::initializer_list<PTO2TaskId> deps, int16_t blocks = 1, bool early = false) {
     return task(false, f, deps, blocks, early);
 }
-PTO2TaskId aic(int32_t f, std::initializer_list<PTO2TaskId> deps, int16_t blocks = 1) {
-    return task(true, f, deps, blocks);
+PTO2TaskId aic(int32_t f, std::initializer_list<PTO2TaskId> deps, int16_t blocks = 1, bool early = false) {
+    return task(true, f, deps, blocks, early);
 }
 PTO2TaskId barrier(const PTO2TaskId *deps, uint32_t n) {
     CoreTaskArgs a;
@@ -55,13 +57,13 @@ PTO2TaskId many(int32_t f, const PTO2TaskId *deps, uint32_t n, int16_t blocks = 
 PTO2TaskId layer(PTO2TaskId normed, PTO2TaskId tiling) {
     const PTO2TaskId barrier1 = barrier(nullptr, 0);
     const PTO2TaskId attn_out_seed = aiv(kAttnOutSeed, {}, 1, true);
-    const PTO2TaskId rms = aiv(kRmsRecip, {normed, barrier1});
+    const PTO2TaskId rms = aiv(kRmsRecip, {normed, barrier1}, 1, true);
     const PTO2TaskId q_seed = aiv(kQSeed, {}, 1, true);
-    const PTO2TaskId q = aic(kQProj, {normed, q_seed}, 50);
+    const PTO2TaskId q = aic(kQProj, {normed, q_seed}, 50, true);
     const PTO2TaskId kv_seed = aiv(kKvSeed, {normed, barrier1});
-    const PTO2TaskId mlp_seed = aiv(kMlpOutSeed, {normed, barrier1});
-    const PTO2TaskId k = aic(kKProj, {kv_seed}, 10);
-    const PTO2TaskId v = aic(kVProj, {kv_seed}, 10);
+    const PTO2TaskId mlp_seed = aiv(kMlpOutSeed, {normed, barrier1}, 1, true);
+    const PTO2TaskId k = aic(kKProj, {kv_seed}, 10, true);
+    const PTO2TaskId v = aic(kVProj, {kv_seed}, 10, true);
 
     // Attention: one MIX task over every cluster, all blocks starting together.
     CoreTaskArgs at;
@@ -69,6 +71,7 @@ PTO2TaskId layer(PTO2TaskId normed, PTO2TaskId tiling) {
     at.set_dependencies(at_deps, 7);
     at.launch_spec.set_block_num(24);
     at.launch_spec.set_require_sync_start(true);
+    at.set_allow_early_resolve(true);
     MixedKernels mk;
     mk.aic_kernel_id = kAttnAic;
     mk.aiv0_kernel_id = kAttnAiv;
@@ -89,7 +92,7 @@ PTO2TaskId layer(PTO2TaskId normed, PTO2TaskId tiling) {
             for (uint32_t j = 0; j < n; j++) seen = seen || d[j] == slot[i];
             if (!seen) d[n++] = slot[i];
         }
-        cast[c] = many(kCast + c, d, n);
+        cast[c] = many(kCast + c, d, n, 1, true);
     }
     PTO2TaskId all_slots[27];
     for (int i = 0; i < 27; i++) all_slots[i] = slot[i];
@@ -116,7 +119,7 @@ PTO2TaskId layer(PTO2TaskId normed, PTO2TaskId tiling) {
             d[1 + c] = n < 6 ? gate[c] : g4[n][c];
             d[6 + c] = n < 6 ? up[c] : u4[n][c];
         }
-        silu[n] = many(kSilu, d, 11, 1, true);
+        silu[n] = many(kSilu, d, 11);
     }
     PTO2TaskId down[85];
     for (int n = 0; n < 5; n++)
@@ -126,7 +129,7 @@ PTO2TaskId layer(PTO2TaskId normed, PTO2TaskId tiling) {
             a.set_allow_early_resolve(true);
             down[17 * n + k2] = rt_submit_aic_task(kDownProj, a).task_id();
         }
-    return many(kDcrXGamma, down, 85, 5);
+    return many(kDcrXGamma, down, 85, 5, true);
 }
 
 }  // namespace
@@ -138,7 +141,7 @@ extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry
     const PTO2TaskId tiling = aiv(kTiling, {}, 1, true);
     const PTO2TaskId prefix_barrier = barrier(nullptr, 0);
     const PTO2TaskId copy_hidden = aiv(kCopyHidden, {prefix_barrier});
-    PTO2TaskId normed = aiv(kXGamma0, {copy_hidden}, 5);
+    PTO2TaskId normed = aiv(kXGamma0, {copy_hidden}, 5, true);
 
     uint32_t qkv_shape[2] = {16, 7168}, mlp_shape[2] = {16, 17408};
     TensorCreateInfo qkv_ci(qkv_shape, 2, DataType::BFLOAT16), mlp_ci(mlp_shape, 2, DataType::BFLOAT16);
