@@ -14,7 +14,7 @@
 // 4 AIVs; loop 10, COND poll 100, complete 50, fanout edge 10, pop 20,
 // payload 100, submit 200, DMB arrival 300, entry poll 200, receive->start
 // 500 of which the ACK write 50, FIN notice 100), one scheduler thread.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <algorithm>
 #include <fstream>
