@@ -24,6 +24,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -122,7 +123,11 @@ Outcome in_child(Body body, const std::string* stdin_text = nullptr) {
     throw std::runtime_error("npusim: cannot fork the run's process");
   }
   if (pid == 0) {  // the child: C++ only, then _exit
-    ::close(fds[0]);
+    // Only its own pipe: a copy of another thread's pipe (a run forked at
+    // the same time) would hold that run's reader until this child ends.
+    const int w = fds[1];
+    if (w > 3) ::close_range(3, static_cast<unsigned>(w - 1), 0);
+    ::close_range(static_cast<unsigned>(w + 1), ~0u, 0);
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     engine::interrupt::install();  // an interrupted run removes its partial outputs (docs/outputs.md)
     Outcome o;
@@ -165,12 +170,24 @@ Outcome in_child(Body body, const std::string* stdin_text = nullptr) {
   ::close(fds[1]);
   std::string buf;
   int wstatus = 0;
+  bool interrupted = false;
   {
     py::gil_scoped_release nogil;
     char chunk[65536];
     for (;;) {
       const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINTR) {
+        // A signal for Python (Ctrl-C in a notebook): its handler runs now;
+        // if it raised, the run is interrupted as `npusim run` would be
+        // (SIGINT: the child removes its partial outputs and dies of it).
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          interrupted = true;
+          ::kill(pid, SIGINT);
+          break;
+        }
+        continue;
+      }
       if (n <= 0) break;
       buf.append(chunk, static_cast<std::size_t>(n));
     }
@@ -178,6 +195,7 @@ Outcome in_child(Body body, const std::string* stdin_text = nullptr) {
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
   }
+  if (interrupted) throw py::error_already_set();
   Outcome o;
   if (!decode(buf, o)) {
     o = Outcome{};
@@ -203,26 +221,23 @@ std::string text_of(const py::dict& d, const char* key) {
 // The Python half's keyword arguments (already strings, bools and ints)
 // -> a RunRequest, through the command line's own conversion (cli_options.h).
 void fill_request(engine::RunRequest& req, engine::SimText& t, const py::dict& o) {
-  t.rtw = text_of(o, "ring_task_window");
-  t.rh = text_of(o, "ring_heap");
-  t.rdp = text_of(o, "ring_dep_pool");
-  t.runtime = text_of(o, "runtime");
-  t.layout = text_of(o, "hbg_layout");
-  t.lowering = text_of(o, "cache_policy_lowering");
-  t.seed = text_of(o, "seed");
-  t.threads = text_of(o, "aicpu_thread_num");
-  t.sched_timeout = text_of(o, "scheduler_timeout_ms");
-  t.max_tasks = text_of(o, "max_tasks");
-  t.max_output = text_of(o, "max_output");
-  t.compress = text_of(o, "compress");
+  using T = engine::SimText;
+  static const std::pair<const char*, std::string T::*> kText[] = {
+      {"ring_task_window", &T::rtw},       {"ring_heap", &T::rh},
+      {"ring_dep_pool", &T::rdp},          {"runtime", &T::runtime},
+      {"hbg_layout", &T::layout},          {"cache_policy_lowering", &T::lowering},
+      {"seed", &T::seed},                  {"aicpu_thread_num", &T::threads},
+      {"scheduler_timeout_ms", &T::sched_timeout}, {"max_tasks", &T::max_tasks},
+      {"max_output", &T::max_output},      {"compress", &T::compress}};
+  using R = engine::RunRequest;
+  static const std::pair<const char*, bool R::*> kFlags[] = {
+      {"scope_stats", &R::scope_stats}, {"deps", &R::deps},     {"task_stats", &R::task_stats},
+      {"suggest", &R::suggest},         {"strict_coherency", &R::strict_coherency},
+      {"strict", &R::strict},           {"host_stats", &R::host_stats}};
+  for (const auto& [key, member] : kText) t.*member = text_of(o, key);
+  for (const auto& [key, member] : kFlags)
+    if (o.contains(key)) req.*member = o[key].cast<bool>();
   if (o.contains("swimlane_level")) req.swimlane_level = o["swimlane_level"].cast<int>();
-  if (o.contains("scope_stats")) req.scope_stats = o["scope_stats"].cast<bool>();
-  if (o.contains("deps")) req.deps = o["deps"].cast<bool>();
-  if (o.contains("task_stats")) req.task_stats = o["task_stats"].cast<bool>();
-  if (o.contains("suggest")) req.suggest = o["suggest"].cast<bool>();
-  if (o.contains("strict_coherency")) req.strict_coherency = o["strict_coherency"].cast<bool>();
-  if (o.contains("strict")) req.strict = o["strict"].cast<bool>();
-  if (o.contains("host_stats")) req.host_stats = o["host_stats"].cast<bool>();
 }
 
 // npusim run: `trace` a path, or "" with `text` the trace itself (read as

@@ -206,6 +206,20 @@ def test_eight_runs_in_a_thread_pool_equal_eight_in_sequence():
     assert len({r.summary["device_wall_ns"] for r in sequential}) > 1
 
 
+def test_ctrl_c_interrupts_a_run_and_leaves_nothing(tmp_path):
+    import signal
+    import threading
+    import time
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        npusim.run(os.path.join(TRACES, "bench_pa_1m.json"), out=tmp_path / "o")
+    timer.join()
+    assert time.monotonic() - t0 < 30  # not the whole million tasks
+    assert os.listdir(tmp_path) == []  # the child removed its partial outputs, as npusim run does
+
+
 def test_a_sweep_equals_the_cli_csv(tmp_path):
     grid = ["ring_task_window=4,16,64", "/sched/dispatch_task_ns=300,450"]
     c = cli("sweep", CHAIN, "--grid", grid[0], "--grid", grid[1], "--csv", str(tmp_path / "cli.csv"), "-q")
