@@ -190,6 +190,16 @@ def sampled_program():
 SAMPLED = sampled_program()
 
 
+def test_a_scene_runs_through_the_runner_beside_npusim(tmp_path):
+    """A scene's program runs in npusim-orch-runner, found beside npusim.executable, not beside python3."""
+    scene = os.path.join(TRACES, "scenes", "vector_example", "vector_example.json")
+    c = cli("run", scene, "--out", str(tmp_path / "cli"), "-q", "--no-host-stats")
+    assert c.returncode == 0, c.stderr
+    r = npusim.run(scene, out=tmp_path / "py", host_stats=False)
+    assert r.ok and r.summary["tasks"]["completed"] > 0
+    same_folders(tmp_path / "cli", tmp_path / "py")
+
+
 def seeded(seed):
     return npusim.run(SAMPLED, seed=seed, host_stats=False)
 
