@@ -271,14 +271,7 @@ py::tuple check(const std::string& trace, const std::string& text, const std::st
 
 py::tuple sweep(const std::string& input, const std::string& platform, const std::vector<std::string>& grid,
                 const std::string& csv, int jobs, const std::string& scheduler) {
-  engine::SweepRequest req;
-  req.input = input;
-  req.platform = platform;
-  req.grid = grid;
-  req.csv = csv;
-  req.jobs = jobs;
-  req.scheduler = scheduler;
-  req.quiet = true;
+  const engine::SweepRequest req{input, platform, grid, csv, jobs, scheduler, /*quiet=*/true};
   return to_python(in_child([&](std::ostream& out, std::ostream& err) { return engine::sweep(req, out, err); }));
 }
 
