@@ -10,12 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-run}
 
-# What the build and a run need; `test` adds what only the tests use:
-# catch2 (the unit tests), python3 and chromium (the report test loads
-# `npusim report` pages in headless chromium), python3-distributed (`npusim
-# sweep --scheduler` runs points on Dask: tests/sweep/sweep_dask_test.py).
-build_packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev libcli11-dev zlib1g-dev)
-test_packages=(catch2 python3 chromium python3-distributed)
+# What the build and a run need (pybind11-dev and python3-dev: the Python
+# module, docs/python.md); `test` adds what only the tests use: catch2 (the
+# unit tests), chromium (the report test loads `npusim report` pages in
+# headless chromium), python3-distributed (`npusim sweep --scheduler` runs
+# points on Dask: tests/sweep/sweep_dask_test.py), python3-pytest and
+# python3-numpy (the Python module's tests: tests/python/).
+build_packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+                python3 python3-dev pybind11-dev)
+test_packages=(catch2 chromium python3-distributed python3-pytest python3-numpy)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 packages=("${build_packages[@]}")
 if [ "$what" = test ]; then packages+=("${test_packages[@]}"); fi
@@ -45,13 +48,19 @@ installed catch2 || testing=OFF
 build_one() {  # build_one DIR [cmake args...]: configures, builds all (or $build_target)
   local dir=$1; shift
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "-DBUILD_TESTING=$testing" "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs" ${build_target:+--target "$build_target"}
+  local targets=()
+  if [ -n "${build_target:-}" ]; then
+    targets=(--target $build_target)
+    # The Python module, when this build has it (python/ was configured).
+    [ -d "$dir/python" ] && targets+=(npusim_python)
+  fi
+  cmake --build "$dir" -j "$jobs" "${targets[@]}"
 }
 
 case "$what" in
   run)
     dir=${NPUSIM_BUILD_DIR:-build}
-    build_target=npusim build_one "$dir"  # npusim and its runner only: no test binary to wait for
+    build_target=npusim build_one "$dir"  # npusim, its runner and the Python module: no test binary to wait for
     "$dir/npusim" run traces/chain.json --out npusim_out/chain
     ;;
   build)

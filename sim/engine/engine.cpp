@@ -741,6 +741,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
     report(req, l, r, dir.given(), bytes, out, err);            // warnings, the failure, the summary line
     return r.ok ? kExitOk : kExitDeviceFailure;
   } catch (const InputError& e) {
+    if (req.throw_input_errors) throw;
     err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
     return kExitInputError;
   }
@@ -891,6 +892,7 @@ int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
     DryRun dry(data, l.platform);
     tasks = dry.drive(*program, findings);
   } catch (const InputError& e) {
+    if (req.throw_input_errors) throw;
     err << "npusim: error: " << e.what() << "\n";
     return kExitInputError;
   }

@@ -34,6 +34,8 @@ struct RunRequest {
   std::uint64_t max_output = 0;     // stop (exit 2, nothing written) past this many bytes written; 0 = no cap
   bool progress = false;            // a progress line on standard error (main: when it is a terminal)
   int gzip_level = 0;               // 1..9: the large outputs as NAME.gz (--compress gzip); 0 = plain
+  bool throw_input_errors = false;  // run and check rethrow an InputError (after cleaning up) instead of
+                                    // reporting it on `err` (the Python module: python/, docs/python.md)
 };
 
 // Exit statuses (cli-and-outputs.md).

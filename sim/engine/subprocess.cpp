@@ -13,7 +13,17 @@ extern char** environ;
 
 namespace npusim::engine {
 
+namespace {
+std::string& exe_override() {
+  static std::string path;
+  return path;
+}
+}  // namespace
+
+void set_self_exe(const std::string& path) { exe_override() = path; }
+
 std::string self_exe() {
+  if (!exe_override().empty()) return exe_override();
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("npusim") : p.string();

@@ -11,8 +11,14 @@
 
 namespace npusim::engine {
 
-// The path of the running executable (/proc/self/exe).
+// The path of npusim's executable: the running one (/proc/self/exe), or the
+// one set_self_exe named. The sizing search, sweep and barrier-cost run it,
+// and the platforms and the scene runner are found beside it.
 std::string self_exe();
+
+// Names npusim's executable for a process that is not npusim (the Python
+// module: python3 runs it; python/_npusim.cpp). "" = the running one again.
+void set_self_exe(const std::string& path);
 
 // Runs `npusim <args>` (no shell: each argument is passed as it is), its
 // standard output and error discarded, and waits for it; an interruption of

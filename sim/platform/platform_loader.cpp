@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/json_util.h"
+#include "sim/engine/subprocess.h"
 #include "sim/platform/json_input.h"
 
 namespace npusim::platform {
@@ -555,9 +556,8 @@ std::vector<std::string> platform_search_dirs() {
     if (!s.empty() && std::find(dirs.begin(), dirs.end(), s) == dirs.end()) dirs.push_back(s);
   };
   if (const char* env = std::getenv("NPUSIM_PLATFORM_DIR"); env && *env) add(env);
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  const fs::path exe = engine::self_exe();  // npusim's executable (the Python module names it: python/)
+  if (exe.is_absolute()) {
     add(exe.parent_path().parent_path() / "platforms");                      // a build tree
     add(exe.parent_path().parent_path() / "share" / "npusim" / "platforms");  // an install (cmake --install)
   }
