@@ -27,7 +27,7 @@ namespace {
 
 
 // The lanes of block 0 of task 0, by lane.
-std::map<int, BlockRecord> lanes_of(const conf::ConfSim& s) {
+std::map<int, BlockRecord> pipe_lanes_of(const conf::ConfSim& s) {
   std::map<int, BlockRecord> out;
   for (const BlockRecord& b : s.of_task(0))
     if (b.block_idx == 0) out[b.lane] = b;
@@ -36,7 +36,7 @@ std::map<int, BlockRecord> lanes_of(const conf::ConfSim& s) {
 
 // A trace of one mix kernel `K` (its definition `kernel`) submitted once,
 // written to the scratch folder; returns its path.
-std::string one_kernel_trace(const std::string& name, const std::string& kernel) {
+std::string pipe_trace(const std::string& name, const std::string& kernel) {
   const fs::path dir = scratch("tpipe_" + name);
   fs::create_directories(dir);
   const fs::path p = dir / (name + ".json");
@@ -46,7 +46,7 @@ std::string one_kernel_trace(const std::string& name, const std::string& kernel)
 }
 
 // "path|message" of the InputError loading a trace of kernel `K`.
-std::string kernel_error(const std::string& kernel) {
+std::string pipe_kernel_error(const std::string& kernel) {
   try {
     trace::parse_trace(R"({"npusim_trace": 1, "kernels": {"K": )" + kernel + R"(}, "program": []})", "t.json", "t");
   } catch (const InputError& e) {
@@ -67,7 +67,7 @@ TEST_CASE("three pipes C2V V2C C2V of depth 2: the spmd_paged_attention structur
   conf::ConfSim s(std::string(NPUSIM_SOURCE_DIR) + "/traces/mix_three_pipes.json", "a2a3");
   s.run();
   REQUIRE(s.finished());
-  const auto lanes = lanes_of(s);
+  const auto lanes = pipe_lanes_of(s);
   REQUIRE(lanes.size() == 3);
   // Times are from the AIC's start; the AIVs start 5 and 10 ns later (the
   // dispatch's per-core payload writes), which their first pop's wait for
@@ -93,7 +93,7 @@ TEST_CASE("a DIR_BOTH pipe carries tiles both ways on two rings: the hand-derive
   conf::ConfSim s(std::string(NPUSIM_SOURCE_DIR) + "/traces/mix_pipe_both.json", "a2a3");
   s.run();
   REQUIRE(s.finished());
-  const auto lanes = lanes_of(s);
+  const auto lanes = pipe_lanes_of(s);
   REQUIRE(lanes.size() == 3);
   const Time t0 = lanes.at(kLaneAic).start;
   // AIV: the third push (tile 2) needs the AIC's free after its pop of tile
@@ -110,7 +110,7 @@ TEST_CASE("a DIR_BOTH pipe carries tiles both ways on two rings: the hand-derive
 // load, no free; TFree.hpp TFREE_IMPL(pipe, GlobalTensor): free() if
 // shouldNotifyFree(tileIndex - 1). Tiny: GM transfer 200 + bytes / 64, flag 20.
 TEST_CASE("the GlobalTensor pop gives the slot without a load and its TFREE releases it", "[tpipe]") {
-  const std::string path = one_kernel_trace("global", R"({"func_id": 0, "core": "mix",
+  const std::string path = pipe_trace("global", R"({"func_id": 0, "core": "mix",
     "pipes": {"g": {"dir": "c2v", "slots": 1}},
     "lanes": {"aic": {"body": [{"push": {"pipe": "g", "bytes": 6400}}, {"push": {"pipe": "g", "bytes": 6400}}]},
               "aiv0": {"body": [{"repeat": {"count": 2, "body": [{"pop": {"pipe": "g", "global": true}},
@@ -118,7 +118,7 @@ TEST_CASE("the GlobalTensor pop gives the slot without a load and its TFREE rele
   conf::ConfSim s(path, "tiny");
   s.run();
   REQUIRE(s.finished());
-  const auto lanes = lanes_of(s);
+  const auto lanes = pipe_lanes_of(s);
   const Time t0 = lanes.at(kLaneAic).start;
   // One slot (SyncPeriod 1). AIC: tile 0 stored 0..300, flag 320. AIV: the
   // pop waits to 320 and costs nothing more; computes to 1320; TFREE: credit
@@ -133,14 +133,14 @@ TEST_CASE("the GlobalTensor pop gives the slot without a load and its TFREE rele
 // (Producer::allocate waits FlagID + 1 on the vector, record sets FlagID on
 // PIPE_MTE3), its consumer the cube (Consumer::free on the cube).
 TEST_CASE("a v2c_ctrl pipe: the AIV pushes, the AIC pops and frees, the AIV's ~TPipe waits for that free", "[tpipe]") {
-  const std::string path = one_kernel_trace("ctrl", R"({"func_id": 0, "core": "mix",
+  const std::string path = pipe_trace("ctrl", R"({"func_id": 0, "core": "mix",
     "pipes": {"ctrl": {"dir": "v2c_ctrl", "slots": 1, "flag_id": 6}},
     "lanes": {"aic": {"body": [{"pop": {"pipe": "ctrl"}}]},
               "aiv0": {"body": [{"compute": {"ns": 100}}, {"push": {"pipe": "ctrl"}}]}}})");
   conf::ConfSim s(path, "tiny");
   s.run();
   REQUIRE(s.finished());
-  const auto lanes = lanes_of(s);
+  const auto lanes = pipe_lanes_of(s);
   const Time t0 = lanes.at(kLaneAic).start;
   // AIV: computes to 100, stores 100..300, flag 320. AIC: pop waits to 320,
   // loads to 520, frees (slots 1): credit 540. AIV's ~TPipe (1 tile, 1
@@ -152,14 +152,14 @@ TEST_CASE("a v2c_ctrl pipe: the AIV pushes, the AIC pops and frees, the AIV's ~T
 TEST_CASE("two named pipes are two FIFOs: a tile pushed on one is not popped from the other", "[tpipe]") {
   // Before named pipes every push and pop of a kernel shared one FIFO. Here
   // the AIV pops "b" first: it waits for b's tile (pushed second), not a's.
-  const std::string path = one_kernel_trace("two", R"({"func_id": 0, "core": "mix",
+  const std::string path = pipe_trace("two", R"({"func_id": 0, "core": "mix",
     "pipes": {"a": {"dir": "c2v", "slots": 2}, "b": {"dir": "c2v", "slots": 2}},
     "lanes": {"aic": {"body": [{"push": {"pipe": "a"}}, {"compute": {"ns": 1000}}, {"push": {"pipe": "b"}}]},
               "aiv0": {"body": [{"pop": {"pipe": "b"}}, {"pop": {"pipe": "a"}}]}}})");
   conf::ConfSim s(path, "tiny");
   s.run();
   REQUIRE(s.finished());
-  const auto lanes = lanes_of(s);
+  const auto lanes = pipe_lanes_of(s);
   const Time t0 = lanes.at(kLaneAic).start;
   // AIC: a stored 0..200, compute to 1200, b stored 1200..1400 (flag 1420).
   // AIV: pop b waits to 1420, loads to 1620; pop a (flag 220) loads to 1820.
@@ -169,52 +169,52 @@ TEST_CASE("two named pipes are two FIFOs: a tile pushed on one is not popped fro
 
 TEST_CASE("pipe declarations and phases are checked at load with file, JSON path and expectation", "[tpipe]") {
   const std::string lanes_ok = R"("lanes": {"aic": {"body": [{"push": {"pipe": "p"}}]}, "aiv0": {"body": [{"pop": {"pipe": "p"}}]}})";
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "sideways", "slots": 2}}, )" + lanes_ok + "}") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "sideways", "slots": 2}}, )" + lanes_ok + "}") ==
         "/kernels/K/pipes/p/dir|expected one of \"c2v\", \"v2c\", \"both\", \"v2c_ctrl\", got \"sideways\"");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v"}}, )" + lanes_ok + "}") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v"}}, )" + lanes_ok + "}") ==
         "/kernels/K/pipes/p|missing key \"slots\"");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"q": {"dir": "c2v", "slots": 2}}, )" + lanes_ok + "}") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"q": {"dir": "c2v", "slots": 2}}, )" + lanes_ok + "}") ==
         "/kernels/K/lanes/aic/body/0/push/pipe|unknown pipe \"p\": the kernel declares \"q\"");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {"pipe": "p"}}]}}})") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {"aic": {"body": [{"push": {"pipe": "p"}}]}}})") ==
         "/kernels/K/lanes/aic/body/0/push/pipe|unknown pipe \"p\": the kernel declares no pipes "
         "(\"pipes\": {\"p\": {\"dir\": \"c2v\", \"slots\": 2}})");
   // A V2C pipe's producer is the vector.
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "v2c", "slots": 2}}, )" + lanes_ok + "}") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "v2c", "slots": 2}}, )" + lanes_ok + "}") ==
         "/kernels/K/lanes/aic/body/0/push|push on pipe \"p\" (v2c, the AIVs produce, the AIC consumes) is only "
         "allowed in an aiv lane");
   // FlagID + 3 < 16 for DIR_BOTH; no flag shared by two pipes.
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "both", "slots": 2, "flag_id": 13}}, )" + lanes_ok + "}") ==
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "both", "slots": 2, "flag_id": 13}}, )" + lanes_ok + "}") ==
         "/kernels/K/pipes/p/flag_id|expected an integer in [0, 12], got 13");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2, "flag_id": 0},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2, "flag_id": 0},
         "r": {"dir": "v2c", "slots": 2, "flag_id": 1}}, )" + lanes_ok + "}") ==
         "/kernels/K/pipes/r/flag_id|pipe \"r\" uses flags 1..2 and pipe \"p\" flags 0..1: two pipes sharing an FFTS "
         "flag would take each other's signals");
   // Records and pops pair up per ring.
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
         "lanes": {"aic": {"body": [{"push": {"pipe": "p"}}, {"push": {"pipe": "p"}}]}, "aiv0": {"body": [{"pop": {"pipe": "p"}}]}}})") ==
         "/kernels/K/pipes/p|on the C->V ring of pipe \"p\" lane aiv0 pops 1 tile(s) but the aic lane pushes 2 (a pop "
         "without its push waits for ever)");
   // The GlobalTensor form: TFREE after the pop; not on v2c_ctrl.
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
         "lanes": {"aic": {"body": [{"push": {"pipe": "p"}}]}, "aiv0": {"body": [{"free": {"pipe": "p"}}, {"pop": {"pipe": "p"}}]}}})") ==
         "/kernels/K/lanes/aiv0/body/0|free on pipe \"p\" with no pop before it to free (TFREE releases the slot the "
         "lane's latest TPOP gave)");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
         "lanes": {"aic": {"body": [{"push": {"pipe": "p"}}]}, "aiv0": {"body": [{"pop": {"pipe": "p", "global": true}}]}}})") ==
         "/kernels/K|lane aiv0 ends with a GlobalTensor pop on pipe \"p\" it never frees (add {\"free\": {\"pipe\": \"p\"}})");
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "v2c_ctrl", "slots": 2}},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "v2c_ctrl", "slots": 2}},
         "lanes": {"aiv0": {"body": [{"push": {"pipe": "p"}}]}, "aic": {"body": [{"pop": {"pipe": "p", "global": true}}, {"free": {"pipe": "p"}}]}}})") ==
         "/kernels/K/lanes/aic/body/0/pop/global|pipe \"p\" is v2c_ctrl: PTO-ISA's TPOP and TFREE with a GlobalTensor "
         "support only c2v, v2c and both (TPop.hpp, TFree.hpp static_assert)");
   // "to" belongs to the unnamed pipe.
-  CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
+  CHECK(pipe_kernel_error(R"({"func_id": 0, "core": "mix", "pipes": {"p": {"dir": "c2v", "slots": 2}},
         "lanes": {"aic": {"body": [{"push": {"pipe": "p", "to": "aiv0"}}]}, "aiv0": {"body": [{"pop": {"pipe": "p"}}]}}})") ==
         "/kernels/K/lanes/aic/body/0/push/to|\"to\" is only for the unnamed pipe (cross_core_slots): a named pipe's "
         "push reaches the other side of its direction (ffts_cross_core_sync mode 2)");
 }
 
 TEST_CASE("an unknown pipe name exits 2 naming the file and the JSON path, writing nothing", "[tpipe][cli]") {
-  const std::string path = one_kernel_trace("unknown", R"({"func_id": 0, "core": "mix",
+  const std::string path = pipe_trace("unknown", R"({"func_id": 0, "core": "mix",
     "pipes": {"sij": {"dir": "c2v", "slots": 2}},
     "lanes": {"aic": {"body": [{"push": {"pipe": "sij"}}]}, "aiv": {"body": [{"pop": {"pipe": "sji"}}]}}})");
   fs::path out;
@@ -229,7 +229,7 @@ TEST_CASE("pipes whose pops wait on each other end in a diagnosis naming each pi
   // The AIC pops pij before it pushes sij, the AIVs pop sij before they push
   // pij: no core ever proceeds (each wait_flag_dev waits for a flag only the
   // other side would set).
-  const std::string path = one_kernel_trace("cycle", R"({"func_id": 0, "core": "mix",
+  const std::string path = pipe_trace("cycle", R"({"func_id": 0, "core": "mix",
     "pipes": {"sij": {"dir": "c2v", "slots": 2}, "pij": {"dir": "v2c", "slots": 2}},
     "lanes": {"aic": {"body": [{"pop": {"pipe": "pij"}}, {"push": {"pipe": "sij"}}]},
               "aiv": {"body": [{"pop": {"pipe": "sij"}}, {"push": {"pipe": "pij"}}]}}})");
