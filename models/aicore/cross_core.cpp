@@ -82,28 +82,32 @@ CrossCorePipes::Ring& CrossCorePipes::ring_of_ctx(const PhaseCtx& ctx, PipeRing 
   return g;
 }
 
-Time CrossCorePipes::data_at(const Ring& g, std::uint32_t j) {
-  if (g.producers == 0) return kNever;
+namespace {
+
+// The time the k-th entry of every lane in `mask` is there (the latest of
+// them), or kNever if a lane has none yet or the mask is empty: a flag the
+// AIC waits for is set once every active AIV has set it.
+template <class Times>
+Time all_lanes_at(std::uint8_t mask, std::uint32_t k, Times times_of) {
+  if (mask == 0) return kNever;
   Time at = 0;
   for (int l = 0; l < kNumLanes; ++l) {
-    if (!(g.producers & (1u << l))) continue;
-    const std::vector<Time>& r = g.prod[l].records;
-    if (j >= r.size()) return kNever;
-    at = std::max(at, r[j]);
+    if (!(mask & (1u << l))) continue;
+    const std::vector<Time>& v = times_of(l);
+    if (k >= v.size()) return kNever;
+    at = std::max(at, v[k]);
   }
   return at;
 }
 
+}  // namespace
+
+Time CrossCorePipes::data_at(const Ring& g, std::uint32_t j) {
+  return all_lanes_at(g.producers, j, [&](int l) -> const std::vector<Time>& { return g.prod[l].records; });
+}
+
 Time CrossCorePipes::credit_at(const Ring& g, std::uint32_t k) {
-  if (g.consumers == 0) return kNever;
-  Time at = 0;
-  for (int l = 0; l < kNumLanes; ++l) {
-    if (!(g.consumers & (1u << l))) continue;
-    const std::vector<Time>& f = g.cons[l].freed;
-    if (k >= f.size()) return kNever;
-    at = std::max(at, f[k]);
-  }
-  return at;
+  return all_lanes_at(g.consumers, k, [&](int l) -> const std::vector<Time>& { return g.cons[l].freed; });
 }
 
 Time CrossCorePipes::try_push(Ring& g, int lane, const Waiter& w, Time t) {
