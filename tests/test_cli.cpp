@@ -198,6 +198,8 @@ TEST_CASE("no task starts before its producers complete, on every example", "[cl
       {"traces/mix.json", {2, 0}},
       {"traces/mix_pipeline.json", {0, 0}},
       {"traces/mix_pipeline_1slot.json", {0, 0}},
+      {"traces/mix_pipe_both.json", {0, 0}},
+      {"traces/mix_three_pipes.json", {0, 0}},
       {"traces/pa_10k.json", {19812, 2496}},
       {"traces/pa_unroll_case1.json", {1024, 0}},
       {"traces/per_block_tasks.json", {0, 0}},

@@ -212,9 +212,9 @@ TEST_CASE("trace loader: kernel definition errors") {
   CHECK(kernel_error(R"({"func_id": 0, "core": "aiv", "duration": {"ns": 1}, "body": []})") ==
         "/kernels/K|expected exactly one of \"duration\" or \"body\"");
   CHECK(kernel_error(R"({"func_id": 0, "core": "aic", "lanes": {}})") ==
-        "/kernels/K/lanes|unknown key \"lanes\" (expected one of: func_id, core, duration, body)");
+        "/kernels/K/lanes|unknown key \"lanes\" (expected one of: func_id, core, duration, body, pipes)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "duration": {"ns": 1}})") ==
-        "/kernels/K/duration|unknown key \"duration\" (expected one of: func_id, core, lanes, cross_core_slots)");
+        "/kernels/K/duration|unknown key \"duration\" (expected one of: func_id, core, lanes, cross_core_slots, pipes)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix", "lanes": {}})") ==
         "/kernels/K/lanes|a mix kernel needs at least one lane (aic, aiv, aiv0 or aiv1)");
   CHECK(kernel_error(R"({"func_id": 0, "core": "mix"})") == "/kernels/K|missing key \"lanes\"");
@@ -254,9 +254,9 @@ TEST_CASE("trace loader: phase errors") {
   };
   const std::string at = "/kernels/K/body/1";
   CHECK(phase(R"({"wait": {}})") ==
-        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat)");
+        at + "/wait|unknown key \"wait\" (expected one of: compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat, free)");
   CHECK(phase(R"({"x_note": 1})") ==
-        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat");
+        at + "|expected a phase: an object with one of the keys compute, load, store, fence, cacheinvalid, syncall, push, pop, notify, wait_flag, repeat, free");
   CHECK(phase(R"({"fence": {}, "compute": {"ns": 1}})") ==
         at + "|a phase has exactly one key, got \"compute\" and \"fence\"");
   CHECK(phase(R"({"load": {"arg": 0}})") == at + "/load|missing key \"bytes\"");

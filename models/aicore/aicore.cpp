@@ -278,6 +278,7 @@ Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) co
     case PhaseKind::Syncall:
     case PhaseKind::Push:
     case PhaseKind::Pop:
+    case PhaseKind::Free:
     case PhaseKind::Notify:
     case PhaseKind::WaitFlag: break;  // always executed by a handler
   }

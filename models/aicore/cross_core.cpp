@@ -31,127 +31,231 @@ std::uint32_t pipe_pending_credits(std::uint32_t slots, std::uint32_t pushed) {
   return notified > waited ? notified - waited : 0;
 }
 
-CrossCorePipes::CrossCorePipes(AicoreComplex& cores, const Platform& platform) : cores_(cores), platform_(platform) {}
+namespace {
 
-CrossCorePipes::Pipe& CrossCorePipes::pipe_of(const PhaseCtx& ctx) {
-  const Key key{ctx.cluster, ctx.task->id, ctx.block};
-  auto it = pipes_.find(key);
-  if (it != pipes_.end()) return it->second;
-  const KernelDef& k = *ctx.task->kernel;
-  if (k.cross_core_slots < 1)  // the trace loader requires it
-    throw std::logic_error("mix kernel " + k.name + " pushes or pops without cross_core_slots");
-  Pipe& p = pipes_[key];
-  p.slots = static_cast<std::uint32_t>(k.cross_core_slots);
-  for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane) {
-    if (!k.lanes[lane].active) continue;
-    p.consumers |= static_cast<std::uint8_t>(1u << lane);
-    for (const Phase& ph : k.lanes[lane].phases) p.to_pop[lane - 1] += ph.kind == PhaseKind::Pop;
-  }
-  return p;
+constexpr std::uint8_t kAivLanes = kMaskAiv0 | kMaskAiv1;
+
+const char* lane_name(int lane) { return lane == kLaneAic ? "aic" : lane == kLaneAiv0 ? "aiv0" : "aiv1"; }
+
+std::string lanes_text(std::uint8_t mask) {
+  std::string s;
+  for (int l = 0; l < kNumLanes; ++l)
+    if (mask & (1u << l)) s += std::string(s.empty() ? "" : "+") + lane_name(l);
+  return s.empty() ? "no lane of this task" : s;
 }
 
-Time CrossCorePipes::credit_at(const Pipe& p, std::uint32_t k) {
+}  // namespace
+
+CrossCorePipes::CrossCorePipes(AicoreComplex& cores, const Platform& platform) : cores_(cores), platform_(platform) {}
+
+std::uint32_t CrossCorePipes::slots_of(const KernelDef& k, int pipe) const {
+  const int slots = pipe >= 0 && pipe < static_cast<int>(k.pipes.size()) ? k.pipes[static_cast<std::size_t>(pipe)].slots
+                                                                       : k.cross_core_slots;
+  if (slots < 1)  // the trace loader requires it
+    throw std::logic_error("mix kernel " + k.name + " pushes or pops on a pipe without a slot count");
+  return static_cast<std::uint32_t>(slots);
+}
+
+CrossCorePipes::Ring& CrossCorePipes::ring_of_ctx(const PhaseCtx& ctx, PipeRing r, Key& key) {
+  const int pipe = ctx.phase->pipe;
+  key = Key{ctx.cluster, ctx.task->id, ctx.block, pipe, static_cast<int>(r)};
+  auto it = rings_.find(key);
+  if (it != rings_.end()) return it->second;
+  const KernelDef& k = *ctx.task->kernel;
+  Ring& g = rings_[key];
+  g.slots = slots_of(k, pipe);
+  g.task = ctx.task;
+  const std::uint8_t aic = k.lanes[kLaneAic].active ? kMaskAic : 0;
+  const std::uint8_t aivs = static_cast<std::uint8_t>(k.active_mask() & kAivLanes);
+  g.producers = r == PipeRing::C2V ? aic : aivs;
+  g.consumers = r == PipeRing::C2V ? aivs : aic;
+  for (int l = 0; l < kNumLanes; ++l) {
+    if (!k.lanes[l].active) continue;
+    for (const Phase& ph : k.lanes[l].phases) {
+      if (ph.pipe != pipe) continue;
+      const bool on = (ph.kind == PhaseKind::Push || ph.kind == PhaseKind::Pop) ? ring_of(l, ph.kind) == r
+                      : ph.kind == PhaseKind::Free                              ? ring_of(l, PhaseKind::Pop) == r
+                                                                                : false;
+      g.phases_left += on;
+    }
+  }
+  return g;
+}
+
+namespace {
+
+// The time the k-th entry of every lane in `mask` is there (the latest of
+// them), or kNever if a lane has none yet or the mask is empty: a flag the
+// AIC waits for is set once every active AIV has set it.
+template <class Times>
+Time all_lanes_at(std::uint8_t mask, std::uint32_t k, Times times_of) {
+  if (mask == 0) return kNever;
   Time at = 0;
-  for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane) {
-    if (!(p.consumers & (1u << lane))) continue;
-    const std::vector<Time>& f = p.freed[lane - 1];
-    if (k >= f.size()) return kNever;
-    at = std::max(at, f[k]);
+  for (int l = 0; l < kNumLanes; ++l) {
+    if (!(mask & (1u << l))) continue;
+    const std::vector<Time>& v = times_of(l);
+    if (k >= v.size()) return kNever;
+    at = std::max(at, v[k]);
   }
   return at;
 }
 
-Time CrossCorePipes::try_push(Pipe& p, Time t, Time cost, bool drain) {
+}  // namespace
+
+Time CrossCorePipes::data_at(const Ring& g, std::uint32_t j) {
+  return all_lanes_at(g.producers, j, [&](int l) -> const std::vector<Time>& { return g.prod[l].records; });
+}
+
+Time CrossCorePipes::credit_at(const Ring& g, std::uint32_t k) {
+  return all_lanes_at(g.consumers, k, [&](int l) -> const std::vector<Time>& { return g.cons[l].freed; });
+}
+
+Time CrossCorePipes::try_push(Ring& g, int lane, const Waiter& w, Time t) {
+  Ring::Producer& p = g.prod[lane];
   Time start = t;
-  if (p.pusher_needs > p.credits) {
-    const Time c = credit_at(p, p.pusher_needs - 1);  // credits reach the AIC in order
+  if (w.needs > p.credits) {
+    const Time c = credit_at(g, w.needs - 1);  // credits reach the producer in order
     if (c == kNever) return kNever;
     start = std::max(t, c);
-    p.credits = p.pusher_needs;
+    p.credits = w.needs;
   }
-  if (drain) {
-    p.drained = true;
+  if (w.drain) return start;
+  if (w.global) {  // TPUSH(pipe, GlobalTensor): record() only
+    p.records.push_back(start + platform_.ffts.flag);
     return start;
   }
-  const Time stored = start + cost;                               // TSTORE to the GM slot
-  p.data.push_back(stored + platform_.ffts.flag);                 // record(): both AIVs' data flag
-  ++p.pushed;
+  const Time stored = start + w.cost;                     // TSTORE to the GM slot
+  p.records.push_back(stored + platform_.ffts.flag);      // record(): the consumers' data flag
+  ++p.tile;
   return stored;
 }
 
-Time CrossCorePipes::push(Pipe& p, const PhaseCtx& ctx, Time t) {
-  const bool drain = ctx.phase->pipe_drain;
-  p.pusher_needs = p.credits + (drain ? pipe_pending_credits(p.slots, p.pushed)
-                                      : (pipe_push_waits(p.slots, p.pushed) ? 1u : 0u));
-  const std::int64_t bytes = ctx.phase->bytes.eval_or(BlockEnv(ctx.block, ctx.block_num), 0);
-  const Time cost = drain ? 0 : gm_transfer(platform_.gm, static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes)));
-  const Time done = try_push(p, t, cost, drain);
-  if (done == kNever) p.pusher = Waiter{ctx.core, t, cost};
-  return done;
+Time CrossCorePipes::try_pop(Ring& g, int lane, const Waiter& w, Time t) {
+  Ring::Consumer& c = g.cons[lane];
+  const std::uint32_t j = c.tile;
+  const Time data = data_at(g, j);
+  if (data == kNever) return kNever;
+  const Time got = std::max(t, data) + w.cost;  // wait(), then TLOAD from the GM slot (global: the address only)
+  ++c.tile;
+  c.unfreed = w.global;
+  if (!w.global && pipe_pop_frees(g.slots, j)) c.freed.push_back(got + platform_.ffts.flag);  // free()
+  return got;
 }
 
-Time CrossCorePipes::pop(Pipe& p, int lane, Time t, Time cost) {
-  const std::uint32_t j = p.popped[lane - 1];
-  if (j >= p.data.size()) return kNever;
-  const Time loaded = std::max(t, p.data[j]) + cost;  // wait(), then TLOAD from the GM slot
-  ++p.popped[lane - 1];
-  if (pipe_pop_frees(p.slots, j)) p.freed[lane - 1].push_back(loaded + platform_.ffts.flag);  // free()
-  return loaded;
-}
-
-void CrossCorePipes::wake(Pipe& p, const Key& key) {
-  // Pops that waited for a tile just pushed; then a push that waited for
-  // their frees. Each resumed core is done with this pipe's waiting.
+void CrossCorePipes::wake(Ring& g) {
+  // Pops that waited for a tile just pushed; then pushes that waited for
+  // their frees. Each resumed core is done with this ring's waiting.
   for (bool again = true; again;) {
     again = false;
-    for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane) {
-      Waiter& w = p.popper[lane - 1];
+    for (int l = 0; l < kNumLanes; ++l) {
+      Waiter& w = g.cons[l].wait;
       if (w.core < 0) continue;
-      const Time done = pop(p, lane, w.since, w.cost);
+      const Time done = try_pop(g, l, w, w.since);
       if (done == kNever) continue;
       const int core = w.core;
       w.core = -1;
+      --g.phases_left;
       cores_.resume(core, done);
+      again = true;  // its free may release a push
     }
-    if (p.pusher.core >= 0) {
-      const int core = p.pusher.core;
-      const Time done = try_push(p, p.pusher.since, p.pusher.cost, p.pusher_drain);
-      if (done != kNever) {
-        p.pusher.core = -1;
-        cores_.resume(core, done);
-        again = !p.pusher_drain;  // a new tile may complete a waiting pop
-      }
+    for (int l = 0; l < kNumLanes; ++l) {
+      Waiter& w = g.prod[l].wait;
+      if (w.core < 0) continue;
+      const Time done = try_push(g, l, w, w.since);
+      if (done == kNever) continue;
+      const int core = w.core;
+      w.core = -1;
+      --g.phases_left;
+      cores_.resume(core, done);
+      again = true;  // a new tile may complete a waiting pop
     }
   }
-  retire_if_done(key);
-}
-
-void CrossCorePipes::retire_if_done(const Key& key) {
-  auto it = pipes_.find(key);
-  if (it == pipes_.end()) return;
-  const Pipe& p = it->second;
-  if (!p.drained || p.pusher.core >= 0) return;
-  for (int lane = kLaneAiv0; lane <= kLaneAiv1; ++lane)
-    if ((p.consumers & (1u << lane)) && p.popped[lane - 1] < p.to_pop[lane - 1]) return;
-  pipes_.erase(it);
 }
 
 Time CrossCorePipes::execute(const PhaseCtx& ctx, Time t) {
-  const Key key{ctx.cluster, ctx.task->id, ctx.block};
-  Pipe& p = pipe_of(ctx);
+  const Phase& ph = *ctx.phase;
+  const int lane = ctx.lane;
+  const PipeRing r = ring_of(lane, ph.kind == PhaseKind::Free ? PhaseKind::Pop : ph.kind);
+  Key key;
+  Ring& g = ring_of_ctx(ctx, r, key);
+  const std::int64_t bytes = ph.bytes.eval_or(BlockEnv(ctx.block, ctx.block_num), 0);
+  const Time cost = gm_transfer(platform_.gm, static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes)));
   Time done;
-  if (ctx.phase->kind == PhaseKind::Push) {
-    p.pusher_drain = ctx.phase->pipe_drain;
-    done = push(p, ctx, t);
+  if (ph.kind == PhaseKind::Free) {  // TFREE: the GlobalTensor pop's free, else a no-op (TFree.hpp)
+    Ring::Consumer& c = g.cons[lane];
+    if (c.unfreed && pipe_pop_frees(g.slots, c.tile - 1)) c.freed.push_back(t + platform_.ffts.flag);
+    c.unfreed = false;
+    done = t;
+  } else if (ph.kind == PhaseKind::Push) {
+    Ring::Producer& p = g.prod[lane];
+    Waiter w{ctx.core, t, ph.global || ph.pipe_drain ? 0 : cost, ph.global, ph.pipe_drain, p.credits};
+    if (ph.pipe_drain) w.needs += pipe_pending_credits(g.slots, p.tile);
+    else if (!ph.global && pipe_push_waits(g.slots, p.tile)) w.needs += 1;
+    done = try_push(g, lane, w, t);
+    if (done == kNever) p.wait = w;
   } else {
-    const int lane = ctx.lane == kLaneAic ? kLaneAiv0 : ctx.lane;
-    const std::int64_t bytes = ctx.phase->bytes.eval_or(BlockEnv(ctx.block, ctx.block_num), 0);
-    const Time cost = gm_transfer(platform_.gm, static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes)));
-    done = pop(p, lane, t, cost);
-    if (done == kNever) p.popper[lane - 1] = Waiter{ctx.core, t, cost};
+    Waiter w{ctx.core, t, ph.global ? 0 : cost, ph.global, false, 0};
+    done = try_pop(g, lane, w, t);
+    if (done == kNever) g.cons[lane].wait = w;
   }
-  wake(p, key);  // may erase the pipe
+  if (done != kNever) --g.phases_left;
+  wake(g);
+  if (g.phases_left == 0) rings_.erase(key);
   return done;
+}
+
+std::vector<CrossCorePipes::OpenWait> CrossCorePipes::open_waits() const {
+  std::vector<OpenWait> out;
+  for (const auto& [key, g] : rings_) {
+    const int pipe = std::get<3>(key);
+    const KernelDef& k = *g.task->kernel;
+    const PipeRing r = static_cast<PipeRing>(std::get<4>(key));
+    OpenWait base;
+    base.task = g.task;
+    base.cluster = std::get<0>(key);
+    base.block = std::get<2>(key);
+    base.pipe = pipe >= 0 ? k.pipes[static_cast<std::size_t>(pipe)].name : "";
+    base.dir = pipe >= 0 ? pipe_dir_name(k.pipes[static_cast<std::size_t>(pipe)].dir) : "c2v";
+    base.ring = r == PipeRing::C2V ? "C->V" : "V->C";
+    for (int l = 0; l < kNumLanes; ++l) {
+      const Ring::Consumer& c = g.cons[l];
+      if (c.wait.core >= 0) {
+        OpenWait o = base;
+        o.core = c.wait.core;
+        o.lane = l;
+        o.op = "pop";
+        o.tile = c.tile;
+        o.since = c.wait.since;
+        std::string pushed;
+        for (int p = 0; p < kNumLanes; ++p)
+          if (g.producers & (1u << p))
+            pushed += std::string(pushed.empty() ? "" : ", ") + lane_name(p) + " recorded " +
+                      std::to_string(g.prod[p].records.size());
+        o.waits_for = "the data flag of tile " + std::to_string(c.tile) + " from " + lanes_text(g.producers) +
+                      (pushed.empty() ? "" : " (" + pushed + ")");
+        out.push_back(std::move(o));
+      }
+      const Ring::Producer& p = g.prod[l];
+      if (p.wait.core >= 0) {
+        OpenWait o = base;
+        o.core = p.wait.core;
+        o.lane = l;
+        o.op = p.wait.drain ? "drain (~TPipe)" : "push";
+        o.tile = p.tile;
+        o.since = p.wait.since;
+        std::string freed;
+        for (int q = 0; q < kNumLanes; ++q)
+          if (g.consumers & (1u << q))
+            freed += std::string(freed.empty() ? "" : ", ") + lane_name(q) + " freed " +
+                     std::to_string(g.cons[q].freed.size());
+        o.waits_for = "free credit " + std::to_string(p.wait.needs) + " from " + lanes_text(g.consumers) +
+                      (freed.empty() ? "" : " (" + freed + " batch(es) of " +
+                                                std::to_string(pipe_sync_period(g.slots)) + " tile(s))");
+        out.push_back(std::move(o));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace npusim

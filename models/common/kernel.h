@@ -6,6 +6,7 @@
 // derived from the active lanes (runtime-semantics.md §2.1).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -42,11 +43,12 @@ struct Duration {
   std::vector<double> by_block;
 };
 
-// Push/Pop: the AIC-to-AIV hand-off of a mix kernel through the cluster's
-// cross-core slot ring (TPUSH/TPOP, pl.cross_core_slot); a trace extension.
+// Push/Pop/Free: TPUSH / TPOP / TFREE on one of a mix kernel's cross-core
+// pipes (PTO-ISA TPipe, pl.cross_core_slot; models/aicore/cross_core.h); a
+// trace extension.
 // Notify/WaitFlag: a cross-chip signal of an L3 dispatch (TNOTIFY / TWAIT,
 // models/interconnect); a trace extension.
-enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop, Notify, WaitFlag };
+enum class PhaseKind : std::uint8_t { Compute, Load, Store, Fence, CacheInvalid, Syncall, Push, Pop, Notify, WaitFlag, Free };
 enum class SyncMode : std::uint8_t { Hard, Soft };
 // A load's cache policy (the seed 000_*.txt, "让流式操作数绕过缓存"): `Inherit`
 // when the load names none, so the scope's set_cache_policy for the tensor
@@ -66,6 +68,7 @@ inline const char* phase_key(PhaseKind k) {
     case PhaseKind::Pop: return "pop";
     case PhaseKind::Notify: return "notify";
     case PhaseKind::WaitFlag: return "wait_flag";
+    case PhaseKind::Free: return "free";
   }
   return "?";
 }
@@ -83,7 +86,9 @@ struct Phase {
   int workspace_arg = -1;     // Syncall soft
   Expr used_cores;            // Syncall soft
   std::uint8_t push_to = 0;   // Push: lane mask of the receiving AIVs (kMaskAiv0 | kMaskAiv1)
-  bool pipe_drain = false;    // Push: not a push but the pipe's destructor at the end of the AIC lane (add_pipe_drain)
+  bool pipe_drain = false;    // Push: not a push but the pipe's destructor at the end of a producing lane (add_pipe_drain)
+  int pipe = -1;              // Push/Pop/Free: index into KernelDef::pipes; -1: the unnamed pipe (cross_core_slots)
+  bool global = false;        // Push/Pop: the GlobalTensor form (TPUSH records only; TPOP gives the slot's address, TFREE frees)
   // Load/Store/Notify on a peer chip of an L3 dispatch: (rank + peer_offset)
   // mod chips (models/interconnect); `peer` false: this chip's own memory.
   bool peer = false;
@@ -103,12 +108,41 @@ struct LaneBody {
   int func_id = -1;
 };
 
+// The direction of a cross-core pipe: PTO-ISA include/pto/common/fifo.hpp
+// `Direction` (DIR_C2V 1, DIR_V2C 2, DIR_BOTH 3, DIR_V2C_CTRL 4; the a2a3
+// TPipe accepts these four, TPush.hpp's static_assert).
+enum class PipeDir : std::uint8_t { C2V = 1, V2C = 2, Both = 3, V2CCtrl = 4 };
+
+inline const char* pipe_dir_name(PipeDir d) {
+  switch (d) {
+    case PipeDir::C2V: return "c2v";
+    case PipeDir::V2C: return "v2c";
+    case PipeDir::Both: return "both";
+    case PipeDir::V2CCtrl: return "v2c_ctrl";
+  }
+  return "?";
+}
+
+// One named TPipe of a kernel: TPipe<FlagID, DirType, SlotSize, SlotNum>.
+// (The kernel's `cross_core_slots` is the unnamed C2V pipe's SlotNum: phases
+// without a "pipe" use it, Phase::pipe -1.)
+struct PipeDef {
+  std::string name;
+  PipeDir dir = PipeDir::C2V;
+  int slots = 0;     // SlotNum
+  int flag_id = -1;  // FlagID if the trace gives it (-1: not given)
+  std::string path;  // JSON pointer of the declaration
+  // Flag IDs the pipe occupies: FlagID and FlagID + 1, with DIR_BOTH also + 2 and + 3.
+  int flags_used() const { return dir == PipeDir::Both ? 4 : 2; }
+};
+
 struct KernelDef {
   std::string name;
   int func_id = 0;
   CoreType core = CoreType::AIV;
   std::array<LaneBody, kNumLanes> lanes;  // AIC, AIV0, AIV1
-  int cross_core_slots = 0;  // slot_num of the AIC->AIV pipe (required when the kernel pushes or pops)
+  int cross_core_slots = 0;  // slot_num of the unnamed AIC->AIV pipe (required when the kernel pushes or pops without "pipe")
+  std::vector<PipeDef> pipes;  // the named pipes ("pipes"), in declaration order
   std::string path;  // JSON pointer of the definition
 
   std::uint8_t active_mask() const {
@@ -128,25 +162,37 @@ struct KernelDef {
   }
 };
 
-// The AIC lane of a mix kernel that pushes ends in its pipe's destructor:
-// PTO-ISA's ~TPipe (include/pto/npu/a2a3/TPush.hpp) waits for the free
-// credits its TPUSHes did not consume (countPendingFreeCredits), so the cube
-// does not return before the AIVs freed the last batch. Whoever builds a
-// kernel calls this once its lanes are complete; it appends that wait as a
-// last phase of the AIC lane (a no-op for a kernel without pushes).
+// A lane that pushes on a pipe ends in that pipe's destructor: PTO-ISA's
+// ~TPipe (include/pto/npu/a2a3/TPush.hpp) waits for the free credits its
+// TPUSHes did not consume (countPendingFreeCredits), so the producer does not
+// return before its consumers freed the last batch. Whoever builds a kernel
+// calls this once its lanes are complete; it appends that wait as a last
+// phase of each producing lane, one per pipe the lane pushed on (a no-op for
+// a kernel without pushes).
 inline void add_pipe_drain(KernelDef& k) {
-  std::vector<Phase>& aic = k.lanes[kLaneAic].phases;
-  bool pushes = false;
-  for (const Phase& p : aic) {
-    if (p.kind == PhaseKind::Push && p.pipe_drain) return;  // already there
-    pushes = pushes || p.kind == PhaseKind::Push;
+  static const char* const lane_key[kNumLanes] = {"/lanes/aic", "/lanes/aiv0", "/lanes/aiv1"};
+  for (int l = 0; l < kNumLanes; ++l) {
+    std::vector<Phase>& ph = k.lanes[l].phases;
+    std::vector<int> pushed;  // pipes in the order of their first push
+    bool drained = false;
+    for (const Phase& p : ph) {
+      if (p.kind != PhaseKind::Push) continue;
+      drained = drained || p.pipe_drain;
+      if (!p.global && std::find(pushed.begin(), pushed.end(), p.pipe) == pushed.end()) pushed.push_back(p.pipe);
+    }
+    if (drained) continue;  // already there
+    for (auto it = pushed.rbegin(); it != pushed.rend(); ++it) {  // destructors run in reverse order
+      Phase d;
+      d.kind = PhaseKind::Push;
+      d.pipe_drain = true;
+      d.pipe = *it;
+      const std::string what = *it >= 0 && *it < static_cast<int>(k.pipes.size())
+                                   ? "pipe \"" + k.pipes[*it].name + "\"'s destructor"
+                                   : "the pipe's destructor";
+      d.path = k.path + (k.core == CoreType::MIX ? lane_key[l] : "") + " (end: " + what + ")";
+      ph.push_back(std::move(d));
+    }
   }
-  if (!pushes) return;
-  Phase d;
-  d.kind = PhaseKind::Push;
-  d.pipe_drain = true;
-  d.path = k.path + "/lanes/aic (end: the pipe's destructor)";
-  aic.push_back(std::move(d));
 }
 
 // The names a kernel's phase expressions may use: slot 0 = block_idx,

@@ -255,6 +255,31 @@ void explain_flag_waits(Chip& chip, std::vector<std::string>& why, nlohmann::jso
   }
 }
 
+// Cores that wait in a cross-core pipe phase for ever (a pop whose tile is
+// never pushed, a push or ~TPipe whose credit is never freed): which pipe,
+// which ring, which tile, and what it waits for (models/aicore/cross_core.h).
+void explain_pipe_waits(Chip& chip, std::vector<std::string>& why, nlohmann::json& d) {
+  const std::vector<CrossCorePipes::OpenWait> waits = chip.pipes().open_waits();
+  if (waits.empty()) return;
+  d["pipe_waits"] = nlohmann::json::array();
+  static const char* const lane_names[] = {"aic", "aiv0", "aiv1"};
+  for (const CrossCorePipes::OpenWait& w : waits) {
+    const std::string pipe = w.pipe.empty() ? "the kernel's unnamed pipe (cross_core_slots)" : "pipe \"" + w.pipe + "\"";
+    why.push_back("core " + std::to_string(w.core) + " (" + task_label(*w.task) + " block " + std::to_string(w.block) +
+                  ", lane " + lane_names[w.lane] + ", cluster " + std::to_string(w.cluster) + ") waits since " +
+                  us_text(w.since) + " in a " + w.op + " on " + pipe + " (" + w.dir + ", " + w.ring + " ring, tile " +
+                  std::to_string(w.tile) + ") for " + w.waits_for);
+    d["pipe_waits"].push_back({{"core", w.core}, {"task", task_display(w.task->id)},
+                               {"kernel", w.task->kernel ? w.task->kernel->name : "?"}, {"block", w.block},
+                               {"cluster", w.cluster}, {"lane", lane_names[w.lane]}, {"pipe", w.pipe}, {"dir", w.dir},
+                               {"ring", w.ring}, {"op", w.op}, {"tile", w.tile}, {"waits_for", w.waits_for},
+                               {"since_ns", to_ns(w.since)}});
+  }
+  why.push_back("  each of these waits for a flag only another of them would set (or a lane the task does not have): the "
+                "pipes' pushes and pops are ordered so that no core ever proceeds; reorder them (a producer pushes before "
+                "it pops what its consumer sends back) or give the pipes more slots");
+}
+
 const char* size_field_of(Resource r) {
   switch (r) {
     case Resource::Heap: return "ring_heap";
@@ -622,6 +647,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
   d["soft_barriers"] = nlohmann::json::array();
   explain_soft_barriers(chip, why, d);
   explain_flag_waits(chip, why, d);
+  explain_pipe_waits(chip, why, d);
   for (int r = 0; r < kNumRings; ++r)
     if (rt.ring(r).live() || r == f.ring) describe_ring(rt, r, why, d);
   why.push_back("tasks: " + std::to_string(completed) + " of " + std::to_string(total) + " completed; " +

@@ -304,6 +304,7 @@ std::vector<record::StuckWait> stuck_waits(const Chip& chip) {
   const auto soft = chip.gm().open_soft_barriers();
   std::vector<PeerPort::OpenWait> flags;
   if (chip.port()) flags = chip.port()->open_waits();
+  const auto pipe_waits = chip.pipes().open_waits();
   auto has = [](const std::vector<int>& v, int c) { return std::find(v.begin(), v.end(), c) != v.end(); };
   for (const AicoreComplex::Waiting& w : chip.cores().waiting_cores()) {
     record::StuckWait s{w.core, w.task->id, w.block, w.since, "doorbell", "doorbell"};
@@ -319,6 +320,10 @@ std::vector<record::StuckWait> stuck_waits(const Chip& chip) {
         if (has(b.arrived, w.core))
           s.what = "syncall (SOFT) " + std::to_string(b.arrived.size()) + "/" + std::to_string(b.used_cores) + " arrived";
     }
+    for (const auto& pw : pipe_waits)
+      if (pw.core == w.core)
+        s.what = pw.op + " " + (pw.pipe.empty() ? std::string("pipe") : "pipe \"" + pw.pipe + "\"") + " tile " +
+                 std::to_string(pw.tile);
     for (const auto& f : flags)
       if (f.core == w.core) {
         s.kind = "flag";

@@ -270,6 +270,7 @@ std::string Recorder::trace_json() const {
   if (m.program.external)
     for (const KernelDef* k : m.program.external->defined_kernels()) {
       J lanes = J::object();
+      J pipes = J::object();  // the incores' pipes, one per name (merged as the composition merged them)
       static const char* const lane_names[] = {"aic", "aiv0", "aiv1"};
       for (int l = 0; l < kNumLanes; ++l) {
         const Incore* in = k->lanes[l].active && scene ? scene->incore(k->lanes[l].func_id) : nullptr;
@@ -280,8 +281,14 @@ std::string Recorder::trace_json() const {
         if (def.contains("body")) lane["body"] = def["body"];
         lane["func_id"] = k->lanes[l].func_id;
         lanes[lane_names[l]] = std::move(lane);
+        if (def.contains("pipes"))
+          for (auto it = def["pipes"].begin(); it != def["pipes"].end(); ++it)
+            if (!pipes.contains(it.key())) pipes[it.key()] = it.value();
       }
-      t.kernels.emplace_back(k->name, J{{"func_id", k->func_id}, {"core", "mix"}, {"lanes", std::move(lanes)}});
+      J mix = {{"func_id", k->func_id}, {"core", "mix"}};
+      if (!pipes.empty()) mix["pipes"] = std::move(pipes);
+      mix["lanes"] = std::move(lanes);
+      t.kernels.emplace_back(k->name, std::move(mix));
     }
   for (const trace::ExternalTensor& e : m.program.tensors) {
     J v = {{"shape", e.shape}, {"dtype", dtype_trace_name(e.dtype)}};

@@ -290,7 +290,7 @@ class SceneLoader {
       const std::string ip = pointer_join(p, it.key());
       const J& def = it.value();
       if (!def.is_object()) fail(file_, ip, "expected an object, got " + config::describe_json(def));
-      check_keys(def, file_, ip, {"func_id", "core", "duration", "body", "writes"});
+      check_keys(def, file_, ip, {"func_id", "core", "duration", "body", "pipes", "writes"});
       if (const J* core = get(def, "core"); core && *core == "mix")
         fail(file_, pointer_join(ip, "core"), "an incore runs on one core type: expected \"aic\" or \"aiv\" (a MIX task is "
                                               "a submit of MixedKernels naming one incore per lane)");

@@ -25,6 +25,7 @@
 #include "models/runtime/error_codes.h"
 #include "sim/engine/interrupt.h"
 #include "sim/scene/protocol.h"
+#include "sim/trace/json_doc.h"
 
 extern char** environ;
 
@@ -508,6 +509,31 @@ class SceneSource final : public OpSource {
     return make_chip_view(data_, b.base, v);
   }
 
+  // A composed MIX kernel's pipes: each incore's, one per name (both halves
+  // of a TPipe are the same type: TPipe<FlagID, DirType, SlotSize, SlotNum>
+  // in the cube's and the vectors' code), the lane's phases renumbered.
+  void merge_pipes(const KernelDef& incore, KernelDef& mix, LaneBody& lane) const {
+    std::vector<int> index(incore.pipes.size());
+    for (std::size_t i = 0; i < incore.pipes.size(); ++i) {
+      const PipeDef& p = incore.pipes[i];
+      auto it = std::find_if(mix.pipes.begin(), mix.pipes.end(), [&](const PipeDef& q) { return q.name == p.name; });
+      if (it == mix.pipes.end()) {
+        index[i] = static_cast<int>(mix.pipes.size());
+        mix.pipes.push_back(p);
+        continue;
+      }
+      if (it->dir != p.dir || it->slots != p.slots || (it->flag_id >= 0 && p.flag_id >= 0 && it->flag_id != p.flag_id))
+        throw InputError(def_.file, p.path,
+                         "pipe \"" + p.name + "\" is " + pipe_dir_name(p.dir) + " with " + std::to_string(p.slots) +
+                             " slot(s) here but " + pipe_dir_name(it->dir) + " with " + std::to_string(it->slots) +
+                             " at " + it->path + ": the two halves of a TPipe are one type (direction, slots, flag)");
+      if (it->flag_id < 0) it->flag_id = p.flag_id;
+      index[i] = static_cast<int>(it - mix.pipes.begin());
+    }
+    for (Phase& ph : lane.phases)
+      if (ph.pipe >= 0) ph.pipe = index[static_cast<std::size_t>(ph.pipe)];
+  }
+
   // The kernel of a task's lanes: an incore, or a MIX kernel composed of one per lane.
   const KernelDef* kernel_for(const std::int32_t ids[3], const std::string& path) {
     const auto key = std::make_tuple(ids[0], ids[1], ids[2]);
@@ -549,7 +575,9 @@ class SceneSource final : public OpSource {
         mix->name += (mix->name.empty() ? "" : "+") + lanes[l]->kernel->name;
         mix->lanes[l] = lanes[l]->kernel->lanes[l == 0 ? kLaneAic : kLaneAiv0];
         mix->lanes[l].func_id = lanes[l]->kernel->func_id;
+        merge_pipes(*lanes[l]->kernel, *mix, mix->lanes[l]);
       }
+      trace::check_mix_pipes(*mix, def_.file);
       k = mix.get();
       composed_.push_back(std::move(mix));
     }

@@ -19,6 +19,10 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
 // A parsed trace document.
 Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name);
 // Kernel definitions (a trace's `kernels` object); messages name `path`.
+// A MIX kernel's named pipes pair up (each consumer lane pops what each
+// producer lane pushes); throws InputError naming `file` and the pipe.
+void check_mix_pipes(const KernelDef& k, const std::string& file);
+
 std::vector<std::unique_ptr<KernelDef>> parse_kernels(const nlohmann::ordered_json& defs, const std::string& file,
                                                       const std::string& path);
 // One external tensor definition ({"shape", "dtype", "data" | "fill"}).

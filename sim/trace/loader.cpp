@@ -391,8 +391,8 @@ class Loader {
 
   // One phase, or a `repeat` of a body of phases (expanded here), appended to `out`.
   void phases(const J& v, const std::string& path, std::vector<Phase>& out, int depth) const {
-    static const Keys kinds = {"compute", "load",  "store", "fence",     "cacheinvalid", "syncall",
-                               "push",    "pop",   "notify", "wait_flag", "repeat"};
+    static const Keys kinds = {"compute", "load",  "store",  "fence",     "cacheinvalid", "syncall",
+                               "push",    "pop",   "notify", "wait_flag", "repeat",       "free"};
     object(v, path);
     check_keys(v, file_, path, kinds);
     std::string kind, other;
@@ -442,16 +442,32 @@ class Loader {
         check_keys(body, file_, bp, {"arg"});
         p.arg = index(need(body, bp, "arg"), pointer_join(bp, "arg"));
       }
-    } else if (kind == "push" || kind == "pop") {  // npusim extension: the mix kernel's slot ring
+    } else if (kind == "push" || kind == "pop" || kind == "free") {  // npusim extension: a mix kernel's pipes
       object(body, bp);
-      check_keys(body, file_, bp, kind == "push" ? Keys{"to", "bytes"} : Keys{"bytes"});
-      p.kind = kind == "push" ? PhaseKind::Push : PhaseKind::Pop;
+      check_keys(body, file_, bp,
+                 kind == "push" ? Keys{"to", "bytes", "pipe", "global"}
+                 : kind == "pop" ? Keys{"bytes", "pipe", "global"}
+                                 : Keys{"pipe"});
+      p.kind = kind == "push" ? PhaseKind::Push : kind == "pop" ? PhaseKind::Pop : PhaseKind::Free;
+      if (const J* name = get(body, "pipe")) p.pipe = pipe_index(*name, pointer_join(bp, "pipe"));
+      if (const J* g = get(body, "global")) {
+        const std::string gp = pointer_join(bp, "global");
+        if (!g->is_boolean()) expected("true or false", *g, gp);
+        p.global = g->get<bool>();
+        if (p.global && get(body, "bytes"))
+          fail(pointer_join(bp, "bytes"), std::string("a GlobalTensor ") + (kind == "push" ? "TPUSH records only (the kernel "
+                                          "stored the slot itself)" : "TPOP gives the slot's address and moves no data") +
+                                          ": give no \"bytes\"");
+      }
       const J* bytes = get(body, "bytes");
       p.bytes = bytes ? phase_expr(*bytes, pointer_join(bp, "bytes"), "bytes", 0, kMaxTransferBytes)
                       : Expr::constant(0);
       if (kind == "push") {
         p.push_to = kMaskAiv0;
         if (const J* to = get(body, "to")) {
+          if (p.pipe >= 0)
+            fail(pointer_join(bp, "to"), "\"to\" is only for the unnamed pipe (cross_core_slots): a named pipe's push "
+                                         "reaches the other side of its direction (ffts_cross_core_sync mode 2)");
           const int c = choice(*to, pointer_join(bp, "to"), {"aiv0", "aiv1", "both"});
           p.push_to = c == 0 ? kMaskAiv0 : c == 1 ? kMaskAiv1 : static_cast<std::uint8_t>(kMaskAiv0 | kMaskAiv1);
         }
@@ -478,21 +494,22 @@ class Loader {
   // both to free (TPush.hpp TPipe::Producer). A kernel that pushes or pops
   // names its slot count: TPipe takes SlotNum as a template argument, with no
   // default (PTOAS picks 8 for a one-way pipe when pypto's slot_num is omitted).
-  void check_pipes(const KernelDef& k, const std::string& path) const {
+  void check_unnamed_pipe(const KernelDef& k, const std::string& path) const {
     int pushed[kNumLanes] = {0, 0, 0};
     bool uses_pipe = false;
     const bool paired = k.lanes[kLaneAiv0].active && k.lanes[kLaneAiv1].active;
     for (int l = 0; l < kNumLanes; ++l)
       for (const Phase& p : k.lanes[l].phases) {
+        if (p.pipe >= 0) continue;  // a named pipe's (check_named_pipes)
         if (p.kind == PhaseKind::Push && (k.core != CoreType::MIX || l != kLaneAic))
           fail(p.path, "push is only allowed in the aic lane of a mix kernel (the AIC -> AIV pipe)");
-        if (p.kind == PhaseKind::Pop && (k.core != CoreType::MIX || l == kLaneAic))
-          fail(p.path, "pop is only allowed in an AIV lane of a mix kernel (the AIC -> AIV pipe)");
+        if ((p.kind == PhaseKind::Pop || p.kind == PhaseKind::Free) && (k.core != CoreType::MIX || l == kLaneAic))
+          fail(p.path, std::string(phase_key(p.kind)) + " is only allowed in an AIV lane of a mix kernel (the AIC -> AIV pipe)");
         if (p.kind == PhaseKind::Push && paired && p.push_to != (kMaskAiv0 | kMaskAiv1))
           fail(pointer_join(p.path, "push"),
                "in a kernel with both AIV lanes a push goes to \"both\" (\"to\": \"both\"): TPUSH sets the data "
                "flag of both AIVs and waits for both to free the slots");
-        uses_pipe = uses_pipe || p.kind == PhaseKind::Push || p.kind == PhaseKind::Pop;
+        uses_pipe = uses_pipe || p.kind == PhaseKind::Push || p.kind == PhaseKind::Pop || p.kind == PhaseKind::Free;
         if (p.kind == PhaseKind::Push)
           for (int t = kLaneAiv0; t <= kLaneAiv1; ++t)
             if (p.push_to & (1u << t)) ++pushed[t];
@@ -502,7 +519,7 @@ class Loader {
                  "PTO-ISA's TPipe has no default; PTOAS uses 8 for a one-way pipe when pl.cross_core_slot omits it)");
     for (int t = kLaneAiv0; t <= kLaneAiv1; ++t) {
       int popped = 0;
-      for (const Phase& p : k.lanes[t].phases) popped += p.kind == PhaseKind::Pop;
+      for (const Phase& p : k.lanes[t].phases) popped += p.kind == PhaseKind::Pop && p.pipe < 0;
       if (pushed[t] == popped) continue;
       const char* lane = t == kLaneAiv0 ? "aiv0" : "aiv1";
       if (!k.lanes[t].active)
@@ -511,6 +528,157 @@ class Loader {
       fail(path, std::string("lane ") + lane + " pops " + std::to_string(popped) + " tile(s) but the aic lane pushes " +
                      std::to_string(pushed[t]) + " to it");
     }
+  }
+
+  // The named pipes ("pipes"): each phase on the side its direction allows
+  // (TPush.hpp: a C2V pipe's producer is the cube, a V2C or V2C_CTRL pipe's
+  // the vectors, DIR_BOTH either way), a TFREE after the pop it frees, and, in
+  // a mix kernel, the records and pops of each ring pairing up: every
+  // consumer lane pops what every producer lane records (an AIC waiting on
+  // the AIVs' flag waits for all of them; a shortfall would hang the block).
+  void check_named_pipes(const KernelDef& k) const {
+    const bool mix = k.core == CoreType::MIX;
+    for (int l = 0; l < kNumLanes; ++l) {
+      const bool aic = mix ? l == kLaneAic : k.core == CoreType::AIC;
+      std::vector<int> last(k.pipes.size(), 0);  // per pipe: 0 nothing to free, 1 a tile pop, 2 a GlobalTensor pop
+      for (const Phase& p : k.lanes[l].phases) {
+        if (p.pipe < 0 || p.pipe_drain) continue;
+        if (p.kind != PhaseKind::Push && p.kind != PhaseKind::Pop && p.kind != PhaseKind::Free) continue;
+        const PipeDef& d = k.pipes[static_cast<std::size_t>(p.pipe)];
+        const bool produce = p.kind == PhaseKind::Push;
+        const bool ok = d.dir == PipeDir::Both || (d.dir == PipeDir::C2V ? produce == aic : produce != aic);
+        if (!ok)
+          fail(pointer_join(p.path, phase_key(p.kind)),
+               std::string(phase_key(p.kind)) + " on pipe \"" + d.name + "\" (" + pipe_dir_name(d.dir) + ", " +
+                   (d.dir == PipeDir::C2V ? "the AIC produces, the AIVs consume" : "the AIVs produce, the AIC consumes") +
+                   ") is only allowed in " + ((produce == (d.dir == PipeDir::C2V)) ? "the aic lane" : "an aiv lane") +
+                   (mix ? "" : " (an aic or aiv kernel is one lane)"));
+        if (p.global && d.dir == PipeDir::V2CCtrl)
+          fail(pointer_join(pointer_join(p.path, phase_key(p.kind)), "global"),
+               "pipe \"" + d.name + "\" is v2c_ctrl: PTO-ISA's TPOP and TFREE with a GlobalTensor support only c2v, v2c "
+               "and both (TPop.hpp, TFree.hpp static_assert)");
+        int& st = last[static_cast<std::size_t>(p.pipe)];
+        if (p.kind == PhaseKind::Pop) {
+          if (st == 2)
+            fail(p.path, "the GlobalTensor pop before it on pipe \"" + d.name + "\" is not freed: TFREE frees the "
+                         "slot of the latest pop only, so that slot's free would be lost (add {\"free\": {\"pipe\": \"" +
+                         d.name + "\"}} after it)");
+          st = p.global ? 2 : 1;
+        } else if (p.kind == PhaseKind::Free) {
+          if (st == 0)
+            fail(p.path, "free on pipe \"" + d.name + "\" with no pop before it to free (TFREE releases the slot "
+                         "the lane's latest TPOP gave)");
+          st = 0;
+        }
+      }
+      for (std::size_t i = 0; i < last.size(); ++i)
+        if (last[i] == 2)
+          fail(k.path, "lane " + std::string(l == kLaneAic ? "aic" : l == kLaneAiv0 ? "aiv0" : "aiv1") +
+                           " ends with a GlobalTensor pop on pipe \"" + k.pipes[i].name +
+                           "\" it never frees (add {\"free\": {\"pipe\": \"" + k.pipes[i].name + "\"}})");
+    }
+    if (!mix) return;  // an incore: paired when a MixedKernels submit composes it (check_mix_pipes)
+    check_mix_pipes(k, file_);
+  }
+
+ public:
+  // The pairing check of a mix kernel's named pipes (also run on a MIX
+  // kernel a scene composes of incores).
+  static void check_mix_pipes(const KernelDef& k, const std::string& file) {
+    static const char* const names[kNumLanes] = {"aic", "aiv0", "aiv1"};
+    for (std::size_t pi = 0; pi < k.pipes.size(); ++pi) {
+      const PipeDef& d = k.pipes[pi];
+      for (int ring = 0; ring < 2; ++ring) {  // 0: C->V, 1: V->C
+        int records[kNumLanes] = {0, 0, 0}, pops[kNumLanes] = {0, 0, 0};
+        for (int l = 0; l < kNumLanes; ++l)
+          for (const Phase& p : k.lanes[l].phases) {
+            if (p.pipe != static_cast<int>(pi) || p.pipe_drain) continue;
+            const bool c2v = (l == kLaneAic) == (p.kind == PhaseKind::Push);
+            if (c2v != (ring == 0)) continue;
+            if (p.kind == PhaseKind::Push) ++records[l];
+            if (p.kind == PhaseKind::Pop) ++pops[l];
+          }
+        const bool any = records[0] + records[1] + records[2] + pops[0] + pops[1] + pops[2] > 0;
+        if (!any) continue;
+        std::vector<int> prod, cons;
+        for (int l = 0; l < kNumLanes; ++l) {
+          if (!k.lanes[l].active) continue;
+          ((l == kLaneAic) == (ring == 0) ? prod : cons).push_back(l);
+        }
+        const std::string ring_text = std::string(ring == 0 ? "C->V" : "V->C") + " ring of pipe \"" + d.name + "\"";
+        if (prod.empty() || cons.empty())
+          throw InputError(file, d.path, "the " + ring_text + " is used but the kernel has no " +
+                                             (prod.empty() == (ring == 0) ? "aic" : "aiv") + " lane to " +
+                                             (prod.empty() ? "push on it" : "pop from it"));
+        const int want = records[prod.front()];
+        for (int l : prod)
+          if (records[l] != want)
+            throw InputError(file, d.path, std::string("on the ") + ring_text + " lane " + names[l] + " pushes " +
+                                               std::to_string(records[l]) + " tile(s) and lane " + names[prod.front()] +
+                                               " " + std::to_string(want) +
+                                               ": the AIC's wait completes only once every AIV has set the flag");
+        for (int l : cons)
+          if (pops[l] != want)
+            throw InputError(file, d.path, std::string("on the ") + ring_text + " lane " + names[l] + " pops " +
+                                               std::to_string(pops[l]) + " tile(s) but " + (ring == 0 ? "the aic lane" : "each aiv lane") +
+                                               " pushes " + std::to_string(want) + " (a pop without its push waits for ever)");
+      }
+    }
+  }
+
+ private:
+  void check_pipes(const KernelDef& k, const std::string& path) const {
+    check_unnamed_pipe(k, path);
+    check_named_pipes(k);
+  }
+
+  // A phase's "pipe": the index of a pipe the kernel being loaded declares.
+  int pipe_index(const J& v, const std::string& path) const {
+    if (!v.is_string()) expected("a pipe name (a string)", v, path);
+    const std::string name = v.get<std::string>();
+    const std::vector<PipeDef>& pipes = *cur_pipes_;
+    for (std::size_t i = 0; i < pipes.size(); ++i)
+      if (pipes[i].name == name) return static_cast<int>(i);
+    std::string declared;
+    for (const PipeDef& d : pipes) declared += (declared.empty() ? "\"" : ", \"") + d.name + "\"";
+    fail(path, "unknown pipe \"" + name + "\": " +
+                   (declared.empty() ? std::string("the kernel declares no pipes (\"pipes\": {\"") + name +
+                                           "\": {\"dir\": \"c2v\", \"slots\": 2}})"
+                                     : "the kernel declares " + declared));
+  }
+
+  // "pipes": {"NAME": {"dir": "c2v"|"v2c"|"both"|"v2c_ctrl", "slots": N, "flag_id": F}}:
+  // TPipe<FlagID, DirType, SlotSize, SlotNum>. FlagID + 1 (DIR_BOTH: + 3)
+  // must stay below 16 (TPush.hpp static_assert); two pipes of a kernel may
+  // not share a flag.
+  std::vector<PipeDef> pipe_defs(const J& v, const std::string& path) const {
+    object(v, path);
+    std::vector<PipeDef> out;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (is_annotation_key(it.key())) continue;
+      const std::string pp = pointer_join(path, it.key());
+      const J& d = object(it.value(), pp);
+      check_keys(d, file_, pp, {"dir", "slots", "flag_id"});
+      PipeDef p;
+      p.name = it.key();
+      p.path = pp;
+      if (p.name.empty()) fail(pp, "a pipe needs a name");
+      static const PipeDir dirs[] = {PipeDir::C2V, PipeDir::V2C, PipeDir::Both, PipeDir::V2CCtrl};
+      p.dir = dirs[choice(need(d, pp, "dir"), pointer_join(pp, "dir"), {"c2v", "v2c", "both", "v2c_ctrl"})];
+      p.slots = static_cast<int>(integer(need(d, pp, "slots"), pointer_join(pp, "slots"), 1, 1024));
+      if (const J* f = get(d, "flag_id")) {
+        const std::string fp = pointer_join(pp, "flag_id");
+        p.flag_id = static_cast<int>(integer(*f, fp, 0, 16 - p.flags_used()));
+        for (const PipeDef& q : out)
+          if (q.flag_id >= 0 && q.flag_id < p.flag_id + p.flags_used() && p.flag_id < q.flag_id + q.flags_used())
+            fail(fp, "pipe \"" + p.name + "\" uses flags " + std::to_string(p.flag_id) + ".." +
+                         std::to_string(p.flag_id + p.flags_used() - 1) + " and pipe \"" + q.name + "\" flags " +
+                         std::to_string(q.flag_id) + ".." + std::to_string(q.flag_id + q.flags_used() - 1) +
+                         ": two pipes sharing an FFTS flag would take each other's signals");
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
   }
 
   // A lane (or a single-lane kernel's definition): exactly one of duration/body.
@@ -572,7 +740,10 @@ class Loader {
       k->core = static_cast<CoreType>(choice(need(kv, kp, "core"), pointer_join(kp, "core"), {"aic", "aiv", "mix"}));
       bool mix = k->core == CoreType::MIX;
       check_keys(kv, file_, kp,
-                 mix ? Keys{"func_id", "core", "lanes", "cross_core_slots"} : Keys{"func_id", "core", "duration", "body"});
+                 mix ? Keys{"func_id", "core", "lanes", "cross_core_slots", "pipes"}
+                     : Keys{"func_id", "core", "duration", "body", "pipes"});
+      if (const J* pipes = get(kv, "pipes")) k->pipes = pipe_defs(*pipes, pointer_join(kp, "pipes"));
+      cur_pipes_ = &k->pipes;
       const std::string fp = pointer_join(kp, "func_id");
       k->func_id = index(need(kv, kp, "func_id"), fp);
       auto [prev, fresh] = by_id.emplace(k->func_id, k->name);
@@ -1085,6 +1256,7 @@ class Loader {
   int policy_set_ = 0;     // the innermost scope's PolicySet
   int policy_target_ = 0;  // where a set_cache_policy here goes; -1 inside a for
   mutable std::size_t phases_before_ = 0;  // phases of the lanes loaded so far
+  const std::vector<PipeDef>* cur_pipes_ = nullptr;  // the pipes of the kernel being loaded
 };
 
 }  // namespace
@@ -1116,6 +1288,8 @@ Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& fil
   Loader(file, t).load(root, default_name);
   return t;
 }
+
+void check_mix_pipes(const KernelDef& k, const std::string& file) { Loader::check_mix_pipes(k, file); }
 
 std::vector<std::unique_ptr<KernelDef>> parse_kernels(const nlohmann::ordered_json& defs, const std::string& file,
                                                       const std::string& path) {
