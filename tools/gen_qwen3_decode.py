@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generates traces/qwen3_decode.json: the qwen3_14b decode of
-a2a3-timing.md §D.3 (40 layers of 277 tasks + prefix/suffix = 11,085 tasks
-without the allocs), with the per-kernel durations of
-qwen_decode_fwd_graph.calib (§C.8). Dependencies are explicit, in a manual
+"""Generates traces/qwen3_decode.json: the qwen3_14b decode of simpler's
+examples/a2a3/tensormap_and_ringbuffer/qwen3_14b_decode (40 layers of 277
+tasks + prefix/suffix = 11,085 tasks without the allocs), with the per-kernel
+durations of huawei-csl/simpler docs/asim/calib/qwen_decode_fwd_graph.calib. Dependencies are explicit, in a manual
 scope per layer, as the generated orchestration declares them.
 
     tools/gen_qwen3_decode.py [--layers N] [--out traces/qwen3_decode.json]
