@@ -290,7 +290,7 @@ TEST_CASE("a 10000-task trace finishes with status ok", "[cli]") {
   CHECK(s["tasks"]["alloc"] == 39);
 }
 
-TEST_CASE("the qwen3 decode reproduces a2a3-timing D.3's task and block counts", "[cli]") {
+TEST_CASE("the qwen3 decode reproduces the example's task and block counts", "[cli]") {
   fs::path out = scratch("qwen3");
   Result r = cli::npusim("run traces/qwen3_decode.json --out '" + out.string() + "' --quiet --swimlane-level 0 --no-deps");
   REQUIRE(r.status == 0);

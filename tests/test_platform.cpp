@@ -111,14 +111,18 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
     CHECK_FALSE(p.provenance.at(ptr).empty());
     REQUIRE(doc.contains(json::json_pointer(ptr)));
     const json& leaf = doc[json::json_pointer(ptr)];
-    // Every source carries one of the a2a3-timing.md labels.
+    // Every source carries one of the labels docs/platform.md defines; a
+    // fitted value says so in its own field, never under "source".
     if (leaf.contains("source")) {
       const std::string s = leaf["source"];
       bool labelled = false;
-      for (const char* label : {"[S]", "[S~]", "[F]", "[M]", "[D]", "[D from S]", "[C]"})
+      for (const char* label : {"[S]", "[S~]", "[M]", "[D]", "[D from S]", "[C]"})
         labelled = labelled || s.find(label) != std::string::npos;
       CHECK(labelled);
+      CHECK(s.find("[F]") == std::string::npos);
       CHECK(p.provenance.at(ptr) == s);
+    } else if (leaf.contains("fitted")) {
+      CHECK(p.provenance.at(ptr) == leaf["fitted"].get<std::string>());
     } else {
       CHECK(p.provenance.at(ptr) == leaf["assumption"].get<std::string>());
     }
@@ -226,7 +230,7 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
                   "unknown key \"cores\"; expected one of: npusim_platform, name, description, topology, "
                   "limits, timeouts, sched, orch, core, gm, ffts, interconnect (keys starting with x_ are ignored)");
   expect_rejected(tiny_with("/gm/fence_ns/sorce", "typo"), "/gm/fence_ns/sorce",
-                  "unknown key \"sorce\"; expected one of: value, source, assumption, note "
+                  "unknown key \"sorce\"; expected one of: value, source, assumption, fitted, note "
                   "(keys starting with x_ are ignored)");
 
   json doc = tiny_with("/x_comment", "ignored");
@@ -237,11 +241,24 @@ TEST_CASE("platform: unknown keys are errors and x_ keys are ignored", "[platfor
   CHECK(p.provenance.size() == platform_field_pointers().size());
 }
 
-TEST_CASE("platform: a leaf needs a value and exactly one of source or assumption", "[platform]") {
+TEST_CASE("platform: a leaf needs a value and one of source, assumption or fitted", "[platform]") {
   expect_rejected(tiny_without("/sched/loop_ns/assumption"), "/sched/loop_ns",
-                  "expected exactly one of \"source\" or \"assumption\", found neither");
+                  "expected exactly one of \"source\", \"assumption\" or \"fitted\", found none");
   expect_rejected(tiny_with("/sched/loop_ns/source", "[S] also measured"), "/sched/loop_ns",
-                  "expected exactly one of \"source\" or \"assumption\", found both");
+                  "expected exactly one of \"source\", \"assumption\" or \"fitted\", found \"source\" and \"assumption\"");
+  expect_rejected(tiny_with("/sched/loop_ns/fitted", "to a window"), "/sched/loop_ns",
+                  "expected exactly one of \"source\", \"assumption\" or \"fitted\", found \"assumption\" and \"fitted\"");
+  {
+    // A fitted leaf loads, and its provenance is what it was fitted to.
+    json doc = tiny_without("/sched/loop_ns/assumption");
+    at(doc, "/sched/loop_ns/fitted") = "to a window";
+    Platform p = parse_doc(doc);
+    CHECK(p.provenance.at("/sched/loop_ns") == "to a window");
+    json empty = tiny_without("/sched/loop_ns/assumption");
+    at(empty, "/sched/loop_ns/fitted") = " ";
+    expect_rejected(empty, "/sched/loop_ns/fitted",
+                    "expected what the value was fitted to (a non-empty string), found string \" \"");
+  }
   expect_rejected(tiny_with("/sched/loop_ns/assumption", " "), "/sched/loop_ns/assumption",
                   "expected an assumption (a non-empty string), found string \" \"");
   json doc = platform_json("a2a3");
@@ -249,7 +266,7 @@ TEST_CASE("platform: a leaf needs a value and exactly one of source or assumptio
   expect_rejected(doc, "/sched/loop_ns/source", "expected a source (a non-empty string), found number 3");
   expect_rejected(tiny_without("/core/loop_ns/value"), "/core/loop_ns", "missing \"value\"");
   expect_rejected(tiny_with("/core/loop_ns", 10), "/core/loop_ns",
-                  "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found number 10");
+                  "expected a leaf {\"value\": ..., \"source\", \"assumption\" or \"fitted\": \"...\"}, found number 10");
   expect_rejected(tiny_with("/core/loop_ns/note", json::array()), "/core/loop_ns/note",
                   "expected a string, found a list of 0");
 }

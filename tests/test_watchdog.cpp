@@ -11,7 +11,9 @@
 //
 // The hand-checked numbers (platforms/a2a3.json): thread 0 dispatches the one
 // task in the iteration that ends at 809 ns (its last progress); the next,
-// idle, iteration is loop 40 + one COND poll 195 = 235 ns and ends at 1044 ns;
+// idle, iteration is loop 40 + one COND poll 195 = 235 ns (the loop's own work,
+// then one read of each running core's COND: scheduler_completion.cpp
+// check_running_cores_for_completion) and ends at 1044 ns;
 // idle iterations then end every 235 ns. With a 2 s budget the watchdog fires
 // at the first iteration end past 809 + 2e9 ns:
 // 1044 + 235 x (floor((2000000809 - 1044) / 235) + 1) = 2000000974 ns, the

@@ -13,7 +13,8 @@ of B, and computes, dependencies through the tensormap:
     ALLREDUCE (AIV)    Y = sum over r of P_r, the one-phase allreduce of
                        tools/gen_allreduce.py (kernel_body) on P_r
 
-Kernel times: the calibrated per-kernel means of a2a3-timing.md scaled by
+Kernel times: the silicon per-kernel means of the aSim study's calibration
+files (huawei-csl/simpler docs/asim/calib/) scaled by
 the shard's size (per 1024-wide tile; each block loops over its share of the
 tiles). The arithmetic of the expected times: docs/interconnect.md,
 "Example: a tensor-parallel FFN".
@@ -26,24 +27,25 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_allreduce import kernel_body, worker_doc, write_examples  # noqa: E402
 
-# Shapes. HIDDEN is qwen3_14b's hidden size (a2a3-timing.md D.3: hidden 5120).
+# Shapes. HIDDEN is qwen3_14b's hidden size (simpler's qwen3_14b_decode example: hidden 5120).
 # FFN is 16 tiles of 1024 (an assumption: qwen3_14b's inter 17408 is 17 tiles,
 # rounded to 16 so that 2, 4 and 8 chips divide it). TOKENS: a 384-token
 # prefill chunk (an assumption: 24 row tiles of 16, one per AIC of a2a3), so
 # every chip has more tiles than cores and its compute shrinks as 1/N.
-TILE_ROWS = 16         # rows of one tile: qwen3_14b decode's batch 16 (a2a3-timing.md D.3)
+TILE_ROWS = 16         # rows of one tile: qwen3_14b decode's batch 16 (simpler's example)
 TILE = 1024            # columns (and K chunk) of one tile: 5120 / 5 and 17408 / 17 in D.3
 TOKENS = 384           # M (assumption, above)
 HIDDEN = 5120          # H
 FFN = 16384            # F (assumption, above)
 
-# Per-tile kernel times (ns), a2a3-timing.md C.8, qwen_decode_fwd_graph.calib:
+# Per-tile kernel times (ns), huawei-csl/simpler docs/asim/calib/qwen_decode_fwd_graph.calib:
 MM1_TILE_NS = 40076    # func 21 gate_proj (AIC): [16 x 1024] x [1024 x 1024] bf16, one K chunk
 MM2_TILE_NS = 38097    # func 34 down_proj (AIC): [16 x 1024] x [1024 x 1024] bf16, one K chunk
 GELU_TILE_NS = 5549    # func 33 silu (AIV) on [16 x 1024]; GeLU costs as SiLU (an assumption)
 # The allreduce's TADD: benchmark_bgemm.calib func 1 ADD (AIV) 10512 ns for
-# incore_loop 4 x 128 x 128 = 65536 fp32 elements (a2a3-timing.md C.8; Case0's
-# tile 128, incore_loop 4: C.1; tiles are f32: D.2); the partial output's M x H = 1966080 elements are 30 such adds.
+# incore_loop 4 x 128 x 128 = 65536 fp32 elements (huawei-csl/simpler
+# docs/asim/calib/benchmark_bgemm.calib; Case0's tile 128, incore_loop 4 and f32
+# tiles: simpler's examples/a2a3/tensormap_and_ringbuffer/benchmark_bgemm); the partial output's M x H = 1966080 elements are 30 such adds.
 ADD_NS = 10512
 ADD_ELEMENTS = 4 * 128 * 128
 

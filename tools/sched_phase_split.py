@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per scheduler thread: its scheduling window and the share of it spent in
 each loop phase, from chip_swimlane_records.json (level >= 3). This is the
-split a2a3-timing.md B.1b reports for the calibration workloads.
+split the aSim study reports for its silicon calibration runs
+(huawei-csl/simpler docs/asim/log.md, 2026-09-02).
 
     tools/sched_phase_split.py npusim_out/bgemm_case0/chip_swimlane_records.json
 """

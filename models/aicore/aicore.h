@@ -1,5 +1,5 @@
-// The AICores: `clusters` x (one AIC + two AIVs) (runtime-semantics.md
-// §5.2-5.3), and the AICPU-side view of each core's registers.
+// The AICores: `clusters` x (one AIC + two AIVs) (simpler's
+// tensormap_and_ringbuffer aicore_executor.cpp), and the AICPU-side view of each core's registers.
 //
 // Each core is a 2-deep pipeline: a running slot and a pending slot. The
 // AICPU writes a token into DATA_MAIN_BASE; the core picks it up (at once if
@@ -155,7 +155,9 @@ class AicoreComplex : public sc_core::sc_module {
   void ring_doorbell(int core, Task* task, int record, Time t_write);
 
   // One COND read of `core` returning at time `t`: decodes the value as
-  // runtime-semantics.md §5.3 and appends the blocks now known finished; a
+  // decide_slot_transition does (simpler's
+  // tensormap_and_ringbuffer scheduler_context.h) and
+  // appends the blocks now known finished; a
   // gated block promoted from the pending to the running slot by the running
   // block's FIN (decide_slot_transition Case 3.3) is stored in `*promoted`.
   void poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted = nullptr);

@@ -1,8 +1,9 @@
-// The AICPU orchestrator thread (the last AICPU thread; runtime-semantics.md
-// §3.4, §4, §9): runs the orchestration program op by op, charging each API
-// call's cost, and stalls on ring back-pressure the way the runtime does:
-// spinning, retrying as reclaim frees space, running the structural deadlock
-// test every 1024 spins and the no-progress backstop.
+// The AICPU orchestrator thread (the last AICPU thread; simpler's
+// tensormap_and_ringbuffer pto_orchestrator.cpp): runs the orchestration
+// program op by op, charging each API call's cost, and stalls on ring
+// back-pressure the way the runtime does: spinning, retrying as reclaim frees
+// space, running the structural deadlock test every 1024 spins and the
+// no-progress backstop.
 #pragma once
 
 #include <exception>

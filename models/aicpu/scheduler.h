@@ -1,4 +1,5 @@
-// One AICPU scheduler thread (runtime-semantics.md §5.5-5.8).
+// One AICPU scheduler thread (SchedulerContext::resolve_and_dispatch, simpler's
+// tensormap_and_ringbuffer scheduler_dispatch.cpp).
 //
 // The loop is modelled iteration by iteration with its real order (complete:
 // serial COND polls of the running cores; drain; dummy; dispatch from the

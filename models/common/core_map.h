@@ -1,4 +1,4 @@
-// Core numbering of runtime-semantics.md §1 (plain C++, shared by the cores,
+// Core numbering of simpler src/a2a3/docs/hardware.md (plain C++, shared by the cores,
 // the scheduler threads and the writers that name cores and threads).
 #pragma once
 

@@ -3,7 +3,8 @@
 // A kernel is one of three core types (AIC, AIV, MIX). Its work is given per
 // lane (AIC, AIV0, AIV1) as a body of phases; the trace's `duration` is the
 // shorthand for a body of one compute phase. The runtime's resource shape is
-// derived from the active lanes (runtime-semantics.md §2.1).
+// derived from the active lanes (PTO2ResourceShape, simpler's
+// tensormap_and_ringbuffer pto_submit_types.h).
 #pragma once
 
 #include <algorithm>

@@ -33,7 +33,7 @@ struct Topology {
   int total_cores() const { return 3 * clusters; }
 };
 
-// Runtime compile-time limits and defaults (runtime-semantics.md §2-3).
+// Runtime compile-time limits and defaults (simpler's tensormap_and_ringbuffer pto_runtime2_types.h).
 struct RuntimeLimits {
   std::array<std::uint64_t, kNumRings> task_window{};  // slots per ring (power of 2)
   std::array<std::uint64_t, kNumRings> heap{};         // bytes per ring
@@ -70,7 +70,7 @@ struct Timeouts {
   Time tensor_wait = 0;            // PTO2_TENSOR_DATA_TIMEOUT_MS (15 s)
 };
 
-// Costs of the AICPU scheduler loop (runtime-semantics.md §5.5).
+// Costs of the AICPU scheduler loop (simpler's tensormap_and_ringbuffer scheduler_dispatch.cpp).
 struct SchedCosts {
   Time loop = 0;              // one loop iteration's fixed bookkeeping
   Time poll_cond = 0;         // one serial COND read of a running core
@@ -88,7 +88,7 @@ struct SchedCosts {
   Time predicate_eval = 0;    // reading and comparing one predicate operand
 };
 
-// Costs of the orchestrator thread (runtime-semantics.md §4.1, §9).
+// Costs of the orchestrator thread (simpler's tensormap_and_ringbuffer pto_orchestrator.cpp).
 struct OrchCosts {
   Time start = 0;           // orchestration SO entry after the run starts
   Time submit_base = 0;     // fixed part of one submit (ring alloc, heap, finalize, sync)
@@ -103,7 +103,7 @@ struct OrchCosts {
   Time spin = 0;            // one back-pressure spin iteration of the allocator
 };
 
-// AICore side of dispatch and completion (runtime-semantics.md §5.2-5.3).
+// AICore side of dispatch and completion (simpler's tensormap_and_ringbuffer aicore_executor.cpp).
 struct CoreCosts {
   Time dmb_arrival = 0;         // AICPU DATA_MAIN_BASE store reaches the core
   Time entry_poll = 0;          // an idle core's DMB spin loop notices it

@@ -1,5 +1,6 @@
-// The runtime arena cache of one worker (seed page 003, "Arena prewarm and
-// the single-slot cache"): building the runtime arena for a ring-sizing
+// The runtime arena cache of one worker (pypto
+// docs/en/dev/05-runtime-ring-sizing.md, "Arena prewarm and the single-slot
+// cache"): building the runtime arena for a ring-sizing
 // vector costs ~800 ms; a worker keeps exactly one built arena, keyed by the
 // full per-ring size vector (task window, heap and dep pool of all four rings
 // together, so a per-ring list is one key), and every build overwrites that

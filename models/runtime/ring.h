@@ -1,4 +1,4 @@
-// One of the four rings (runtime-semantics.md §2.5-2.7, §3): its task slots
+// One of the four rings (simpler's tensormap_and_ringbuffer pto_ring_buffer.h): its task slots
 // and FIFO watermark, its heap, its dependency pool and fanin spill pool.
 //
 // Every capacity rule of a ring lives here; the Runtime decides when to call

@@ -6,7 +6,7 @@
 // using the counts returned.
 //
 // One rule, one place: capacity rules live in Ring, overlap and staleness in
-// TensorMap, and the task life cycle (runtime-semantics.md §2) here.
+// TensorMap, and the task life cycle (simpler's tensormap_and_ringbuffer RUNTIME_LOGIC.md) here.
 #pragma once
 
 #include <array>

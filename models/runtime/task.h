@@ -1,4 +1,5 @@
-// One task slot of a ring (runtime-semantics.md §2): identity, state,
+// One task slot of a ring (PTO2TaskSlotState, simpler's
+// tensormap_and_ringbuffer pto_runtime2_types.h): identity, state,
 // refcounts, edges, heap block, and what the scheduler needs to run it.
 //
 // Slots are recycled when the ring's watermark passes them; their vectors keep

@@ -3,7 +3,7 @@
 // A view is a box of a row-major layout of its buffer (`buf_shape`, the
 // runtime's reference shape derived from the view's strides), so two views of
 // one buffer in the same layout are compared exactly as hyper-rectangles
-// (runtime-semantics.md §4.2). A view the runtime cannot see as such a box
+// (simpler's tensormap_and_ringbuffer pto_tensormap.h). A view the runtime cannot see as such a box
 // (a transpose, a permute) is `strided`: it keeps its element strides and is
 // compared by its linear extent only. `owner` is the task that created the
 // buffer (OUTPUT or alloc_tensors result); external tensors have none.

@@ -1,4 +1,4 @@
-// The global TensorMap (runtime-semantics.md §2.7, §4.2): which task last
+// The global TensorMap (simpler's tensormap_and_ringbuffer pto_tensormap.h): which task last
 // wrote which region of which buffer.
 //
 // One pool of entries for all rings (pto_tensormap.h, PTO2TensorMap). An

@@ -1,7 +1,8 @@
 // Static checks of `npusim check`: what PyPTO's compiler verifiers reject,
 // applied to a trace's launches without simulating.
 //
-// HardSyncallOccupancy (runtime-semantics.md §6): a kernel with a HARD
+// HardSyncallOccupancy (pto-isa include/pto/npu/a2a3/SyncAll.hpp; pypto
+// docs/en/dev/ir/05-operators.md): a kernel with a HARD
 // syncall must be launched with one block per physical core of the barrier's
 // type (AIV: all AIVs; AIC or mixed: all clusters) and with sync_start, or
 // it deadlocks on the device (507018). A single-core-type kernel with a

@@ -165,7 +165,7 @@ WorkerFile parse_worker_doc(const json& doc, const std::string& path) {
                                              config::describe_json(p));
     w.prepare = ring_fields(config::parse_run_block(p, path, "/prepare"));
     warn_non_ring(p, path, "/prepare", "prepare(config) uses a RunConfig only to prewarm its ring sizes' arena; "
-                                       "it is not saved for the dispatches (seed page 003)", w.warnings);
+                                       "it is not saved for the dispatches (pypto docs/en/dev/05-runtime-ring-sizing.md)", w.warnings);
   }
 
   if (!doc.contains("dispatches") || !doc["dispatches"].is_array() || doc["dispatches"].empty())

@@ -396,22 +396,32 @@ class Reader {
     }
   }
 
-  // Validates {"value", "source" | "assumption", "note"?}, records the
-  // provenance and returns the value.
+  // Validates {"value", "source" | "assumption" | "fitted", "note"?},
+  // records the provenance and returns the value. "fitted" says what a value
+  // was fitted to (docs/platform.md, "Provenance").
   const json& leaf(const json& l, const std::string& pointer) {
     if (!l.is_object())
-      fail(pointer, "expected a leaf {\"value\": ..., \"source\" or \"assumption\": \"...\"}, found " +
+      fail(pointer, "expected a leaf {\"value\": ..., \"source\", \"assumption\" or \"fitted\": \"...\"}, found " +
                         describe(l));
-    static const std::vector<std::string> leaf_keys = {"value", "source", "assumption", "note"};
+    static const std::vector<std::string> leaf_keys = {"value", "source", "assumption", "fitted", "note"};
     reject_unknown(l, pointer, leaf_keys);
     if (!l.contains("value")) fail(pointer, "missing \"value\"");
-    bool has_source = l.contains("source"), has_assumption = l.contains("assumption");
-    if (has_source == has_assumption)
-      fail(pointer, std::string("expected exactly one of \"source\" or \"assumption\", found ") +
-                        (has_source ? "both" : "neither"));
-    const char* kind = has_source ? "source" : "assumption";
-    p_.provenance[pointer] =
-        text(l[kind], child(pointer, kind), has_source ? "a source" : "an assumption");
+    static const char* const kinds[] = {"source", "assumption", "fitted"};
+    std::string found;
+    const char* kind = nullptr;
+    int n = 0;
+    for (const char* k : kinds)
+      if (l.contains(k)) {
+        found += std::string(n++ ? " and \"" : "\"") + k + "\"";
+        kind = k;
+      }
+    if (n != 1)
+      fail(pointer, "expected exactly one of \"source\", \"assumption\" or \"fitted\", found " +
+                        (n ? found : std::string("none")));
+    const char* what = std::string(kind) == "source"       ? "a source"
+                       : std::string(kind) == "assumption" ? "an assumption"
+                                                           : "what the value was fitted to";
+    p_.provenance[pointer] = text(l[kind], child(pointer, kind), what);
     if (l.contains("note") && !l["note"].is_string())
       fail(child(pointer, "note"), "expected a string, found " + describe(l["note"]));
     return l["value"];

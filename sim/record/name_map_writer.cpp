@@ -1,4 +1,4 @@
-// name_map_<trace name>.json (runtime-semantics.md §8.5): func_id -> kernel
+// name_map_<trace name>.json (simpler docs/dfx/profiling-name-map.md): func_id -> kernel
 // name at level 2, for the swimlane converter's --func-names. Everything it
 // needs is known at the end of the run, so it observes no events.
 #include <algorithm>

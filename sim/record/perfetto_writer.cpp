@@ -1,6 +1,7 @@
 // merged_swimlane.json: Chrome/Perfetto trace events, as the runtime's
-// swimlane converter draws the chip-swimlane records (runtime-semantics.md
-// §8.3), written directly from the simulation's events.
+// swimlane converter draws the chip-swimlane records (simpler
+// simpler_setup/tools/swimlane_converter.py, docs/dfx/chip-swimlane-profiling.md),
+// written directly from the simulation's events.
 //
 // Time base: the converter's base is the smallest non-zero cycle value of the
 // records; here ts/dur are simply simulated time in µs (exact decimals of the

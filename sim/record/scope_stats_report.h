@@ -1,5 +1,5 @@
 // `npusim scope-stats FILE [--html OUT.html] [--svg OUT.svg]`: a summary of a
-// scope_stats.jsonl (runtime-semantics.md §8.1, schema version 6), the
+// scope_stats.jsonl (simpler docs/dfx/scope-stats.md, schema version 6), the
 // numbers the seed page 004 §5 computes with its pairing script, plus a plot.
 //
 // Pairing follows that script: an `end` record closes the `begin` of the same

@@ -1,4 +1,4 @@
-// scope_stats/scope_stats.jsonl, schema version 6 (runtime-semantics.md §8.1).
+// scope_stats/scope_stats.jsonl, schema version 6 (simpler docs/dfx/scope-stats.md).
 //
 // Records stream to a scratch file as scopes open and close; the metadata line
 // (which needs the record count and the run's end state) is written first in

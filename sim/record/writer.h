@@ -1,6 +1,6 @@
 // Output writers: sinks that observe a run (SimObserver) and stream the
-// runtime's own trace files to disk (cli-and-outputs.md, runtime-semantics.md
-// §8). A writer that is off is not attached, so it costs nothing.
+// runtime's own trace files to disk (docs/spec/cli-and-outputs.md; their
+// schemas in simpler docs/dfx/). A writer that is off is not attached, so it costs nothing.
 //
 // Streaming: a writer appends rows to scratch files in `staging_dir` as events
 // arrive and assembles its final file(s) in `finish`, so memory does not grow
