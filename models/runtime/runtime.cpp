@@ -459,12 +459,51 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   t.wait_edges = waits;
   t.fanin_count = waits + 1;
   t.fanin_refcount += done + 1;
+  // host_build_graph classifies the graph after it is built, in the boot
+  // scan (boot_classify): nothing is queued or registered at the submit.
+  if (whole_graph_) return;
   if (t.is_ready())
     route_ready(t, now, p.work);
-  else if (config_.runtime == RuntimeKind::HostBuildGraph)
-    register_wake(t);
   else
     maybe_candidate(t);
+}
+
+// host_build_graph's boot scan, one task (host_build_graph/runtime/scheduler/
+// scheduler_cold_path.cpp classify_partition): a task completed on the host
+// (an alloc_tensors task: its completion flag is set) is skipped; one whose
+// producers have all completed is pushed ready (push_ready_routed, which
+// latches READY_QUEUE_OVERFLOW on a full queue); any other registers on the
+// wake list of its last unmet producer (classify_fanin_state, register_wake).
+// No dispatch runs before every thread's slice is classified, so nothing
+// completes during the scan and the outcome does not depend on its timing;
+// only the order of the pushes and registrations does.
+BootClass Runtime::boot_classify(std::uint64_t local, Time now, SubmitWork& work) {
+  Task* t = rings_[0].find(local);
+  if (!t || t->state != TaskState::Pending) return BootClass::Skipped;
+  if (t->is_ready()) {
+    route_ready(*t, now, work);
+    return BootClass::Ready;
+  }
+  register_wake(*t);
+  return BootClass::Waiting;
+}
+
+// The tasks host_build_graph's boot scan finds ready, per queue, whether or
+// not the scan got to them: the roots of the graph (every WAIT producer an
+// alloc_tensors task or none). A predicated root counts in its shape's queue
+// (its predicate is read at the push).
+BootRoots Runtime::boot_roots() {
+  BootRoots b;
+  if (!whole_graph_) return b;
+  for (std::uint64_t local = 0; local < rings_[0].head(); ++local) {
+    Task* t = rings_[0].find(local);
+    if (!t || t->kind == TaskKind::Alloc || !t->is_ready() || t->state != TaskState::Pending) continue;
+    if (t->shape == Shape::DUMMY)
+      ++b.dummy;
+    else
+      ++(t->sync_start ? b.sync : b.ready)[static_cast<int>(t->shape)];
+  }
+  return b;
 }
 
 // host_build_graph's readiness (host_build_graph/runtime/scheduler/
@@ -472,8 +511,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
 // scheduler_cold_path.cpp classify_partition): a task with unmet producers
 // waits on the wake list of the last unmet one in its fanin order (the
 // builder's append order: explicit deps, then each argument's producers), the
-// latest-submitted. Nothing completes while the graph is built, so
-// registering at the submit is the boot scan's registration.
+// latest-submitted.
 void Runtime::register_wake(Task& c) {
   for (auto it = c.fanin.rbegin(); it != c.fanin.rend(); ++it) {
     if (!(it->flags & kDepWait)) continue;
