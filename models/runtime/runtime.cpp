@@ -133,12 +133,25 @@ bool Runtime::head_pinned_by_open_scope(int ring) const {
 
 // ----------------------------------------------------------------- submit
 
-std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
+std::uint64_t Runtime::packed_output_total(const std::vector<SubmitArg>& args) const {
   std::uint64_t total = 0;
   for (const SubmitArg& a : args)
     if (a.tag == ArgTag::Output)
       total += round_up(a.tensor.buffer_bytes(), platform_.limits.packed_output_align);
-  return round_up(total, platform_.limits.heap_block_align);
+  return total;
+}
+
+// The runtime sums the padded OUTPUT sizes into an int32 (pto_runtime2_types.h
+// PTO2OutputLayout::total_output_size, pto_orchestrator.cpp
+// calculate_output_layout) and the allocator takes a block only for a
+// positive size (pto_ring_buffer.h PTO2TaskAllocator::alloc: `output_size > 0
+// ? PTO2_ALIGN_UP(...) : 0`). Outputs totalling 2 GiB or more wrap: the block
+// is the wrapped size's (0 when it is negative) while the outputs are placed
+// at their unwrapped offsets, beyond the block, over the heap of the tasks
+// that follow (Runtime::submit_prepare warns `output_size_wrap`).
+std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
+  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(packed_output_total(args) & 0xffffffffu));
+  return size > 0 ? round_up(static_cast<std::uint64_t>(size), platform_.limits.heap_block_align) : 0;
 }
 
 SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc,
@@ -182,6 +195,14 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
     p.heap_bytes = packed_output_bytes(req.args);
+    if (const std::uint64_t total = packed_output_total(req.args); total >= (std::uint64_t{1} << 31))
+      hooks_->on_warning("output_size_wrap",
+                         req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
+                             " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +
+                             std::to_string(static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu))) +
+                             " and the heap allocator takes a " + std::to_string(p.heap_bytes) +
+                             "-byte block, as on the device; the outputs lie beyond it, over the heap of the tasks "
+                             "that follow, which the device overwrites (split the outputs over several tasks)");
     // Task slot + heap (§3.4 step 2; pto_ring_buffer.h PTO2TaskAllocator::alloc):
     // the heap tail is refreshed from the watermark at every attempt, then the
     // task window is checked before the heap, and both before committing either.

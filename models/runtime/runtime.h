@@ -364,7 +364,9 @@ class Runtime {
   // host_build_graph pto_runtime2_types.h): it has no spill pool.
   static constexpr std::size_t kWholeGraphMaxFanin = 128;
   // Heap bytes of a task's packed OUTPUT block (§2.6).
+  // (The device's int32 sum wraps at 2 GiB: see runtime.cpp.)
   std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
+  std::uint64_t packed_output_total(const std::vector<SubmitArg>& args) const;  // unwrapped, padded
 
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
