@@ -493,14 +493,17 @@ TEST_CASE("a trace from a FIFO or standard input gets the same sizing advice as 
 }
 
 TEST_CASE("sizing advice comes only from re-runs that reached the failure", "[hardening][cli][fatal]") {
-  // One task whose output is 4 TiB: the heap it needs no longer fits the
-  // device's memory, so no re-run can get past the failure; an earlier
-  // version took the re-run's rtMalloc failure for progress and advised
-  // 64 GiB.
+  // One task whose output is 1.5 GiB on ring 0, the other rings' heaps 20 GiB
+  // each: the ring-0 heap it needs no longer fits the device's memory beside
+  // them, so no re-run can get past the failure; an earlier version took the
+  // re-run's rtMalloc failure for progress. (The output stays under 2 GiB:
+  // a larger total wraps the runtime's int32 total_output_size to a small
+  // block, test_conf_views_outputs.cpp.)
   const fs::path d = scratch("advice");
   cli::write_file(d / "t.json", R"({"npusim_trace": 1, "kernels": {"K": {"func_id": 0, "core": "aiv", "duration": {"ns": 100}}},
-      "program": [{"op": "submit", "kernel": "K", "args": [{"out": "y", "shape": [1099511627776], "dtype": "fp32"}]}]})");
-  Result r = cli::npusim("run " + cli::quoted(d / "t.json") + " --out " + cli::quoted(d / "out"));
+      "program": [{"op": "submit", "kernel": "K", "args": [{"out": "y", "shape": [402653184], "dtype": "fp32"}]}]})");
+  Result r = cli::npusim("run " + cli::quoted(d / "t.json") + " --ring-heap 1024,21474836480,21474836480,21474836480 --out " +
+                         cli::quoted(d / "out"));
   CHECK(r.status == 1);
   CHECK_FALSE(has(r.err, "would have been enough"));
   CHECK(has(r.err, "no ring_heap up to "));

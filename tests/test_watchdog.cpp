@@ -323,9 +323,13 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
 
   // host_build_graph checks the push (its pto_scheduler.h push_ready_routed,
   // latch_ready_queue_overflow): with its queue at 4 entries the first failed
-  // push, t2's, latches READY_QUEUE_OVERFLOW (104) in sched_error_code (t1's
-  // fails too; the walk goes on, the latch stays the first) and the run
-  // stops; no watchdog.
+  // push latches READY_QUEUE_OVERFLOW (104) in sched_error_code (the walk goes
+  // on, the latch stays the first) and the run stops; no watchdog. The
+  // consumers wait on t0's wake list in the order the boot scan registered
+  // them (scheduler_cold_path.cpp classify_partition; 4 AICPU threads, slices
+  // [t0], [t1, t2], [t3, t4], [t5, t6], 10 ns a task): t1, t3, t5 at 10 ns,
+  // t2, t4, t6 at 20. Drained newest first: t6, t4, t2, t5 fill the queue,
+  // t3's push fails first, then t1's.
   plat["limits"]["hbg_ready_queue_capacity"]["value"] = 4;
   std::ofstream(dir / "p_hbg.json") << plat.dump();
   cli::RunResult h = run("'" + (dir / "t.json").string() + "' --platform '" + (dir / "p_hbg.json").string() +
@@ -336,7 +340,7 @@ TEST_CASE("a full ready queue loses tasks and the run hangs until the watchdog",
   CHECK(h.summary["error"]["name"] == "READY_QUEUE_OVERFLOW");
   CHECK(h.summary["error"]["sched_error_code"] == 104);
   CHECK(h.summary["error"]["orch_error_code"] == 0);
-  CHECK(h.summary["error"]["diagnosis"]["dropped_ready"] == json::array({"t2", "t1"}));
+  CHECK(h.summary["error"]["diagnosis"]["dropped_ready"] == json::array({"t3", "t1"}));
   CHECK(has(h.err, "PTO2 runtime failed: orch_error_code=0 sched_error_code=104 runtime_status=-104\n"));
 }
 

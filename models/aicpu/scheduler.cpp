@@ -106,8 +106,71 @@ std::uint64_t SchedulerThread::wake_count() const {
   return resolver_ ? ctx_.epoch + ctx_.handoffs : ctx_.epoch;
 }
 
+// host_build_graph's boot (aicpu/aicpu_executor.cpp AicpuExecutor::run;
+// runtime/scheduler/scheduler_cold_path.cpp classify_partition): the graph is
+// built on the host before the device runs (npusim: the orchestrator, at no
+// cost). Every AICPU thread, the resolution thread included, classifies its
+// contiguous slice [n*i/N, n*(i+1)/N) of the n task ids in id order (a task
+// completed on the host skipped; a ready one pushed; any other registered on
+// a producer's wake list), then arrives at classify_arrived_; the last thread
+// waits for every arrival and publishes runtime_init_ready_, which the others
+// spin on. No thread dispatches before the whole graph is classified, so all
+// its roots are in the ready queues at once, and a queue they overfill
+// latches READY_QUEUE_OVERFLOW before any dispatch. Each classified task
+// costs `fanout_edge` (the fanin scan and the wake-list CAS, the cost npusim
+// charges a wake re-registration; an assumption: no measured classify cost
+// exists), a pushed one its `ready_push` after; the spin on the barrier flag
+// is free. The N slices run concurrently; thread 0's process plays them all,
+// each push or registration at its own thread's simulated time (ties in
+// thread order), so the queues interleave the slices as the threads' timing
+// does. The others wait for the barrier.
+void SchedulerThread::boot_scan(Time& t) {
+  Runtime& rt = *ctx_.rt;
+  while (!rt.orchestration_done() && !ctx_.stop) wait(wake_);
+  t = std::max(t, now());
+  if (index_ == 0 && !ctx_.stop) {
+    const std::uint64_t N = ctx_.threads.size() + (ctx_.resolver ? 1 : 0);
+    const std::uint64_t n = rt.ring(0).head();
+    struct Slice {
+      std::uint64_t next, end;
+      Time t;
+    };
+    std::vector<Slice> slices;
+    for (std::uint64_t i = 0; i < N; ++i) slices.push_back({n * i / N, n * (i + 1) / N, t});
+    for (;;) {
+      // The slice whose next classification comes first (ties: lowest thread).
+      Slice* first = nullptr;
+      for (Slice& sl : slices) {
+        while (sl.next < sl.end) {  // completed on the host: skipped at no cost
+          const Task* task = rt.ring(0).find(sl.next);
+          if (task && task->state == TaskState::Pending) break;
+          ++sl.next;
+        }
+        if (sl.next < sl.end && (!first || sl.t + costs_.fanout_edge < first->t + costs_.fanout_edge)) first = &sl;
+      }
+      if (!first || ctx_.stop) break;
+      first->t += costs_.fanout_edge;  // classify_fanin_state, and register_wake's CAS
+      sync(first->t);
+      SubmitWork w;
+      rt.boot_classify(first->next++, now(), w);
+      first->t += w.ready_cost(costs_);
+    }
+    Time end = t;
+    for (const Slice& sl : slices) end = std::max(end, sl.t);
+    if (!ctx_.stop) {  // a latch in the scan (READY_QUEUE_OVERFLOW) ends the run in it
+      sync(end);
+      ctx_.boot_done = true;
+      ctx_.boot_end = now();
+      ctx_.wake_all();
+    }
+  }
+  while (!ctx_.boot_done && !ctx_.stop) wait(wake_);
+  t = std::max(t, now());
+}
+
 void SchedulerThread::run() {
   Time t = now();
+  if (ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph) boot_scan(t);
   phase_start_shared_ = queue_depths();
   last_progress_ = t;  // the watchdog's budget starts with the thread
   for (;;) {

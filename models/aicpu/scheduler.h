@@ -61,6 +61,11 @@ struct SchedContext {
   std::vector<std::deque<Task*>> handoff;
   std::uint64_t handoffs = 0;
   bool stop = false;  // emergency shutdown (a fatal was latched)
+  // host_build_graph's boot barrier (aicpu_executor.cpp classify_arrived_,
+  // runtime_init_ready_): every slice classified, and the moment the last
+  // thread published runtime_init_ready_.
+  bool boot_done = false;
+  Time boot_end = 0;
   std::uint64_t blocks_dispatched = 0;  // logical blocks placed, all threads
   Drain drain;
   // Bumped at every wake-up of the threads: a thread that sees it changed
@@ -130,6 +135,9 @@ class SchedulerThread : public sc_core::sc_module {
   // Loop phases; each advances `t` and sets `progress` (the loop's
   // made_progress) when it did something.
   void complete_phase(Time& t, Time iteration_start, bool& progress);
+  // host_build_graph's boot: waits for the graph, classifies this thread's
+  // slice of it, then the barrier; `t` ends when dispatch may begin.
+  void boot_scan(Time& t);
   int drain_phase(Time& t);
   void dummy_phase(Time& t, bool& progress);
   // The resolution thread's pass: every scheduler thread's handed-off tasks

@@ -38,6 +38,9 @@ class Chip : public sc_core::sc_module, private SimObserver {
   const std::vector<std::unique_ptr<SchedulerThread>>& schedulers() const { return scheds_; }
   const Platform& platform() const { return platform_; }
   std::uint64_t blocks_dispatched() const { return ctx_.blocks_dispatched; }
+  // host_build_graph: every thread has classified its slice of the graph
+  // (SchedulerThread::boot_scan); dispatch may begin.
+  bool boot_done() const { return ctx_.boot_done; }
   const FftsBarrier& ffts() const { return *ffts_; }
   const GmModel& gm() const { return *gm_; }
   const RunConfig& config() const { return config_; }

@@ -133,12 +133,25 @@ bool Runtime::head_pinned_by_open_scope(int ring) const {
 
 // ----------------------------------------------------------------- submit
 
-std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
+std::uint64_t Runtime::packed_output_total(const std::vector<SubmitArg>& args) const {
   std::uint64_t total = 0;
   for (const SubmitArg& a : args)
     if (a.tag == ArgTag::Output)
       total += round_up(a.tensor.buffer_bytes(), platform_.limits.packed_output_align);
-  return round_up(total, platform_.limits.heap_block_align);
+  return total;
+}
+
+// The runtime sums the padded OUTPUT sizes into an int32 (pto_runtime2_types.h
+// PTO2OutputLayout::total_output_size, pto_orchestrator.cpp
+// calculate_output_layout) and the allocator takes a block only for a
+// positive size (pto_ring_buffer.h PTO2TaskAllocator::alloc: `output_size > 0
+// ? PTO2_ALIGN_UP(...) : 0`). Outputs totalling 2 GiB or more wrap: the block
+// is the wrapped size's (0 when it is negative) while the outputs are placed
+// at their unwrapped offsets, beyond the block, over the heap of the tasks
+// that follow (Runtime::submit_prepare warns `output_size_wrap`).
+std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
+  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(packed_output_total(args) & 0xffffffffu));
+  return size > 0 ? round_up(static_cast<std::uint64_t>(size), platform_.limits.heap_block_align) : 0;
 }
 
 SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p, bool alloc,
@@ -182,6 +195,14 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
     p.heap_bytes = packed_output_bytes(req.args);
+    if (const std::uint64_t total = packed_output_total(req.args); total >= (std::uint64_t{1} << 31))
+      hooks_->on_warning("output_size_wrap",
+                         req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
+                             " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +
+                             std::to_string(static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu))) +
+                             " and the heap allocator takes a " + std::to_string(p.heap_bytes) +
+                             "-byte block, as on the device; the outputs lie beyond it, over the heap of the tasks "
+                             "that follow, which the device overwrites (split the outputs over several tasks)");
     // Task slot + heap (§3.4 step 2; pto_ring_buffer.h PTO2TaskAllocator::alloc):
     // the heap tail is refreshed from the watermark at every attempt, then the
     // task window is checked before the heap, and both before committing either.
@@ -459,12 +480,51 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   t.wait_edges = waits;
   t.fanin_count = waits + 1;
   t.fanin_refcount += done + 1;
+  // host_build_graph classifies the graph after it is built, in the boot
+  // scan (boot_classify): nothing is queued or registered at the submit.
+  if (whole_graph_) return;
   if (t.is_ready())
     route_ready(t, now, p.work);
-  else if (config_.runtime == RuntimeKind::HostBuildGraph)
-    register_wake(t);
   else
     maybe_candidate(t);
+}
+
+// host_build_graph's boot scan, one task (host_build_graph/runtime/scheduler/
+// scheduler_cold_path.cpp classify_partition): a task completed on the host
+// (an alloc_tensors task: its completion flag is set) is skipped; one whose
+// producers have all completed is pushed ready (push_ready_routed, which
+// latches READY_QUEUE_OVERFLOW on a full queue); any other registers on the
+// wake list of its last unmet producer (classify_fanin_state, register_wake).
+// No dispatch runs before every thread's slice is classified, so nothing
+// completes during the scan and the outcome does not depend on its timing;
+// only the order of the pushes and registrations does.
+BootClass Runtime::boot_classify(std::uint64_t local, Time now, SubmitWork& work) {
+  Task* t = rings_[0].find(local);
+  if (!t || t->state != TaskState::Pending) return BootClass::Skipped;
+  if (t->is_ready()) {
+    route_ready(*t, now, work);
+    return BootClass::Ready;
+  }
+  register_wake(*t);
+  return BootClass::Waiting;
+}
+
+// The tasks host_build_graph's boot scan finds ready, per queue, whether or
+// not the scan got to them: the roots of the graph (every WAIT producer an
+// alloc_tensors task or none). A predicated root counts in its shape's queue
+// (its predicate is read at the push).
+BootRoots Runtime::boot_roots() {
+  BootRoots b;
+  if (!whole_graph_) return b;
+  for (std::uint64_t local = 0; local < rings_[0].head(); ++local) {
+    Task* t = rings_[0].find(local);
+    if (!t || t->kind == TaskKind::Alloc || !t->is_ready() || t->state != TaskState::Pending) continue;
+    if (t->shape == Shape::DUMMY)
+      ++b.dummy;
+    else
+      ++(t->sync_start ? b.sync : b.ready)[static_cast<int>(t->shape)];
+  }
+  return b;
 }
 
 // host_build_graph's readiness (host_build_graph/runtime/scheduler/
@@ -472,8 +532,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
 // scheduler_cold_path.cpp classify_partition): a task with unmet producers
 // waits on the wake list of the last unmet one in its fanin order (the
 // builder's append order: explicit deps, then each argument's producers), the
-// latest-submitted. Nothing completes while the graph is built, so
-// registering at the submit is the boot scan's registration.
+// latest-submitted.
 void Runtime::register_wake(Task& c) {
   for (auto it = c.fanin.rbegin(); it != c.fanin.rend(); ++it) {
     if (!(it->flags & kDepWait)) continue;

@@ -9,6 +9,7 @@
 // TensorMap, and the task life cycle (simpler's tensormap_and_ringbuffer RUNTIME_LOGIC.md) here.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -82,6 +83,19 @@ inline const char* resource_name(Resource r) {
   }
   return "?";
 }
+
+// host_build_graph's boot scan: what it did with one task.
+enum class BootClass : std::uint8_t { Skipped, Ready, Waiting };
+// The graph's roots per ready queue (Runtime::boot_roots).
+struct BootRoots {
+  std::array<std::uint64_t, 3> ready{}, sync{};  // by shape
+  std::uint64_t dummy = 0;
+  std::uint64_t largest() const {
+    std::uint64_t m = dummy;
+    for (int s = 0; s < 3; ++s) m = std::max({m, ready[s], sync[s]});
+    return m;
+  }
+};
 
 // Counts of the work one submit did, for the orchestrator's cost model.
 struct SubmitWork {
@@ -222,6 +236,12 @@ class Runtime {
   bool consumers_done(TaskId id);
 
   bool orchestration_done() const { return orch_done_; }
+
+  // host_build_graph's boot scan (scheduler_cold_path.cpp
+  // classify_partition): after the whole graph is built, each AICPU thread
+  // classifies its slice of the task ids; `local` is a ring-0 slot index.
+  BootClass boot_classify(std::uint64_t local, Time now, SubmitWork& work);
+  BootRoots boot_roots();  // what the whole scan pushes, per queue
   int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
   bool in_manual_scope() const;
 
@@ -344,7 +364,9 @@ class Runtime {
   // host_build_graph pto_runtime2_types.h): it has no spill pool.
   static constexpr std::size_t kWholeGraphMaxFanin = 128;
   // Heap bytes of a task's packed OUTPUT block (§2.6).
+  // (The device's int32 sum wraps at 2 GiB: see runtime.cpp.)
   std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
+  std::uint64_t packed_output_total(const std::vector<SubmitArg>& args) const;  // unwrapped, padded
 
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);

@@ -64,9 +64,11 @@ std::string head_reason(Runtime& rt, const Task& h) {
 void describe_ring(Runtime& rt, int r, std::vector<std::string>& lines, nlohmann::json& j) {
   Ring& g = rt.ring(r);
   std::ostringstream o;
+  // host_build_graph's one ring has no dep pool and reclaims nothing.
+  const bool whole_graph = g.whole_graph();
   o << "ring " << r << ": " << g.live() << " live task(s) of window " << g.window() << " (max "
-    << (g.window() - 1) << "), heap " << g.heap_used() << " of " << g.heap_capacity()
-    << " bytes in use, dep pool " << g.dep_used() << " of " << g.dep_pool_capacity();
+    << (g.window() - 1) << "), heap " << g.heap_used() << " of " << g.heap_capacity() << " bytes in use";
+  if (!whole_graph) o << ", dep pool " << g.dep_used() << " of " << g.dep_pool_capacity();
   lines.push_back(o.str());
   nlohmann::json rj = {{"ring", r},
                        {"live_tasks", g.live()},
@@ -75,7 +77,7 @@ void describe_ring(Runtime& rt, int r, std::vector<std::string>& lines, nlohmann
                        {"heap", g.heap_capacity()},
                        {"dep_pool_used", g.dep_used()},
                        {"dep_pool", g.dep_pool_capacity()}};
-  if (g.live()) {
+  if (g.live() && !whole_graph) {
     Task& h = g.slot(g.tail());
     std::string why = head_reason(rt, h);
     lines.push_back("  reclaim head " + task_label(h) + " is " + state_name(h.state) + ": " + why);
@@ -335,7 +337,15 @@ std::string sched_first_text(const Runtime& rt, const Chip& chip) {
 
 // Tasks a full ready queue lost (Runtime::push_ready_entry): the device says
 // nothing of them; they are why the run hung.
-void explain_dropped_ready(const Runtime& rt, const Platform& p, std::vector<std::string>& why, nlohmann::json& d) {
+// The smallest power of two >= n (the device's ready queues index by mask).
+std::uint64_t pow2_at_least(std::uint64_t n) {
+  std::uint64_t v = 1;
+  while (v < n && v < (1ull << 62)) v <<= 1;
+  return v;
+}
+
+void explain_dropped_ready(const Chip& chip, Runtime& rt, const Platform& p, std::vector<std::string>& why,
+                           nlohmann::json& d) {
   const std::vector<TaskId>& lost = rt.dropped_ready();
   if (lost.empty()) return;
   std::string names;
@@ -345,13 +355,43 @@ void explain_dropped_ready(const Runtime& rt, const Platform& p, std::vector<std
     if (i < 8) names += (i ? ", " : "") + task_display(lost[i]);
   }
   if (lost.size() > 8) names += ", ...";
-  if (rt.config().runtime == RuntimeKind::HostBuildGraph)
-    why.push_back("the push of " + names + " found its ready queue full (" +
-                  std::to_string(p.limits.hbg_ready_queue_capacity) +
+  const std::uint64_t cap = p.limits.hbg_ready_queue_capacity;
+  // The queue size is PTO2_READY_QUEUE_SIZE, a build constant of the runtime
+  // (host_build_graph/runtime/pto_runtime2_types.h; a power of two: the
+  // queue indexes by mask), not a run option.
+  const std::string constant =
+      "the device's queues are PTO2_READY_QUEUE_SIZE entries (host_build_graph/runtime/pto_runtime2_types.h), a "
+      "build constant of the runtime (a power of two), not a run option";
+  if (rt.config().runtime == RuntimeKind::HostBuildGraph && !chip.boot_done()) {
+    // The boot scan pushes every root before any dispatch (classify_partition
+    // and the classify_arrived_ barrier, aicpu_executor.cpp).
+    const BootRoots roots = rt.boot_roots();
+    std::string per;
+    const char* shape_names[3] = {"AIC", "AIV", "MIX"};
+    for (int s = 0; s < 3; ++s) {
+      if (roots.ready[s]) per += (per.empty() ? "" : ", ") + std::to_string(roots.ready[s]) + " " + shape_names[s];
+      if (roots.sync[s])
+        per += (per.empty() ? "" : ", ") + std::to_string(roots.sync[s]) + " sync-start " + shape_names[s];
+    }
+    if (roots.dummy) per += (per.empty() ? "" : ", ") + std::to_string(roots.dummy) + " dummy";
+    const std::uint64_t need = pow2_at_least(roots.largest());
+    why.push_back("host_build_graph's boot scan (classify_partition: every AICPU thread classifies a slice of the "
+                  "task ids, and no thread dispatches before all slices are done) puts every root of the graph "
+                  "(a task with no producer left to wait for) in the ready queues at once: " + per +
+                  "; the push of " + names + " found its queue full (" + std::to_string(cap) +
+                  " entries, limits.hbg_ready_queue_capacity) and latched READY_QUEUE_OVERFLOW before the first "
+                  "dispatch. The device fails the same way: " + constant + ". A runtime built with "
+                  "PTO2_READY_QUEUE_SIZE " + std::to_string(need) + " gets this graph past its boot (in npusim: "
+                  "limits.hbg_ready_queue_capacity " + std::to_string(need) +
+                  " in a copy of the platform file, run with --platform FILE); or give the graph fewer roots");
+    d["boot_roots"] = {{"ready", roots.ready}, {"sync_start", roots.sync}, {"dummy", roots.dummy},
+                       {"queue_size_needed", need}};
+  } else if (rt.config().runtime == RuntimeKind::HostBuildGraph) {
+    why.push_back("the push of " + names + " found its ready queue full (" + std::to_string(cap) +
                   " entries, limits.hbg_ready_queue_capacity): host_build_graph checks the push and stops the run "
                   "with READY_QUEUE_OVERFLOW. More tasks were ready at once than that: fewer independent tasks "
-                  "behind one producer or at the start");
-  else
+                  "behind one producer, or a larger queue (" + constant + ")");
+  } else
     why.push_back(std::to_string(lost.size()) + " task(s) were lost to a full ready queue (" +
                   std::to_string(p.limits.ready_queue_capacity) + " entries, limits.ready_queue_capacity): " + names +
                   "; a failed push is not checked on the device, so they never ran and whatever waits on them waits "
@@ -465,7 +505,13 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                      : structural ? "structural test after 1024 spins without reclaim progress"
                                   : "no-progress backstop (" +
                                         std::to_string(p.timeouts.alloc_no_progress / 1000000000ull) + " ms)";
-        f.size_field = size_field_of(w.resource);
+        // host_build_graph fails at the submit, without waiting: the code
+        // names the resource (its fanin cap, PTO2_MAX_FANIN, is no size).
+        f.size_field = !whole_graph                                ? size_field_of(w.resource)
+                       : e.code == ErrorCode::FlowControlDeadlock ? "ring_task_window"
+                       : e.code == ErrorCode::HeapRingDeadlock    ? "ring_heap"
+                       : e.code == ErrorCode::TensormapOverflow   ? "tensormap_pool"
+                                                                  : "";
         break;
       case ErrorCode::TensorWaitTimeout:
         f.detector = "get_tensor_data timeout (" + std::to_string(p.timeouts.tensor_wait / 1000000000ull) + " ms)";
@@ -486,6 +532,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
         break;
       case ErrorCode::ReadyQueueOverflow:
         f.detector = "host_build_graph's checked ready-queue push (push_ready_routed)";
+        f.size_field = "hbg_ready_queue_capacity";
         break;
       default:
         f.detector = "argument check at submit";
@@ -641,7 +688,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
                std::to_string(s.tasks.size()) + " tasks)";
     why.push_back("open scopes: " + chain);
   }
-  explain_dropped_ready(rt, p, why, d);
+  explain_dropped_ready(chip, rt, p, why, d);
   d["barriers"] = nlohmann::json::array();
   explain_barriers(chip, why, d);
   d["soft_barriers"] = nlohmann::json::array();

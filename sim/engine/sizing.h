@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,13 +38,18 @@ struct SizingRequest {
 };
 
 struct Suggestion {
-  std::string field;          // ring_task_window, ring_heap, ring_dep_pool or tensormap_pool
+  std::string field;          // ring_task_window, ring_heap, ring_dep_pool, tensormap_pool or hbg_ready_queue_capacity
   int ring = -1;
   std::uint64_t from = 0, to = 0;
   std::string option;         // e.g. "ring_heap=[0,0,2097152,0]" / "--ring-heap 0,0,2097152,0"
   std::string outcome;        // "ok", the name of the next failure, or "max_tasks" (the re-run reached its task cap)
   std::uint64_t rerun_tasks = 0;  // "max_tasks": the re-run's cap
   int attempts = 0;
+  // host_build_graph: the sizes a re-run needed next, each with the ones
+  // before it applied (the re-run got past this failure and stopped at
+  // another capacity failure).
+  std::vector<Suggestion> then;
+  std::string together;  // with `then`: every size changed, at its last value
   nlohmann::json to_json() const;
   std::string describe() const;
 };

@@ -284,6 +284,26 @@ class Interpreter final : public OpSource, private ExprEnv {
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
       fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
+    // A zero-size view (an extent of 0 in any dimension) captures no bytes:
+    // the device keeps the parent's start, takes the shape as given and does
+    // not check the offsets, which codegen leaves out of range when it
+    // clamps a dynamic length to 0 (common/task_interface/tensor.h
+    // ChipTensor::view, "the empty-view contract").
+    if (!s.shape.empty()) {
+      std::vector<std::int64_t> shp(given.size());
+      bool empty = false;
+      for (std::size_t d = 0; d < given.size(); ++d) {
+        shp[d] = eval(s.shape[d]);
+        if (shp[d] < 0) fail(s.path, "view shape in dim " + std::to_string(d) + " is negative: " + std::to_string(shp[d]));
+        empty = empty || shp[d] == 0;
+      }
+      if (empty) {
+        if (!s.offset.empty())
+          for (std::size_t d = 0; d < given.size(); ++d) (void)eval(s.offset[d]);  // evaluated, not checked
+        for (std::size_t d = 0; d < given.size(); ++d) t.shape[d] = shp[d];
+        return t;
+      }
+    }
     for (std::size_t d = 0; d < given.size(); ++d) {
       const std::int64_t extent = parent.shape[d];
       const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);

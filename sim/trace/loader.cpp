@@ -990,7 +990,8 @@ class Loader {
       if (const J* n = get(obj, "numel")) s.numel = int_field(*n, pointer_join(path, "numel"), "numel", 1, kMaxElements);
     } else {
       if (const J* o = get(obj, "offset")) s.offset = dims(*o, pointer_join(path, "offset"), "offset", 0);
-      if (const J* sh = get(obj, "shape")) s.shape = dims(*sh, pointer_join(path, "shape"), "shape", 1);
+      // A zero extent is a zero-size view (ChipTensor::view, below).
+      if (const J* sh = get(obj, "shape")) s.shape = dims(*sh, pointer_join(path, "shape"), "shape", 0);
       if (!s.offset.empty() && !s.shape.empty() && s.offset.size() != s.shape.size())
         fail(pointer_join(path, "shape"), "expected " + std::to_string(s.offset.size()) +
                                               " entries (as many as offset), got " + std::to_string(s.shape.size()));

@@ -30,6 +30,8 @@ struct Recorder : npusim::SimObserver {
   std::vector<npusim::LatchedError> errors;
   std::map<npusim::TaskId, npusim::Time> completed;  // when each task completed
   std::map<npusim::TaskId, npusim::Time> retired;    // when the ring's tail passed each task
+  std::vector<npusim::TaskId> ready;                 // tasks made ready, in push order
+  void on_ready(npusim::Task& t) override { ready.push_back(t.id); }
   void on_block_finished(const npusim::Task& t, const npusim::BlockRecord& b) override { blocks.push_back({t.id, b}); }
   void on_sched_phase(const npusim::SchedPhaseRecord& r) override { phases.push_back(r); }
   void on_error(const npusim::LatchedError& e) override { errors.push_back(e); }
