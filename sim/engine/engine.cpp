@@ -682,10 +682,26 @@ void report_static_checks(const RunRequest& req, const Loaded& l, const Result& 
                      std::to_string(errors) + " static check error(s) above (--strict): the run is refused, nothing written");
 }
 
-// npusim record: the trace, written whole or not at all.
-void write_recording(const std::string& text, const std::string& path) { record::write_whole(path, text); }
-
 }  // namespace
+
+void check_runnable(const std::string& text, const Platform& platform, const std::string& origin,
+                    const std::string& made_by) {
+  const std::string produced = "the trace " + made_by + " would write";
+  try {
+    trace::Trace t = trace::parse_trace(text, produced, "trace");
+    const RunConfig config = config::resolve(t.run, platform, produced);
+    StaticRules::cross_chip(t, 1);
+    DataStore data;
+    StaticRules rules(platform, config, produced);
+    auto program = trace::make_source(t, data, platform, config);
+    std::vector<Finding> stops;
+    dry_run(*program, data, platform, rules, stops);
+  } catch (const InputError& e) {
+    throw InputError(origin, "",
+                     "cannot be made into a trace npusim run accepts (nothing written): " + produced + " is refused" +
+                         (e.path().empty() ? "" : " at " + e.path()) + ": " + e.message());
+  }
+}
 
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
@@ -762,7 +778,8 @@ int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
     if (!scene::scene_of(l.trace))
       throw InputError(req.trace_path, "", "npusim record takes a scene (\"npusim_scene\"): a trace is its own record");
     Result r = simulate(req, l, "");                            // run it, recording its operations
-    write_recording(r.recorded, req.record_path);               // the trace, whole or not at all
+    check_runnable(r.recorded, l.platform, req.trace_path, "npusim record");  // a trace run accepts, or nothing
+    record::write_whole(req.record_path, r.recorded);           // the trace, whole or not at all
     report(req, l, r, "", 0, out, err);                         // warnings, the failure, the summary line
     if (!req.quiet) out << "recorded trace in " << req.record_path << "\n";
     return r.ok ? kExitOk : kExitDeviceFailure;
