@@ -19,11 +19,6 @@ using cli::has;
 using cli::json;
 namespace fs = std::filesystem;
 
-struct SceneEnv {
-  SceneEnv() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
-};
-const SceneEnv scene_env;
-
 }  // namespace
 
 TEST_CASE("four 256 GiB stores cost host time per transfer", "[host_cost]") {
@@ -47,6 +42,7 @@ TEST_CASE("four 256 GiB stores cost host time per transfer", "[host_cost]") {
 }
 
 TEST_CASE("data_as on a small argument beside an 8 GiB one under ulimit -v 4000000", "[host_cost][scene]") {
+  cli::use_shared_scene_cache();
   const fs::path dir = cli::scratch("big_arg");
   fs::create_directories(dir);
   const json s = {

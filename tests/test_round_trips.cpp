@@ -23,11 +23,6 @@ using cli::has;
 using cli::json;
 namespace fs = std::filesystem;
 
-struct SceneEnv {
-  SceneEnv() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
-};
-const SceneEnv scene_env;
-
 const char* kQuiet = " --quiet --no-host-stats --no-suggest";
 
 // The largest workloads (traces and scenes) and the bench_* traces take
@@ -80,6 +75,7 @@ void import_then_run(const fs::path& capture, const std::string& name, int& impo
 }  // namespace
 
 TEST_CASE("record then run keeps every example scene's timing", "[round_trip][scene]") {
+  cli::use_shared_scene_cache();
   std::vector<fs::path> scenes;
   for (const auto& dir : fs::directory_iterator(fs::path(NPUSIM_SOURCE_DIR) / "traces" / "scenes"))
     for (const auto& e : fs::directory_iterator(dir.path()))
@@ -129,6 +125,7 @@ TEST_CASE("import then run is accepted for every example trace's outputs", "[rou
 }
 
 TEST_CASE("record names two MIX compositions of the same incores apart", "[round_trip][scene]") {
+  cli::use_shared_scene_cache();
   const fs::path dir = cli::scratch("mix_lanes");
   fs::create_directories(dir);
   const json s = {
@@ -160,6 +157,7 @@ namespace {
 fs::path edited_capture(const std::string& name, const std::string& file, const std::string& from,
                         const std::string& to) {
   const fs::path dir = cli::scratch("cap_" + name);
+  fs::create_directories(dir.parent_path());
   fs::copy(fs::path(NPUSIM_TEST_DATA_DIR) / "capture" / "chain", dir, fs::copy_options::recursive);
   std::string text = cli::slurp(dir / file);
   const std::size_t at = text.find(from);
