@@ -50,6 +50,13 @@ std::vector<fs::path> example_traces() {
     v.push_back(p);
   }
   std::sort(v.begin(), v.end());
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer (several times slower) every fourth, in name
+  // order: the property is the Release suite's, the sanitizer's is memory.
+  std::vector<fs::path> some;
+  for (std::size_t i = 0; i < v.size(); i += 4) some.push_back(v[i]);
+  v = some;
+#endif
   return v;
 }
 
@@ -120,7 +127,9 @@ TEST_CASE("import then run is accepted for every example trace's outputs", "[rou
   CHECK(i2 >= 1);
   CHECK(r2 == 0);
   // Most examples import; every refusal was an exit 2 naming its capture.
+#if !defined(__SANITIZE_ADDRESS__)
   CHECK(imported >= 30);
+#endif
   INFO("imported " << imported << ", refused " << refused << ", not run " << not_run);
 }
 
