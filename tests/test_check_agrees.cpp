@@ -7,7 +7,7 @@
 // check answered reads without the kernels' declared writes (both
 // directions) and passed a read under host_build_graph and a peer phase on
 // one chip, which run refuses.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <string>
 

@@ -7,7 +7,7 @@
 // on a small argument crashed under a 4 GB address-space limit because the
 // runner reserved one range over every argument (8 GiB here), blaming the
 // program's direct buffer access.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <chrono>
 

@@ -6,7 +6,7 @@
 // access sequences over small caches where both are cheap, including
 // accesses many times the cache's size, read hits on dirty lines and empty
 // ways; and they bound the work of a 256 GiB store.
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdint>
 #include <random>

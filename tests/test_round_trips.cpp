@@ -10,7 +10,7 @@
 // trace did not load), and captures with a kernel named x_..., two kernels
 // of one name, an empty name (import exited 0, run refused the trace), a
 // block over an hour and ring sizes run rejects (now refused at the capture).
-#include <catch2/catch.hpp>
+#include "tests/catch.h"
 
 #include <cstdlib>
 #include <set>
