@@ -86,6 +86,10 @@ inline Result captured(const std::string& cmd) {
   return r;
 }
 
+// Scene tests share one compile cache (a program compiles once per build):
+// a test that runs a scene calls this first.
+inline void use_shared_scene_cache() { ::setenv("NPUSIM_CACHE_DIR", NPUSIM_SCENE_CACHE, 1); }
+
 // Runs `npusim <args>` in the source tree (so trace paths are relative to it).
 inline Result npusim(const std::string& args) {
   return captured(std::string("cd '") + NPUSIM_SOURCE_DIR + "' && '" + NPUSIM_BINARY + "' " + args);

@@ -10,7 +10,7 @@ OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, Runtime& rt
                                        SimObserver& obs, const Platform& platform,
                                        bool host_build_graph)
     : sc_core::sc_module(name), rt_(rt), source_(source), obs_(obs), platform_(platform),
-      costs_(host_build_graph ? OrchCosts{} : platform.orch), hbg_(host_build_graph) {
+      costs_(host_build_graph ? OrchCosts{} : platform.orch) {
   SC_THREAD(run);
 }
 
@@ -53,12 +53,8 @@ void OrchestratorThread::run() {
           break;
         case OrchOp::Kind::Read:
         case OrchOp::Kind::Write:
-          if (hbg_)
-            throw InputError("", op.path,
-                             std::string(op.kind == OrchOp::Kind::Read ? "read (get_tensor_data)"
-                                                                       : "set (set_tensor_data)") +
-                                 " is not available with runtime host_build_graph: the graph is built on "
-                                 "the host before the run");
+          // Under host_build_graph a read or set is refused before it gets
+          // here (sim/engine/checks.h StaticRules, run and check alike).
           ok = do_access(op, t);
           break;
         case OrchOp::Kind::Fatal:

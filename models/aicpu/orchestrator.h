@@ -77,7 +77,6 @@ class OrchestratorThread : public sc_core::sc_module {
   SimObserver& obs_;
   const Platform& platform_;
   const OrchCosts costs_;  // zero for host_build_graph (no device orchestration)
-  bool hbg_;
   sc_core::sc_event progress_;
   std::function<void()> on_finish_;
   SubmitProgress sp_;

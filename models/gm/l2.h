@@ -38,6 +38,10 @@ class L2Cache {
   // How many ways the last access() left for mark_ready: each way once, so
   // never more than the L2's ways, however long the access.
   std::size_t marked_ways() const { return marked_.size(); }
+  // The host's work of the last access(): the lines it looked up one by one
+  // plus the ways it rewrote in closed form; never more than twice the L2's
+  // lines, however many bytes the access moves (tests/test_l2_bounded.cpp).
+  std::uint64_t lines_walked() const { return walked_; }
 
   // The resident dirty lines among those bytes [lo, hi) touch (written, not
   // yet written back to HBM), in address order; nothing is looked up as a use.
@@ -62,6 +66,8 @@ class L2Cache {
   std::vector<std::size_t> marked_;     // ways the last access allocated or wrote: mark_ready's
   std::vector<std::uint64_t> serial_of_;  // the access that last listed the way in marked_
   std::uint64_t serial_ = 0;            // accesses so far
+  std::uint64_t walked_ = 0;            // lines_walked()
+  std::vector<std::size_t> way_of_;     // access(): the way each of a set's first ways_ lines went to
   std::uint64_t dirty_count_ = 0;       // dirty lines resident: dirty_lines() returns at once when none
 };
 

@@ -35,6 +35,19 @@ inline const char* arg_tag_name(ArgTag t) {  // deps.json spelling
 enum class ScopeMode : std::uint8_t { Auto, Manual };
 enum class Cmp : std::uint8_t { EQ, NE, GT, LT, GE, LE };
 
+// A predicate's comparison of the operand `a` with its value `b`.
+inline bool compare(Cmp c, std::int64_t a, std::int64_t b) {
+  switch (c) {
+    case Cmp::EQ: return a == b;
+    case Cmp::NE: return a != b;
+    case Cmp::GT: return a > b;
+    case Cmp::LT: return a < b;
+    case Cmp::GE: return a >= b;
+    case Cmp::LE: return a <= b;
+  }
+  return false;
+}
+
 struct SubmitArg {
   ArgTag tag = ArgTag::Input;
   // For Output: only dtype, ndims and shape are meaningful (buf_shape = shape,

@@ -12,17 +12,6 @@ constexpr std::uint64_t kHeapStride = 0x1000000000ull;
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return a ? (v + a - 1) / a * a : v; }
 
-bool compare(Cmp c, std::int64_t a, std::int64_t b) {
-  switch (c) {
-    case Cmp::EQ: return a == b;
-    case Cmp::NE: return a != b;
-    case Cmp::GT: return a > b;
-    case Cmp::LT: return a < b;
-    case Cmp::GE: return a >= b;
-    case Cmp::LE: return a <= b;
-  }
-  return false;
-}
 }  // namespace
 
 Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,

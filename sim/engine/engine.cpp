@@ -128,30 +128,6 @@ class SummaryStats : public SimObserver {
   Time last_alloc = 0;
 };
 
-// The checks of `npusim check` (checks.h) on every launch the run makes,
-// each finding once per launch site and message (a launch in a loop once).
-class LaunchChecks : public SimObserver {
- public:
-  explicit LaunchChecks(const Platform& p) : platform_(p) {}
-  void on_submitted(const Task&, const SubmitRequest& q, const std::vector<EdgeInfo>&) override {
-    for (Finding& f : check_launch(platform_, q, q.path))
-      if (seen_.insert(f.path + "\n" + f.message).second) findings_.push_back(std::move(f));
-  }
-  // The kernels' findings (those a scene defined while it ran included), then the launches'.
-  std::vector<Finding> findings(const std::vector<const KernelDef*>& kernels) const {
-    std::vector<Finding> out;
-    for (const KernelDef* k : kernels)
-      for (Finding& f : check_kernel(*k)) out.push_back(std::move(f));
-    out.insert(out.end(), findings_.begin(), findings_.end());
-    return out;
-  }
-
- private:
-  const Platform& platform_;
-  std::set<std::string> seen_;
-  std::vector<Finding> findings_;
-};
-
 // Wall-clock time since the run began (host measurements only).
 class Stopwatch {
  public:
@@ -342,10 +318,8 @@ class Writers {
       : stats_(std::make_unique<SummaryStats>()),
         // The overhead sweep keeps every block and task, as the swimlane
         // does; the runtime's analysis reads the same profiling records.
-        figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0),
-        checks_(l.platform) {
+        figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0) {
     fanout_.add(stats_.get());
-    fanout_.add(&checks_);
     fanout_.add(&figures_);
     // The critical path keeps every task and block too: with the same records.
     if (req.outputs && l.config.swimlane_level > 0) {
@@ -369,7 +343,6 @@ class Writers {
   void add(SimObserver* o) { fanout_.add(o); }
   SummaryStats& stats() { return *stats_; }
   FailureWitness& witness() { return witness_; }
-  const LaunchChecks& checks() const { return checks_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
   // summary.json's `figures` over the run's makespan.
   nlohmann::ordered_json figures(const Platform& p, Time makespan) const {
@@ -415,7 +388,6 @@ class Writers {
   std::unique_ptr<SummaryStats> stats_;
   record::FiguresCollector figures_;
   std::unique_ptr<record::CriticalPathCollector> path_;
-  LaunchChecks checks_;
   FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
@@ -520,11 +492,12 @@ Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> f
 class ChipSim {
  public:
   ChipSim(const RunRequest& req, Loaded& l, const std::string& staging_dir, const std::string& name, RunWatch& watch)
-      : l_(l), writers_(req, l, staging_dir) {
+      : l_(l), writers_(req, l, staging_dir), rules_(l.platform, l.config, l.trace.file) {
     SummaryStats& stats = writers_.stats();
     scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
     writers_.add(&watch);
-    program_ = trace::make_source(l.trace, data_, l.platform, l.config);
+    // npusim check's rules on every operation the orchestrator takes (checks.h).
+    program_ = ruled(trace::make_source(l.trace, data_, l.platform, l.config), rules_);
     if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them
       recorder_ = std::make_unique<scene::Recorder>(l.trace, data_, l.options);
       program_ = scene::recording(std::move(program_), *recorder_);
@@ -550,7 +523,7 @@ class ChipSim {
     r.figures = writers_.figures(l_.platform, r.makespan);
     const Time first_start = chip.cores().first_start();
     if (first_start != kNever) r.critical_path = writers_.critical_path(first_start, first_start + r.makespan);
-    r.findings = writers_.checks().findings(l_.trace.all_kernels());
+    r.findings = rules_.findings(l_.trace.all_kernels());
     if (recorder_) r.recorded = recorder_->trace_json();
     return r;
   }
@@ -558,6 +531,7 @@ class ChipSim {
  private:
   Loaded& l_;
   Writers writers_;
+  StaticRules rules_;
   DataStore data_;
   std::unique_ptr<OpSource> program_;
   std::unique_ptr<scene::Recorder> recorder_;
@@ -597,26 +571,6 @@ std::vector<Result> simulate_chips(const RunRequest& req, const std::vector<Load
   watch.clear_progress();
   for (auto& sim : sims) results.push_back(sim->finish(req, watch));
   return results;
-}
-
-// Cross-chip phases (a peer's memory, notify, wait_flag) need an L3 dispatch
-// of several chips, and a peer that is not the chip itself: input errors at
-// the phase (docs/trace-format.md, "Extensions").
-void check_cross_chip(const Loaded& l, int chips) {
-  for (const auto& k : l.trace.kernels)
-    for (const LaneBody& lane : k->lanes)
-      for (const Phase& ph : lane.phases) {
-        if (!ph.cross_chip()) continue;
-        const std::string at = config::pointer_join(ph.path, phase_key(ph.kind));
-        if (chips < 2)
-          throw InputError(l.trace.file, at,
-                           std::string("a ") + phase_key(ph.kind) + " on a peer chip needs an L3 dispatch of several "
-                           "chips (a distributed worker, docs/workers.md); this run has one chip");
-        if (ph.kind != PhaseKind::WaitFlag && ph.peer_offset % chips == 0)
-          throw InputError(l.trace.file, config::pointer_join(at, "peer_offset"),
-                           "peer_offset " + std::to_string(ph.peer_offset) + " names the chip itself in a dispatch of " +
-                               std::to_string(chips) + " chips (the peer is (rank + peer_offset) mod chips)");
-      }
 }
 
 // One chip: builds it, its program and the writers, runs the simulation.
@@ -728,16 +682,32 @@ void report_static_checks(const RunRequest& req, const Loaded& l, const Result& 
                      std::to_string(errors) + " static check error(s) above (--strict): the run is refused, nothing written");
 }
 
-// npusim record: the trace, written whole or not at all.
-void write_recording(const std::string& text, const std::string& path) { record::write_whole(path, text); }
-
 }  // namespace
+
+void check_runnable(const std::string& text, const Platform& platform, const std::string& origin,
+                    const std::string& made_by) {
+  const std::string produced = "the trace " + made_by + " would write";
+  try {
+    trace::Trace t = trace::parse_trace(text, produced, "trace");
+    const RunConfig config = config::resolve(t.run, platform, produced);
+    StaticRules::cross_chip(t, 1);
+    DataStore data;
+    StaticRules rules(platform, config, produced);
+    auto program = trace::make_source(t, data, platform, config);
+    std::vector<Finding> stops;
+    dry_run(*program, data, platform, rules, stops);
+  } catch (const InputError& e) {
+    throw InputError(origin, "",
+                     "cannot be made into a trace npusim run accepts (nothing written): " + produced + " is refused" +
+                         (e.path().empty() ? "" : " at " + e.path()) + ": " + e.message());
+  }
+}
 
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
-    check_cross_chip(l, 1);                                     // one chip: no peer to reach
+    StaticRules::cross_chip(l.trace, 1);                        // one chip: no peer to reach
     OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
     Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
     report_static_checks(req, l, r, err);                       // npusim check's findings: warnings, or exit 2 (--strict)
@@ -768,7 +738,7 @@ int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ost
       throw InputError(loaded.front().platform.path, "/interconnect/chips_per_node/value",
                        "an L3 dispatch of " + std::to_string(req.traces.size()) + " chips needs that many chips in "
                        "one node; the platform's full mesh joins " + std::to_string(per_node));
-    for (const Loaded& l : loaded) check_cross_chip(l, static_cast<int>(loaded.size()));  // peers inside the dispatch
+    for (const Loaded& l : loaded) StaticRules::cross_chip(l.trace, static_cast<int>(loaded.size()));  // peers inside the dispatch
     OutputDir dir(req.run.out_dir);                             // checked and locked before simulating
     std::vector<std::string> folders;
     for (std::size_t i = 0; i < loaded.size(); ++i) {
@@ -808,7 +778,8 @@ int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
     if (!scene::scene_of(l.trace))
       throw InputError(req.trace_path, "", "npusim record takes a scene (\"npusim_scene\"): a trace is its own record");
     Result r = simulate(req, l, "");                            // run it, recording its operations
-    write_recording(r.recorded, req.record_path);               // the trace, whole or not at all
+    check_runnable(r.recorded, l.platform, req.trace_path, "npusim record");  // a trace run accepts, or nothing
+    record::write_whole(req.record_path, r.recorded);           // the trace, whole or not at all
     report(req, l, r, "", 0, out, err);                         // warnings, the failure, the summary line
     if (!req.quiet) out << "recorded trace in " << req.record_path << "\n";
     return r.ok ? kExitOk : kExitDeviceFailure;
@@ -818,84 +789,20 @@ int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
   }
 }
 
-namespace {
-
-// Evaluates a program without a device: every submit is accepted at once and
-// checked (checks.h).
-class DryRun {
- public:
-  DryRun(DataStore& data, const Platform& p) : data_(data), platform_(p), outputs_(data) {}
-  std::uint64_t drive(OpSource& src, std::vector<Finding>& findings) {
-    OrchOp op;
-    std::set<std::string> seen;  // a launch in a loop is reported once per finding
-    std::uint64_t n = 0;
-    int depth = 0;
-    std::uint64_t next_local[kNumRings] = {};
-    while (src.next(op)) {
-      switch (op.kind) {
-        case OrchOp::Kind::Alloc:
-        case OrchOp::Kind::Submit:
-        case OrchOp::Kind::Dummy: {
-          if (op.kind == OrchOp::Kind::Submit)
-            for (Finding& f : check_launch(platform_, op.submit, op.path))
-              if (seen.insert(f.path + f.message).second) findings.push_back(std::move(f));
-          const auto& args = op.kind == OrchOp::Kind::Alloc ? op.alloc_outputs : op.submit.args;
-          // The id the runtime would give: the ring of the scope depth, its next local id.
-          const int ring = Runtime::ring_of_depth(depth);
-          TaskId id = make_task_id(ring, next_local[ring]++);
-          ++n;
-          src.deliver_task(id, outputs_.make(args, id));
-          break;
-        }
-        case OrchOp::Kind::ScopeBegin:
-          if (++depth > Runtime::max_user_scope_depth(platform_)) {  // the device asserts here and stops
-            findings.push_back(Finding{true, "ScopeDepth", op.path,
-                                       "scope nesting reaches " + std::to_string(depth) + " levels, more than the " +
-                                           std::to_string(Runtime::max_user_scope_depth(platform_)) +
-                                           " the runtime's scope stack holds besides its root scope: begin_scope "
-                                           "asserts (\"Scope stack overflow\"), the run fails with host code 507018"});
-            return n;
-          }
-          break;
-        case OrchOp::Kind::ScopeEnd:
-          --depth;
-          break;
-        case OrchOp::Kind::Read:
-          src.deliver_value(data_.get(op.read_tensor.buffer, op.read_element));
-          break;
-        case OrchOp::Kind::Write:
-          data_.set(op.read_tensor.buffer, op.read_element, op.write_value);
-          break;
-        case OrchOp::Kind::Fatal:  // the device stops here: nothing after it runs
-          findings.push_back(Finding{true, "ReportedFatal", op.path,
-                                     "the program reports FATAL(code=" + std::to_string(op.fatal_code) + ")" +
-                                         (op.fatal_message.empty() ? "" : ": " + op.fatal_message)});
-          return n;
-      }
-    }
-    return n;
-  }
-
- private:
-  DataStore& data_;
-  const Platform& platform_;
-  trace::DryRunOutputs outputs_;
-};
-
-}  // namespace
-
 int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
   Loaded l;
   std::uint64_t tasks = 0;
   std::vector<Finding> findings;
   try {
     l = load(req);
-    for (const auto& k : l.trace.kernels)
-      for (Finding& f : check_kernel(*k)) findings.push_back(std::move(f));
+    StaticRules::cross_chip(l.trace, 1);  // as run: one chip, no peer to reach
     DataStore data;
+    StaticRules rules(l.platform, l.config, l.trace.file);
     auto program = trace::make_source(l.trace, data, l.platform, l.config);
-    DryRun dry(data, l.platform);
-    tasks = dry.drive(*program, findings);
+    std::vector<Finding> stops;  // the device's own stops the dry run met
+    tasks = dry_run(*program, data, l.platform, rules, stops);
+    findings = rules.findings(l.trace.all_kernels());
+    findings.insert(findings.end(), stops.begin(), stops.end());
   } catch (const InputError& e) {
     if (req.throw_input_errors) throw;
     err << "npusim: error: " << e.what() << "\n";

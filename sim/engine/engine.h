@@ -76,6 +76,14 @@ int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ost
 // writes the trace of the operations it performed. A trace is refused.
 int record(const RunRequest& req, std::ostream& out, std::ostream& err);
 
+// What `record` and `import` write must be a trace `run` accepts: `text`
+// loaded as `run` loads a trace (the loader, its run block resolved against
+// `platform`, the fixed rules), and its program evaluated (check's dry run).
+// Throws InputError naming `origin` (the scene or capture the trace was made
+// from) with the produced trace's JSON path and the loader's message.
+void check_runnable(const std::string& text, const Platform& platform, const std::string& origin,
+                    const std::string& made_by);
+
 // `npusim check`: loads and validates the trace and evaluates the whole
 // program without simulating time (every loop, view and expression), then
 // applies the static checks. Returns an exit status.

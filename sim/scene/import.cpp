@@ -1,6 +1,9 @@
 // Importing a device capture (import.h, docs/scenes.md).
 #include "sim/scene/import.h"
 
+#include "sim/engine/engine.h"
+#include "sim/platform/platform_loader.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@
 #include "models/runtime/tensor.h"
 #include "sim/config/json_read.h"
 #include "sim/config/json_util.h"
+#include "sim/config/run_options.h"
 #include "sim/scene/trace_text.h"
 #include "sim/trace/json_doc.h"
 #include "sim/trace/trace.h"
@@ -262,6 +266,11 @@ void read_swimlane(const std::string& text, const std::string& file, Timing& tm)
     const TaskId id = r.u64(row[1], pointer_join(p, 1));
     const std::int64_t start = r.integer(row[3], pointer_join(p, 3), 0, 1ll << 62);
     const std::int64_t end = r.integer(row[4], pointer_join(p, 4), start, 1ll << 62);
+    // A trace's kernel time is at most an hour (trace::kMaxDuration): a longer
+    // block cannot be replayed.
+    if (const double ns = static_cast<double>(end - start) * 1e9 / freq; ns > trace::kMaxDuration)
+      r.fail(pointer_join(p, 4), "a block of " + std::to_string(end - start) + " cycles (" + std::to_string(ns / 1e9) +
+                                     " s at clock_freq_hz), longer than the hour (3.6e12 ns) a trace's kernel may take");
     // The lane: the AIC, or the AIV's place in its cluster (AIV0 the even worker).
     const int lane = aic[core] ? 0 : ((core - clusters) % 2 == 0 ? 1 : 2);
     by_task[id][lane].push_back(Row{start, end, core});
@@ -326,6 +335,13 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
         if (v->size() != kNumRings) lr.fail(std::string("/") + k, "expected 4 values");
         for (std::size_t i = 0; i < v->size(); ++i) lr.integer((*v)[i], pointer_join(std::string("/") + k, i), 0, 1ll << 40);
         const std::string key = std::string("ring_") + std::string(k).substr(0, std::string(k).size() - 4);
+        // The sizes the replay's run block gets must be ones run accepts.
+        try {
+          config::parse_ring_json(nlohmann::json::parse(v->dump()), key, file + ":" + std::to_string(n),
+                                  std::string("/") + k);
+        } catch (const InputError& e) {
+          throw InputError(e.file(), e.path(), e.message() + " (the replay's run block would take it as " + key + ")");
+        }
         si.run[key] = *v;
       }
       continue;
@@ -590,7 +606,23 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     auto p = primary.find({id, kind(lane)});
     return p != primary.end() ? p->second : J{{"ns", 0}};
   };
-  auto kname = [&](int id) { return fname.count(id) ? fname[id] : "k" + std::to_string(id); };
+  // A func_id's kernel name: the name map's, unique and a name a trace can
+  // hold (an empty name, or one starting with x_, which a trace reads as an
+  // annotation, gets k<func_id> in front; a name taken by a lower func_id
+  // gets #2, #3, ...), decided in func_id order.
+  std::map<int, std::string> unique_name;
+  std::set<std::string> taken_names;
+  auto kname = [&](int id) -> std::string {
+    if (auto it = unique_name.find(id); it != unique_name.end()) return it->second;
+    const auto f = fname.find(id);
+    std::string base = f != fname.end() ? f->second : "";
+    if (base.empty()) base = "k" + std::to_string(id);
+    else if (config::is_annotation_key(base)) base = "k" + std::to_string(id) + "_" + base;
+    std::string nm = base;
+    for (int i = 2; taken_names.count(nm); ++i) nm = base + "#" + std::to_string(i);
+    taken_names.insert(nm);
+    return unique_name[id] = nm;
+  };
   static const char* const lane_names[] = {"aic", "aiv0", "aiv1"};
   std::set<int> base_ids;
   for (const auto& [id, s] : shapes) base_ids.insert(id);
@@ -809,6 +841,7 @@ void import_to_file(const std::string& dir, const std::string& out_path, const s
   const std::string text = import_capture(read_text(f.deps, "capture file"), read_text(f.swimlane, "capture file"),
                                           f.name_map.empty() ? "" : read_text(f.name_map, "capture file"),
                                           f.scope_stats.empty() ? "" : read_text(f.scope_stats, "capture file"), f, name);
+  engine::check_runnable(text, platform::load_platform("a2a3"), dir, "npusim import");  // a trace run accepts, or nothing
   record::write_whole(out_path, text);
 }
 

@@ -215,23 +215,35 @@ State g;
 
 // ---- the arguments' memory ---------------------------------------------------------
 // A program may read its argument tensors' memory directly (data_as<T>(), as
-// the runtime's AICPU can: a config tensor read on the host side). Their
-// address ranges are reserved inaccessible; the first touch of a page fills
-// it with the scene's values of the tensors it holds (on_fault), so only the
-// pages a program reads cost memory.
+// the runtime's AICPU can: a config tensor read on the host side). Each
+// argument's address range is reserved inaccessible on its own (MAP_NORESERVE:
+// no memory); one that cannot be reserved (an address-space limit smaller
+// than the arguments, `ulimit -v`) is left unmapped. The first touch of a
+// page faults; on_fault makes it readable (or maps that one page) and fills
+// it with the scene's values of the tensors it holds, so only the pages a
+// program touches cost memory or address space (docs/scenes.md).
 struct Extern {
   std::uint64_t addr = 0, bytes = 0;
   int elem = 1;
   const wire::Init::Tensor* t = nullptr;
 };
 std::vector<Extern> g_ext;
+struct Reserved {
+  std::uint64_t lo = 0, hi = 0;  // page-aligned, PROT_NONE until touched
+};
+std::vector<Reserved> g_reserved;
 std::uint64_t g_page = 4096;
+volatile int g_map_errno = 0;  // why populate() could not map a page (0: it could)
 
 int elem_bytes(std::uint8_t sdk_dtype) { return static_cast<int>(get_element_size(static_cast<DataType>(sdk_dtype))); }
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
 void reserve_arguments() {
   g_page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  std::uint64_t lo = ~0ull, hi = 0;
+  std::vector<Reserved> ranges;
   for (const wire::Init::Tensor& t : g.init.tensors) {
     Extern e;
     e.addr = t.addr;
@@ -240,18 +252,23 @@ void reserve_arguments() {
     for (int d = 0; d < t.ndims; ++d) e.bytes *= t.shapes[d];
     e.t = &t;
     g_ext.push_back(e);
-    lo = std::min(lo, e.addr & ~(g_page - 1));
-    hi = std::max(hi, (e.addr + e.bytes + g_page - 1) & ~(g_page - 1));
+    if (e.bytes > 0) ranges.push_back({e.addr & ~(g_page - 1), (e.addr + e.bytes + g_page - 1) & ~(g_page - 1)});
   }
-  if (g_ext.empty() || hi <= lo) return;
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-  void* p = ::mmap(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-  if (p != reinterpret_cast<void*>(lo)) {
-    if (p != MAP_FAILED) ::munmap(p, hi - lo);
-    g_ext.clear();  // the range is taken: direct reads fault (and say why)
+  // Arguments sharing a page (pages larger than their 4 KiB alignment) share a reservation.
+  std::sort(ranges.begin(), ranges.end(), [](const Reserved& x, const Reserved& y) { return x.lo < y.lo; });
+  std::vector<Reserved> merged;
+  for (const Reserved& r : ranges)
+    if (!merged.empty() && r.lo < merged.back().hi)
+      merged.back().hi = std::max(merged.back().hi, r.hi);
+    else
+      merged.push_back(r);
+  for (const Reserved& r : merged) {
+    void* p = ::mmap(reinterpret_cast<void*>(r.lo), r.hi - r.lo, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == reinterpret_cast<void*>(r.lo))
+      g_reserved.push_back(r);
+    else if (p != MAP_FAILED)
+      ::munmap(p, r.hi - r.lo);  // an old kernel placed it elsewhere: the range is left to populate()
   }
 }
 
@@ -260,7 +277,23 @@ bool populate(std::uint64_t a) {
   const std::uint64_t page = a & ~(g_page - 1);
   bool ours = false;
   for (const Extern& e : g_ext) ours = ours || (a >= e.addr && a < e.addr + e.bytes);
-  if (!ours || ::mprotect(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE) != 0) return false;
+  if (!ours) return false;
+  bool reserved = false;
+  for (const Reserved& r : g_reserved) reserved = reserved || (page >= r.lo && page < r.hi);
+  if (reserved) {
+    if (::mprotect(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE) != 0) {
+      g_map_errno = errno;
+      return false;
+    }
+  } else {  // not reserved: map this page alone
+    void* p = ::mmap(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != reinterpret_cast<void*>(page)) {
+      g_map_errno = p == MAP_FAILED ? errno : EEXIST;
+      if (p != MAP_FAILED) ::munmap(p, g_page);
+      return false;
+    }
+  }
   for (const Extern& e : g_ext) {
     const std::uint64_t from = std::max(page, e.addr), to = std::min(page + g_page, e.addr + e.bytes);
     if (from >= to || (e.t->fill == 0 && e.t->data.empty())) continue;
@@ -594,7 +627,13 @@ void on_fault(int sig, siginfo_t* info, void*) {
     unlock_channel();
   }
   g_complete = 0;
-  if ((a >= 0x100000000ull && a < 0x2000000000ull) || (a >= 0x600000000000ull && a < 0x700000000000ull)) {
+  if (is_argument_memory(a) && g_map_errno != 0) {
+    // An argument's page the runner could not map: not the program's fault.
+    const char msg[] =
+        "npusim: the orchestration program read an argument's memory directly (data_as), and the runner could not "
+        "map that page for it: the process's address-space or memory limit (ulimit -v) is reached\n";
+    (void)!::write(2, msg, sizeof msg - 1);
+  } else if ((a >= 0x100000000ull && a < 0x2000000000ull) || (a >= 0x600000000000ull && a < 0x700000000000ull)) {
     const char msg[] =
         "npusim: the orchestration program accessed a buffer's memory directly (data_as / buffer.addr) where npusim "
         "has no copy of it: only the arguments' memory holds the scene's values; use get_tensor_data / "

@@ -316,7 +316,10 @@ class SceneSource final : public OpSource {
     if (const char* lv = std::getenv("NPUSIM_ORCH_LOG"))
       for (int i = 0; i < 4; ++i)
         if (std::string(lv) == std::vector<std::string>{"error", "warn", "info", "debug"}[i]) init.log_level = i;
-    for (const Incore& in : def.incores) next_composed_id_ = std::max(next_composed_id_, in.kernel->func_id + 1);
+    for (const Incore& in : def.incores) {
+      next_composed_id_ = std::max(next_composed_id_, in.kernel->func_id + 1);
+      kernel_names_.insert(in.kernel->name);
+    }
     child_.spawn(runner_path(), library, bounds_from_env());
     wire::Writer w;
     w.pod(std::uint32_t{0});
@@ -570,14 +573,25 @@ class SceneSource final : public OpSource {
       mix->core = CoreType::MIX;
       mix->func_id = next_composed_id_++;
       mix->path = "/incores";
+      std::string qualified;  // the lanes named: aic:c+aiv1:v
       for (int l = 0; l < 3; ++l) {
         if (!lanes[l]) continue;
         mix->name += (mix->name.empty() ? "" : "+") + lanes[l]->kernel->name;
+        qualified += (qualified.empty() ? "" : "+") + std::string(lane_names[l]) + ":" + lanes[l]->kernel->name;
         mix->lanes[l] = lanes[l]->kernel->lanes[l == 0 ? kLaneAic : kLaneAiv0];
         mix->lanes[l].func_id = lanes[l]->kernel->func_id;
         merge_pipes(*lanes[l]->kernel, *mix, mix->lanes[l]);
       }
       trace::check_mix_pipes(*mix, def_.file);
+      // A kernel name is a trace's key (npusim record writes it): unique,
+      // in the order the program composes them. Two compositions of the same
+      // incores on other lanes (c on the AIC with v on AIV0, then on AIV1)
+      // are both "c+v": the later one names its lanes, then counts.
+      if (!kernel_names_.insert(mix->name).second) {
+        const std::string base = qualified;
+        mix->name = base;
+        for (int i = 2; !kernel_names_.insert(mix->name).second; ++i) mix->name = base + "#" + std::to_string(i);
+      }
       k = mix.get();
       composed_.push_back(std::move(mix));
     }
@@ -728,6 +742,7 @@ class SceneSource final : public OpSource {
   std::vector<Backing> backings_;  // sorted by vaddr
   std::map<std::tuple<int, int, int>, const KernelDef*> kernels_;
   int next_composed_id_ = 0;
+  std::unordered_set<std::string> kernel_names_;  // the incores' and the composed kernels' names
   std::uint64_t calls_ = 0;
   bool ended_ = false;
   TaskId predicted_ = kNoTask;
