@@ -34,10 +34,10 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(e["host_code"] == 507018);
   CHECK(e["sub_class"] == "S1:running-stalled");
   // The watchdog (scheduler_dispatch.cpp, the idle branch) reads the clock at
-  // the end of each idle iteration of thread 0 (loop 40 + 16 COND polls x 195
-  // = 3160 ns) and fires at the first more than 10 s after its last
-  // progress: 3160 x (floor(1e10 / 3160) + 1) = 1e10 + 120 ns later.
-  CHECK(e["device_time_ns"].get<double>() - e["detector_since_ns"].get<double>() == 1e10 + 120);
+  // the end of each idle iteration of thread 0 (loop 40 + 16 COND polls x 100
+  // = 1640 ns) and fires at the first more than 10 s after its last
+  // progress: 1640 x (floor(1e10 / 1640) + 1) = 1e10 + 40 ns later.
+  CHECK(e["device_time_ns"].get<double>() - e["detector_since_ns"].get<double>() == 1e10 + 40);
   // Thread 0's last progress is its dispatch at 2.624 us; progress stopped
   // when the last of the 16 blocks reached the barrier, 5 ns apart from
   // 7.126 us (the 16th at 7.201 us).
@@ -62,7 +62,7 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(b[0]["cores"] == json{{"arrived", 16}, {"idle", 32}, {"busy", 0}});
   CHECK(has(r.err, "16 block(s) placed (16 at the barrier, 0 finished), 0 not placed yet"));
   CHECK(has(r.err, "of the 48 physical AIV cores, 16 arrived and 32 did not: 32 idle, 0 running other work"));
-  CHECK(has(r.err, "progress stopped at 7.201 us of simulated time; the device reports it at 10000002.744 us "
+  CHECK(has(r.err, "progress stopped at 7.201 us of simulated time; the device reports it at 10000002.664 us "
                    "(scheduler no-progress timeout (10000 ms), counting from 2.624 us)"));
   CHECK(has(r.err, "PTO2 scheduler timeout sub_class=S1:running-stalled"));
   CHECK(has(r.err, "16 core(s) ["));
@@ -72,12 +72,18 @@ TEST_CASE("a HARD syncall on 16 AIV blocks without sync_start deadlocks with 507
   CHECK(has(r.err, "mode=\"soft\""));
 }
 
-TEST_CASE("a HARD syncall whose last 8 blocks sit in the pending slots of cores at the barrier", "[barrier]") {
-  // hard_pending_48: 8 LONG blocks (50 us) hold 8 AIV cores when the 48
-  // BAR blocks are dispatched without sync_start; 40 take the idle cores and
-  // reach the barrier, 8 go into the pending slots of 8 of those (the
-  // runtime's second slot per core). They can start only when their cores
-  // leave the barrier, which waits for them; LONG's 8 cores end up idle.
+TEST_CASE("a HARD syncall whose last 2 blocks sit in the pending slots of cores at the barrier", "[barrier]") {
+  // hard_pending_48: 16 LONG blocks (50 us) hold the 16 AIV cores of
+  // scheduler thread 0 (clusters 0, 3, .., 21) when the 48 BAR blocks are
+  // dispatched without sync_start; threads 1 and 2 put 32 on their idle
+  // cores, which reach the barrier. The 16 left go into pending slots (the
+  // runtime's second slot per core), each into one of the popping thread's
+  // own busy cores (run_staging_order, scheduler_dispatch.cpp): thread 0
+  // stages 14 behind LONG's blocks, one at a time; thread 1, whose cores are
+  // all at the barrier, reaches its own pending stage meanwhile and takes
+  // the last 2, into cores 32 and 33 (cluster 4). The 14 start when LONG
+  // ends and arrive; the 2 can start only when their cores leave the
+  // barrier, which waits for them.
   cli::RunResult r = cli::run_summary("traces/barriers/hard_pending_48.json --quiet --no-suggest", "pending48");
   CHECK(r.status == 1);
   const json& e = r.summary["error"];
@@ -87,31 +93,34 @@ TEST_CASE("a HARD syncall whose last 8 blocks sit in the pending slots of cores 
   REQUIRE(b[0]["tasks"].size() == 1);
   const json& t = b[0]["tasks"][0];
   CHECK(t["placed"] == 48);
-  CHECK(t["at_barrier"] == 40);
-  CHECK(t["in_pending_slot"] == 8);
+  CHECK(t["at_barrier"] == 46);
+  CHECK(t["in_pending_slot"] == 2);
   CHECK(t["staged"] == 0);
   CHECK(t["running"] == 0);
   CHECK(t["finished"] == 0);
   CHECK(t["not_placed"] == 0);
   CHECK(t["at_barrier"].get<int>() + t["in_pending_slot"].get<int>() + t["finished"].get<int>() == t["placed"]);
-  CHECK(t["pending_slot_cores"] == json{51, 53, 58, 59, 64, 65, 70, 71});
-  CHECK(b[0]["cores"] == json{{"arrived", 40}, {"idle", 8}, {"busy", 0}});
-  CHECK(has(r.err, "48 block(s) placed (40 at the barrier, 8 in the pending slot of a core stuck at the barrier, "
+  CHECK(t["pending_slot_cores"] == json{32, 33});
+  CHECK(b[0]["cores"] == json{{"arrived", 46}, {"idle", 2}, {"busy", 0}});
+  CHECK(has(r.err, "48 block(s) placed (46 at the barrier, 2 in the pending slot of a core stuck at the barrier, "
                    "0 finished), 0 not placed yet"));
-  CHECK(has(r.err, "8 block(s) were dispatched into the pending slot of cores [51,53,58,59,64,65,70,71], behind "
+  CHECK(has(r.err, "2 block(s) were dispatched into the pending slot of cores [32,33], behind "
                    "blocks now stuck at the barrier"));
-  CHECK(has(r.err, "of the 48 physical AIV cores, 40 arrived and 8 did not: 8 idle, 0 running other work"));
-  // One set of times: the barrier's thread last progressed at 6.937 us (the
-  // watchdog counts from there), LONG completed at 56.937 us on another
-  // thread and that thread's release ran to 60.207 us: progress stopped
-  // then, after every completion.
-  CHECK(e["detector_since_ns"] == 6937.0);
-  CHECK(e["stall_time_ns"] == 60207.0);
-  CHECK(e["device_time_ns"] == 6937.0 + 1e10 + 120);
-  CHECK(r.summary["device_wall_ns"] == 60207.0);
-  CHECK(r.summary["makespan_ns"] == 60207.0 - 3626.0);  // LONG's first start to the stop
-  CHECK(has(r.err, "progress stopped at 60.207 us of simulated time; the device reports it at 10000007.057 us "
-                   "(scheduler no-progress timeout (10000 ms), counting from 6.937 us)"));
+  CHECK(has(r.err, "of the 48 physical AIV cores, 46 arrived and 2 did not: 2 idle, 0 running other work"));
+  // One set of times: thread 2's last progress is its dispatch of 16 BAR
+  // blocks, ending at 3.128 us (threads 0 and 1 progress later), so its
+  // watchdog fires first: its idle iteration polls its 16 cores at the
+  // barrier, 40 + 16 x 100 = 1640 ns, and the first iteration end more than
+  // 10 s on is 1640 x (floor(1e10 / 1640) + 1) = 1e10 + 40 ns later. LONG
+  // completed at 56.782 us on thread 0 and that thread's release ran to
+  // 59.032 us: progress stopped then, after every completion.
+  CHECK(e["detector_since_ns"] == 3128.0);
+  CHECK(e["stall_time_ns"] == 59032.0);
+  CHECK(e["device_time_ns"] == 3128.0 + 1e10 + 40);
+  CHECK(r.summary["device_wall_ns"] == 59032.0);
+  CHECK(r.summary["makespan_ns"] == 59032.0 - 4426.0);  // LONG's first start to the stop
+  CHECK(has(r.err, "progress stopped at 59.032 us of simulated time; the device reports it at 10000003.168 us "
+                   "(scheduler no-progress timeout (10000 ms), counting from 3.128 us)"));
 }
 
 TEST_CASE("a HARD mix syncall on 8 MIX blocks waits for every cluster's three cores", "[barrier]") {

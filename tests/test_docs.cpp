@@ -8,7 +8,7 @@
 //   <!-- golden: TRACE KEY = VALUE [UNIT] -->
 // TRACE names traces/golden/TRACE.summary.json, KEY a dotted path into it
 // (device_wall_ns, tasks.completed), UNIT is ns, us or nothing (a count);
-// VALUE is written as the page shows it (11,166 or 37.896).
+// VALUE is written as the page shows it (11,166 or 37.301).
 // VALUE in UNIT must equal the golden figure, and "VALUE UNIT" (or VALUE
 // alone for a count) must appear in the page within the next lines, so the
 // figure the reader sees is the one checked.
@@ -169,11 +169,11 @@ TEST_CASE("docs: the figures the tutorial quotes match traces/golden", "[docs]")
 
 TEST_CASE("docs: a golden marker whose figure moved is reported", "[docs]") {
   const fs::path golden_dir = kRepo / "traces" / "golden";
-  // traces/golden/chain.summary.json: device_wall_ns 37896, 8 tasks.
+  // traces/golden/chain.summary.json: device_wall_ns 37301, 8 tasks.
   int n = 0;
   auto errors = check_golden_markers("page.md",
-                                     "<!-- golden: chain device_wall_ns = 37.896 us -->\n"
-                                     "status ok: 8/8 tasks completed, device_wall 37.896 us\n",
+                                     "<!-- golden: chain device_wall_ns = 37.301 us -->\n"
+                                     "status ok: 8/8 tasks completed, device_wall 37.301 us\n",
                                      golden_dir, n);
   CHECK(n == 1);
   CHECK(errors.empty());
@@ -185,7 +185,7 @@ TEST_CASE("docs: a golden marker whose figure moved is reported", "[docs]") {
     return found[0];
   };
   CHECK(only_error("<!-- golden: chain device_wall_ns = 37.900 us -->\ndevice_wall 37.900 us\n") ==
-        "page.md:1: chain device_wall_ns: the page says 37.900 us, the golden baseline 37.896 us");
+        "page.md:1: chain device_wall_ns: the page says 37.900 us, the golden baseline 37.301 us");
   // The comment right, the shown figure stale.
   CHECK(only_error("<!-- golden: chain tasks.completed = 8 -->\nstatus ok: 9/9 tasks completed\n") ==
         "page.md:1: the figure '8' is not shown within 12 lines after its marker");

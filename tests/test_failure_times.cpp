@@ -115,18 +115,22 @@ TEST_CASE("after every failure the run's times agree with each other and with ta
 }
 
 TEST_CASE("task_stats.csv of a HARD deadlock: started blocks, none ended, no zeros", "[fatal][cli]") {
-  // hard_pending_48: BAR's first block started at 4.930 us; 8 of its 48
-  // never did (they sit in pending slots), none ended: last_start_ns,
-  // last_end_ns and complete_ns are empty. LONG's row is complete. Before,
-  // BAR's first_start_ns was 0 beside a last_start_ns of 6709.
+  // hard_pending_48: BAR's first block started at 4.930 us; 2 of its 48
+  // never did (they sit in pending slots of cores at the barrier), none
+  // ended: last_start_ns, last_end_ns and complete_ns are empty. LONG's row
+  // is complete: its 16 blocks start 5 ns apart from 4.426 us, the last ends
+  // 50 us after its start at 4.501 us, and the task completes at 56.782 us
+  // (thread 0's completion phase, which polls its 16 running cores at 100 ns
+  // each, reaches the last block's FIN). Before, BAR's first_start_ns was 0
+  // beside a last_start_ns.
   fs::path dir;
   REQUIRE(cli::run("traces/barriers/hard_pending_48.json --quiet --no-suggest", "pending48_ts", dir).status == 1);
   const auto rows = failure_rows(dir / "task_stats.csv");
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].at("task") == "t0");
-  CHECK(milestone(rows[0], "first_start_ns") == 3626);
-  CHECK(milestone(rows[0], "last_end_ns") == 53661);
-  CHECK(milestone(rows[0], "complete_ns") == 56937);
+  CHECK(milestone(rows[0], "first_start_ns") == 4426);
+  CHECK(milestone(rows[0], "last_end_ns") == 54501);
+  CHECK(milestone(rows[0], "complete_ns") == 56782);
   CHECK(rows[1].at("task") == "t1");
   CHECK(milestone(rows[1], "first_dispatch_ns") == 3048);
   CHECK(milestone(rows[1], "first_start_ns") == 4930);

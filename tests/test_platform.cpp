@@ -157,7 +157,7 @@ TEST_CASE("platform: a2a3 values and their derivations", "[platform]") {
   CHECK(p.timeouts.tensor_wait == us(15000000));
 
   CHECK(p.sched.loop == ns(40));
-  CHECK(p.sched.poll_cond == ns(195));
+  CHECK(p.sched.poll_cond == ns(100));  // a measured COND read, not aSim's fitted 195
   CHECK(p.sched.fanout_edge == ns(63));
   CHECK(p.sched.mmio_write == ns(5));
 

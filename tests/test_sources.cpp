@@ -181,7 +181,7 @@ TEST_CASE("sources: the docs name every fitted value and what it was fitted to",
   std::vector<std::string> fitted;
   for (const auto& [ptr, leaf] : leaves(doc))
     if (leaf.contains("fitted")) fitted.push_back(ptr.substr(1, ptr.find('/', 1) - 1) + "." + ptr.substr(ptr.rfind('/') + 1));
-  CHECK(fitted == std::vector<std::string>{"sched.dispatch_task_ns", "sched.poll_cond_ns"});
+  CHECK(fitted == std::vector<std::string>{"sched.dispatch_task_ns"});
   // Each page that says which values are fitted names each one on a line
   // that says "fitted", and says how many there are.
   for (const char* page : {"docs/platform.md", "docs/calibration.md"}) {

@@ -11,16 +11,16 @@
 //
 // The hand-checked numbers (platforms/a2a3.json): thread 0 dispatches the one
 // task in the iteration that ends at 809 ns (its last progress); the next,
-// idle, iteration is loop 40 + one COND poll 195 = 235 ns (the loop's own work,
+// idle, iteration is loop 40 + one COND poll 100 = 140 ns (the loop's own work,
 // then one read of each running core's COND: scheduler_completion.cpp
-// check_running_cores_for_completion) and ends at 1044 ns;
-// idle iterations then end every 235 ns. With a 2 s budget the watchdog fires
+// check_running_cores_for_completion) and ends at 949 ns;
+// idle iterations then end every 140 ns. With a 2 s budget the watchdog fires
 // at the first iteration end past 809 + 2e9 ns:
-// 1044 + 235 x (floor((2000000809 - 1044) / 235) + 1) = 2000000974 ns, the
-// 8,510,639th idle iteration. The kernel starts at 2686 ns and its FIN is
+// 949 + 140 x (floor((2000000809 - 949) / 140) + 1) = 2000000909 ns, the
+// 14,285,715th idle iteration. The kernel starts at 2686 ns and its FIN is
 // visible 80 ns (fin_notice) after it ends; the poll of the watchdog's
-// iteration reads at 2000000974 ns, so a kernel of up to
-// 2000000974 - 80 - 2686 = 1999998208 ns completes, one ns more is a hang.
+// iteration reads at 2000000909 ns, so a kernel of up to
+// 2000000909 - 80 - 2686 = 1999998143 ns completes, one ns more is a hang.
 #include "tests/catch.h"
 
 #include <string>
@@ -47,7 +47,7 @@ std::size_t exit_line(const json& log) {
 }
 
 const char kOverExit[] =
-    "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639 "
+    "[STALL thread=0 idle_iterations=14285715] TIMEOUT_EXIT after_idle_iterations=14285715 "
     "sub_class=S1:running-stalled completed=0/1 running=1 ready=0 waiting=0 orch_done=1 stuck_task_id=0 stuck_core=0";
 const char kOverSubClass[] =
     "PTO2 scheduler timeout sub_class=S1:running-stalled (detail=1) completed=0/1 running=1 ready=0 waiting=0 "
@@ -55,7 +55,7 @@ const char kOverSubClass[] =
 
 }  // namespace
 
-TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 2000000974 ns", "[watchdog][cli]") {
+TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 2000000909 ns", "[watchdog][cli]") {
   cli::RunResult r = run("traces/fatal/watchdog_over.json", "wd_over");
   REQUIRE(r.summary.is_object());
   CHECK(r.status == 1);
@@ -67,18 +67,18 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
   CHECK(e["sub_class"] == "S1:running-stalled");
   CHECK(e["detector"] == "scheduler no-progress timeout (2000 ms)");
   CHECK(e["detector_since_ns"] == 809.0);
-  CHECK(e["device_time_ns"] == 2000000974.0);
+  CHECK(e["device_time_ns"] == 2000000909.0);
   // Progress stopped when the kernel ended, 1 ns past the budget, before the
   // watchdog's iteration read the clock.
-  CHECK(e["stall_time_ns"] == 2000000895.0);
+  CHECK(e["stall_time_ns"] == 2000000830.0);
   // The periodic dumps (resolve_and_dispatch, scheduler_dispatch.cpp: each
   // thread's log_stall_diagnostics every STALL_LOG_INTERVAL = 480000 idle
   // iterations, scheduler_types.h): threads 1 and 2 own no running core, so
   // their idle iteration is the loop's 40 ns from the start: 50,000,024 by
-  // 2000000974 ns, 104 dumps each (8 CLUSTER lines); thread 0's 8510639
-  // give 17 (TASK, SUMMARY, 8 CLUSTER), at 809 + 235 k ns, later than the
-  // others' first. 225 dumps: npusim prints the first and the last 3 (one
-  // round each) and one line for the 219 between. Then handle_timeout_exit's
+  // 2000000909 ns, 104 dumps each (8 CLUSTER lines); thread 0's 14285715
+  // give 29 (TASK, SUMMARY, 8 CLUSTER), at 809 + 140 k ns, later than the
+  // others' first. 237 dumps: npusim prints the first and the last 3 (one
+  // round each) and one line for the 231 between. Then handle_timeout_exit's
   // line and the stall snapshot (2 + TASK + SUMMARY + 3 threads x 8 clusters).
   const json& log = e["device_log"];
   REQUIRE(log.size() == 6 * 8 + 1 + 28);
@@ -88,7 +88,7 @@ TEST_CASE("watchdog: a kernel 1 ns past the budget is SCHEDULER_TIMEOUT S1 at 20
                   "aiv1=core29(idle)");
   CHECK(log[16] == "[STALL thread=1 idle_iterations=960000] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
                    "aiv1=core27(idle)");
-  CHECK(log[24] == "[npusim] ... 219 more periodic stall dumps (every 480000 idle iterations of each scheduler "
+  CHECK(log[24] == "[npusim] ... 231 more periodic stall dumps (every 480000 idle iterations of each scheduler "
                    "thread) not shown");
   CHECK(log[25].get<std::string>().rfind("[STALL thread=2 idle_iterations=49440000] CLUSTER cluster_id=2 ", 0) == 0);
   CHECK(log[41] == "[STALL thread=2 idle_iterations=49920000] CLUSTER cluster_id=2 aic=core2(idle) aiv0=core28(idle) "
@@ -130,20 +130,20 @@ TEST_CASE("watchdog: host_build_graph's TIMEOUT_EXIT line has no sub-class field
   REQUIRE(all.size() == 49 + 2 + 2 + 24);
   for (const auto& l : all) CHECK(l.get<std::string>().find("thread=3") == std::string::npos);
   const json log(all.begin() + 49, all.end());
-  CHECK(log[0] == "[STALL thread=0 idle_iterations=8510639] TIMEOUT_EXIT after_idle_iterations=8510639");
-  CHECK(log[1] == "[SHUTDOWN_SNAPSHOT trigger_thread=0 reason=scheduler_timeout idle_iterations=8510639] "
+  CHECK(log[0] == "[STALL thread=0 idle_iterations=14285715] TIMEOUT_EXIT after_idle_iterations=14285715");
+  CHECK(log[1] == "[SHUTDOWN_SNAPSHOT trigger_thread=0 reason=scheduler_timeout idle_iterations=14285715] "
                   "dumping all scheduler threads before emergency shutdown");
-  CHECK(log[2] == "[STALL thread=0 idle_iterations=8510639] TASK ring=0 task_id=0 state=RUNNING fanin_met=0/0 "
+  CHECK(log[2] == "[STALL thread=0 idle_iterations=14285715] TASK ring=0 task_id=0 state=RUNNING fanin_met=0/0 "
                   "kernels=[aic:0 aiv0:-1 aiv1:-1] running_on=[owner_thread=0 cores=[core=0(aic)]]");
-  CHECK(log[3] == "[STALL thread=0 idle_iterations=8510639] SUMMARY completed=0/1 last_progress_iteration=0 "
+  CHECK(log[3] == "[STALL thread=0 idle_iterations=14285715] SUMMARY completed=0/1 last_progress_iteration=0 "
                   "scan_ready=0 scan_waiting=0 scan_running=1");
-  CHECK(log[4] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
+  CHECK(log[4] == "[STALL thread=0 idle_iterations=14285715] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
                   "cond_reg_state=ack) aiv0=core24(idle) aiv1=core25(idle)");
-  CHECK(log[5] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=3 aic=core3(idle) aiv0=core30(idle) "
+  CHECK(log[5] == "[STALL thread=0 idle_iterations=14285715] CLUSTER cluster_id=3 aic=core3(idle) aiv0=core30(idle) "
                   "aiv1=core31(idle)");
-  CHECK(log[12] == "[STALL thread=1 idle_iterations=8510639] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
+  CHECK(log[12] == "[STALL thread=1 idle_iterations=14285715] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(idle) "
                    "aiv1=core27(idle)");
-  CHECK(log[27] == "[STALL thread=2 idle_iterations=8510639] CLUSTER cluster_id=23 aic=core23(idle) "
+  CHECK(log[27] == "[STALL thread=2 idle_iterations=14285715] CLUSTER cluster_id=23 aic=core23(idle) "
                    "aiv0=core70(idle) aiv1=core71(idle)");
 }
 
@@ -153,12 +153,12 @@ TEST_CASE("watchdog: a kernel that ends in time for the watchdog iteration's pol
   CHECK(r.status == 0);
   CHECK(r.summary["status"] == "ok");
   CHECK(r.summary["tasks"]["completed"] == 1);
-  // FIN visible at 2000000894 + 80: the poll that reads at 2000000974 sees it.
-  CHECK(r.summary["device_wall_ns"].get<double>() > 2000000974.0);
+  // FIN visible at 2000000829 + 80: the poll that reads at 2000000909 sees it.
+  CHECK(r.summary["device_wall_ns"].get<double>() > 2000000909.0);
 }
 
 TEST_CASE("watchdog: --scheduler-timeout-ms overrides the trace and the platform", "[watchdog][cli]") {
-  // 3 s: the 1,999,998,209 ns kernel is no longer a hang.
+  // 3 s: the 1,999,998,144 ns kernel is no longer a hang.
   cli::RunResult r = run("traces/fatal/watchdog_over.json --scheduler-timeout-ms 3000", "wd_cli");
   CHECK(r.status == 0);
   // 1 s: the platform's default (10 s) and the trace's 2 s are both overridden.
@@ -182,7 +182,7 @@ TEST_CASE("watchdog: --scheduler-timeout-ms overrides the trace and the platform
 // test_runtime_fatal_codes.py) raises the watchdog to 30 s to get the other
 // order (test_fatal.cpp, traces/fatal/tensor_wait_timeout.json). The task is
 // an AIV one: core 24, thread 0's first AIV core; one polled core, so the
-// same 235 ns grid: 809 + 235 x (floor(1e10 / 235) + 1) = 10000000929 ns.
+// same 140 ns grid: 809 + 140 x (floor(1e10 / 140) + 1) = 10000000889 ns.
 // The orchestration is not done: total_tasks_ is still 0
 // (on_orchestration_done publishes it), so "completed=0/0".
 TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[watchdog][cli]") {
@@ -193,11 +193,11 @@ TEST_CASE("watchdog: at 10 s it fires before a 15 s get_tensor_data wait", "[wat
   CHECK(e["sched_error_code"] == 100);
   CHECK(e["sub_class"] == "S1:running-stalled");
   CHECK(e["device_log"][exit_line(e["device_log"])] ==
-        "[STALL thread=0 idle_iterations=42553192] TIMEOUT_EXIT after_idle_iterations=42553192 "
+        "[STALL thread=0 idle_iterations=71428572] TIMEOUT_EXIT after_idle_iterations=71428572 "
         "sub_class=S1:running-stalled completed=0/0 running=1 ready=0 waiting=0 orch_done=0 stuck_task_id=0 "
         "stuck_core=24");
   CHECK(e["diagnosis"]["explanation"][0] ==
-        "the scheduler latched SCHEDULER_TIMEOUT (100) first, at 10000000.929 us, by its scheduler no-progress "
+        "the scheduler latched SCHEDULER_TIMEOUT (100) first, at 10000000.889 us, by its scheduler no-progress "
         "timeout (10000 ms), and the schedulers stopped; the orchestrator's waits break only on an orchestrator "
         "error, so it went on until TENSOR_WAIT_TIMEOUT at 15000064.220 us, and the host reports that code "
         "(runtime_status prefers orch_error_code)");
@@ -372,7 +372,9 @@ TEST_CASE("watchdog: the stall dump stops at 8 RUNNING, 8 READY, 4 WAIT and 8 cl
   const json& log = r.summary["error"]["device_log"];
   const std::size_t x = exit_line(log);
   REQUIRE(log.size() == x + 2 + 8 + 8 + 4 + 1 + 8);
-  const std::string p = "[STALL thread=0 idle_iterations=212] ";
+  // Each idle iteration polls the 24 running cores, 40 + 24 x 100 = 2440 ns;
+  // the 1 ms budget from the last dispatch passes in the 410th (1e6 / 2440 = 409.8).
+  const std::string p = "[STALL thread=0 idle_iterations=410] ";
   for (int i = 0; i < 8; ++i) {
     INFO(i);
     CHECK(log[x + 2 + i] == p + "TASK ring=0 task_id=" + std::to_string(i) +
@@ -404,7 +406,7 @@ TEST_CASE("watchdog: a staged core that has not ACKed reads cond_reg_state=fin A
   fs::create_directories(dir);
   const json trace = {
       {"npusim_trace", 1}, {"name", "anomaly"}, {"run", {{"scheduler_timeout_ms", 2000}}},
-      {"kernels", {{"LONG", {{"func_id", 0}, {"core", "aic"}, {"duration", {{"ns", 1999998209}}}}},
+      {"kernels", {{"LONG", {{"func_id", 0}, {"core", "aic"}, {"duration", {{"ns", 1999998144}}}}},
                    {"NEXT", {{"func_id", 1}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}}}},
       {"program", json::array({{{"op", "submit"}, {"kernel", "LONG"}, {"early_resolve", true},
                                 {"args", {{{"out", "x"}, {"shape", {1}}, {"dtype", "int32"}}}}},
@@ -416,11 +418,11 @@ TEST_CASE("watchdog: a staged core that has not ACKed reads cond_reg_state=fin A
   const json& log = r.summary["error"]["device_log"];
   const std::size_t x = exit_line(log);
   REQUIRE(log.size() == x + 29);
-  CHECK(log[x + 3] == "[STALL thread=0 idle_iterations=8510639] TASK ring=0 task_id=1 state=RUNNING fanin_refcount=1/2 "
+  CHECK(log[x + 3] == "[STALL thread=0 idle_iterations=14285715] TASK ring=0 task_id=1 state=RUNNING fanin_refcount=1/2 "
                       "kernels=[aic:-1 aiv0:1 aiv1:-1] running_on=[owner_thread=1 cores=[core=26(aiv0)]]");
-  CHECK(log[x + 5] == "[STALL thread=0 idle_iterations=8510639] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
+  CHECK(log[x + 5] == "[STALL thread=0 idle_iterations=14285715] CLUSTER cluster_id=0 aic=core0(busy kernel=0 task=0 "
                       "cond_reg_state=ack) aiv0=core24(idle) aiv1=core25(idle)");
-  CHECK(log[x + 13] == "[STALL thread=1 idle_iterations=8510639] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(busy "
+  CHECK(log[x + 13] == "[STALL thread=1 idle_iterations=14285715] CLUSTER cluster_id=1 aic=core1(idle) aiv0=core26(busy "
                        "kernel=1 task=1 cond_reg_state=fin ANOMALY cond_tok=2147483647 running_tok=1 pending_tok=-1) "
                        "aiv1=core27(idle)");
 }
