@@ -103,7 +103,7 @@ TEST_CASE("platform: a2a3 loads by name with a source or assumption for every fi
   CHECK(fs::equivalent(p.path, source_platform("a2a3")));
   json doc = platform_json("a2a3");
   auto pointers = platform_field_pointers();
-  CHECK(pointers.size() == 83);  // timeouts.op_execute_ns, limits.max_dims and the cross_core section removed; ffts.flag_ns, gm.l2_*, gm.hbm_bytes_per_ns (issue 17), limits.arena_build_ns (issue 15), limits.hbg_*_queue_capacity and the interconnect section (issue 15) added
+  CHECK(pointers.size() == 84);  // timeouts.op_execute_ns, limits.max_dims and the cross_core section removed; ffts.flag_ns, gm.l2_*, gm.hbm_bytes_per_ns (issue 17), limits.arena_build_ns (issue 15), limits.hbg_*_queue_capacity and the interconnect section (issue 15) added; orch.lookup_entry_ns added
   CHECK(p.provenance.size() == pointers.size());
   for (const auto& ptr : pointers) {
     INFO(ptr);

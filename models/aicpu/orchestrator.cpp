@@ -109,6 +109,7 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   Time cost = (alloc ? costs_.alloc_tensors : costs_.submit_base) +
               static_cast<Time>(sp_.work.args) * costs_.submit_arg +
               static_cast<Time>(sp_.work.lookups) * costs_.lookup +
+              static_cast<Time>(sp_.work.lookup_entries) * costs_.lookup_entry +
               static_cast<Time>(sp_.wait_edges) * costs_.edge +
               static_cast<Time>(sp_.inserts) * costs_.insert;
   t = now() + cost;

@@ -94,6 +94,7 @@ struct OrchCosts {
   Time submit_base = 0;     // fixed part of one submit (ring alloc, heap, finalize, sync)
   Time submit_arg = 0;      // copying one tensor argument into the payload
   Time lookup = 0;          // one tensormap lookup (per INPUT/INOUT arg)
+  Time lookup_entry = 0;    // per entry of the bucket chain a lookup walks
   Time edge = 0;            // wiring one fanin edge (claim + fanout list node)
   Time insert = 0;          // one tensormap insert (per INOUT/OUTPUT_EXISTING arg)
   Time alloc_tensors = 0;   // alloc_tensors fixed cost

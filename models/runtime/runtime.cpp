@@ -241,7 +241,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
         v.buffer = data_.new_buffer("", a.fill);
         v.owner = t.id;
         v.version = 0;
-        off += round_up(v.buffer_bytes(), platform_.limits.packed_output_align);
+        // buffer.size is the padded size (PTO2TaskPayload::init passes layout.buffer_sizes[i]).
+        const std::uint64_t padded = round_up(v.buffer_bytes(), platform_.limits.packed_output_align);
+        v.storage_bytes = padded;
+        off += padded;
       }
       t.args.push_back(v);
       t.arg_tags.push_back(a.tag);
@@ -388,7 +391,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
         ++p.work.lookups;
         scratch_matches_.clear();
-        tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
+        p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
           EdgeInfo e;

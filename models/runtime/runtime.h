@@ -101,6 +101,7 @@ struct BootRoots {
 struct SubmitWork {
   int args = 0;
   int lookups = 0;
+  std::uint64_t lookup_entries = 0;  // bucket-chain entries the lookups walked
   int ready_pushes = 0;
   int predicate_evals = 0;
   // Early-staged consumers made ready: their doorbells are to be rung where

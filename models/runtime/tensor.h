@@ -49,6 +49,11 @@ struct Tensor {
   bool strided = false;
   std::int64_t start = 0;
   std::array<std::int64_t, kMaxDims> strides{};
+  // The ChipTensor's buffer.size when it exceeds the buffer's elements: a
+  // runtime-allocated OUTPUT is padded to packed_output_align
+  // (pto_orchestrator.cpp calculate_output_layout, PTO2TaskPayload::init);
+  // 0 means buffer_bytes(). Views of the buffer keep it.
+  std::uint64_t storage_bytes = 0;
 
   std::int64_t buffer_numel() const {
     std::int64_t n = 1;
@@ -88,6 +93,10 @@ struct Tensor {
   std::uint64_t buffer_bytes() const {
     return static_cast<std::uint64_t>(buffer_numel()) * dtype_bytes(dtype);
   }
+  // buffer.size / elem_size as check_overlap reads it (the padded storage).
+  std::int64_t storage_numel() const {
+    return storage_bytes ? static_cast<std::int64_t>(storage_bytes / dtype_bytes(dtype)) : buffer_numel();
+  }
   // Whole-buffer view of the same buffer.
   bool is_whole() const {
     if (strided) return false;
@@ -110,7 +119,10 @@ enum class Overlap : std::uint8_t { None, Covered, Other };
 // 3. another dtype or rank, different element strides, or strides that are
 //    not a row-major layout (last 1, each a multiple of the next): Other;
 // 4. the reference shape of that layout, its first extent taken from the
-//    CONSUMER's buffer (its element count / strides[0], which must divide);
+//    CONSUMER's buffer.size (its storage in elements / strides[0], which must
+//    divide; a runtime-allocated output's storage is padded to 1024 B, so a
+//    padded element count strides[0] does not divide makes every overlap of
+//    the extents Other, disjoint boxes included);
 //    either start offset not on the layout's grid, or either box beyond the
 //    reference shape: Other;
 // 5. the two boxes per dimension: None if one dimension is disjoint,
@@ -137,7 +149,7 @@ inline Overlap view_overlap(const Tensor& consumer, const Tensor& producer) {
     if (stride[d - 1] % stride[d] != 0) return Overlap::Other;
     ref[d] = stride[d - 1] / stride[d];
   }
-  const std::int64_t storage = consumer.buffer_numel();
+  const std::int64_t storage = consumer.storage_numel();
   if (storage % stride[0] != 0) return Overlap::Other;
   ref[0] = storage / stride[0];
   std::int64_t c_rest = c_first, p_rest = p_first;

@@ -11,9 +11,10 @@ void TensorMap::init(std::uint64_t capacity, const std::array<Ring, kNumRings>* 
   rings_ = rings;
 }
 
-void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
+std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
+  const std::uint32_t walked = bucket_len_[bucket_of(view.addr)];
   auto g = groups_.find(view.addr);
-  if (g == groups_.end()) return;
+  if (g == groups_.end()) return walked;
   const std::size_t before = out.size();
   std::int64_t first, last;
   view.extent(first, last);
@@ -34,6 +35,7 @@ void TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Matc
   }
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
             [](const Match& a, const Match& b) { return a.seq > b.seq; });
+  return walked;
 }
 
 void TensorMap::insert(const Tensor& view, TaskId producer) {
@@ -55,6 +57,7 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   g.by_first.emplace(en.first, e);
   if (en.last - en.first > g.max_span) g.max_span = en.last - en.first;
   order_[task_ring(producer)].push_back(Ref{e, en.generation});
+  ++bucket_len_[bucket_of(view.addr)];
   ++in_use_;
 }
 
@@ -68,6 +71,7 @@ void TensorMap::erase(std::int32_t e) {
       break;
     }
   if (g->second.by_first.empty()) groups_.erase(g);
+  --bucket_len_[bucket_of(en.view.addr)];
   en.used = false;
   ++en.generation;  // invalidates references in order_
   free_.push_back(e);

@@ -18,6 +18,12 @@
 // can reach the consumer's, even when thousands of views of one buffer are live.
 // The map's nodes (per entry and per address) come from a NodePool that
 // recycles them, so inserts and frees do not reach malloc once warm.
+//
+// The runtime's lookup walks the whole chain of the address's bucket
+// (PTO2TensorMap::lookup: PTO2_TENSORMAP_NUM_BUCKETS 4096 buckets, hash() of
+// the address), every entry not yet freed, stale ones and other addresses
+// of the bucket included. The map counts the entries per bucket, so a lookup
+// reports the chain length the device walks (its cost, not its result).
 #pragma once
 
 #include <array>
@@ -50,9 +56,16 @@ class TensorMap {
   void init(std::uint64_t capacity, const std::array<Ring, kNumRings>* rings,
             std::uint64_t cleanup_interval);
 
-  // Valid entries of the same buffer overlapping `view`, in order of their
-  // first element. With `remove_covered`, entries the view covers are removed (INOUT).
-  void lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out);
+  static constexpr std::uint32_t kNumBuckets = 4096;  // PTO2_TENSORMAP_NUM_BUCKETS
+  // PTO2TensorMap::hash: Fibonacci hashing of the address, top 12 bits.
+  static std::uint32_t bucket_of(std::uint64_t addr) {
+    return static_cast<std::uint32_t>((addr * 0x9E3779B97F4A7C15ull) >> (64 - 12));
+  }
+
+  // Valid entries of the same buffer overlapping `view`, newest first. With
+  // `remove_covered`, entries the view covers are removed (INOUT). Returns
+  // the number of entries of the bucket chain the runtime walks.
+  std::uint32_t lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out);
   // Registers `producer` as the writer of `view`. Caller ensured capacity.
   void insert(const Tensor& view, TaskId producer);
 
@@ -110,6 +123,7 @@ class TensorMap {
   std::uint64_t next_seq_ = 0;
   std::array<std::uint64_t, kNumRings> alive_{};         // last_task_alives
   std::array<std::uint64_t, kNumRings> last_cleanup_{};  // last_cleanup
+  std::vector<std::uint32_t> bucket_len_ = std::vector<std::uint32_t>(kNumBuckets, 0);  // entries per chain
 };
 
 }  // namespace npusim

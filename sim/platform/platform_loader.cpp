@@ -221,6 +221,7 @@ const std::vector<Field<OrchCosts>>& orch_fields() {
       time_ns("submit_base", &O::submit_base),
       time_ns("submit_arg", &O::submit_arg),
       time_ns("lookup", &O::lookup),
+      time_ns("lookup_entry", &O::lookup_entry),
       time_ns("edge", &O::edge),
       time_ns("insert", &O::insert),
       time_ns("alloc_tensors", &O::alloc_tensors),
