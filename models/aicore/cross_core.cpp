@@ -33,7 +33,7 @@ std::uint32_t pipe_pending_credits(std::uint32_t slots, std::uint32_t pushed) {
 
 namespace {
 
-constexpr std::uint8_t kAivLanes = kMaskAiv0 | kMaskAiv1;
+constexpr std::uint8_t kPipeAivLanes = kMaskAiv0 | kMaskAiv1;  // (a name of its own: the unity build)
 
 const char* lane_name(int lane) { return lane == kLaneAic ? "aic" : lane == kLaneAiv0 ? "aiv0" : "aiv1"; }
 
@@ -66,7 +66,7 @@ CrossCorePipes::Ring& CrossCorePipes::ring_of_ctx(const PhaseCtx& ctx, PipeRing 
   g.slots = slots_of(k, pipe);
   g.task = ctx.task;
   const std::uint8_t aic = k.lanes[kLaneAic].active ? kMaskAic : 0;
-  const std::uint8_t aivs = static_cast<std::uint8_t>(k.active_mask() & kAivLanes);
+  const std::uint8_t aivs = static_cast<std::uint8_t>(k.active_mask() & kPipeAivLanes);
   g.producers = r == PipeRing::C2V ? aic : aivs;
   g.consumers = r == PipeRing::C2V ? aivs : aic;
   for (int l = 0; l < kNumLanes; ++l) {

@@ -6,14 +6,14 @@ namespace npusim {
 
 namespace {
 
-constexpr std::uint8_t kAivLanes = kMaskAiv0 | kMaskAiv1;
+constexpr std::uint8_t kBarrierAivLanes = kMaskAiv0 | kMaskAiv1;  // (a name of its own: the unity build)
 
 // The AIV lanes whose flag a mix barrier's AIC waits for: the active AIV
 // lanes of its kernel. An AIC-only kernel has none running it, and the
 // mode-2 wait then waits for AIVs that never set the flag.
 std::uint8_t aiv_lanes_of(const KernelDef& k) {
-  const std::uint8_t lanes = k.active_mask() & kAivLanes;
-  return lanes ? lanes : kAivLanes;
+  const std::uint8_t lanes = k.active_mask() & kBarrierAivLanes;
+  return lanes ? lanes : kBarrierAivLanes;
 }
 
 }  // namespace
