@@ -292,7 +292,11 @@ def test_the_readme_python_example_runs_as_shown(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(npusim.__file__)))
     p = subprocess.run([sys.executable, "-c", m.group(1)], cwd=SRC, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "ok" in p.stdout
+    # "As shown": each print's trailing comment is the line it prints.
+    shown = [line.split("#", 1)[1].strip() for line in m.group(1).splitlines()
+             if line.startswith("print(") and "#" in line]
+    assert shown, "the README's example shows no output"
+    assert p.stdout.splitlines() == shown
 
 
 def test_an_install_puts_the_module_where_python3_finds_it(tmp_path):
