@@ -11,8 +11,11 @@ listed=$(mktemp) ran=$(mktemp)
 trap 'rm -f "$listed" "$ran"' EXIT
 # The names only: Catch2 v2's --list-test-names-only, v3's --list-tests
 # --verbosity quiet. v2 exits with the number of test cases it listed, not 0.
+# (--help is read whole first: under pipefail, grep -q closing the pipe early
+# would fail the binary's write and take v2 for v3.)
 list=(--list-test-names-only)
-"$binary" --help 2>&1 | grep -q -- --list-test-names-only || list=(--list-tests --verbosity quiet)
+help=$("$binary" --help 2>&1 || true)
+grep -q -- --list-test-names-only <<<"$help" || list=(--list-tests --verbosity quiet)
 { "$binary" "${list[@]}" || true; } | sed '/^$/d' | LC_ALL=C sort >"$listed"
 [ -s "$listed" ] || { echo "ran_once: $binary lists no test case" >&2; exit 1; }
 [ -e "$log" ] || : >"$log"
