@@ -144,31 +144,29 @@ Time CrossCorePipes::try_pop(Ring& g, int lane, const Waiter& w, Time t) {
 
 void CrossCorePipes::wake(Ring& g) {
   // Pops that waited for a tile just pushed; then pushes that waited for
-  // their frees. Each resumed core is done with this ring's waiting.
+  // their frees. Each resumed core is done with this ring's waiting; a
+  // resumed pop's free may release a push, a resumed push's tile may
+  // complete a pop, so the passes repeat until neither resumes a core.
+  // Resumes the waiters of one side whose operation now completes.
+  const auto resume_side = [&](auto side, auto attempt) {
+    bool resumed = false;
+    for (int l = 0; l < kNumLanes; ++l) {
+      Waiter& w = (g.*side)[l].wait;
+      if (w.core < 0) continue;
+      const Time done = (this->*attempt)(g, l, w, w.since);
+      if (done == kNever) continue;
+      const int core = w.core;
+      w.core = -1;
+      --g.phases_left;
+      cores_.resume(core, done);
+      resumed = true;
+    }
+    return resumed;
+  };
   for (bool again = true; again;) {
-    again = false;
-    for (int l = 0; l < kNumLanes; ++l) {
-      Waiter& w = g.cons[l].wait;
-      if (w.core < 0) continue;
-      const Time done = try_pop(g, l, w, w.since);
-      if (done == kNever) continue;
-      const int core = w.core;
-      w.core = -1;
-      --g.phases_left;
-      cores_.resume(core, done);
-      again = true;  // its free may release a push
-    }
-    for (int l = 0; l < kNumLanes; ++l) {
-      Waiter& w = g.prod[l].wait;
-      if (w.core < 0) continue;
-      const Time done = try_push(g, l, w, w.since);
-      if (done == kNever) continue;
-      const int core = w.core;
-      w.core = -1;
-      --g.phases_left;
-      cores_.resume(core, done);
-      again = true;  // a new tile may complete a waiting pop
-    }
+    const bool popped = resume_side(&Ring::cons, &CrossCorePipes::try_pop);
+    const bool pushed = resume_side(&Ring::prod, &CrossCorePipes::try_push);
+    again = popped || pushed;
   }
 }
 
