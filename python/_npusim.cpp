@@ -38,11 +38,11 @@
 #include "models/common/errors.h"
 #include "sim/engine/cli_options.h"
 #include "sim/engine/engine.h"
-#include "sim/engine/interrupt.h"
-#include "sim/engine/subprocess.h"
-#include "sim/engine/sweep.h"
-#include "sim/record/compare.h"
-#include "sim/record/report.h"
+#include "sim/host/interrupt.h"
+#include "sim/host/subprocess.h"
+#include "sim/study/sweep.h"
+#include "sim/report/compare.h"
+#include "sim/report/report.h"
 
 namespace py = pybind11;
 namespace engine = npusim::engine;

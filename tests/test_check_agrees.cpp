@@ -1,6 +1,6 @@
 // `check` and `run` agree (docs/testing.md, "check and run agree"): both
 // take the program's operations through one evaluator of the static rules
-// (sim/engine/checks.h StaticRules), and check's dry run answers a read as
+// (sim/diagnose/checks.h StaticRules), and check's dry run answers a read as
 // the device does once the tensor's producers are done, so the two can only
 // disagree where check says it cannot know (ReadValueUnknown). Each case is
 // a pair of small traces; each failed before the evaluator was shared:

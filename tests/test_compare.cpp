@@ -1,4 +1,4 @@
-// `npusim compare`: summary.json regression checks (sim/record/compare).
+// `npusim compare`: summary.json regression checks (sim/report/compare).
 #include "tests/catch.h"
 
 #include <filesystem>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/platform/json_input.h"
-#include "sim/record/compare.h"
+#include "sim/json/json_input.h"
+#include "sim/report/compare.h"
 #include "tests/cli_support.h"
 #include "tests/test_paths.h"
 

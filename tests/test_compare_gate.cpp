@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/record/compare.h"
+#include "sim/report/compare.h"
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include "tests/catch.h"
 
 #include "models/common/errors.h"
-#include "sim/scene/import.h"
+#include "sim/import/import.h"
 #include "tests/cli_support.h"
 
 namespace {

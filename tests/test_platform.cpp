@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/platform/json_input.h"
+#include "sim/json/json_input.h"
 #include "sim/platform/platform_loader.h"
 #include "tests/test_paths.h"
 

@@ -13,9 +13,9 @@
 #include <zlib.h>
 
 #include "models/common/errors.h"
-#include "sim/record/report.h"
-#include "sim/record/report_chart.h"
-#include "sim/record/report_series.h"
+#include "sim/report/report.h"
+#include "sim/report/report_chart.h"
+#include "sim/report/report_series.h"
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;

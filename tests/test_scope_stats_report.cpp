@@ -10,7 +10,7 @@
 
 
 #include "models/common/errors.h"
-#include "sim/record/scope_stats_report.h"
+#include "sim/report/scope_stats_report.h"
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;

@@ -54,7 +54,7 @@ void OrchestratorThread::run() {
         case OrchOp::Kind::Read:
         case OrchOp::Kind::Write:
           // Under host_build_graph a read or set is refused before it gets
-          // here (sim/engine/checks.h StaticRules, run and check alike).
+          // here (sim/diagnose/checks.h StaticRules, run and check alike).
           ok = do_access(op, t);
           break;
         case OrchOp::Kind::Fatal:

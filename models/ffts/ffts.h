@@ -25,7 +25,7 @@
 // A core that never arrives (no block of the kernel on it, its block queued
 // behind a wave that is stuck here) leaves the others waiting for ever: on
 // the device the AICore never completes and the host sees 507018; npusim ends
-// the run and explains it (sim/engine/diagnosis.cpp).
+// the run and explains it (sim/diagnose/diagnosis.cpp).
 #pragma once
 
 #include <array>

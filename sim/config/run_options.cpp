@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_util.h"
+#include "sim/json/json_util.h"
 
 namespace npusim::config {
 

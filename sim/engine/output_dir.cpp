@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "models/common/errors.h"
-#include "sim/engine/interrupt.h"
+#include "sim/host/interrupt.h"
 #include "sim/record/whole_file.h"
 
 namespace fs = std::filesystem;

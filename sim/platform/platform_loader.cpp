@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_util.h"
-#include "sim/engine/subprocess.h"
-#include "sim/platform/json_input.h"
+#include "sim/json/json_util.h"
+#include "sim/host/subprocess.h"
+#include "sim/json/json_input.h"
 
 namespace npusim::platform {
 namespace {

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/engine/interrupt.h"
+#include "sim/json/json_read.h"
+#include "sim/host/interrupt.h"
 
 namespace npusim::record {
 namespace {

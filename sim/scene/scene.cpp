@@ -18,11 +18,11 @@
 #include <unordered_map>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
-#include "sim/engine/interrupt.h"
-#include "sim/engine/subprocess.h"
+#include "sim/host/interrupt.h"
+#include "sim/host/subprocess.h"
 #include "sim/scene/scene_source.h"
 #include "sim/trace/json_doc.h"
 

@@ -23,7 +23,7 @@
 #include "models/common/errors.h"
 #include "models/runtime/chip_view.h"
 #include "models/runtime/error_codes.h"
-#include "sim/engine/interrupt.h"
+#include "sim/host/interrupt.h"
 #include "sim/scene/protocol.h"
 #include "sim/trace/json_doc.h"
 

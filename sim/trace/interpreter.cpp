@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "models/runtime/chip_view.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_util.h"
 #include "sim/trace/program.h"
 #include "sim/trace/trace.h"
 

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
 #include "models/runtime/task.h"
 #include "sim/trace/program.h"

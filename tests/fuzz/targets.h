@@ -29,7 +29,7 @@
 #include "models/runtime/orch_ops.h"
 #include "sim/config/run_options.h"
 #include "sim/platform/platform_loader.h"
-#include "sim/scene/import.h"
+#include "sim/import/import.h"
 #include "sim/trace/trace.h"
 #include "tests/test_paths.h"
 

@@ -34,7 +34,7 @@ import sys
 NPUSIM, SOURCE, SCRATCH = sys.argv[1:4]
 CHARTS = ["chart-core-utilisation", "chart-utilisation-over-time", "chart-ready-queue", "chart-ring-occupancy",
           "chart-critical-path", "chart-sched-phases", "chart-ring-peaks", "chart-top-kernels"]
-BAR_AREA = 760 - 170 - 150  # sim/record/report.cpp: kChartWidth - kLabelWidth - kValueWidth
+BAR_AREA = 760 - 170 - 150  # sim/report/report.cpp: kChartWidth - kLabelWidth - kValueWidth
 
 failures = []
 
@@ -101,7 +101,7 @@ def pointer(doc, p):
 
 
 def time_text(v):
-    """A time in ns as the page shows it (sim/record/report_chart.cpp, time_text())."""
+    """A time in ns as the page shows it (sim/report/report_chart.cpp, time_text())."""
     a = abs(v)
     if a < 1e4:
         return ("{:,}".format(int(v)) if float(v).is_integer() else "%.3f" % v) + " ns"
@@ -111,7 +111,7 @@ def time_text(v):
 
 
 def human(v, key):
-    """The page's format for a number (sim/record/report_chart.cpp, human())."""
+    """The page's format for a number (sim/report/report_chart.cpp, human())."""
     whole = float(v).is_integer()
     grouped = "{:,}".format(int(v)) if whole else None
     if key.endswith("_code"):

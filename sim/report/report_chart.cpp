@@ -1,9 +1,9 @@
-#include "sim/record/report_chart.h"
+#include "sim/report/report_chart.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "sim/record/page_text.h"
+#include "sim/report/page_text.h"
 
 namespace npusim::record {
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/chip/chip.h"
-#include "sim/engine/diagnosis_texts.h"
+#include "sim/diagnose/diagnosis_texts.h"
 
 namespace npusim::engine {
 

@@ -1,4 +1,4 @@
-#include "sim/engine/subprocess.h"
+#include "sim/host/subprocess.h"
 
 #include <cerrno>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include "sim/engine/interrupt.h"
+#include "sim/host/interrupt.h"
 
 extern char** environ;
 

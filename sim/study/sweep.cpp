@@ -1,4 +1,4 @@
-#include "sim/engine/sweep.h"
+#include "sim/study/sweep.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,19 +15,19 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/config/suggest.h"
-#include "sim/engine/interrupt.h"
-#include "sim/engine/subprocess.h"
-#include "sim/engine/worker.h"
-#include "sim/platform/json_input.h"
+#include "sim/host/interrupt.h"
+#include "sim/host/subprocess.h"
+#include "sim/study/worker.h"
+#include "sim/json/json_input.h"
 #include "sim/platform/platform_loader.h"
-#include "sim/record/compare.h"
+#include "sim/report/compare.h"
 #include "sim/record/json_out.h"
-#include "sim/record/page_text.h"
-#include "sim/record/plot.h"
+#include "sim/report/page_text.h"
+#include "sim/report/plot.h"
 #include "sim/record/whole_file.h"
 
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-#include "sim/engine/checks.h"
+#include "sim/diagnose/checks.h"
 
 #include <map>
 #include <utility>
 
 #include "models/runtime/runtime.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_util.h"
 #include "sim/trace/trace.h"
 
 namespace npusim::engine {

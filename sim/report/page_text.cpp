@@ -1,4 +1,4 @@
-#include "sim/record/page_text.h"
+#include "sim/report/page_text.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "sim/record/compare.h"
+#include "sim/report/compare.h"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +13,8 @@
 
 #include "sim/config/run_options.h"
 #include "sim/config/suggest.h"
-#include "sim/platform/json_input.h"
-#include "sim/record/page_text.h"
+#include "sim/json/json_input.h"
+#include "sim/report/page_text.h"
 
 namespace npusim::record {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/engine/interrupt.h"
+#include "sim/host/interrupt.h"
 
 #include <atomic>
 #include <cerrno>

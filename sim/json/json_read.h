@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_util.h"
+#include "sim/json/json_util.h"
 
 namespace npusim::config {
 

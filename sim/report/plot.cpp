@@ -1,4 +1,4 @@
-#include "sim/record/plot.h"
+#include "sim/report/plot.h"
 
 #include <cmath>
 #include <cstdio>

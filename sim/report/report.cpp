@@ -1,4 +1,4 @@
-#include "sim/record/report.h"
+#include "sim/report/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include <zlib.h>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/platform/json_input.h"
-#include "sim/record/page_text.h"
-#include "sim/record/report_chart.h"
-#include "sim/record/report_series.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_input.h"
+#include "sim/report/page_text.h"
+#include "sim/report/report_chart.h"
+#include "sim/report/report_series.h"
 
 namespace npusim::record {
 namespace {

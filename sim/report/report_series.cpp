@@ -1,4 +1,4 @@
-#include "sim/record/report_series.h"
+#include "sim/report/report_series.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,11 @@
 #include <zlib.h>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/platform/json_input.h"
-#include "sim/record/page_text.h"
-#include "sim/record/report_chart.h"
-#include "sim/record/scope_stats_report.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_input.h"
+#include "sim/report/page_text.h"
+#include "sim/report/report_chart.h"
+#include "sim/report/scope_stats_report.h"
 
 namespace npusim::record {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/engine/barrier_cost.h"
+#include "sim/study/barrier_cost.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,10 +13,10 @@
 
 #include "models/common/errors.h"
 #include "sim/config/run_options.h"
-#include "sim/engine/interrupt.h"
-#include "sim/engine/subprocess.h"
+#include "sim/host/interrupt.h"
+#include "sim/host/subprocess.h"
 #include "sim/record/json_out.h"
-#include "sim/record/plot.h"
+#include "sim/report/plot.h"
 #include "sim/record/whole_file.h"
 #include "sim/platform/platform_loader.h"
 

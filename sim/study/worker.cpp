@@ -1,4 +1,4 @@
-#include "sim/engine/worker.h"
+#include "sim/study/worker.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,14 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/arena_cache.h"
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
-#include "sim/engine/diagnosis.h"
+#include "sim/diagnose/diagnosis.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/fresh_kernel.h"
 #include "sim/engine/output_dir.h"
-#include "sim/platform/json_input.h"
+#include "sim/json/json_input.h"
 #include "sim/platform/platform_loader.h"
 #include "sim/record/whole_file.h"
 

@@ -1,5 +1,5 @@
 // Importing a device capture (import.h, docs/scenes.md).
-#include "sim/scene/import.h"
+#include "sim/import/import.h"
 
 #include "sim/engine/engine.h"
 #include "sim/platform/platform_loader.h"
@@ -16,8 +16,8 @@
 #include "sim/record/whole_file.h"
 #include "models/common/errors.h"
 #include "models/runtime/tensor.h"
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
 #include "sim/scene/trace_text.h"
 #include "sim/trace/json_doc.h"

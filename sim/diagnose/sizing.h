@@ -23,7 +23,7 @@
 
 #include "models/common/platform.h"
 #include "models/common/run_config.h"
-#include "sim/engine/diagnosis.h"
+#include "sim/diagnose/diagnosis.h"
 
 namespace npusim::engine {
 

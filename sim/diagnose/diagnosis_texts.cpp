@@ -1,4 +1,4 @@
-#include "sim/engine/diagnosis_texts.h"
+#include "sim/diagnose/diagnosis_texts.h"
 
 #include <algorithm>
 #include <cinttypes>

@@ -1,4 +1,4 @@
-#include "sim/engine/diagnosis.h"
+#include "sim/diagnose/diagnosis.h"
 
 #include <algorithm>
 #include <array>

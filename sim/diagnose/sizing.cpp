@@ -1,12 +1,12 @@
-#include "sim/engine/sizing.h"
+#include "sim/diagnose/sizing.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
-#include "sim/engine/subprocess.h"
-#include "sim/platform/json_input.h"
+#include "sim/host/subprocess.h"
+#include "sim/json/json_input.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "sim/platform/json_input.h"
+#include "sim/json/json_input.h"
 
 #include <cstring>
 #include <filesystem>
@@ -7,8 +7,8 @@
 #include <sstream>
 #include <vector>
 
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
 
 namespace npusim::json_input {
 namespace {

@@ -1,5 +1,5 @@
-#include "sim/record/scope_stats_report.h"
-#include "sim/record/page_text.h"
+#include "sim/report/scope_stats_report.h"
+#include "sim/report/page_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
-#include "sim/config/json_read.h"
-#include "sim/config/json_util.h"
-#include "sim/platform/json_input.h"
+#include "sim/json/json_read.h"
+#include "sim/json/json_util.h"
+#include "sim/json/json_input.h"
 
 namespace npusim::record {
 namespace {

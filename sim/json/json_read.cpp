@@ -1,4 +1,4 @@
-#include "sim/config/json_read.h"
+#include "sim/json/json_read.h"
 
 #include <cerrno>
 #include <cstring>
