@@ -1,0 +1,156 @@
+// The layering of sim/ (docs/architecture.md, "sim/ by question"): the table
+// there is the one statement of which folder may include which; this test
+// reads it and checks every #include under sim/ and models/ against it.
+// Reads files only.
+#include "tests/catch.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_paths.h"
+
+namespace layering_test {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// folder ("sim/json") -> the folders it may include, from the table's rows.
+std::map<std::string, std::set<std::string>> allowed_arrows() {
+  const std::string doc = slurp(fs::path(NPUSIM_SOURCE_DIR) / "docs/architecture.md");
+  const std::size_t at = doc.find("## sim/ by question");
+  REQUIRE(at != std::string::npos);
+  std::istringstream lines(doc.substr(at));
+  std::map<std::string, std::set<std::string>> arrows;
+  std::string line;
+  std::getline(lines, line);
+  const std::regex row(R"(^\| `(sim/[a-z_]+)` \|.*\| ([^|]*) \|\s*$)");
+  const std::regex folder(R"(`(sim/[a-z_]+)`)");
+  while (std::getline(lines, line) && line.rfind("## ", 0) != 0) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    std::set<std::string>& to = arrows[m[1]];
+    const std::string cell = m[2];
+    for (std::sregex_iterator it(cell.begin(), cell.end(), folder), end; it != end; ++it) to.insert((*it)[1]);
+  }
+  return arrows;
+}
+
+struct Include {
+  std::string file;    // relative to the repository
+  std::string target;  // "sim/json/json_read.h"
+};
+
+std::vector<Include> includes_under(const std::string& top) {
+  std::vector<Include> out;
+  const fs::path root(NPUSIM_SOURCE_DIR);
+  const std::regex inc(R"re(^\s*#\s*include\s*"((sim|models)/[^"]+)")re");
+  for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+    const std::string ext = e.path().extension().string();
+    if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".hpp")) continue;
+    std::istringstream text(slurp(e.path()));
+    std::string line;
+    while (std::getline(text, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, inc)) out.push_back({fs::relative(e.path(), root).generic_string(), m[1]});
+    }
+  }
+  return out;
+}
+
+std::string folder_of(const std::string& path) {  // "sim/json/x.h" -> "sim/json"; "sim/main.cpp" -> "sim"
+  const std::size_t a = path.find('/');
+  const std::size_t b = path.find('/', a + 1);
+  return b == std::string::npos ? path.substr(0, a) : path.substr(0, b);
+}
+
+TEST_CASE("the layering table of docs/architecture.md names every folder of sim/, and each has a README") {
+  const auto arrows = allowed_arrows();
+  REQUIRE(arrows.size() >= 12);
+  CHECK(arrows.at("sim/json").empty());
+  CHECK(arrows.at("sim/engine").count("sim/diagnose") == 1);
+  CHECK(arrows.at("sim/diagnose").count("sim/engine") == 0);
+  for (const auto& e : fs::directory_iterator(fs::path(NPUSIM_SOURCE_DIR) / "sim")) {
+    if (!e.is_directory()) continue;
+    const std::string f = "sim/" + e.path().filename().string();
+    INFO(f);
+    CHECK(arrows.count(f) == 1);
+    CHECK(fs::is_regular_file(e.path() / "README.md"));
+  }
+  for (const auto& [from, tos] : arrows)
+    for (const std::string& to : tos) {
+      INFO(from << " -> " << to);
+      CHECK(arrows.count(to) == 1);  // a row names only folders that exist in the table
+      CHECK(arrows.at(to).count(from) == 0);  // no cycle of two
+    }
+}
+
+// The includes among `incs` that the table does not allow.
+std::vector<std::string> violations(const std::map<std::string, std::set<std::string>>& arrows,
+                                    const std::vector<Include>& incs) {
+  std::vector<std::string> wrong;
+  for (const Include& i : incs) {
+    const std::string from = folder_of(i.file);
+    const std::string to = folder_of(i.target);
+    if (from.rfind("models", 0) == 0) {
+      if (to.rfind("sim", 0) == 0) wrong.push_back(i.file + " includes " + i.target);
+      continue;
+    }
+    if (from == "sim") continue;  // sim/main.cpp dispatches to every folder
+    if (from == "sim/sdk" || i.file == "sim/scene/runner.cpp") {
+      // The SDK stands alone; the runner is a program of its own: its protocol and the SDK only.
+      if (i.target != "sim/scene/protocol.h") wrong.push_back(i.file + " includes " + i.target);
+      continue;
+    }
+    if (to.rfind("models", 0) == 0 || to == from) continue;
+    const auto row = arrows.find(from);
+    if (row == arrows.end() || row->second.count(to) == 0) wrong.push_back(i.file + " includes " + i.target);
+  }
+  return wrong;
+}
+
+TEST_CASE("every #include under sim/ follows the table's arrows; models/ includes nothing of sim/") {
+  std::vector<Include> incs = includes_under("sim");
+  for (const Include& i : includes_under("models")) incs.push_back(i);
+  REQUIRE(incs.size() > 300);
+  const std::vector<std::string> wrong = violations(allowed_arrows(), incs);
+  INFO([&] {
+    std::string s;
+    for (const std::string& w : wrong) s += w + "\n";
+    return s;
+  }());
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("the layering check sees a wrong arrow") {
+  const auto arrows = allowed_arrows();
+  const std::vector<Include> bad = {
+      {"sim/record/perfetto_writer.cpp", "sim/engine/engine.h"},  // upwards
+      {"sim/json/json_read.cpp", "sim/host/interrupt.h"},          // json uses nothing of sim/
+      {"sim/diagnose/sizing.cpp", "sim/study/sweep.h"},            // upwards
+      {"models/gm/gm.cpp", "sim/record/json_out.h"},               // models never include sim/
+      {"sim/scene/runner.cpp", "sim/host/interrupt.h"},            // the runner stands alone
+  };
+  CHECK(violations(arrows, bad).size() == bad.size());
+  const std::vector<Include> good = {
+      {"sim/engine/engine.cpp", "sim/diagnose/diagnosis.h"},
+      {"sim/report/report.cpp", "sim/record/whole_file.h"},
+      {"sim/json/json_read.cpp", "models/common/errors.h"},
+      {"sim/main.cpp", "sim/study/sweep.h"},
+      {"sim/scene/runner.cpp", "sim/scene/protocol.h"},
+  };
+  CHECK(violations(arrows, good).empty());
+}
+
+}  // namespace layering_test
