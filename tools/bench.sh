@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npusim speed benchmark (docs/testing.md, "Benchmark"; issue 16's targets).
+# npusim speed benchmark (docs/testing.md, "Benchmark"; the targets of docs/speed.md).
 # Each row is the median of N runs of one workload; beside it the target and
 # whether it is met, and for the throughput rows how many times slower npusim
 # is per task than the floor: tools/floor.cpp, a plain C++ event loop over
@@ -77,21 +77,23 @@ r=$(rate "$TASKS" "$CPU")
 row "1M tasks, outputs off" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 1000000/s" "$(ge "$r" 1000000)" "$(ratio "$floor_1m" "$r")"
 per_task=$(awk -v d="$DELTAS" -v t="$TASKS" 'BEGIN {printf "%.2f", d / t}')
 cap=$(awk -v p="$per_task" -v w="$wait_ns" 'BEGIN {printf "%.0f", (p * w > 0 ? 1e9 / (p * w) : 0)}')
-row "1M tasks: SystemC rounds per task" "$per_task (kernel alone: $cap/s)" "(no target)" "-"
+row "1M tasks: SystemC rounds per task" "$per_task (kernel alone: $cap/s)" "<= 2" "$(le "$per_task" 2)"
 row "1M tasks, outputs off: peak memory" "${RSS} MB" "<= 13 MB" "$(le "$RSS" 13)"
 
 measure traces/bench_pa_100k.json
 r=$(rate "$TASKS" "$CPU"); plain_cpu=$CPU
-row "100k tasks, every output on" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 400000/s" "$(ge "$r" 400000)" "$(ratio "$floor_100k" "$r")"
+row "100k tasks, every output on" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 150000/s" "$(ge "$r" 150000)" "$(ratio "$floor_100k" "$r")"
+plain_wall=$WALL
 plain_mb=$(echo "$BYTES" | awk '{printf "%.0f", $1 / 1048576}')
 measure traces/bench_pa_100k.json --compress gzip
 gz_mb=$(echo "$BYTES" | awk '{printf "%.0f", $1 / 1048576}')
-row "100k tasks, every output on, gzip" "${CPU} s vs ${plain_cpu} s (${gz_mb} vs ${plain_mb} MB)" "<= uncompressed" "$(le "$CPU" "$plain_cpu")"
+gz_ratio=$(awk -v a="$WALL" -v b="$plain_wall" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+row "100k tasks, every output on, gzip" "wall ${gz_ratio}x (${WALL} s vs ${plain_wall} s; ${gz_mb} vs ${plain_mb} MB)" "<= 1.3x" "$(le "$gz_ratio" 1.3)"
 
 measure traces/paged_attention_case1.json "${OFF[@]}"
-row "Case1 ($TASKS tasks), outputs off" "${CPU} s (${WALL} s)" "<= 0.07 s" "$(le "$CPU" 0.07)"
+row "Case1 ($TASKS tasks), outputs off" "${CPU} s (${WALL} s)" "<= 0.1 s" "$(le "$CPU" 0.1)"
 measure traces/paged_attention_case1.json
-row "Case1, every output on" "${CPU} s (${WALL} s)" "<= 0.25 s" "$(le "$CPU" 0.25)"
+row "Case1, every output on" "${CPU} s (${WALL} s)" "<= 0.45 s" "$(le "$CPU" 0.45)"
 
 python3 tools/gen_flat_program.py 320000 "$out/flat.json"
 loads=()
