@@ -12,7 +12,7 @@ namespace npusim::engine {
 
 // The text of the options that shape a simulation, as typed (validated by
 // to_options); empty: not given (a blank value given is refused first:
-// CommandLine::blank_value).
+// config::CommandLine, sim/config/command_line.h).
 struct SimText {
   std::string rtw, rh, rdp, runtime, seed, threads, max_tasks, max_output, layout, sched_timeout, compress, lowering;
 };

@@ -1,0 +1,14 @@
+// The subcommand that turns a device capture into a trace: `npusim import`.
+// It adds itself, its options and what runs it to npusim's command line.
+#pragma once
+
+namespace npusim::config {
+class CommandLine;
+}
+
+namespace npusim::scene {
+
+// npusim import DIR -o TRACE: a device capture as a trace that replays it.
+void add_import_command(config::CommandLine& cl);
+
+}  // namespace npusim::scene
