@@ -10,6 +10,12 @@
 
 namespace npusim::config {
 
+using json_input::check_keys;
+using json_input::describe_json;
+using json_input::json_int64;
+using json_input::json_uint64;
+using json_input::pointer_join;
+
 namespace {
 
 constexpr std::uint64_t kInt32Max = 2147483647;

@@ -16,6 +16,7 @@
 #include "sim/record/whole_file.h"
 #include "models/common/errors.h"
 #include "models/runtime/tensor.h"
+#include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -30,7 +31,7 @@ namespace npusim::scene {
 namespace {
 
 using J = nlohmann::ordered_json;
-using config::pointer_join;
+using json_input::pointer_join;
 
 constexpr std::int64_t kMaxBlocks = 32767;
 
@@ -65,7 +66,7 @@ class Reader {
   explicit Reader(std::string file) : file_(std::move(file)) {}
   [[noreturn]] void fail(const std::string& path, const std::string& what) const { throw InputError(file_, path, what); }
   const J& field(const J& obj, const std::string& path, const char* key) const {
-    if (!obj.is_object()) fail(path, "expected an object, got " + config::describe_json(obj));
+    if (!obj.is_object()) fail(path, "expected an object, got " + json_input::describe_json(obj));
     auto it = obj.find(key);
     if (it == obj.end()) fail(path, std::string("missing key \"") + key + "\"");
     return *it;
@@ -75,14 +76,14 @@ class Reader {
     return it == obj.end() ? nullptr : &*it;
   }
   const J& list(const J& v, const std::string& path) const {
-    if (!v.is_array()) fail(path, "expected a list, got " + config::describe_json(v));
+    if (!v.is_array()) fail(path, "expected a list, got " + json_input::describe_json(v));
     return v;
   }
   std::int64_t integer(const J& v, const std::string& path, std::int64_t lo, std::int64_t hi) const {
     std::int64_t i = 0;
-    if (!config::json_int64(v, i) || i < lo || i > hi)
+    if (!json_input::json_int64(v, i) || i < lo || i > hi)
       fail(path, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                     config::describe_json(v));
+                     json_input::describe_json(v));
     return i;
   }
   // A u64 written as a decimal string (the runtime's convention for ids and addresses).
@@ -97,18 +98,18 @@ class Reader {
       }
     }
     std::uint64_t u = 0;
-    if (config::json_uint64(v, u)) return u;
-    fail(path, "expected an unsigned 64-bit integer (a decimal string), got " + config::describe_json(v));
+    if (json_input::json_uint64(v, u)) return u;
+    fail(path, "expected an unsigned 64-bit integer (a decimal string), got " + json_input::describe_json(v));
   }
   std::string string(const J& v, const std::string& path) const {
-    if (!v.is_string()) fail(path, "expected a string, got " + config::describe_json(v));
+    if (!v.is_string()) fail(path, "expected a string, got " + json_input::describe_json(v));
     return v.get<std::string>();
   }
   DType dtype(const J& v, const std::string& path) const {
     const std::string s = string(v, path);
     for (int i = 0; i <= static_cast<int>(DType::BOOL); ++i)
       if (s == dtype_runtime_name(static_cast<DType>(i))) return static_cast<DType>(i);
-    fail(path, "expected a dtype (FLOAT32, FLOAT16, BFLOAT16, INT8 ... UINT64, BOOL), got " + config::describe_json(v));
+    fail(path, "expected a dtype (FLOAT32, FLOAT16, BFLOAT16, INT8 ... UINT64, BOOL), got " + json_input::describe_json(v));
   }
   std::vector<std::int64_t> dims(const J& v, const std::string& path, std::int64_t lo) const {
     list(v, path);
@@ -133,7 +134,7 @@ struct Capture {
 
 void read_deps(const std::string& text, const std::string& file, Capture& c) {
   Reader r(file);
-  const J root = trace::parse_document(text, file);
+  const J root = json_input::parse_document(text, file);
   for (const char* key : {"tasks", "tensors", "edges"}) r.list(r.field(root, "", key), std::string("/") + key);
   const J& tensors = root.at("tensors");
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -235,7 +236,7 @@ struct Timing {
 
 void read_swimlane(const std::string& text, const std::string& file, Timing& tm) {
   Reader r(file);
-  const J root = trace::parse_document(text, file);
+  const J root = json_input::parse_document(text, file);
   const J& meta = r.field(root, "", "metadata");
   const double freq = static_cast<double>(r.integer(r.field(meta, "/metadata", "clock_freq_hz"), "/metadata/clock_freq_hz", 1, 1ll << 40));
   const J& types = r.list(r.field(meta, "/metadata", "core_types"), "/metadata/core_types");
@@ -322,7 +323,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
     const Reader lr(file + ":" + std::to_string(n));
     J rec;
     try {
-      rec = trace::parse_document(line, file + ":" + std::to_string(n));
+      rec = json_input::parse_document(line, file + ":" + std::to_string(n));
     } catch (const InputError&) {
       throw;
     }
@@ -337,7 +338,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
         const std::string key = std::string("ring_") + std::string(k).substr(0, std::string(k).size() - 4);
         // The sizes the replay's run block gets must be ones run accepts.
         try {
-          config::parse_ring_json(nlohmann::json::parse(v->dump()), key, file + ":" + std::to_string(n),
+          config::parse_ring_json(json_input::unordered(*v), key, file + ":" + std::to_string(n),
                                   std::string("/") + k);
         } catch (const InputError& e) {
           throw InputError(e.file(), e.path(), e.message() + " (the replay's run block would take it as " + key + ")");
@@ -376,7 +377,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
 // or a link to /dev/zero is an error naming it, not an empty map or a read
 // without end).
 std::string read_text(const std::string& path, const char* what) {
-  return config::read_text(path, path, trace::kMaxTraceBytes, what);
+  return json_input::read_text(path, path, trace::kMaxTraceBytes, what);
 }
 
 }  // namespace
@@ -387,7 +388,7 @@ CaptureFiles capture_files(const std::string& dir) {
   f.deps = (fs::path(dir) / "deps.json").string();
   f.swimlane = (fs::path(dir) / "chip_swimlane_records.json").string();
   for (const std::string& p : {f.deps, f.swimlane}) {
-    const std::string why = config::not_a_regular_file(p, "capture file");
+    const std::string why = json_input::not_a_regular_file(p, "capture file");
     if (why == "no such file") throw InputError(p, "", "missing: a capture needs deps.json and chip_swimlane_records.json");
     if (!why.empty()) throw InputError(p, "", why);
   }
@@ -415,7 +416,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
   std::string orchestrator;
   if (!name_map_text.empty()) {
     Reader r(names.name_map);
-    const J m = trace::parse_document(name_map_text, names.name_map);
+    const J m = json_input::parse_document(name_map_text, names.name_map);
     const J& ids = r.field(m, "", "callable_id_to_name");
     if (!ids.is_object()) r.fail("/callable_id_to_name", "expected an object");
     for (auto it = ids.begin(); it != ids.end(); ++it) {
@@ -601,7 +602,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     return std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   };
   std::map<std::pair<int, int>, J> primary;
-  for (const auto& [key, v] : votes) primary[key] = J::parse(most(v));
+  for (const auto& [key, v] : votes) primary[key] = json_input::parse_own_ordered(most(v));
   auto primary_of = [&](int id, int lane) {
     auto p = primary.find({id, kind(lane)});
     return p != primary.end() ? p->second : J{{"ns", 0}};
@@ -617,7 +618,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     const auto f = fname.find(id);
     std::string base = f != fname.end() ? f->second : "";
     if (base.empty()) base = "k" + std::to_string(id);
-    else if (config::is_annotation_key(base)) base = "k" + std::to_string(id) + "_" + base;
+    else if (json_input::is_annotation_key(base)) base = "k" + std::to_string(id) + "_" + base;
     std::string nm = base;
     for (int i = 2; taken_names.count(nm); ++i) nm = base + "#" + std::to_string(i);
     taken_names.insert(nm);

@@ -15,7 +15,7 @@
 
 #include "sim/json/json_util.h"
 
-namespace npusim::config {
+namespace npusim::json_input {
 
 // The whole text of `path` (a file, a FIFO, a device; "-" = standard input),
 // read once. Throws InputError naming `shown`: it cannot be opened or read,
@@ -188,4 +188,4 @@ class JsonDom : public nlohmann::json_sax<J> {
   std::vector<Frame> frames_;
 };
 
-}  // namespace npusim::config
+}  // namespace npusim::json_input

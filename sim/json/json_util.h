@@ -10,7 +10,7 @@
 
 #include "models/common/errors.h"
 
-namespace npusim::config {
+namespace npusim::json_input {
 
 // Appends one reference token to a JSON pointer ("~" -> "~0", "/" -> "~1").
 inline std::string pointer_join(const std::string& path, const std::string& key) {
@@ -98,4 +98,4 @@ bool json_uint64(const Json& v, std::uint64_t& out) {
   return false;
 }
 
-}  // namespace npusim::config
+}  // namespace npusim::json_input

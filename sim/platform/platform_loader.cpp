@@ -18,7 +18,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/json/json_util.h"
 #include "sim/host/subprocess.h"
 #include "sim/json/json_input.h"
 
@@ -27,8 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using json_input::child;
+using json_input::pointer_join;
 using json_input::describe;
+using json_input::is_annotation_key;
+using json_input::join_names;
 
 constexpr int kFormatVersion = 1;
 constexpr std::uint64_t kInt32Max = INT_MAX;
@@ -339,7 +340,7 @@ class Reader {
       fail("/description", "expected a string, found " + describe(doc["description"]));
     p_.description = doc["description"].get<std::string>();
     for_each_section(p_, [&](const char* name, auto& out, const auto& fields) {
-      section(doc[name], child("", name), out, fields);
+      section(doc[name], pointer_join("", name), out, fields);
     });
     cross_checks(doc);
   }
@@ -360,13 +361,13 @@ class Reader {
          "transfers (gm) handed off through ffts.flag_ns, and the slot count is the kernel's cross_core_slots"},
     };
     for (const auto& item : obj.items()) {
-      if (config::is_annotation_key(item.key())) continue;
+      if (is_annotation_key(item.key())) continue;
       for (const auto& [where, why] : kRemoved)
-        if (child(pointer, item.key()) == where)
+        if (pointer_join(pointer, item.key()) == where)
           fail(where, std::string("no longer a platform field: ") + why + "; remove it");
       if (std::find(known.begin(), known.end(), item.key()) == known.end())
-        fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
-                                             config::join_names(known) + " (keys starting with x_ are ignored)");
+        fail(pointer_join(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
+                                             join_names(known) + " (keys starting with x_ are ignored)");
     }
   }
 
@@ -376,7 +377,7 @@ class Reader {
     reject_unknown(obj, pointer, known);
     for (const auto& key : known)
       if (!obj.contains(key))
-        fail(child(pointer, key), std::string("missing ") + what + " \"" + key +
+        fail(pointer_join(pointer, key), std::string("missing ") + what + " \"" + key +
                                       "\" (a platform must give every field; see docs/platform.md)");
   }
 
@@ -391,9 +392,9 @@ class Reader {
     if (!sec.is_object()) fail(pointer, "expected an object of fields, found " + describe(sec));
     require_keys(sec, pointer, keys_of(fields), "field");
     for (const auto& f : fields) {
-      std::string leaf_pointer = child(pointer, f.key);
+      std::string leaf_pointer = pointer_join(pointer, f.key);
       const json& v = leaf(sec[f.key], leaf_pointer);
-      store(v, child(leaf_pointer, "value"), out, f);
+      store(v, pointer_join(leaf_pointer, "value"), out, f);
     }
   }
 
@@ -422,9 +423,9 @@ class Reader {
     const char* what = std::string(kind) == "source"       ? "a source"
                        : std::string(kind) == "assumption" ? "an assumption"
                                                            : "what the value was fitted to";
-    p_.provenance[pointer] = text(l[kind], child(pointer, kind), what);
+    p_.provenance[pointer] = text(l[kind], pointer_join(pointer, kind), what);
     if (l.contains("note") && !l["note"].is_string())
-      fail(child(pointer, "note"), "expected a string, found " + describe(l["note"]));
+      fail(pointer_join(pointer, "note"), "expected a string, found " + describe(l["note"]));
     return l["value"];
   }
 
@@ -466,7 +467,7 @@ class Reader {
         if (v.size() != kNumRings)
           fail(pointer, "expected " + one + " or a list of 4 of them (one per ring), found " + describe(v));
         for (std::size_t k = 0; k < kNumRings; ++k)
-          (out.*f.r)[k] = uint_value(v[k], child(pointer, k), f.rule, one);
+          (out.*f.r)[k] = uint_value(v[k], pointer_join(pointer, k), f.rule, one);
         break;
       }
     }
@@ -539,8 +540,8 @@ Platform load_platform(const std::string& name_or_path) {
       auto names = available_names(dirs);
       throw InputError(name_or_path, "",
                        "no platform named \"" + name_or_path + "\": looked for " + name_or_path +
-                           ".json in " + config::join_names(dirs) + "; available: " +
-                           (names.empty() ? std::string("none") : config::join_names(names)));
+                           ".json in " + join_names(dirs) + "; available: " +
+                           (names.empty() ? std::string("none") : join_names(names)));
     }
   }
   json doc = json_input::read_file(path);
@@ -554,7 +555,7 @@ std::vector<std::string> platform_field_pointers() {
   std::vector<std::string> pointers;
   Platform scratch;
   for_each_section(scratch, [&](const char* name, auto&, const auto& fields) {
-    for (const auto& f : fields) pointers.push_back(child(child("", name), f.key));
+    for (const auto& f : fields) pointers.push_back(pointer_join(pointer_join("", name), f.key));
   });
   return pointers;
 }
