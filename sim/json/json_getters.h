@@ -31,7 +31,7 @@ class Getters {
     return *it;
   }
   // The member `key` of `obj`, or nullptr.
-  const J* opt(const J& obj, const char* key) const {
+  static const J* opt(const J& obj, const char* key) {
     auto it = obj.find(key);
     return it == obj.end() ? nullptr : &*it;
   }

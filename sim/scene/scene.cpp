@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "models/common/errors.h"
+#include "sim/json/json_getters.h"
 #include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
@@ -168,7 +169,7 @@ std::string first_lines(const std::string& text, int n) {
 // ---- the scene document ----------------------------------------------------------
 class SceneLoader {
  public:
-  SceneLoader(std::string file, SceneDef& def, trace::Trace& t) : file_(std::move(file)), d_(def), t_(t) {}
+  SceneLoader(std::string file, SceneDef& def, trace::Trace& t) : file_(std::move(file)), json_(file_), d_(def), t_(t) {}
 
   void load(const J& root, const std::string& default_name) {
     check_keys(root, file_, "", {"npusim_scene", "name", "orchestration", "incores", "calibration", "args", "run"});
@@ -193,16 +194,9 @@ class SceneLoader {
   }
 
  private:
-  static const J* get(const J& obj, const char* key) {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-  const J& need(const J& obj, const std::string& path, const char* key) const {
-    if (!obj.is_object()) fail(file_, path, "expected an object, got " + json_input::describe_json(obj));
-    const J* v = get(obj, key);
-    if (!v) fail(file_, path, std::string("missing key \"") + key + "\"");
-    return *v;
-  }
+  // A member or nullptr; a required member ("expected an object", "missing key").
+  static const J* get(const J& obj, const char* key) { return json_input::Getters<J>::opt(obj, key); }
+  const J& need(const J& obj, const std::string& path, const char* key) const { return json_.field(obj, path, key); }
   std::string resolve(const std::string& p) const {
     fs::path q(p);
     if (q.is_relative() && !d_.dir.empty()) q = fs::path(d_.dir) / q;
@@ -414,6 +408,7 @@ class SceneLoader {
   }
 
   std::string file_;
+  json_input::Getters<J> json_;  // the typed getters, naming file_
   SceneDef& d_;
   trace::Trace& t_;
 };

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/arena_cache.h"
+#include "sim/json/json_getters.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -54,11 +55,7 @@ void warn_non_ring(const json& block, const std::string& file, const std::string
 }
 
 int positive_int(const json& v, const std::string& file, const std::string& path, std::int64_t max) {
-  std::int64_t n = 0;
-  if (!json_input::json_int64(v, n) || n < 1 || n > max)
-    throw InputError(file, path, "expected an integer in [1, " + std::to_string(max) + "], got " +
-                                     json_input::describe_json(v));
-  return static_cast<int>(n);
+  return static_cast<int>(json_input::Getters<json>(file).integer(v, path, 1, max));
 }
 
 // A dispatch's program file: a path relative to the worker file's folder,
