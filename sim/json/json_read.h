@@ -1,6 +1,6 @@
-// Reading JSON input in linear time and bounded memory: every strict reader
-// of sim/ (the trace, platform files, compare's summaries) reads its text
-// with read_text and builds its document with JsonDom.
+// Reading JSON input in linear time and bounded memory: every reader of
+// JSON input reads its text with read_text and has its document built with
+// JsonDom by one of json_input.h's parse entries.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
-// Helpers shared by the strict JSON readers of sim/ (run block, trace):
-// JSON pointers, "got ..." descriptions, unknown-key messages, integer access.
-// Templates so they serve nlohmann::json and nlohmann::ordered_json alike.
+// The rules every strict JSON reader of sim/ shares (part of the one JSON
+// input layer, sim/json): JSON pointers (pointer_join, the one pointer
+// helper), the annotation rule, "got ..." descriptions, unknown-key
+// messages, integer access. Templates so they serve nlohmann::json and
+// nlohmann::ordered_json alike.
 #pragma once
 
 #include <cstdint>
