@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/errors.h"
+#include "sim/json/json_input.h"
 #include "sim/engine/cli_options.h"
 #include "sim/engine/engine.h"
 #include "sim/host/interrupt.h"
@@ -304,7 +305,7 @@ py::tuple report(const std::string& run_dir, const std::string& out_path) {
 // Result's notebook view. In a child too: the page's code is the engine's.
 py::tuple report_page(const std::string& summary_text, const std::string& title) {
   return to_python(in_child([&](std::ostream& out, std::ostream&) {
-    out << npusim::record::report_html(nlohmann::json::parse(summary_text), title);
+    out << npusim::record::report_html(npusim::json_input::parse_own(summary_text), title);
     return 0;
   }));
 }

@@ -153,4 +153,76 @@ TEST_CASE("the layering check sees a wrong arrow") {
   CHECK(violations(arrows, good).empty());
 }
 
+// ---- JSON is parsed in sim/json only ----------------------------------------
+// Every JSON text npusim reads goes through the one input layer (sim/json,
+// json_input.h): its limits, messages and pointer paths. A parse of JSON text
+// anywhere else in sim/ or python/ is a reader of its own; this scanner finds
+// nlohmann's parse entries (parse, accept, sax_parse, from_cbor and the other
+// binary formats, the _json literal, the SAX interface, operator>> into a
+// document) on code lines (comments dropped).
+
+// "file:line: text" for each line of `text` that parses JSON.
+std::vector<std::string> json_parses(const std::string& file, const std::string& text) {
+  static const std::regex parse(
+      R"re(\b(json|J|ordered_json|basic_json<[^>]*>|Json)\s*::\s*(parse|accept|sax_parse|from_cbor|from_msgpack|from_ubjson|from_bjdata|from_bson)\s*\()re");
+  static const std::regex other(R"re(\bsax_parse\s*\(|\bjson_sax\b|\bJsonDom\b|"\s*_json\b|>>\s*(j|json|doc|root|document)\s*;)re");
+  std::vector<std::string> found;
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    const std::size_t comment = line.find("//");
+    const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+    if (std::regex_search(code, parse) || std::regex_search(code, other))
+      found.push_back(file + ":" + std::to_string(n) + ": " + line);
+  }
+  return found;
+}
+
+TEST_CASE("no JSON is parsed outside sim/json: sim/ and python/ read JSON through the input layer") {
+  const fs::path root(NPUSIM_SOURCE_DIR);
+  std::vector<std::string> found;
+  std::size_t files = 0;
+  for (const char* top : {"sim", "python"})
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".hpp")) continue;
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      if (rel.rfind("sim/json/", 0) == 0) continue;
+      ++files;
+      for (const std::string& f : json_parses(rel, slurp(e.path()))) found.push_back(f);
+    }
+  REQUIRE(files > 100);
+  INFO([&] {
+    std::string s;
+    for (const std::string& f : found) s += f + "\n";
+    return s;
+  }());
+  CHECK(found.empty());
+}
+
+TEST_CASE("the JSON-parse scanner sees a planted parse and names its file and line") {
+  const std::string planted =
+      "// json::parse(text) in a comment is no parse\n"
+      "Expr e = Expr::parse(text, resolve);\n"
+      "json v = json::parse(text, nullptr, false);\n"
+      "J doc = J::parse(in.json);\n"
+      "auto s = nlohmann::json::parse(summary_text);\n"
+      "nlohmann::ordered_json::sax_parse(text, &dom);\n"
+      "bool ok = json::accept(text);\n"
+      "json c = json::from_cbor(bytes);\n"
+      "auto k = R\"({\"a\": 1})\"_json;\n"
+      "in >> doc;\n"
+      "std::uint64_t bits = word >> shift;\n";
+  const std::vector<std::string> found = json_parses("sim/x/planted.cpp", planted);
+  REQUIRE(found.size() == 8);
+  CHECK(found[0] == "sim/x/planted.cpp:3: json v = json::parse(text, nullptr, false);");
+  CHECK(found[1] == "sim/x/planted.cpp:4: J doc = J::parse(in.json);");
+  CHECK(found[2] == "sim/x/planted.cpp:5: auto s = nlohmann::json::parse(summary_text);");
+  CHECK(found[3] == "sim/x/planted.cpp:6: nlohmann::ordered_json::sax_parse(text, &dom);");
+  CHECK(found[4] == "sim/x/planted.cpp:7: bool ok = json::accept(text);");
+  CHECK(found[5] == "sim/x/planted.cpp:8: json c = json::from_cbor(bytes);");
+  CHECK(found[6] == "sim/x/planted.cpp:9: auto k = R\"({\"a\": 1})\"_json;");
+  CHECK(found[7] == "sim/x/planted.cpp:10: in >> doc;");
+}
+
 }  // namespace layering_test

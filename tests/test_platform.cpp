@@ -367,7 +367,7 @@ TEST_CASE("platform: file and JSON syntax errors", "[platform]") {
               "dup.json", "/a/1", "duplicate key \"b~/\" (each key may appear once per object)");
   check_error(error_of([] { json_input::parse(R"([[1, 2], {"k": {"z": 0, "z": 1}}])", "dup.json"); }),
               "dup.json", "/1/k", "duplicate key \"z\" (each key may appear once per object)");
-  CHECK(json_input::child("/a", "b~/c") == "/a/b~0~1c");
+  CHECK(json_input::pointer_join("/a", "b~/c") == "/a/b~0~1c");
 }
 
 TEST_CASE("platform: unknown names list the directories searched and the names available", "[platform]") {

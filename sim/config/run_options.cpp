@@ -10,6 +10,12 @@
 
 namespace npusim::config {
 
+using json_input::check_keys;
+using json_input::describe_json;
+using json_input::json_int64;
+using json_input::json_uint64;
+using json_input::pointer_join;
+
 namespace {
 
 constexpr std::uint64_t kInt32Max = 2147483647;
@@ -144,35 +150,44 @@ std::string cli_option(const std::string& field) {
   return s;
 }
 
-// The value of a two-valued enum whose name (by `name`) is `s`.
+// A two-valued enum of the run options: its values, their names, and the
+// message for any other value (followed by what was given).
 template <class E>
-bool from_name(const std::string& s, E first, E second, const char* (*name)(E), E& out) {
-  for (E v : {first, second}) {
-    if (s == name(v)) {
-      out = v;
-      return true;
+struct Named {
+  E first, second;
+  const char* (*name)(E);
+  const char* expected;
+
+  bool from(const std::string& s, E& out) const {
+    for (E v : {first, second}) {
+      if (s == name(v)) {
+        out = v;
+        return true;
+      }
     }
+    return false;
   }
-  return false;
-}
+  // The command line's value of `option`.
+  E cli(const std::string& text, const char* option) const {
+    E e{};
+    if (!from(text, e)) throw InputError(kCommandLine, option, expected + text);
+    return e;
+  }
+  // A run block's value at `at`.
+  template <class Json>
+  E json(const Json& v, const std::string& file, const std::string& at) const {
+    E e{};
+    if (!v.is_string() || !from(v.template get<std::string>(), e)) throw InputError(file, at, expected + describe_json(v));
+    return e;
+  }
+};
 
-bool hbg_layout_from_name(const std::string& s, HbgLayout& out) {
-  return from_name(s, HbgLayout::ResolutionThread, HbgLayout::AllSchedule, hbg_layout_name, out);
-}
-
-const char* kHbgLayoutExpected = "hbg_layout must be \"resolution_thread\" or \"all_schedule\", got ";
-
-bool cache_lowering_from_name(const std::string& s, CacheLowering& out) {
-  return from_name(s, CacheLowering::Today, CacheLowering::Intended, cache_lowering_name, out);
-}
-
-const char* kCacheLoweringExpected = "cache_policy_lowering must be \"today\" or \"intended\", got ";
-
-const char* kRuntimeExpected = "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got ";
-
-bool runtime_from_name(const std::string& s, RuntimeKind& out) {
-  return from_name(s, RuntimeKind::TensormapRingbuffer, RuntimeKind::HostBuildGraph, runtime_name, out);
-}
+const Named<HbgLayout> kHbgLayout{HbgLayout::ResolutionThread, HbgLayout::AllSchedule, hbg_layout_name,
+                                  "hbg_layout must be \"resolution_thread\" or \"all_schedule\", got "};
+const Named<CacheLowering> kCacheLowering{CacheLowering::Today, CacheLowering::Intended, cache_lowering_name,
+                                          "cache_policy_lowering must be \"today\" or \"intended\", got "};
+const Named<RuntimeKind> kRuntime{RuntimeKind::TensormapRingbuffer, RuntimeKind::HostBuildGraph, runtime_name,
+                                  "runtime must be \"tensormap_and_ringbuffer\" or \"host_build_graph\", got "};
 
 template <class T>
 void take(std::optional<T>& into, const std::optional<T>& from) {
@@ -226,23 +241,12 @@ RingValues parse_ring_cli(const std::string& text, const std::string& field) {
   return r;
 }
 
-RuntimeKind parse_runtime_cli(const std::string& text) {
-  RuntimeKind k{};
-  if (!runtime_from_name(text, k)) throw InputError(kCommandLine, "--runtime", kRuntimeExpected + text);
-  return k;
-}
+RuntimeKind parse_runtime_cli(const std::string& text) { return kRuntime.cli(text, "--runtime"); }
 
-HbgLayout parse_hbg_layout_cli(const std::string& text) {
-  HbgLayout l{};
-  if (!hbg_layout_from_name(text, l)) throw InputError(kCommandLine, "--hbg-layout", kHbgLayoutExpected + text);
-  return l;
-}
+HbgLayout parse_hbg_layout_cli(const std::string& text) { return kHbgLayout.cli(text, "--hbg-layout"); }
 
 CacheLowering parse_cache_lowering_cli(const std::string& text) {
-  CacheLowering l{};
-  if (!cache_lowering_from_name(text, l))
-    throw InputError(kCommandLine, "--cache-policy-lowering", kCacheLoweringExpected + text);
-  return l;
+  return kCacheLowering.cli(text, "--cache-policy-lowering");
 }
 
 std::uint64_t parse_seed_cli(const std::string& text) {
@@ -298,20 +302,11 @@ RunOptions run_block(const Json& run, const std::string& file, const std::string
     } else if (key == "ring_dep_pool") {
       o.ring_dep_pool = ring_values_json(v, key, file, at);
     } else if (key == "runtime") {
-      RuntimeKind k{};
-      if (!v.is_string() || !runtime_from_name(v.template get<std::string>(), k))
-        throw InputError(file, at, kRuntimeExpected + describe_json(v));
-      o.runtime = k;
+      o.runtime = kRuntime.json(v, file, at);
     } else if (key == "hbg_layout") {
-      HbgLayout l{};
-      if (!v.is_string() || !hbg_layout_from_name(v.template get<std::string>(), l))
-        throw InputError(file, at, kHbgLayoutExpected + describe_json(v));
-      o.hbg_layout = l;
+      o.hbg_layout = kHbgLayout.json(v, file, at);
     } else if (key == "cache_policy_lowering") {
-      CacheLowering l{};
-      if (!v.is_string() || !cache_lowering_from_name(v.template get<std::string>(), l))
-        throw InputError(file, at, kCacheLoweringExpected + describe_json(v));
-      o.cache_policy_lowering = l;
+      o.cache_policy_lowering = kCacheLowering.json(v, file, at);
     } else if (key == "seed") {
       std::uint64_t s = 0;
       if (!json_uint64(v, s)) throw InputError(file, at, "seed must be a non-negative integer, got " + describe_json(v));

@@ -84,13 +84,13 @@ void StaticRules::cross_chip(const trace::Trace& t, int chips) {
     for (const LaneBody& lane : k->lanes)
       for (const Phase& ph : lane.phases) {
         if (!ph.cross_chip()) continue;
-        const std::string at = config::pointer_join(ph.path, phase_key(ph.kind));
+        const std::string at = json_input::pointer_join(ph.path, phase_key(ph.kind));
         if (chips < 2)
           throw InputError(t.file, at,
                            std::string("a ") + phase_key(ph.kind) + " on a peer chip needs an L3 dispatch of several "
                            "chips (a distributed worker, docs/workers.md); this run has one chip");
         if (ph.kind != PhaseKind::WaitFlag && ph.peer_offset % chips == 0)
-          throw InputError(t.file, config::pointer_join(at, "peer_offset"),
+          throw InputError(t.file, json_input::pointer_join(at, "peer_offset"),
                            "peer_offset " + std::to_string(ph.peer_offset) + " names the chip itself in a dispatch of " +
                                std::to_string(chips) + " chips (the peer is (rank + peer_offset) mod chips)");
       }

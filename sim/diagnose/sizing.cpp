@@ -53,9 +53,7 @@ std::optional<Outcome> rerun(const std::string& trace, const RunConfig& cfg, con
     return o;
   }
   if (rc != 0 && rc != 1) return std::nullopt;
-  std::ifstream in(dir / "summary.json");
-  if (!in) return std::nullopt;
-  nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::json s = json_input::read_output((dir / "summary.json").string());  // null if it cannot be opened
   if (s.is_discarded() || !s.is_object()) return std::nullopt;
   Outcome o;
   o.status = s.value("status", "");

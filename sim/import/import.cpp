@@ -16,6 +16,8 @@
 #include "sim/record/whole_file.h"
 #include "models/common/errors.h"
 #include "models/runtime/tensor.h"
+#include "sim/json/json_getters.h"
+#include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -30,7 +32,7 @@ namespace npusim::scene {
 namespace {
 
 using J = nlohmann::ordered_json;
-using config::pointer_join;
+using json_input::pointer_join;
 
 constexpr std::int64_t kMaxBlocks = 32767;
 
@@ -59,32 +61,14 @@ struct TaskInfo {
   std::vector<std::uint64_t> outputs; // buffer addresses of its OUTPUT args, in order (0: unknown)
 };
 
-// Strict readers of the capture's JSON: every surprise is an InputError.
-class Reader {
+// Strict readers of the capture's JSON: every surprise is an InputError
+// (json_input::Getters, and the capture's own values).
+class Reader : public json_input::Getters<J> {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const { throw InputError(file_, path, what); }
-  const J& field(const J& obj, const std::string& path, const char* key) const {
-    if (!obj.is_object()) fail(path, "expected an object, got " + config::describe_json(obj));
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(path, std::string("missing key \"") + key + "\"");
-    return *it;
-  }
-  const J* opt(const J& obj, const char* key) const {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-  const J& list(const J& v, const std::string& path) const {
-    if (!v.is_array()) fail(path, "expected a list, got " + config::describe_json(v));
-    return v;
-  }
-  std::int64_t integer(const J& v, const std::string& path, std::int64_t lo, std::int64_t hi) const {
-    std::int64_t i = 0;
-    if (!config::json_int64(v, i) || i < lo || i > hi)
-      fail(path, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                     config::describe_json(v));
-    return i;
-  }
+  using Getters::Getters;
+  using Getters::integer;
+  using Getters::list;
+  using Getters::string;
   // A u64 written as a decimal string (the runtime's convention for ids and addresses).
   std::uint64_t u64(const J& v, const std::string& path) const {
     if (v.is_string()) {
@@ -97,31 +81,31 @@ class Reader {
       }
     }
     std::uint64_t u = 0;
-    if (config::json_uint64(v, u)) return u;
-    fail(path, "expected an unsigned 64-bit integer (a decimal string), got " + config::describe_json(v));
+    if (json_input::json_uint64(v, u)) return u;
+    fail(path, "expected an unsigned 64-bit integer (a decimal string), got " + json_input::describe_json(v));
   }
-  std::string string(const J& v, const std::string& path) const {
-    if (!v.is_string()) fail(path, "expected a string, got " + config::describe_json(v));
-    return v.get<std::string>();
+  std::uint64_t u64(const J& obj, const std::string& path, const char* key) const {
+    return u64(field(obj, path, key), pointer_join(path, key));
   }
   DType dtype(const J& v, const std::string& path) const {
     const std::string s = string(v, path);
     for (int i = 0; i <= static_cast<int>(DType::BOOL); ++i)
       if (s == dtype_runtime_name(static_cast<DType>(i))) return static_cast<DType>(i);
-    fail(path, "expected a dtype (FLOAT32, FLOAT16, BFLOAT16, INT8 ... UINT64, BOOL), got " + config::describe_json(v));
+    fail(path, "expected a dtype (FLOAT32, FLOAT16, BFLOAT16, INT8 ... UINT64, BOOL), got " + json_input::describe_json(v));
   }
-  std::vector<std::int64_t> dims(const J& v, const std::string& path, std::int64_t lo) const {
-    list(v, path);
+  DType dtype(const J& obj, const std::string& path, const char* key) const {
+    return dtype(field(obj, path, key), pointer_join(path, key));
+  }
+  // A list of 1 to kMaxDims integers in [lo, 2^32 - 1].
+  std::vector<std::int64_t> dims(const J& obj, const std::string& at, const char* key, std::int64_t lo) const {
+    const std::string path = pointer_join(at, key);
+    const J& v = list(obj, at, key);
     if (v.empty() || v.size() > static_cast<std::size_t>(kMaxDims))
       fail(path, "expected a list of 1 to " + std::to_string(kMaxDims) + " integers");
     std::vector<std::int64_t> out;
     for (std::size_t i = 0; i < v.size(); ++i) out.push_back(integer(v[i], pointer_join(path, i), lo, 0xffffffffll));
     return out;
   }
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
 };
 
 struct Capture {
@@ -133,48 +117,42 @@ struct Capture {
 
 void read_deps(const std::string& text, const std::string& file, Capture& c) {
   Reader r(file);
-  const J root = trace::parse_document(text, file);
-  for (const char* key : {"tasks", "tensors", "edges"}) r.list(r.field(root, "", key), std::string("/") + key);
-  const J& tensors = root.at("tensors");
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::string p = pointer_join("/tensors", i);
-    const J& t = tensors[i];
+  const J root = json_input::parse_document(text, file);
+  for (const char* key : {"tasks", "tensors", "edges"}) r.list(root, "", key);
+  r.each(root, "", "tensors", [&](const J& t, const std::string& p) {
     TensorInfo info;
-    info.addr = r.u64(r.field(t, p, "buffer_addr"), pointer_join(p, "buffer_addr"));
-    info.version = static_cast<std::uint32_t>(r.integer(r.field(t, p, "version"), pointer_join(p, "version"), 0, 0x7fffffff));
-    info.dtype = r.dtype(r.field(t, p, "dtype"), pointer_join(p, "dtype"));
-    const std::uint64_t numel = r.u64(r.field(t, p, "buffer_numel"), pointer_join(p, "buffer_numel"));
+    info.addr = r.u64(t, p, "buffer_addr");
+    info.version = static_cast<std::uint32_t>(r.integer(t, p, "version", 0, 0x7fffffff));
+    info.dtype = r.dtype(t, p, "dtype");
+    const std::uint64_t numel = r.u64(t, p, "buffer_numel");
     if (numel < 1 || numel > (1ull << 40)) r.fail(pointer_join(p, "buffer_numel"), "expected 1 to 2^40 elements");
     info.numel = static_cast<std::int64_t>(numel);
-    c.tensors[r.u64(r.field(t, p, "tensor_id"), pointer_join(p, "tensor_id"))] = info;
-  }
+    c.tensors[r.u64(t, p, "tensor_id")] = info;
+  });
   std::set<TaskId> seen;
-  const J& tasks = root.at("tasks");
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const std::string p = pointer_join("/tasks", i);
-    const J& t = tasks[i];
+  r.each(root, "", "tasks", [&](const J& t, const std::string& p) {
     TaskInfo k;
-    k.id = r.u64(r.field(t, p, "task_id"), pointer_join(p, "task_id"));
+    k.id = r.u64(t, p, "task_id");
     if (task_ring(k.id) >= kNumRings) r.fail(pointer_join(p, "task_id"), "ring " + std::to_string(task_ring(k.id)) + " is not 0..3");
     if (!seen.insert(k.id).second) r.fail(pointer_join(p, "task_id"), "task " + task_display(k.id) + " is listed twice");
-    const std::string scope = r.string(r.field(t, p, "scope"), pointer_join(p, "scope"));
+    const std::string scope = r.string(t, p, "scope");
     if (scope != "auto" && scope != "manual") r.fail(pointer_join(p, "scope"), "expected \"auto\" or \"manual\"");
     k.manual = scope == "manual";
     const J& early = r.field(t, p, "early_dispatch");
     if (!early.is_boolean()) r.fail(pointer_join(p, "early_dispatch"), "expected true or false");
     k.early = early.get<bool>();
-    const J& ids = r.list(r.field(t, p, "kernel_ids"), pointer_join(p, "kernel_ids"));
+    const J& ids = r.list(t, p, "kernel_ids");
     if (ids.size() != 3) r.fail(pointer_join(p, "kernel_ids"), "expected 3 kernel ids (aic, aiv0, aiv1)");
     for (int l = 0; l < 3; ++l)
       k.kernels[l] = static_cast<int>(r.integer(ids[l], pointer_join(pointer_join(p, "kernel_ids"), l), -1, 0x7fffffff));
-    k.block_num = static_cast<int>(r.integer(r.field(t, p, "block_num"), pointer_join(p, "block_num"), 1, kMaxBlocks));
-    const J& args = r.list(r.field(t, p, "args"), pointer_join(p, "args"));
+    k.block_num = static_cast<int>(r.integer(t, p, "block_num", 1, kMaxBlocks));
+    const J& args = r.list(t, p, "args");
     if (args.size() > 32) r.fail(pointer_join(p, "args"), "at most 32 tensor arguments");
     for (std::size_t a = 0; a < args.size(); ++a) {
       const std::string ap = pointer_join(pointer_join(p, "args"), a);
       const J& arg = args[a];
       ArgInfo x;
-      const std::string type = r.string(r.field(arg, ap, "type"), pointer_join(ap, "type"));
+      const std::string type = r.string(arg, ap, "type");
       static const std::pair<const char*, ArgTag> tags[] = {{"INPUT", ArgTag::Input}, {"OUTPUT", ArgTag::Output},
                                                             {"INOUT", ArgTag::Inout},
                                                             {"OUTPUT_EXISTING", ArgTag::OutputExisting},
@@ -184,38 +162,35 @@ void read_deps(const std::string& text, const std::string& file, Capture& c) {
         if (type == name) x.tag = tag, known = true;
       if (!known) r.fail(pointer_join(ap, "type"), "expected INPUT, OUTPUT, INOUT, OUTPUT_EXISTING or UNKNOWN");
       if (x.tag != ArgTag::Output) {
-        x.tensor = r.u64(r.field(arg, ap, "tensor_id"), pointer_join(ap, "tensor_id"));
+        x.tensor = r.u64(arg, ap, "tensor_id");
         if (!c.tensors.count(x.tensor)) r.fail(pointer_join(ap, "tensor_id"), "no such tensor in /tensors");
-        x.dtype = r.dtype(r.field(arg, ap, "dtype"), pointer_join(ap, "dtype"));
-        x.shape = r.dims(r.field(arg, ap, "shape"), pointer_join(ap, "shape"), 0);
-        x.strides = r.dims(r.field(arg, ap, "strides"), pointer_join(ap, "strides"), 1);
+        x.dtype = r.dtype(arg, ap, "dtype");
+        x.shape = r.dims(arg, ap, "shape", 0);
+        x.strides = r.dims(arg, ap, "strides", 1);
         if (x.strides.size() != x.shape.size()) r.fail(pointer_join(ap, "strides"), "expected as many strides as shape entries");
-        const std::uint64_t start = r.u64(r.field(arg, ap, "start_offset"), pointer_join(ap, "start_offset"));
+        const std::uint64_t start = r.u64(arg, ap, "start_offset");
         if (start > (1ull << 40)) r.fail(pointer_join(ap, "start_offset"), "expected at most 2^40");
         x.start = static_cast<std::int64_t>(start);
       }
       k.args.push_back(std::move(x));
     }
     c.tasks.push_back(std::move(k));
-  }
+  });
   std::unordered_map<TaskId, std::size_t> index;
   for (std::size_t i = 0; i < c.tasks.size(); ++i) index[c.tasks[i].id] = i;
-  const J& edges = root.at("edges");
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    const std::string p = pointer_join("/edges", i);
-    const J& e = edges[i];
-    const TaskId pred = r.u64(r.field(e, p, "pred"), pointer_join(p, "pred"));
-    const TaskId succ = r.u64(r.field(e, p, "succ"), pointer_join(p, "succ"));
+  r.each(root, "", "edges", [&](const J& e, const std::string& p) {
+    const TaskId pred = r.u64(e, p, "pred");
+    const TaskId succ = r.u64(e, p, "succ");
     if (task_ring(pred) >= kNumRings) r.fail(pointer_join(p, "pred"), "ring is not 0..3");
     auto s = index.find(succ);
     if (s == index.end()) r.fail(pointer_join(p, "succ"), "no task " + task_display(succ) + " in /tasks");
-    const std::string source = r.string(r.field(e, p, "source"), pointer_join(p, "source"));
-    const int arg = static_cast<int>(r.integer(r.field(e, p, "arg"), pointer_join(p, "arg"), -1, 31));
+    const std::string source = r.string(e, p, "source");
+    const int arg = static_cast<int>(r.integer(e, p, "arg", -1, 31));
     if (source == "explicit") {
       std::vector<TaskId>& deps = c.tasks[s->second].deps;
       if (std::find(deps.begin(), deps.end(), pred) == deps.end()) deps.push_back(pred);
     } else if (source == "creator") {
-      const std::uint64_t tid = r.u64(r.field(e, p, "tensor_id"), pointer_join(p, "tensor_id"));
+      const std::uint64_t tid = r.u64(e, p, "tensor_id");
       auto t = c.tensors.find(tid);
       if (t == c.tensors.end()) r.fail(pointer_join(p, "tensor_id"), "no such tensor in /tensors");
       c.creator_of_arg[{succ, arg}] = pred;
@@ -223,7 +198,7 @@ void read_deps(const std::string& text, const std::string& file, Capture& c) {
     } else if (source != "tensormap") {
       r.fail(pointer_join(p, "source"), "expected \"explicit\", \"creator\" or \"tensormap\"");
     }
-  }
+  });
 }
 
 // Per task and lane: the kernel time of each block, from the AICore rows.
@@ -235,10 +210,10 @@ struct Timing {
 
 void read_swimlane(const std::string& text, const std::string& file, Timing& tm) {
   Reader r(file);
-  const J root = trace::parse_document(text, file);
+  const J root = json_input::parse_document(text, file);
   const J& meta = r.field(root, "", "metadata");
-  const double freq = static_cast<double>(r.integer(r.field(meta, "/metadata", "clock_freq_hz"), "/metadata/clock_freq_hz", 1, 1ll << 40));
-  const J& types = r.list(r.field(meta, "/metadata", "core_types"), "/metadata/core_types");
+  const double freq = static_cast<double>(r.integer(meta, "/metadata", "clock_freq_hz", 1, 1ll << 40));
+  const J& types = r.list(meta, "/metadata", "core_types");
   std::vector<bool> aic;
   int clusters = 0;
   for (std::size_t i = 0; i < types.size(); ++i) {
@@ -252,7 +227,7 @@ void read_swimlane(const std::string& text, const std::string& file, Timing& tm)
     for (std::size_t i = 0; i < ct->size(); ++i)
       tm.sched_threads = std::max(tm.sched_threads, static_cast<int>(r.integer((*ct)[i], pointer_join("/metadata/core_to_thread", i), -1, 64)) + 1);
   }
-  const J& rows = r.list(r.field(root, "", "aicore_tasks"), "/aicore_tasks");
+  const J& rows = r.list(root, "", "aicore_tasks");
   struct Row {
     std::int64_t start, end;
     int core;
@@ -291,7 +266,7 @@ void read_swimlane(const std::string& text, const std::string& file, Timing& tm)
         if (!rec.is_object()) r.fail(pointer_join(tp, i), "expected an object");
         auto kind = rec.find("kind");
         if (kind == rec.end() || *kind != "predicated_skip") continue;
-        tm.predicated_skip.insert(r.u64(r.field(rec, pointer_join(tp, i), "task_id"), pointer_join(pointer_join(tp, i), "task_id")));
+        tm.predicated_skip.insert(r.u64(rec, pointer_join(tp, i), "task_id"));
       }
     }
   }
@@ -322,7 +297,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
     const Reader lr(file + ":" + std::to_string(n));
     J rec;
     try {
-      rec = trace::parse_document(line, file + ":" + std::to_string(n));
+      rec = json_input::parse_document(line, file + ":" + std::to_string(n));
     } catch (const InputError&) {
       throw;
     }
@@ -337,7 +312,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
         const std::string key = std::string("ring_") + std::string(k).substr(0, std::string(k).size() - 4);
         // The sizes the replay's run block gets must be ones run accepts.
         try {
-          config::parse_ring_json(nlohmann::json::parse(v->dump()), key, file + ":" + std::to_string(n),
+          config::parse_ring_json(json_input::unordered(*v), key, file + ":" + std::to_string(n),
                                   std::string("/") + k);
         } catch (const InputError& e) {
           throw InputError(e.file(), e.path(), e.message() + " (the replay's run block would take it as " + key + ")");
@@ -346,10 +321,10 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
       }
       continue;
     }
-    const std::string phase = lr.string(lr.field(rec, "", "phase"), "/phase");
-    const int depth = static_cast<int>(lr.integer(lr.field(rec, "", "depth"), "/depth", 0, 64));
-    const int ring = static_cast<int>(lr.integer(lr.field(rec, "", "ring"), "/ring", 0, kNumRings - 1));
-    const std::uint64_t head = lr.u64(lr.field(rec, "", "task_window_end"), "/task_window_end");
+    const std::string phase = lr.string(rec, "", "phase");
+    const int depth = static_cast<int>(lr.integer(rec, "", "depth", 0, 64));
+    const int ring = static_cast<int>(lr.integer(rec, "", "ring", 0, kNumRings - 1));
+    const std::uint64_t head = lr.u64(rec, "", "task_window_end");
     if (head > (1ull << 32)) lr.fail("/task_window_end", "expected a local task id (at most 2^32)");
     si.heads[ring] = std::max(si.heads[ring], head);
     if (depth == 0) continue;  // the runtime's root scope
@@ -358,7 +333,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
       s.depth = depth;
       s.ring = ring;
       s.begin = head;
-      s.site = lr.string(lr.field(rec, "", "site"), "/site");
+      s.site = lr.string(rec, "", "site");
       s.parent = open.empty() ? -1 : open.back();
       open.push_back(static_cast<int>(si.nodes.size()));
       si.nodes.push_back(s);
@@ -376,7 +351,7 @@ void read_scope_stats(const std::string& text, const std::string& file, ScopeInf
 // or a link to /dev/zero is an error naming it, not an empty map or a read
 // without end).
 std::string read_text(const std::string& path, const char* what) {
-  return config::read_text(path, path, trace::kMaxTraceBytes, what);
+  return json_input::read_text(path, path, trace::kMaxTraceBytes, what);
 }
 
 }  // namespace
@@ -387,7 +362,7 @@ CaptureFiles capture_files(const std::string& dir) {
   f.deps = (fs::path(dir) / "deps.json").string();
   f.swimlane = (fs::path(dir) / "chip_swimlane_records.json").string();
   for (const std::string& p : {f.deps, f.swimlane}) {
-    const std::string why = config::not_a_regular_file(p, "capture file");
+    const std::string why = json_input::not_a_regular_file(p, "capture file");
     if (why == "no such file") throw InputError(p, "", "missing: a capture needs deps.json and chip_swimlane_records.json");
     if (!why.empty()) throw InputError(p, "", why);
   }
@@ -415,7 +390,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
   std::string orchestrator;
   if (!name_map_text.empty()) {
     Reader r(names.name_map);
-    const J m = trace::parse_document(name_map_text, names.name_map);
+    const J m = json_input::parse_document(name_map_text, names.name_map);
     const J& ids = r.field(m, "", "callable_id_to_name");
     if (!ids.is_object()) r.fail("/callable_id_to_name", "expected an object");
     for (auto it = ids.begin(); it != ids.end(); ++it) {
@@ -601,7 +576,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     return std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   };
   std::map<std::pair<int, int>, J> primary;
-  for (const auto& [key, v] : votes) primary[key] = J::parse(most(v));
+  for (const auto& [key, v] : votes) primary[key] = json_input::parse_own_ordered(most(v));
   auto primary_of = [&](int id, int lane) {
     auto p = primary.find({id, kind(lane)});
     return p != primary.end() ? p->second : J{{"ns", 0}};
@@ -617,7 +592,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     const auto f = fname.find(id);
     std::string base = f != fname.end() ? f->second : "";
     if (base.empty()) base = "k" + std::to_string(id);
-    else if (config::is_annotation_key(base)) base = "k" + std::to_string(id) + "_" + base;
+    else if (json_input::is_annotation_key(base)) base = "k" + std::to_string(id) + "_" + base;
     std::string nm = base;
     for (int i = 2; taken_names.count(nm); ++i) nm = base + "#" + std::to_string(i);
     taken_names.insert(nm);

@@ -1,5 +1,8 @@
 #include "sim/json/json_input.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,19 +27,50 @@ std::string strip_exception_id(const std::string& what) {
   return what;
 }
 
+// The number token starting at `i` of JSON text.
+std::string number_token(const std::string& text, std::size_t i) {
+  std::size_t j = i;
+  while (j < text.size() && std::strchr("+-.0123456789eE", text[j]) && text[j] != '\0') ++j;
+  return text.substr(i, j - i);
+}
+
+// Offset of the first number (outside strings) whose value is beyond a
+// double's range, or text.size().
+std::size_t first_overflowing_number(const std::string& text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::string token = number_token(text, i);
+      if (std::isinf(std::strtod(token.c_str(), nullptr))) return i;
+      i += token.size() - 1;
+    }
+  }
+  return text.size();
+}
+
+InputError too_deep(const std::string& file, const std::string& pointer) {
+  return InputError(file, pointer,
+                    "JSON nested too deeply (more than " + std::to_string(kMaxJsonNesting) +
+                        " levels of objects and lists)");
+}
+
 }  // namespace
 
 json parse(const std::string& text, const std::string& file) {
-  config::JsonDom<json> dom;
+  JsonDom<json> dom;
   if (dom.parse(text)) return dom.take();
   switch (dom.error) {
-    case config::JsonDom<json>::Error::Duplicate:
+    case JsonDom<json>::Error::Duplicate:
       throw InputError(file, dom.error_pointer,
                        "duplicate key \"" + dom.error_key + "\" (each key may appear once per object)");
-    case config::JsonDom<json>::Error::Nesting:
-      throw InputError(file, dom.error_pointer,
-                       "JSON nested too deeply (more than " + std::to_string(config::kMaxJsonNesting) +
-                           " levels of objects and lists)");
+    case JsonDom<json>::Error::Nesting:
+      throw too_deep(file, dom.error_pointer);
     default:
       if (dom.error_id == 406)  // a number beyond a double's range ("1e400")
         throw InputError(file, "", "invalid JSON: " + strip_exception_id(dom.error_text) + " (beyond a double's range)");
@@ -48,12 +82,49 @@ json read_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path, ec)) throw InputError(path, "", "file not found");
-  return parse(config::read_text(path, path, kMaxFileBytes, "JSON file"), path);
+  return parse(read_text(path, path, kMaxFileBytes, "JSON file"), path);
 }
 
-std::string child(const std::string& base, const std::string& key) { return config::pointer_join(base, key); }
+nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
+  auto at = [&](std::size_t idx) {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < idx; ++i)
+      if (text[i] == '\n') ++line, line_start = i + 1;
+    return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
+  };
+  JsonDom<nlohmann::ordered_json> dom;
+  if (dom.parse(text)) return dom.take();
+  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Duplicate)
+    throw InputError(file, pointer_join(dom.error_pointer, dom.error_key), "duplicate key \"" + dom.error_key + "\"");
+  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Nesting) throw too_deep(file, dom.error_pointer);
+  if (dom.error_id == 406) {
+    // A number beyond a double's range ("1e400"): nlohmann says which text but
+    // not where; it is the first such number outside strings.
+    std::size_t idx = first_overflowing_number(text);
+    std::string number = idx < text.size() ? number_token(text, idx) : std::string();
+    throw InputError(file, "", (idx < text.size() ? at(idx) : std::string("invalid JSON")) +
+                                   ": number " + number + " is out of range (beyond a double's range)");
+  }
+  std::size_t idx = std::min<std::size_t>(dom.error_at == 0 ? 0 : dom.error_at - 1, text.size());
+  const std::string& what = dom.error_text;
+  std::size_t p = what.find("parse error");
+  p = p == std::string::npos ? std::string::npos : what.find(": ", p);
+  std::string detail = p == std::string::npos ? what : what.substr(p + 2);
+  throw InputError(file, "", at(idx) + ": " + detail);
+}
 
-std::string child(const std::string& base, std::size_t index) { return config::pointer_join(base, index); }
+json read_output(const std::string& path) {
+  std::ifstream in(path);
+  return in ? json::parse(in, nullptr, false) : json();
+}
+
+json parse_or_discarded(const std::string& text) { return json::parse(text, nullptr, false); }
+
+json parse_own(const std::string& text) { return json::parse(text); }
+
+nlohmann::ordered_json parse_own_ordered(const std::string& text) { return nlohmann::ordered_json::parse(text); }
+
+json unordered(const nlohmann::ordered_json& v) { return json::parse(v.dump()); }
 
 std::string describe(const json& v) {
   switch (v.type()) {

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace npusim::config {
+namespace npusim::json_input {
 
 namespace {
 struct NotedInput {
@@ -93,4 +93,4 @@ std::string read_text(const std::string& path, const std::string& shown, std::ui
   return text;
 }
 
-}  // namespace npusim::config
+}  // namespace npusim::json_input

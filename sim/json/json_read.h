@@ -1,6 +1,6 @@
-// Reading JSON input in linear time and bounded memory: every strict reader
-// of sim/ (the trace, platform files, compare's summaries) reads its text
-// with read_text and builds its document with JsonDom.
+// Reading JSON input in linear time and bounded memory: every reader of
+// JSON input reads its text with read_text and has its document built with
+// JsonDom by one of json_input.h's parse entries.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 #include "sim/json/json_util.h"
 
-namespace npusim::config {
+namespace npusim::json_input {
 
 // The whole text of `path` (a file, a FIFO, a device; "-" = standard input),
 // read once. Throws InputError naming `shown`: it cannot be opened or read,
@@ -188,4 +188,4 @@ class JsonDom : public nlohmann::json_sax<J> {
   std::vector<Frame> frames_;
 };
 
-}  // namespace npusim::config
+}  // namespace npusim::json_input

@@ -1,6 +1,8 @@
-// Helpers shared by the strict JSON readers of sim/ (run block, trace):
-// JSON pointers, "got ..." descriptions, unknown-key messages, integer access.
-// Templates so they serve nlohmann::json and nlohmann::ordered_json alike.
+// The rules every strict JSON reader of sim/ shares (part of the one JSON
+// input layer, sim/json): JSON pointers (pointer_join, the one pointer
+// helper), the annotation rule, "got ..." descriptions, unknown-key
+// messages, integer access. Templates so they serve nlohmann::json and
+// nlohmann::ordered_json alike.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +12,7 @@
 
 #include "models/common/errors.h"
 
-namespace npusim::config {
+namespace npusim::json_input {
 
 // Appends one reference token to a JSON pointer ("~" -> "~0", "/" -> "~1").
 inline std::string pointer_join(const std::string& path, const std::string& key) {
@@ -98,4 +100,4 @@ bool json_uint64(const Json& v, std::uint64_t& out) {
   return false;
 }
 
-}  // namespace npusim::config
+}  // namespace npusim::json_input

@@ -12,13 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
-#include "sim/json/json_util.h"
 #include "sim/host/subprocess.h"
 #include "sim/json/json_input.h"
 
@@ -27,8 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using json_input::child;
+using json_input::pointer_join;
 using json_input::describe;
+using json_input::is_annotation_key;
+using json_input::join_names;
 
 constexpr int kFormatVersion = 1;
 constexpr std::uint64_t kInt32Max = INT_MAX;
@@ -100,45 +103,32 @@ struct Field {
   RingArray S::*r = nullptr;
 };
 
-template <class S>
-Field<S> field(std::string key, Kind kind, Rule rule) {
+// A field of `kind` stored in member `m` (its type says which of Field's pointers).
+template <class S, class M>
+Field<S> field(std::string key, Kind kind, Rule rule, M S::*m) {
   Field<S> f;
   f.key = std::move(key);
   f.kind = kind;
   f.rule = rule;
+  if constexpr (std::is_same_v<M, int>) f.i = m;
+  else if constexpr (std::is_same_v<M, std::uint64_t>) f.u = m;
+  else if constexpr (std::is_same_v<M, double>) f.d = m;
+  else f.r = m;
   return f;
 }
 template <class S>
-Field<S> integer(const char* key, int S::*m, Rule rule) {
-  auto f = field<S>(key, Kind::Int, rule);
-  f.i = m;
-  return f;
-}
+Field<S> integer(const char* key, int S::*m, Rule rule) { return field(key, Kind::Int, rule, m); }
 template <class S>
-Field<S> count(const char* key, std::uint64_t S::*m, Rule rule) {
-  auto f = field<S>(key, Kind::Count, rule);
-  f.u = m;
-  return f;
-}
+Field<S> count(const char* key, std::uint64_t S::*m, Rule rule) { return field(key, Kind::Count, rule, m); }
 template <class S>
-Field<S> real(const char* key, double S::*m, Rule rule) {
-  auto f = field<S>(key, Kind::Real, rule);
-  f.d = m;
-  return f;
-}
+Field<S> real(const char* key, double S::*m, Rule rule) { return field(key, Kind::Real, rule, m); }
 // `name` is the C++ field name; the JSON key is name + "_ns".
 template <class S>
 Field<S> time_ns(const char* name, Time S::*m, Rule rule = ns_in(0)) {
-  auto f = field<S>(std::string(name) + "_ns", Kind::Time, rule);
-  f.u = m;
-  return f;
+  return field(std::string(name) + "_ns", Kind::Time, rule, m);
 }
 template <class S>
-Field<S> rings(const char* key, RingArray S::*m, Rule rule) {
-  auto f = field<S>(key, Kind::Rings, rule);
-  f.r = m;
-  return f;
-}
+Field<S> rings(const char* key, RingArray S::*m, Rule rule) { return field(key, Kind::Rings, rule, m); }
 
 const std::vector<Field<Topology>>& topology_fields() {
   using T = Topology;
@@ -183,67 +173,55 @@ const std::vector<Field<RuntimeLimits>>& limits_fields() {
   return f;
 }
 
+// A section whose every field is a time in ns under one rule; its fields
+// several to a line.
+template <class S>
+std::vector<Field<S>> times(std::initializer_list<std::pair<const char*, Time S::*>> fields, Rule rule = ns_in(0)) {
+  std::vector<Field<S>> f;
+  for (const auto& [name, member] : fields) f.push_back(time_ns(name, member, rule));
+  return f;
+}
+
 const std::vector<Field<Timeouts>>& timeouts_fields() {
   using T = Timeouts;
-  static const std::vector<Field<T>> f = {
-      time_ns("scheduler_no_progress", &T::scheduler_no_progress, ns_in(1)),
-      time_ns("alloc_no_progress", &T::alloc_no_progress, ns_in(1)),
-      time_ns("tensor_wait", &T::tensor_wait, ns_in(1)),
-  };
+  static const auto f = times<T>(
+      {{"scheduler_no_progress", &T::scheduler_no_progress}, {"alloc_no_progress", &T::alloc_no_progress},
+       {"tensor_wait", &T::tensor_wait}},
+      ns_in(1));
   return f;
 }
 
 const std::vector<Field<SchedCosts>>& sched_fields() {
   using S = SchedCosts;
-  static const std::vector<Field<S>> f = {
-      time_ns("loop", &S::loop),
-      time_ns("poll_cond", &S::poll_cond),
-      time_ns("complete_task", &S::complete_task),
-      time_ns("complete_subtask", &S::complete_subtask),
-      time_ns("fanout_edge", &S::fanout_edge),
-      time_ns("ready_push", &S::ready_push),
-      time_ns("dispatch_pop", &S::dispatch_pop),
-      time_ns("dispatch_task", &S::dispatch_task),
-      time_ns("dispatch_block", &S::dispatch_block),
-      time_ns("wmb", &S::wmb),
-      time_ns("mmio_write", &S::mmio_write),
-      time_ns("dummy_task", &S::dummy_task),
-      time_ns("release_task", &S::release_task),
-      time_ns("predicate_eval", &S::predicate_eval),
-  };
+  static const auto f = times<S>({
+      {"loop", &S::loop}, {"poll_cond", &S::poll_cond},
+      {"complete_task", &S::complete_task}, {"complete_subtask", &S::complete_subtask},
+      {"fanout_edge", &S::fanout_edge}, {"ready_push", &S::ready_push},
+      {"dispatch_pop", &S::dispatch_pop}, {"dispatch_task", &S::dispatch_task},
+      {"dispatch_block", &S::dispatch_block}, {"wmb", &S::wmb}, {"mmio_write", &S::mmio_write},
+      {"dummy_task", &S::dummy_task}, {"release_task", &S::release_task}, {"predicate_eval", &S::predicate_eval},
+  });
   return f;
 }
 
 const std::vector<Field<OrchCosts>>& orch_fields() {
   using O = OrchCosts;
-  static const std::vector<Field<O>> f = {
-      time_ns("start", &O::start),
-      time_ns("submit_base", &O::submit_base),
-      time_ns("submit_arg", &O::submit_arg),
-      time_ns("lookup", &O::lookup),
-      time_ns("lookup_entry", &O::lookup_entry),
-      time_ns("edge", &O::edge),
-      time_ns("insert", &O::insert),
-      time_ns("alloc_tensors", &O::alloc_tensors),
-      time_ns("scope_begin", &O::scope_begin),
-      time_ns("scope_end_task", &O::scope_end_task),
-      time_ns("read_poll", &O::read_poll),
-      time_ns("spin", &O::spin),
-  };
+  static const auto f = times<O>({
+      {"start", &O::start}, {"submit_base", &O::submit_base}, {"submit_arg", &O::submit_arg},
+      {"lookup", &O::lookup}, {"lookup_entry", &O::lookup_entry}, {"edge", &O::edge}, {"insert", &O::insert},
+      {"alloc_tensors", &O::alloc_tensors}, {"scope_begin", &O::scope_begin}, {"scope_end_task", &O::scope_end_task},
+      {"read_poll", &O::read_poll}, {"spin", &O::spin},
+  });
   return f;
 }
 
 const std::vector<Field<CoreCosts>>& core_fields() {
   using C = CoreCosts;
-  static const std::vector<Field<C>> f = {
-      time_ns("dmb_arrival", &C::dmb_arrival),
-      time_ns("entry_poll", &C::entry_poll),
-      time_ns("receive_to_start", &C::receive_to_start),
-      time_ns("ack_write", &C::ack_write),
-      time_ns("first_task_extra", &C::first_task_extra),
-      time_ns("loop", &C::loop),
-      time_ns("fin_notice", &C::fin_notice),
-  };
+  static const auto f = times<C>({
+      {"dmb_arrival", &C::dmb_arrival}, {"entry_poll", &C::entry_poll}, {"receive_to_start", &C::receive_to_start},
+      {"ack_write", &C::ack_write}, {"first_task_extra", &C::first_task_extra}, {"loop", &C::loop},
+      {"fin_notice", &C::fin_notice},
+  });
   return f;
 }
 
@@ -269,10 +247,7 @@ const std::vector<Field<GmCosts>>& gm_fields() {
 
 const std::vector<Field<FftsCosts>>& ffts_fields() {
   using F = FftsCosts;
-  static const std::vector<Field<F>> f = {
-      time_ns("barrier_release", &F::barrier_release),
-      time_ns("flag", &F::flag),
-  };
+  static const auto f = times<F>({{"barrier_release", &F::barrier_release}, {"flag", &F::flag}});
   return f;
 }
 
@@ -339,7 +314,7 @@ class Reader {
       fail("/description", "expected a string, found " + describe(doc["description"]));
     p_.description = doc["description"].get<std::string>();
     for_each_section(p_, [&](const char* name, auto& out, const auto& fields) {
-      section(doc[name], child("", name), out, fields);
+      section(doc[name], pointer_join("", name), out, fields);
     });
     cross_checks(doc);
   }
@@ -360,13 +335,13 @@ class Reader {
          "transfers (gm) handed off through ffts.flag_ns, and the slot count is the kernel's cross_core_slots"},
     };
     for (const auto& item : obj.items()) {
-      if (config::is_annotation_key(item.key())) continue;
+      if (is_annotation_key(item.key())) continue;
       for (const auto& [where, why] : kRemoved)
-        if (child(pointer, item.key()) == where)
+        if (pointer_join(pointer, item.key()) == where)
           fail(where, std::string("no longer a platform field: ") + why + "; remove it");
       if (std::find(known.begin(), known.end(), item.key()) == known.end())
-        fail(child(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
-                                             config::join_names(known) + " (keys starting with x_ are ignored)");
+        fail(pointer_join(pointer, item.key()), "unknown key \"" + item.key() + "\"; expected one of: " +
+                                             join_names(known) + " (keys starting with x_ are ignored)");
     }
   }
 
@@ -376,7 +351,7 @@ class Reader {
     reject_unknown(obj, pointer, known);
     for (const auto& key : known)
       if (!obj.contains(key))
-        fail(child(pointer, key), std::string("missing ") + what + " \"" + key +
+        fail(pointer_join(pointer, key), std::string("missing ") + what + " \"" + key +
                                       "\" (a platform must give every field; see docs/platform.md)");
   }
 
@@ -391,9 +366,9 @@ class Reader {
     if (!sec.is_object()) fail(pointer, "expected an object of fields, found " + describe(sec));
     require_keys(sec, pointer, keys_of(fields), "field");
     for (const auto& f : fields) {
-      std::string leaf_pointer = child(pointer, f.key);
+      std::string leaf_pointer = pointer_join(pointer, f.key);
       const json& v = leaf(sec[f.key], leaf_pointer);
-      store(v, child(leaf_pointer, "value"), out, f);
+      store(v, pointer_join(leaf_pointer, "value"), out, f);
     }
   }
 
@@ -422,9 +397,9 @@ class Reader {
     const char* what = std::string(kind) == "source"       ? "a source"
                        : std::string(kind) == "assumption" ? "an assumption"
                                                            : "what the value was fitted to";
-    p_.provenance[pointer] = text(l[kind], child(pointer, kind), what);
+    p_.provenance[pointer] = text(l[kind], pointer_join(pointer, kind), what);
     if (l.contains("note") && !l["note"].is_string())
-      fail(child(pointer, "note"), "expected a string, found " + describe(l["note"]));
+      fail(pointer_join(pointer, "note"), "expected a string, found " + describe(l["note"]));
     return l["value"];
   }
 
@@ -466,7 +441,7 @@ class Reader {
         if (v.size() != kNumRings)
           fail(pointer, "expected " + one + " or a list of 4 of them (one per ring), found " + describe(v));
         for (std::size_t k = 0; k < kNumRings; ++k)
-          (out.*f.r)[k] = uint_value(v[k], child(pointer, k), f.rule, one);
+          (out.*f.r)[k] = uint_value(v[k], pointer_join(pointer, k), f.rule, one);
         break;
       }
     }
@@ -539,8 +514,8 @@ Platform load_platform(const std::string& name_or_path) {
       auto names = available_names(dirs);
       throw InputError(name_or_path, "",
                        "no platform named \"" + name_or_path + "\": looked for " + name_or_path +
-                           ".json in " + config::join_names(dirs) + "; available: " +
-                           (names.empty() ? std::string("none") : config::join_names(names)));
+                           ".json in " + join_names(dirs) + "; available: " +
+                           (names.empty() ? std::string("none") : join_names(names)));
     }
   }
   json doc = json_input::read_file(path);
@@ -554,7 +529,7 @@ std::vector<std::string> platform_field_pointers() {
   std::vector<std::string> pointers;
   Platform scratch;
   for_each_section(scratch, [&](const char* name, auto&, const auto& fields) {
-    for (const auto& f : fields) pointers.push_back(child(child("", name), f.key));
+    for (const auto& f : fields) pointers.push_back(pointer_join(pointer_join("", name), f.key));
   });
   return pointers;
 }

@@ -20,7 +20,7 @@ namespace {
 
 // Refuses `path` if it is a file this process read as an input.
 void refuse_an_input(const std::string& path) {
-  const std::string input = config::noted_input(path);
+  const std::string input = json_input::noted_input(path);
   if (input.empty()) return;
   refuse(path, input == path ? "is an input of this command: not written over"
                              : "is the same file as the input " + input + ": not written over");

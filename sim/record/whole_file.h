@@ -12,7 +12,7 @@
 // - A device, a FIFO or a socket (/dev/null, /dev/stdout, a pipe) is written
 //   in place: it is never renamed over or replaced by a regular file.
 // - A folder, a dangling link, or a file this process has read as an input
-//   (config::note_input) is refused before anything is written.
+//   (json_input::note_input) is refused before anything is written.
 // Every error throws IoError naming the path as the user gave it.
 #pragma once
 

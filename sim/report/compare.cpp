@@ -49,7 +49,7 @@ Summary read_summary(const std::string& path) {
     throw InputError(path, "", "expected a summary.json object, found " + json_input::describe(doc));
   auto need = [&](const char* key) -> const json& {
     if (!doc.contains(key))
-      throw InputError(path, json_input::child("", key),
+      throw InputError(path, json_input::pointer_join("", key),
                        std::string("missing key \"") + key + "\" (expected a summary.json written by npusim run)");
     return doc[key];
   };
@@ -76,7 +76,7 @@ Summary read_summary(const std::string& path) {
       throw InputError(path, "/provenance", "expected an object, found " + json_input::describe(p));
     for (const char* key : {"npusim_version", "trace_digest", "platform_digest"})
       if (p.contains(key) && !p[key].is_string())
-        throw InputError(path, json_input::child("/provenance", key),
+        throw InputError(path, json_input::pointer_join("/provenance", key),
                          "expected a string, found " + json_input::describe(p[key]));
     s.provenance = p;
   }
@@ -85,7 +85,7 @@ Summary read_summary(const std::string& path) {
     bool may_be_null = s.status == "error";
     if (v.is_null() && may_be_null) continue;
     if (!v.is_number() || v.get<double>() < 0)
-      throw InputError(path, json_input::child("", kMetrics[i]),
+      throw InputError(path, json_input::pointer_join("", kMetrics[i]),
                        std::string("expected a number >= 0") + (may_be_null ? " or null" : "") +
                            ", found " + json_input::describe(v));
     s.metrics[i] = v.get<double>();

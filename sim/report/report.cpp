@@ -50,7 +50,7 @@ std::string text_of(const json* v) {
 }
 
 // A JSON pointer's reference token (RFC 6901).
-std::string token(const std::string& key) { return json_input::child("", key); }
+std::string token(const std::string& key) { return json_input::pointer_join("", key); }
 
 // ---------------------------------------------------------------- SVG
 
@@ -499,7 +499,7 @@ json read_run_summary(const std::string& run_dir) {
   if (!file) {
     const std::string summary_path = (fs::path(run_dir) / "summary.json").string();
     if (fs::exists(fs::symlink_status(summary_path, ec)))  // there, but a folder or a device
-      throw InputError(summary_path, "", config::not_a_regular_file(summary_path, "JSON file"));
+      throw InputError(summary_path, "", json_input::not_a_regular_file(summary_path, "JSON file"));
     throw InputError(run_dir, "",
                      "no summary.json in this folder (expected the --out folder of an npusim run, which always "
                      "writes one)");

@@ -444,7 +444,7 @@ std::optional<RunOutput> read_run_output(const std::string& run_dir, const std::
   if (!fs::is_regular_file(path, ec)) return std::nullopt;
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path, "", "cannot open the file");
-  config::note_input(path);
+  json_input::note_input(path);
   RunOutput out{path, ""};
   char buf[1 << 16];
   int n = 0;

@@ -57,7 +57,7 @@ class LineReader {
   std::uint64_t uint(const char* key, const char* what, std::uint64_t min = 0) const {
     const json& v = need(key, what);
     std::uint64_t u = 0;
-    if (!config::json_uint64(v, u) || u < min)
+    if (!json_input::json_uint64(v, u) || u < min)
       wrong(key, min ? "an integer >= 1" : "an integer >= 0", v);
     return u;
   }
@@ -76,7 +76,7 @@ class LineReader {
     if (!v.is_array() || v.size() != kScopeStatsRings) wrong(key, "a list of 4 integers >= 1 (one per ring)", v);
     std::array<std::uint64_t, kScopeStatsRings> out{};
     for (int r = 0; r < kScopeStatsRings; ++r)
-      if (!config::json_uint64(v[r], out[r]) || out[r] == 0)
+      if (!json_input::json_uint64(v[r], out[r]) || out[r] == 0)
         fail(std::string("key \"") + key + "\" entry " + std::to_string(r) +
              ": expected an integer >= 1, found " + json_input::describe(v[r]));
     return out;
@@ -349,7 +349,7 @@ ScopeStatsReport read_scope_stats(const std::string& path) {
     throw InputError(path, "", "is a folder, not a scope_stats.jsonl");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", std::string("cannot open file: ") + std::strerror(errno));
-  config::note_input(path);
+  json_input::note_input(path);
   return parse_lines(in, path);
 }
 

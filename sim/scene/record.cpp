@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/chip_view.h"
+#include "sim/json/json_input.h"
 #include "sim/scene/scene.h"
 #include "sim/scene/trace_text.h"
 
@@ -266,7 +267,7 @@ std::string Recorder::trace_json() const {
   // Kernels: the incores as defined (after calibration), then the MIX kernels
   // the program composed of them, each lane keeping its incore's func_id.
   if (scene)
-    for (const Incore& in : scene->incores) t.kernels.emplace_back(in.kernel->name, J::parse(in.json));
+    for (const Incore& in : scene->incores) t.kernels.emplace_back(in.kernel->name, json_input::parse_own_ordered(in.json));
   if (m.program.external)
     for (const KernelDef* k : m.program.external->defined_kernels()) {
       J lanes = J::object();
@@ -275,7 +276,7 @@ std::string Recorder::trace_json() const {
       for (int l = 0; l < kNumLanes; ++l) {
         const Incore* in = k->lanes[l].active && scene ? scene->incore(k->lanes[l].func_id) : nullptr;
         if (!in) continue;
-        J def = J::parse(in->json);
+        J def = json_input::parse_own_ordered(in->json);
         J lane = J::object();
         if (def.contains("duration")) lane["duration"] = def["duration"];
         if (def.contains("body")) lane["body"] = def["body"];

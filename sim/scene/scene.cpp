@@ -18,6 +18,8 @@
 #include <unordered_map>
 
 #include "models/common/errors.h"
+#include "sim/json/json_getters.h"
+#include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -35,8 +37,8 @@ namespace npusim::scene {
 namespace {
 
 using J = nlohmann::ordered_json;
-using config::check_keys;
-using config::pointer_join;
+using json_input::check_keys;
+using json_input::pointer_join;
 
 [[noreturn]] void fail(const std::string& file, const std::string& path, const std::string& msg) {
   throw InputError(file, path, msg);
@@ -167,20 +169,20 @@ std::string first_lines(const std::string& text, int n) {
 // ---- the scene document ----------------------------------------------------------
 class SceneLoader {
  public:
-  SceneLoader(std::string file, SceneDef& def, trace::Trace& t) : file_(std::move(file)), d_(def), t_(t) {}
+  SceneLoader(std::string file, SceneDef& def, trace::Trace& t) : file_(std::move(file)), json_(file_), d_(def), t_(t) {}
 
   void load(const J& root, const std::string& default_name) {
     check_keys(root, file_, "", {"npusim_scene", "name", "orchestration", "incores", "calibration", "args", "run"});
     const J& version = need(root, "", "npusim_scene");
     if (!version.is_number_integer() || version.get<std::int64_t>() != 1)
-      fail(file_, "/npusim_scene", "expected 1 (the scene format version), got " + config::describe_json(version));
+      fail(file_, "/npusim_scene", "expected 1 (the scene format version), got " + json_input::describe_json(version));
     d_.file = file_;
     d_.dir = fs::path(file_).parent_path().string();
     t_.file = file_;
     t_.name = default_name;
     if (const J* n = get(root, "name")) {
       if (!n->is_string() || n->get_ref<const std::string&>().empty())
-        fail(file_, "/name", "expected a non-empty string, got " + config::describe_json(*n));
+        fail(file_, "/name", "expected a non-empty string, got " + json_input::describe_json(*n));
       t_.name = n->get<std::string>();
     }
     if (const J* run = get(root, "run")) t_.run = config::parse_run_block(*run, file_, "/run");
@@ -192,16 +194,9 @@ class SceneLoader {
   }
 
  private:
-  static const J* get(const J& obj, const char* key) {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-  const J& need(const J& obj, const std::string& path, const char* key) const {
-    if (!obj.is_object()) fail(file_, path, "expected an object, got " + config::describe_json(obj));
-    const J* v = get(obj, key);
-    if (!v) fail(file_, path, std::string("missing key \"") + key + "\"");
-    return *v;
-  }
+  // A member or nullptr; a required member ("expected an object", "missing key").
+  static const J* get(const J& obj, const char* key) { return json_input::Getters<J>::opt(obj, key); }
+  const J& need(const J& obj, const std::string& path, const char* key) const { return json_.field(obj, path, key); }
   std::string resolve(const std::string& p) const {
     fs::path q(p);
     if (q.is_relative() && !d_.dir.empty()) q = fs::path(d_.dir) / q;
@@ -209,27 +204,27 @@ class SceneLoader {
   }
   std::string string(const J& v, const std::string& path) const {
     if (!v.is_string() || v.get_ref<const std::string&>().empty())
-      fail(file_, path, "expected a non-empty string, got " + config::describe_json(v));
+      fail(file_, path, "expected a non-empty string, got " + json_input::describe_json(v));
     return v.get<std::string>();
   }
 
   void orchestration(const J& o) {
     const std::string p = "/orchestration";
-    if (!o.is_object()) fail(file_, p, "expected an object, got " + config::describe_json(o));
+    if (!o.is_object()) fail(file_, p, "expected an object, got " + json_input::describe_json(o));
     check_keys(o, file_, p, {"source", "library", "entry", "config"});
     const int forms = o.contains("source") + o.contains("library");
     if (forms != 1) fail(file_, p, "expected exactly one of \"source\" (a .cpp file) or \"library\" (a shared object)");
     if (const J* s = get(o, "source")) {
       d_.source = resolve(string(*s, pointer_join(p, "source")));
-      if (const std::string why = config::not_a_regular_file(d_.source, "C++ source file"); !why.empty())
+      if (const std::string why = json_input::not_a_regular_file(d_.source, "C++ source file"); !why.empty())
         fail(file_, pointer_join(p, "source"), why + ": " + d_.source);
-      config::note_input(d_.source);
+      json_input::note_input(d_.source);
     }
     if (const J* l = get(o, "library")) {
       d_.library = resolve(string(*l, pointer_join(p, "library")));
-      if (const std::string why = config::not_a_regular_file(d_.library, "shared object"); !why.empty())
+      if (const std::string why = json_input::not_a_regular_file(d_.library, "shared object"); !why.empty())
         fail(file_, pointer_join(p, "library"), why + ": " + d_.library);
-      config::note_input(d_.library);
+      json_input::note_input(d_.library);
     }
     if (const J* e = get(o, "entry")) d_.entry = string(*e, pointer_join(p, "entry"));
     if (const J* c = get(o, "config")) d_.config = string(*c, pointer_join(p, "config"));
@@ -239,11 +234,11 @@ class SceneLoader {
   std::unordered_map<int, std::pair<double, double>> calibration(const J& v) {
     const std::string path = resolve(string(v, "/calibration"));
     // A folder would read as no lines, /dev/zero as one endless line.
-    if (const std::string why = config::not_a_regular_file(path, "calibration file"); !why.empty() && why != "no such file")
+    if (const std::string why = json_input::not_a_regular_file(path, "calibration file"); !why.empty() && why != "no such file")
       fail(file_, "/calibration", why + ": " + path);
     std::ifstream in(path);
     if (!in) fail(file_, "/calibration", "cannot open the calibration file " + path);
-    config::note_input(path);
+    json_input::note_input(path);
     std::unordered_map<int, std::pair<double, double>> out;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
@@ -277,11 +272,11 @@ class SceneLoader {
   // Incores are trace kernel definitions of one core type, plus `writes`.
   void incores(const J& v, const std::unordered_map<int, std::pair<double, double>>& calib) {
     const std::string p = "/incores";
-    if (!v.is_object()) fail(file_, p, "expected an object, got " + config::describe_json(v));
+    if (!v.is_object()) fail(file_, p, "expected an object, got " + json_input::describe_json(v));
     J defs = J::object();
     std::vector<std::string> names;
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (config::is_annotation_key(it.key())) {
+      if (json_input::is_annotation_key(it.key())) {
         // Ignored, as every `x_` key is; kept to explain a func_id the program then lacks.
         if (const J* f = it.value().is_object() ? get(it.value(), "func_id") : nullptr; f && f->is_number_integer())
           d_.annotated_incores.emplace(static_cast<int>(f->get<std::int64_t>()), it.key());
@@ -289,7 +284,7 @@ class SceneLoader {
       }
       const std::string ip = pointer_join(p, it.key());
       const J& def = it.value();
-      if (!def.is_object()) fail(file_, ip, "expected an object, got " + config::describe_json(def));
+      if (!def.is_object()) fail(file_, ip, "expected an object, got " + json_input::describe_json(def));
       check_keys(def, file_, ip, {"func_id", "core", "duration", "body", "pipes", "writes"});
       if (const J* core = get(def, "core"); core && *core == "mix")
         fail(file_, pointer_join(ip, "core"), "an incore runs on one core type: expected \"aic\" or \"aiv\" (a MIX task is "
@@ -297,7 +292,7 @@ class SceneLoader {
       J k = def;
       k.erase("writes");
       std::int64_t id = -1;
-      if (const J* f = get(def, "func_id")) config::json_int64(*f, id);
+      if (const J* f = get(def, "func_id")) json_input::json_int64(*f, id);
       auto c = calib.find(static_cast<int>(id));
       if (c != calib.end()) {
         if (def.contains("body"))
@@ -329,7 +324,7 @@ class SceneLoader {
 
   // [{"arg", "index" | "element", "value"}] with expressions over s0..s15 and block_num.
   std::vector<IncoreWrite> writes(const J& v, const std::string& p) const {
-    if (!v.is_array()) fail(file_, p, "expected a list, got " + config::describe_json(v));
+    if (!v.is_array()) fail(file_, p, "expected a list, got " + json_input::describe_json(v));
     auto names = [](const std::string& n) -> int {
       if (n == "block_num") return 16;
       if (n.size() >= 2 && n[0] == 's' && n.find_first_not_of("0123456789", 1) == std::string::npos && n.size() <= 3) {
@@ -340,8 +335,8 @@ class SceneLoader {
     };
     auto expr = [&](const J& e, const std::string& ep) {
       std::int64_t i = 0;
-      if (config::json_int64(e, i)) return Expr::constant(i);
-      if (!e.is_string()) fail(file_, ep, "expected an integer or an expression string, got " + config::describe_json(e));
+      if (json_input::json_int64(e, i)) return Expr::constant(i);
+      if (!e.is_string()) fail(file_, ep, "expected an integer or an expression string, got " + json_input::describe_json(e));
       try {
         return Expr::parse(e.get<std::string>(), names);
       } catch (const EvalError& x) {
@@ -352,12 +347,12 @@ class SceneLoader {
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string wp = pointer_join(p, i);
       const J& w = v[i];
-      if (!w.is_object()) fail(file_, wp, "expected an object, got " + config::describe_json(w));
+      if (!w.is_object()) fail(file_, wp, "expected an object, got " + json_input::describe_json(w));
       check_keys(w, file_, wp, {"arg", "index", "element", "value"});
       IncoreWrite x;
       x.path = wp;
       std::int64_t arg = -1;
-      if (!config::json_int64(need(w, wp, "arg"), arg) || arg < 0 || arg >= 32)
+      if (!json_input::json_int64(need(w, wp, "arg"), arg) || arg < 0 || arg >= 32)
         fail(file_, pointer_join(wp, "arg"), "expected an argument index in [0, 31]");
       x.arg = static_cast<int>(arg);
       if (w.contains("index") == w.contains("element")) fail(file_, wp, "expected exactly one of \"index\" or \"element\"");
@@ -377,7 +372,7 @@ class SceneLoader {
   // Tensors become the trace's external tensors arg0, arg1, ... in order.
   void args(const J& v) {
     const std::string p = "/args";
-    if (!v.is_array()) fail(file_, p, "expected a list, got " + config::describe_json(v));
+    if (!v.is_array()) fail(file_, p, "expected a list, got " + json_input::describe_json(v));
     d_.args_json = v.dump();
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string ap = pointer_join(p, i);
@@ -393,7 +388,7 @@ class SceneLoader {
       const J& s = a.at("scalar");
       std::uint64_t bits = 0;
       std::int64_t i64 = 0;
-      if (config::json_int64(s, i64)) {
+      if (json_input::json_int64(s, i64)) {
         bits = static_cast<std::uint64_t>(i64);
       } else if (s.is_number_unsigned()) {
         bits = s.get<std::uint64_t>();
@@ -403,7 +398,7 @@ class SceneLoader {
         std::memcpy(&u, &f, sizeof u);
         bits = u;
       } else {
-        fail(file_, pointer_join(ap, "scalar"), "expected a number, got " + config::describe_json(s));
+        fail(file_, pointer_join(ap, "scalar"), "expected a number, got " + json_input::describe_json(s));
       }
       d_.arg_order.push_back(-static_cast<int>(d_.scalars.size()) - 1);
       d_.scalars.push_back(bits);
@@ -413,6 +408,7 @@ class SceneLoader {
   }
 
   std::string file_;
+  json_input::Getters<J> json_;  // the typed getters, naming file_
   SceneDef& d_;
   trace::Trace& t_;
 };
@@ -615,11 +611,11 @@ class SceneProgram : public trace::ExternalProgram {
 
 trace::Trace load_program(const std::string& path, std::string* text_out) {
   if (path == "-") return trace::load_trace(path, text_out);
-  std::string text = config::read_text(path, path, trace::kMaxTraceBytes, "trace file");
+  std::string text = json_input::read_text(path, path, trace::kMaxTraceBytes, "trace file");
   if (text_out) *text_out = text;
   const std::string stem = fs::path(path).stem().string();
   if (text.find("\"npusim_scene\"") == std::string::npos) return trace::parse_trace(text, path, stem);
-  J root = trace::parse_document(text, path);
+  J root = json_input::parse_document(text, path);
   if (!root.is_object() || !root.contains("npusim_scene")) return trace::trace_from_json(root, path, stem);
   trace::Trace t;
   auto def = std::make_shared<SceneDef>();

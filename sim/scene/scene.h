@@ -61,7 +61,7 @@ std::string sdk_include_dir();
 std::string runner_path();
 
 // Reads a trace or a scene file ("-": a trace on standard input), once
-// (config::read_text: its size limit, a folder or binary input named); the
+// (json_input::read_text: its size limit, a folder or binary input named); the
 // text read goes to `text` when given.
 trace::Trace load_program(const std::string& path, std::string* text = nullptr);
 

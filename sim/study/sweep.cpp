@@ -100,7 +100,7 @@ std::vector<Axis> parse_grid(const std::vector<std::string>& grid, const std::ve
       const std::string near = config::closest(a.name, names);
       throw InputError(config::kCommandLine, "--grid",
                        "unknown run option \"" + a.name + "\"" +
-                           (near.empty() ? " (expected one of: " + config::join_names(names) +
+                           (near.empty() ? " (expected one of: " + json_input::join_names(names) +
                                                ", or a platform field by its JSON pointer such as "
                                                "/sched/dispatch_task_ns" +
                                                (worker_input ? ", or a worker file's field such as worker:/prepare/ring_heap"
@@ -145,7 +145,7 @@ std::vector<std::vector<std::string>> points_of(const std::vector<Axis>& axes) {
 // A grid value for a platform or worker file field: JSON if it parses as
 // JSON, else a string.
 json json_value(const std::string& text) {
-  json v = json::parse(text, nullptr, false);
+  json v = json_input::parse_or_discarded(text);
   return v.is_discarded() ? json(text) : v;
 }
 
@@ -178,7 +178,7 @@ json platform_for(const json& base, const std::vector<Axis>& axes, const std::ve
 // JSON object with "npusim_worker" is a worker file, as `npusim worker` reads
 // it (docs/workers.md); a trace or a scene is left to `npusim run` to read.
 std::optional<json> read_worker_input(const std::string& path) {
-  config::note_input(path);
+  json_input::note_input(path);
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -192,13 +192,13 @@ std::optional<json> read_worker_input(const std::string& path) {
 void pointers_of(const json& doc, const std::string& at, std::vector<std::string>& out) {
   if (doc.is_object())
     for (auto it = doc.begin(); it != doc.end(); ++it) {
-      const std::string here = config::pointer_join(at, it.key());
+      const std::string here = json_input::pointer_join(at, it.key());
       out.push_back(here);
       pointers_of(it.value(), here, out);
     }
   if (doc.is_array())
     for (std::size_t i = 0; i < doc.size(); ++i) {
-      const std::string here = config::pointer_join(at, i);
+      const std::string here = json_input::pointer_join(at, i);
       out.push_back(here);
       pointers_of(doc[i], here, out);
     }
@@ -223,11 +223,11 @@ void set_worker_field(json& doc, const std::string& name, const json& value) {
     pointers_of(doc, "", names);
     std::vector<std::string> configs = {"/prepare"};
     for (std::size_t i = 0; doc["dispatches"].is_array() && i < doc["dispatches"].size(); ++i) {
-      configs.push_back(config::pointer_join(config::pointer_join("/dispatches", i), "config"));
-      names.push_back(config::pointer_join(config::pointer_join("/dispatches", i), "repeat"));
+      configs.push_back(json_input::pointer_join(json_input::pointer_join("/dispatches", i), "config"));
+      names.push_back(json_input::pointer_join(json_input::pointer_join("/dispatches", i), "repeat"));
     }
     for (const std::string& c : configs)
-      for (const std::string& o : kRunOptions) names.push_back(config::pointer_join(c, o));
+      for (const std::string& o : kRunOptions) names.push_back(json_input::pointer_join(c, o));
     for (std::string& n : names) n = kWorkerPrefix + n;
     const std::string near = config::closest(name, names);
     throw InputError(config::kCommandLine, "--grid",
@@ -453,8 +453,7 @@ std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::
     const std::size_t i = it->second;
     running.erase(it);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
-    std::ifstream in(todo[i].dir / "out" / summary_name(worker));
-    rows[i] = make_row(values[i], code, in ? json::parse(in, nullptr, false) : json(), worker);
+    rows[i] = make_row(values[i], code, json_input::read_output((todo[i].dir / "out" / summary_name(worker)).string()), worker);
     std::ifstream e(todo[i].dir / "stderr.txt");
     std::string line;
     std::getline(e, line);
@@ -473,7 +472,7 @@ std::string dask_driver() {
   }
   throw InputError(config::kCommandLine, "--scheduler",
                    "cannot find tools/sweep_dask.py next to the platforms (looked in " +
-                       config::join_names(platform::platform_search_dirs()) + ")");
+                       json_input::join_names(platform::platform_search_dirs()) + ")");
 }
 
 // Runs every job as a task on the Dask cluster at `scheduler`
@@ -497,8 +496,7 @@ std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::v
   const int rc = run_program(py, {driver, "--scheduler", scheduler, (dir / "points.json").string(),
                                          (dir / "results.json").string()},
                              (dir / "driver.txt").string());
-  std::ifstream in(dir / "results.json");
-  const json results = in ? json::parse(in, nullptr, false) : json();
+  const json results = json_input::read_output((dir / "results.json").string());
   if (rc != 0 || !results.is_array() || results.size() != todo.size()) {
     std::ifstream e(dir / "driver.txt");
     std::stringstream text;
@@ -633,7 +631,7 @@ void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector
 int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   // Every point runs INPUT again: a folder, a device or a FIFO (read once,
   // or endless: /dev/zero) is refused here, not point by point.
-  if (const std::string why = config::not_a_regular_file(req.input, "trace, scene or worker file"); !why.empty())
+  if (const std::string why = json_input::not_a_regular_file(req.input, "trace, scene or worker file"); !why.empty())
     throw InputError(req.input, "", why == "no such file" ? "file not found" : why);
   const Platform base_platform = platform::load_platform(req.platform);
   const json base_doc = json_input::read_file(base_platform.path);
@@ -658,7 +656,7 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
       // The point's own worker file, its programs by absolute path (so they
       // resolve from its scratch folder, here or on a Dask worker).
       job.worker_text = worker_for(*worker, fs::absolute(req.input).parent_path(), axes, values[i]).dump(1);
-      check_worker_point(json::parse(job.worker_text), platform, label + " of " + req.input);
+      check_worker_point(json_input::parse_own(job.worker_text), platform, label + " of " + req.input);
       job.run_args = {"worker", (job.dir / "worker.json").string()};
     } else {
       // On a cluster the input is read where the task runs: by its absolute path.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/arena_cache.h"
+#include "sim/json/json_getters.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -28,7 +29,7 @@ namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
-using config::pointer_join;
+using json_input::pointer_join;
 
 const std::vector<std::string> kRingFields = {"ring_task_window", "ring_heap", "ring_dep_pool"};
 
@@ -49,23 +50,19 @@ RunOptions ring_fields(const RunOptions& o) {
 void warn_non_ring(const json& block, const std::string& file, const std::string& path, const std::string& why,
                    std::vector<std::string>& warnings) {
   for (auto it = block.begin(); it != block.end(); ++it)
-    if (!is_ring_field(it.key()) && !config::is_annotation_key(it.key()))
+    if (!is_ring_field(it.key()) && !json_input::is_annotation_key(it.key()))
       warnings.push_back(file + ": at " + pointer_join(path, it.key()) + ": ignored: " + why);
 }
 
 int positive_int(const json& v, const std::string& file, const std::string& path, std::int64_t max) {
-  std::int64_t n = 0;
-  if (!config::json_int64(v, n) || n < 1 || n > max)
-    throw InputError(file, path, "expected an integer in [1, " + std::to_string(max) + "], got " +
-                                     config::describe_json(v));
-  return static_cast<int>(n);
+  return static_cast<int>(json_input::Getters<json>(file).integer(v, path, 1, max));
 }
 
 // A dispatch's program file: a path relative to the worker file's folder,
 // which must exist; `shown` gets it as the file names it.
 std::string program_path(const json& p, const std::string& file, const std::string& path, std::string& shown) {
   if (!p.is_string() || p.get<std::string>().empty())
-    throw InputError(file, path, "expected a file name, got " + config::describe_json(p) +
+    throw InputError(file, path, "expected a file name, got " + json_input::describe_json(p) +
                                      " (a distributed worker's \"trace\" may also be a list, one per chip)");
   shown = p.get<std::string>();
   const fs::path rel(shown);
@@ -73,7 +70,7 @@ std::string program_path(const json& p, const std::string& file, const std::stri
   std::error_code ec;
   if (!fs::exists(program, ec))
     throw InputError(file, path, "no file \"" + shown + "\" (paths are relative to the worker file's folder)");
-  if (const std::string why = config::not_a_regular_file(program, "trace or scene file"); !why.empty())
+  if (const std::string why = json_input::not_a_regular_file(program, "trace or scene file"); !why.empty())
     throw InputError(file, path, "\"" + shown + "\" " + why);
   return program;
 }
@@ -82,8 +79,8 @@ WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& p
   const std::string& file = w.file;
   if (!d.is_object())
     throw InputError(file, path, "expected a dispatch object {\"trace\" or \"scene\", \"config\", \"repeat\"}, got " +
-                                     config::describe_json(d));
-  config::check_keys(d, file, path, {"trace", "scene", "config", "repeat"});
+                                     json_input::describe_json(d));
+  json_input::check_keys(d, file, path, {"trace", "scene", "config", "repeat"});
   if (d.contains("trace") == d.contains("scene"))
     throw InputError(file, path, "expected exactly one of \"trace\" and \"scene\" (the program this dispatch runs)");
   const std::string key = d.contains("trace") ? "trace" : "scene";
@@ -93,7 +90,7 @@ WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& p
     if (p.size() != static_cast<std::size_t>(w.chips))
       throw InputError(file, pointer_join(path, key),
                        "expected one trace per chip: a list of " + std::to_string(w.chips) + " (worker.chips), got " +
-                           config::describe_json(p));
+                           json_input::describe_json(p));
     for (std::size_t r = 0; r < p.size(); ++r)
       out.per_chip.push_back(program_path(p[r], file, pointer_join(pointer_join(path, key), r), out.shown));
     out.shown = p.dump();
@@ -105,7 +102,7 @@ WorkerDispatch parse_dispatch(const json& d, WorkerFile& w, const std::string& p
     const std::string cpath = pointer_join(path, "config");
     const json& c = d.at("config");
     if (!c.is_object())
-      throw InputError(file, cpath, "expected a RunConfig object (ring_* fields), got " + config::describe_json(c));
+      throw InputError(file, cpath, "expected a RunConfig object (ring_* fields), got " + json_input::describe_json(c));
     out.config = config::parse_run_block(c, file, cpath);
     if (w.kind == WorkerKind::Distributed) {
       warn_non_ring(c, file, cpath,
@@ -128,33 +125,33 @@ WorkerFile parse_worker_doc(const json& doc, const std::string& path) {
   w.file = path;
   if (!doc.is_object())
     throw InputError(path, "", "expected a worker file: an object with \"npusim_worker\": 1, got " +
-                                   config::describe_json(doc));
-  config::check_keys(doc, path, "", {"npusim_worker", "worker", "prepare", "dispatches"});
+                                   json_input::describe_json(doc));
+  json_input::check_keys(doc, path, "", {"npusim_worker", "worker", "prepare", "dispatches"});
   std::int64_t version = 0;
-  if (!doc.contains("npusim_worker") || !config::json_int64(doc["npusim_worker"], version) || version != 1)
+  if (!doc.contains("npusim_worker") || !json_input::json_int64(doc["npusim_worker"], version) || version != 1)
     throw InputError(path, "/npusim_worker",
                      "expected \"npusim_worker\": 1 (the worker file format's version), got " +
-                         (doc.contains("npusim_worker") ? config::describe_json(doc["npusim_worker"]) : "nothing"));
+                         (doc.contains("npusim_worker") ? json_input::describe_json(doc["npusim_worker"]) : "nothing"));
 
   if (!doc.contains("worker") || !doc["worker"].is_object())
     throw InputError(path, "/worker",
                      "expected an object {\"kind\": \"chip\" or \"distributed\", \"chips\", \"aicpu_thread_num\"}");
   const json& wk = doc["worker"];
-  config::check_keys(wk, path, "/worker", {"kind", "chips", "aicpu_thread_num"});
+  json_input::check_keys(wk, path, "/worker", {"kind", "chips", "aicpu_thread_num"});
   const json kind = wk.value("kind", json());
   if (kind == "chip") w.kind = WorkerKind::Chip;
   else if (kind == "distributed") w.kind = WorkerKind::Distributed;
   else
     throw InputError(path, "/worker/kind", "expected \"chip\" (L2 ChipWorker / run()) or \"distributed\" (L3 "
-                                           "DistributedWorker), got " + (kind.is_null() ? "nothing" : config::describe_json(kind)));
+                                           "DistributedWorker), got " + (kind.is_null() ? "nothing" : json_input::describe_json(kind)));
   if (wk.contains("chips")) w.chips = positive_int(wk["chips"], path, "/worker/chips", 4096);
   if (w.kind == WorkerKind::Chip && w.chips != 1)
     throw InputError(path, "/worker/chips", "a chip worker drives one chip: expected 1, got " + std::to_string(w.chips));
   if (wk.contains("aicpu_thread_num")) {
     std::int64_t n = 0;
-    if (!config::json_int64(wk["aicpu_thread_num"], n) || n < 0 || n > 1024)
+    if (!json_input::json_int64(wk["aicpu_thread_num"], n) || n < 0 || n > 1024)
       throw InputError(path, "/worker/aicpu_thread_num",
-                       "expected 0 (auto) or an AICPU thread count, got " + config::describe_json(wk["aicpu_thread_num"]));
+                       "expected 0 (auto) or an AICPU thread count, got " + json_input::describe_json(wk["aicpu_thread_num"]));
     w.aicpu_thread_num = static_cast<int>(n);
   }
 
@@ -162,7 +159,7 @@ WorkerFile parse_worker_doc(const json& doc, const std::string& path) {
     const json& p = doc["prepare"];
     if (!p.is_object())
       throw InputError(path, "/prepare", "expected null or a RunConfig object (ring_* fields), got " +
-                                             config::describe_json(p));
+                                             json_input::describe_json(p));
     w.prepare = ring_fields(config::parse_run_block(p, path, "/prepare"));
     warn_non_ring(p, path, "/prepare", "prepare(config) uses a RunConfig only to prewarm its ring sizes' arena; "
                                        "it is not saved for the dispatches (pypto docs/en/dev/05-runtime-ring-sizing.md)", w.warnings);

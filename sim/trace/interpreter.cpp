@@ -337,7 +337,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       return e;
     }
     if (index.size() != view.ndims)
-      fail(config::pointer_join(path, "index"), rank_mismatch("index", index.size(), view.ndims));
+      fail(json_input::pointer_join(path, "index"), rank_mismatch("index", index.size(), view.ndims));
     std::int64_t e = view.start_offset();
     for (std::size_t d = 0; d < index.size(); ++d) {
       std::int64_t i = eval(index[d]);
@@ -428,7 +428,7 @@ class Interpreter final : public OpSource, private ExprEnv {
                                "read of the same bytes is a coherency bug); expected ";
       if (a.tag != ArgTag::Output)
         if (const CachePolicyDecl* d = scope_policy(t.policy_set, a.tensor.buffer); d && d->bypass)
-          fail(config::pointer_join(d->path, "policy"),
+          fail(json_input::pointer_join(d->path, "policy"),
                "set_cache_policy BYPASS, but " + writes + rule + "\"default\" (or no declaration) for a tensor the scope writes");
       if (bypass_of[i])
         fail(bypass_of[i]->path + "/load/cache",
@@ -531,7 +531,7 @@ void LaunchChecker::check(const KernelDef& k, const SubmitRequest& req, const st
       if (ph.workspace_arg < 0) continue;
       const Tensor& ws = req.args[ph.workspace_arg].tensor;
       if (ws.dtype != DType::INT32 || ws.view_numel() < 16)
-        throw InputError(file_, config::pointer_join(config::pointer_join(submit_path, "args"), ph.workspace_arg),
+        throw InputError(file_, json_input::pointer_join(json_input::pointer_join(submit_path, "args"), ph.workspace_arg),
                          "syncall workspace argument " + std::to_string(ph.workspace_arg) +
                              " must be an int32 tensor of at least 16 elements, got " + dtype_trace_name(ws.dtype) +
                              " with " + std::to_string(ws.view_numel()) + " elements");
@@ -543,7 +543,7 @@ void LaunchChecker::check_block_expr(const Expr& e, const std::string& phase_pat
                                      const std::string& submit_path) const {
   if (e.empty() || e.is_const()) return;  // constants were checked at load time
   IntField f;
-  f.path = config::pointer_join(config::pointer_join(phase_path, key), name);
+  f.path = json_input::pointer_join(json_input::pointer_join(phase_path, key), name);
   f.name = name;
   f.lo = lo;
   f.hi = hi;

@@ -1,6 +1,7 @@
 // The JSON side of the trace loader, for the readers that share its rules
-// (scenes, sim/scene): the document parser with the format's limits and
-// messages, and the kernel and tensor definitions of the trace format.
+// (scenes, sim/scene): the kernel and tensor definitions of the trace format.
+// The document parser with the format's limits and messages is
+// json_input::parse_document (sim/json/json_input.h).
 #pragma once
 
 #include <memory>
@@ -13,9 +14,6 @@
 
 namespace npusim::trace {
 
-// JSON text -> document: syntax errors with line and column, duplicate keys,
-// nesting and number limits (docs/trace-format.md).
-nlohmann::ordered_json parse_document(const std::string& text, const std::string& file);
 // A parsed trace document.
 Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name);
 // Kernel definitions (a trace's `kernels` object); messages name `path`.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
 #include "sim/config/run_options.h"
@@ -28,10 +29,10 @@ namespace npusim::trace {
 namespace {
 
 using J = nlohmann::ordered_json;
-using config::check_keys;
-using config::describe_json;
-using config::is_annotation_key;
-using config::pointer_join;
+using json_input::check_keys;
+using json_input::describe_json;
+using json_input::is_annotation_key;
+using json_input::pointer_join;
 using Resolver = std::function<int(const std::string&)>;
 using Keys = std::vector<std::string>;
 
@@ -42,67 +43,7 @@ std::string quoted_list(const Keys& options) {
   return s;
 }
 
-// The number token starting at `i` of JSON text.
-std::string number_token(const std::string& text, std::size_t i) {
-  std::size_t j = i;
-  while (j < text.size() && std::strchr("+-.0123456789eE", text[j]) && text[j] != '\0') ++j;
-  return text.substr(i, j - i);
-}
-
-// Offset of the first number (outside strings) whose value is beyond a
-// double's range, or text.size().
-std::size_t first_overflowing_number(const std::string& text) {
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      std::string token = number_token(text, i);
-      if (std::isinf(std::strtod(token.c_str(), nullptr))) return i;
-      i += token.size() - 1;
-    }
-  }
-  return text.size();
-}
-
-// JSON text -> document (keys in document order). Duplicate keys are errors;
-// syntax errors give the line and column.
-static_assert(kMaxJsonDepth == config::kMaxJsonNesting);
-
-J parse_json(const std::string& text, const std::string& file) {
-  auto at = [&](std::size_t idx) {
-    std::size_t line = 1, line_start = 0;
-    for (std::size_t i = 0; i < idx; ++i)
-      if (text[i] == '\n') ++line, line_start = i + 1;
-    return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
-  };
-  config::JsonDom<J> dom;
-  if (dom.parse(text)) return dom.take();
-  if (dom.error == config::JsonDom<J>::Error::Duplicate)
-    throw InputError(file, pointer_join(dom.error_pointer, dom.error_key), "duplicate key \"" + dom.error_key + "\"");
-  if (dom.error == config::JsonDom<J>::Error::Nesting)
-    throw InputError(file, dom.error_pointer,
-                     "JSON nested too deeply (more than " + std::to_string(kMaxJsonDepth) +
-                         " levels of objects and lists)");
-  if (dom.error_id == 406) {
-    // A number beyond a double's range ("1e400"): nlohmann says which text but
-    // not where; it is the first such number outside strings.
-    std::size_t idx = first_overflowing_number(text);
-    std::string number = idx < text.size() ? number_token(text, idx) : std::string();
-    throw InputError(file, "", (idx < text.size() ? at(idx) : std::string("invalid JSON")) +
-                                   ": number " + number + " is out of range (beyond a double's range)");
-  }
-  std::size_t idx = std::min<std::size_t>(dom.error_at == 0 ? 0 : dom.error_at - 1, text.size());
-  const std::string& what = dom.error_text;
-  std::size_t p = what.find("parse error");
-  p = p == std::string::npos ? std::string::npos : what.find(": ", p);
-  std::string detail = p == std::string::npos ? what : what.substr(p + 2);
-  throw InputError(file, "", at(idx) + ": " + detail);
-}
+static_assert(kMaxJsonDepth == json_input::kMaxJsonNesting);
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || s == "min" || s == "max") return false;
@@ -169,7 +110,7 @@ class Loader {
   }
   std::int64_t integer(const J& v, const std::string& path, std::int64_t lo, std::int64_t hi) const {
     std::int64_t i = 0;
-    if (!config::json_int64(v, i) || i < lo || i > hi) {
+    if (!json_input::json_int64(v, i) || i < lo || i > hi) {
       std::string range = hi != kMax ? " in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
                           : lo != kMin ? " >= " + std::to_string(lo)
                                        : "";
@@ -226,7 +167,7 @@ class Loader {
   // added when the expression names something `resolve` does not know.
   Expr expression(const J& v, const std::string& path, const Resolver& resolve, const char* hint) const {
     std::int64_t i = 0;
-    if (config::json_int64(v, i)) return Expr::constant(i);
+    if (json_input::json_int64(v, i)) return Expr::constant(i);
     if (!v.is_string()) expected("an integer or an expression string", v, path);
     bool unknown = false;
     Resolver tracking = [&](const std::string& name) {
@@ -397,7 +338,7 @@ class Loader {
     check_keys(v, file_, path, kinds);
     std::string kind, other;
     int n = present(v, kinds, &kind, &other);
-    if (n == 0) fail(path, "expected a phase: an object with one of the keys " + config::join_names(kinds));
+    if (n == 0) fail(path, "expected a phase: an object with one of the keys " + json_input::join_names(kinds));
     if (n > 1) fail(path, "a phase has exactly one key, got \"" + kind + "\" and \"" + other + "\"");
     const J& body = v.at(kind);
     const std::string bp = pointer_join(path, kind);
@@ -1096,9 +1037,9 @@ class Loader {
     else
       allowed.insert(allowed.end(), view_keys().begin(), view_keys().end());
     check_keys(v, file_, path, allowed);
-    if (n == 0) fail(path, "expected one of the keys " + config::join_names(forms));
+    if (n == 0) fail(path, "expected one of the keys " + json_input::join_names(forms));
     if (n > 1)
-      fail(path, "an argument takes exactly one of " + config::join_names(forms) + ", got \"" + form + "\" and \"" +
+      fail(path, "an argument takes exactly one of " + json_input::join_names(forms) + ", got \"" + form + "\" and \"" +
                      other + "\"");
     ArgSpec a;
     if (out) {
@@ -1269,19 +1210,15 @@ const KernelDef* Trace::kernel_by_func_id(int func_id) const {
 }
 
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name) {
-  J root = parse_document(text, file);
+  J root = json_input::parse_document(text, file);
   try {
     Trace t = trace_from_json(root, file, default_name);
-    config::dismantle(root);  // see dismantle: freeing must not allocate
+    json_input::dismantle(root);  // see dismantle: freeing must not allocate
     return t;
   } catch (...) {
-    config::dismantle(root);
+    json_input::dismantle(root);
     throw;
   }
-}
-
-nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
-  return parse_json(text, file);
 }
 
 Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name) {
@@ -1307,7 +1244,7 @@ ExternalTensor parse_tensor(const nlohmann::ordered_json& def, const std::string
 
 Trace load_trace(const std::string& path, std::string* text_out) {
   const bool stdin_ = path == "-";
-  std::string text = config::read_text(path, stdin_ ? "<stdin>" : path, kMaxTraceBytes, "trace file");
+  std::string text = json_input::read_text(path, stdin_ ? "<stdin>" : path, kMaxTraceBytes, "trace file");
   Trace t = parse_trace(text, stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : std::filesystem::path(path).stem().string());
   if (text_out) *text_out = std::move(text);
   return t;
