@@ -119,7 +119,7 @@ TEST_CASE("stream: the skimming parse keeps the document but the program's ops, 
   CHECK(dup.error_key == "op");
 }
 
-TEST_CASE("stream: a loaded trace holds none of its ops; the interpreter compiles them one at a time") {
+TEST_CASE("stream: a loaded trace holds none of its ops, the interpreter compiles them one at a time") {
   std::string program = "[";
   for (int i = 0; i < 1000; ++i)
     program += std::string(i ? ", " : "") + R"({"op": "scope", "body": [{"op": "submit", "kernel": "K", "args": [{"in": "a"}]}]})";
@@ -168,7 +168,7 @@ TEST_CASE("stream: names, loops and a top-level set_cache_policy across streamed
         "/program/2/value|name \"q\" is used before it is bound");
 }
 
-TEST_CASE("stream: check compiles each op once; a load-time error of a later op still comes first") {
+TEST_CASE("stream: check compiles each op once, a load-time error of a later op still comes first") {
   // Op 0 fails when run (a view out of bounds), op 1 when loaded.
   const std::string text = trace_text(R"([{"op": "submit", "kernel": "K", "args": [{"in": "a", "offset": [300]}]},
     {"op": "let", "var": "x", "value": "nope"}])");
