@@ -54,16 +54,17 @@ struct Loaded {
   record::Provenance provenance;  // the version and the digests of the trace and of platform_text
 };
 
-void load_rest(Loaded& l, const RunRequest& req);
+void load_rest(Loaded& l, const RunRequest& req, bool for_check);
 
-// `check_ops` false (check): the program's ops are compiled as the dry run
-// reaches them, and trace::finish_checks keeps the first load-time error first.
-Loaded load(const RunRequest& req, bool check_ops = true) {
+// `for_check` (check): the program's ops are compiled as the dry run reaches
+// them, and trace::finish_checks keeps the first load-time error first; no
+// provenance (check writes nothing).
+Loaded load(const RunRequest& req, bool for_check = false) {
   Loaded l;
   l.platform = platform::load_platform(req.platform);
-  l.trace = scene::load_program(req.trace_path, &l.text, check_ops);
+  l.trace = scene::load_program(req.trace_path, &l.text, !for_check);
   try {
-    load_rest(l, req);
+    load_rest(l, req, for_check);
   } catch (const InputError&) {
     trace::finish_checks(l.trace, nullptr);
     throw;
@@ -71,7 +72,7 @@ Loaded load(const RunRequest& req, bool check_ops = true) {
   return l;
 }
 
-void load_rest(Loaded& l, const RunRequest& req) {
+void load_rest(Loaded& l, const RunRequest& req, bool for_check) {
   config::check_against(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
   l.options = config::merge(l.trace.run, req.cli);
   l.config = config::resolve(l.options, l.platform, l.trace.file);
@@ -81,7 +82,8 @@ void load_rest(Loaded& l, const RunRequest& req) {
   // The platform as loaded, in a canonical form: key order and white space
   // do not change its digest, a changed value does (docs/outputs.md, "Provenance").
   l.platform_text = json_input::read_file(l.platform.path).dump(2) + "\n";
-  l.provenance = {record::npusim_version(), record::digest(*l.text), record::digest(l.platform_text)};
+  if (!for_check)
+    l.provenance = {record::npusim_version(), record::digest(*l.text), record::digest(l.platform_text)};
 }
 
 // Counts what the summary needs, and the hazards npusim found.
@@ -807,7 +809,7 @@ int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
   std::uint64_t tasks = 0;
   std::vector<Finding> findings;
   try {
-    l = load(req, false);
+    l = load(req, true);
     DataStore data;
     std::unique_ptr<OpSource> program;
     try {
