@@ -103,3 +103,21 @@ for ((i = 0; i < n; i++)); do
 done
 load=$(printf '%s\n' "${loads[@]}" | median)
 row "load a flat program of 320,000 ops" "${load} s" "< 2 s" "$(awk -v a="$load" 'BEGIN {print (a < 2 ? "yes" : "no")}')"
+rm -f "$out/flat.json"
+
+# Loading that streams (docs/trace-format.md, "How a trace is loaded").
+python3 tools/gen_flat_program.py --scoped-submits 320000 "$out/scoped.json"
+loads=(); mems=()
+for ((i = 0; i < n; i++)); do
+  /usr/bin/time -f "%U %S %M" -o "$out/time" "$bin" check -q "$out/scoped.json"
+  loads+=("$(awk '{print $1 + $2}' "$out/time")"); mems+=("$(awk '{printf "%.1f", $3 / 1024}' "$out/time")")
+done
+rm -f "$out/scoped.json"
+load=$(printf '%s\n' "${loads[@]}" | median)
+mem=$(printf '%s\n' "${mems[@]}" | median)
+row "check a flat program of 320,000 scoped submits" "${load} s, ${mem} MB" "< 2 s, < 100 MB" \
+  "$(awk -v a="$load" -v m="$mem" 'BEGIN {print (a < 2 && m < 100 ? "yes" : "no")}')"
+python3 tools/gen_flat_program.py --scoped-submits 1000000 "$out/flat1m.json"
+measure "$out/flat1m.json" "${OFF[@]}"
+rm -f "$out/flat1m.json"
+row "run a flat million-task trace: peak memory" "${RSS} MB ($TASKS tasks, ${CPU} s)" "< 200 MB" "$(awk -v a="$RSS" 'BEGIN {print (a < 200 ? "yes" : "no")}')"

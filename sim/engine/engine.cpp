@@ -49,15 +49,30 @@ struct Loaded {
   trace::Trace trace;
   RunConfig config;
   RunOptions options;  // the program's run block with the command line's options
-  std::string text;    // the trace or scene as read (the sizing re-runs of a trace read it again)
+  std::shared_ptr<const std::string> text;  // the trace or scene as read (the sizing re-runs of a trace read it again)
   std::string platform_text;     // platform.json: the platform file as parsed, canonical (sorted keys)
   record::Provenance provenance;  // the version and the digests of the trace and of platform_text
 };
 
-Loaded load(const RunRequest& req) {
+void load_rest(Loaded& l, const RunRequest& req, bool for_check);
+
+// `for_check` (check): the program's ops are compiled as the dry run reaches
+// them, and trace::finish_checks keeps the first load-time error first; no
+// provenance (check writes nothing).
+Loaded load(const RunRequest& req, bool for_check = false) {
   Loaded l;
   l.platform = platform::load_platform(req.platform);
-  l.trace = scene::load_program(req.trace_path, &l.text);
+  l.trace = scene::load_program(req.trace_path, &l.text, !for_check);
+  try {
+    load_rest(l, req, for_check);
+  } catch (const InputError&) {
+    trace::finish_checks(l.trace, nullptr);
+    throw;
+  }
+  return l;
+}
+
+void load_rest(Loaded& l, const RunRequest& req, bool for_check) {
   config::check_against(req.cli, l.platform, config::kCommandLine);  // command-line values name their option
   l.options = config::merge(l.trace.run, req.cli);
   l.config = config::resolve(l.options, l.platform, l.trace.file);
@@ -67,8 +82,8 @@ Loaded load(const RunRequest& req) {
   // The platform as loaded, in a canonical form: key order and white space
   // do not change its digest, a changed value does (docs/outputs.md, "Provenance").
   l.platform_text = json_input::read_file(l.platform.path).dump(2) + "\n";
-  l.provenance = {record::npusim_version(), record::digest(l.text), record::digest(l.platform_text)};
-  return l;
+  if (!for_check)
+    l.provenance = {record::npusim_version(), record::digest(*l.text), record::digest(l.platform_text)};
 }
 
 // Counts what the summary needs, and the hazards npusim found.
@@ -585,7 +600,7 @@ void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const Outp
   if (!r.stats || !r.failure || !req.suggest) return;
   Failure& f = *r.failure;
   SizingRequest sr;
-  sr.trace_text = &l.text;
+  sr.trace_text = l.text.get();
   if (scene::scene_of(l.trace)) sr.scene_file = req.trace_path;  // re-run from its file (sizing.h)
   sr.platform = &l.platform;
   sr.config = l.config;
@@ -794,15 +809,22 @@ int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
   std::uint64_t tasks = 0;
   std::vector<Finding> findings;
   try {
-    l = load(req);
-    StaticRules::cross_chip(l.trace, 1);  // as run: one chip, no peer to reach
+    l = load(req, true);
     DataStore data;
-    StaticRules rules(l.platform, l.config, l.trace.file);
-    auto program = trace::make_source(l.trace, data, l.platform, l.config);
-    std::vector<Finding> stops;  // the device's own stops the dry run met
-    tasks = dry_run(*program, data, l.platform, rules, stops);
-    findings = rules.findings(l.trace.all_kernels());
-    findings.insert(findings.end(), stops.begin(), stops.end());
+    std::unique_ptr<OpSource> program;
+    try {
+      StaticRules::cross_chip(l.trace, 1);  // as run: one chip, no peer to reach
+      StaticRules rules(l.platform, l.config, l.trace.file);
+      program = trace::make_source(l.trace, data, l.platform, l.config);
+      std::vector<Finding> stops;  // the device's own stops the dry run met
+      tasks = dry_run(*program, data, l.platform, rules, stops);
+      findings = rules.findings(l.trace.all_kernels());
+      findings.insert(findings.end(), stops.begin(), stops.end());
+    } catch (const InputError&) {
+      trace::finish_checks(l.trace, program.get());  // an op not reached may hold an earlier error
+      throw;
+    }
+    trace::finish_checks(l.trace, program.get());
   } catch (const InputError& e) {
     if (req.throw_input_errors) throw;
     err << "npusim: error: " << e.what() << "\n";

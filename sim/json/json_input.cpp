@@ -8,10 +8,12 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
+#include "sim/json/stream.h"
 
 namespace npusim::json_input {
 namespace {
@@ -85,18 +87,20 @@ json read_file(const std::string& path) {
   return parse(read_text(path, path, kMaxFileBytes, "JSON file"), path);
 }
 
-nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
+// The document `dom` parsed from `text`, or the trace format's error for its
+// failure. `Dom`: JsonDom or JsonSkimDom (the same error fields).
+template <class Dom>
+nlohmann::ordered_json document_or_error(Dom& dom, const std::string& text, const std::string& file) {
   auto at = [&](std::size_t idx) {
     std::size_t line = 1, line_start = 0;
     for (std::size_t i = 0; i < idx; ++i)
       if (text[i] == '\n') ++line, line_start = i + 1;
     return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
   };
-  JsonDom<nlohmann::ordered_json> dom;
   if (dom.parse(text)) return dom.take();
-  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Duplicate)
+  if (dom.error == Dom::Error::Duplicate)
     throw InputError(file, pointer_join(dom.error_pointer, dom.error_key), "duplicate key \"" + dom.error_key + "\"");
-  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Nesting) throw too_deep(file, dom.error_pointer);
+  if (dom.error == Dom::Error::Nesting) throw too_deep(file, dom.error_pointer);
   if (dom.error_id == 406) {
     // A number beyond a double's range ("1e400"): nlohmann says which text but
     // not where; it is the first such number outside strings.
@@ -111,6 +115,25 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
   p = p == std::string::npos ? std::string::npos : what.find(": ", p);
   std::string detail = p == std::string::npos ? what : what.substr(p + 2);
   throw InputError(file, "", at(idx) + ": " + detail);
+}
+
+nlohmann::ordered_json parse_document(const std::string& text, const std::string& file) {
+  JsonDom<nlohmann::ordered_json> dom;
+  return document_or_error(dom, text, file);
+}
+
+nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
+                                               const std::string& skip_key, bool* skipped) {
+  JsonSkimDom<nlohmann::ordered_json> dom(skip_key);
+  nlohmann::ordered_json root = document_or_error(dom, text, file);
+  if (skipped) *skipped = dom.skipped;
+  return root;
+}
+
+nlohmann::ordered_json parse_accepted(std::string_view text) {
+  JsonDom<nlohmann::ordered_json> dom;
+  if (!dom.parse(std::string(text))) throw std::logic_error("JSON text a parser accepted did not parse again");
+  return dom.take();
 }
 
 json read_output(const std::string& path) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,19 @@ constexpr std::uint64_t kMaxFileBytes = std::uint64_t(64) << 20;  // a platform 
 // JSON text -> document, keys in document order: syntax errors with line and
 // column, duplicate keys, nesting and number limits (docs/trace-format.md).
 nlohmann::ordered_json parse_document(const std::string& text, const std::string& file);
+
+// parse_document, except that the elements of the root object's member
+// `skip_key`, when it is a list, are checked (the same errors) and not kept:
+// the document holds an empty list there and *skipped is true
+// (JsonSkimDom, stream.h; the trace's program, docs/trace-format.md "How a
+// trace is loaded").
+nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
+                                               const std::string& skip_key, bool* skipped);
+
+// One element of a list that parse_document_skimming accepted (its text from
+// JsonListCursor): ordered; since the whole text was accepted, a failure here
+// is a bug (std::logic_error), never bad input.
+nlohmann::ordered_json parse_accepted(std::string_view text);
 
 // The file a child process wrote: null when it cannot be opened, a discarded
 // value (is_discarded()) when it is not JSON.

@@ -609,12 +609,13 @@ class SceneProgram : public trace::ExternalProgram {
 
 }  // namespace
 
-trace::Trace load_program(const std::string& path, std::string* text_out) {
-  if (path == "-") return trace::load_trace(path, text_out);
-  std::string text = json_input::read_text(path, path, trace::kMaxTraceBytes, "trace file");
-  if (text_out) *text_out = text;
+trace::Trace load_program(const std::string& path, std::shared_ptr<const std::string>* text_out, bool check_ops) {
+  if (path == "-") return trace::load_trace(path, text_out, check_ops);
+  auto shared = std::make_shared<const std::string>(json_input::read_text(path, path, trace::kMaxTraceBytes, "trace file"));
+  const std::string& text = *shared;
+  if (text_out) *text_out = shared;  // one copy, shared with the trace's program
   const std::string stem = fs::path(path).stem().string();
-  if (text.find("\"npusim_scene\"") == std::string::npos) return trace::parse_trace(text, path, stem);
+  if (text.find("\"npusim_scene\"") == std::string::npos) return trace::parse_trace(shared, path, stem, check_ops);
   J root = json_input::parse_document(text, path);
   if (!root.is_object() || !root.contains("npusim_scene")) return trace::trace_from_json(root, path, stem);
   trace::Trace t;

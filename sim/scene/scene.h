@@ -63,7 +63,10 @@ std::string runner_path();
 // Reads a trace or a scene file ("-": a trace on standard input), once
 // (json_input::read_text: its size limit, a folder or binary input named); the
 // text read goes to `text` when given.
-trace::Trace load_program(const std::string& path, std::string* text = nullptr);
+// `check_ops`: as trace::parse_trace's (false: the caller calls
+// trace::finish_checks).
+trace::Trace load_program(const std::string& path, std::shared_ptr<const std::string>* text = nullptr,
+                          bool check_ops = true);
 
 // The scene behind a loaded program, or nullptr for a trace.
 const SceneDef* scene_of(const trace::Trace& t);

@@ -39,8 +39,10 @@ const char* kind_name(Value::Kind k) {
 class Interpreter final : public OpSource, private ExprEnv {
  public:
   Interpreter(const Trace& trace, DataStore& data, std::uint64_t max_loop_iterations)
-      : file_(trace.file), data_(data), keep_(trace.program), prog_(*keep_), vars_(prog_.slot_names.size()),
-        loops_(prog_.fors.size()), iterations_max_(max_loop_iterations), iterations_left_(max_loop_iterations) {
+      : file_(trace.file), data_(data), keep_(trace.program),
+        reader_(keep_->text ? read_program(trace, streamed_) : nullptr), prog_(reader_ ? streamed_ : *keep_),
+        vars_(prog_.slot_names.size()), loops_(prog_.fors.size()), iterations_max_(max_loop_iterations),
+        iterations_left_(max_loop_iterations) {
     for (std::size_t i = 0; i < trace.tensors.size(); ++i) {
       const ExternalTensor& e = trace.tensors[i];
       Value& v = vars_[prog_.tensor_slots[i]];
@@ -53,7 +55,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (pending_task_ || pending_read_)
       throw std::logic_error("OpSource::next: the result of the previous operation was not delivered");
     const std::vector<Instr>& code = prog_.code;
-    while (pc_ < code.size()) {
+    while (pc_ < code.size() || refill()) {
       const Instr in = code[pc_++];
       switch (in.code) {
         case Code::Let: {
@@ -149,6 +151,13 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
   }
 
+  // finish_checks: compiles the ops not reached.
+  void compile_rest() {
+    if (reader_)
+      while (reader_->next()) {
+      }
+  }
+
   void deliver_value(std::int64_t value) override {
     if (!pending_read_) throw std::logic_error("OpSource::deliver_value: no read is pending");
     if (pending_read_->bind >= 0) set_int(pending_read_->bind, value);
@@ -159,6 +168,19 @@ class Interpreter final : public OpSource, private ExprEnv {
   struct Loop {
     std::int64_t cur = 0, to = 0, step = 1;
   };
+
+  // A streamed program: the next top-level op, compiled in place of the
+  // last one (sim/trace/program.h).
+  // (A top-level set_cache_policy compiles to no code.)
+  bool refill() {
+    while (reader_ && reader_->next()) {
+      vars_.resize(prog_.slot_names.size());
+      loops_.resize(prog_.fors.size());
+      pc_ = 0;
+      if (!prog_.code.empty()) return true;
+    }
+    return false;
+  }
 
   // A loop's whole trip count is charged when it starts (a loop always runs
   // to its end), so a loop too long for the budget fails before its first
@@ -484,7 +506,9 @@ class Interpreter final : public OpSource, private ExprEnv {
   std::string file_;
   DataStore& data_;
   std::shared_ptr<const Program> keep_;
-  const Program& prog_;
+  Program streamed_;                       // a streamed program's current top-level op
+  std::unique_ptr<ProgramReader> reader_;  // a streamed program's reader, else null
+  const Program& prog_;                    // streamed_ or *keep_
   std::vector<Value> vars_;
   std::vector<Loop> loops_;
   std::size_t pc_ = 0;
@@ -557,6 +581,14 @@ void LaunchChecker::check_block_expr(const Expr& e, const std::string& phase_pat
     if (!err.empty())
       throw InputError(file_, f.path, err + " (block_idx " + std::to_string(b) + " of block_num " +
                                           std::to_string(block_num) + ", submitted at " + submit_path + ")");
+  }
+}
+
+void finish_checks(const Trace& trace, OpSource* source) {
+  if (!trace.program || !trace.program->text || trace.program->ops_checked) return;
+  if (auto* in = dynamic_cast<Interpreter*>(source)) return in->compile_rest();
+  Program p;
+  for (auto reader = read_program(trace, p); reader->next();) {
   }
 }
 

@@ -10,6 +10,8 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,6 +20,7 @@
 #include "sim/json/json_input.h"
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
+#include "sim/json/stream.h"
 #include "sim/config/run_options.h"
 #include "models/runtime/task.h"
 #include "sim/trace/program.h"
@@ -59,7 +62,11 @@ class Loader {
  public:
   Loader(std::string file, Trace& trace) : file_(std::move(file)), t_(trace) {}
 
-  void load(const J& root, const std::string& default_name) {
+  // With `text`, the program list was left out of `root` (an empty list
+  // there): its ops are read from the text at `list_at`, one at a time, each
+  // compiled (every check, every message as of a whole document) and dropped.
+  void load(const J& root, const std::string& default_name, std::shared_ptr<const std::string> text = nullptr,
+            std::size_t list_at = 0, bool check_ops = true) {
     object(root, "");
     check_keys(root, file_, "", {"npusim_trace", "name", "run", "kernels", "tensors", "program"});
     const J& version = need(root, "", "npusim_trace");
@@ -80,8 +87,59 @@ class Loader {
       bound_[slot] = true;
     }
     prog_->policy_sets.emplace_back();  // the root scope's: carried, no effect
-    compile_block(program, "/program", false);
+    if (text) {
+      list(program, "/program");
+      json_input::JsonListCursor ops(*text, list_at);
+      for (std::size_t i = 0; check_ops && compile_next(ops, i); ++i) {
+      }
+      prog_->text = std::move(text);
+      prog_->list_at = list_at;
+      prog_->ops_checked = check_ops;
+    } else {
+      compile_block(program, "/program", false);
+    }
     t_.program = prog_;
+  }
+
+  // A streamed program read again (ProgramReader): `into` as `load` left the
+  // program before its first op.
+  void begin_stream(const Trace& trace, Program& into) {
+    for (const auto& k : trace.kernels) kernels_[k->name] = k.get();
+    into = Program{};
+    prog_ = std::shared_ptr<Program>(std::shared_ptr<Program>(), &into);  // not owned
+    for (const ExternalTensor& e : trace.tensors) {
+      int slot = slot_of(e.name);
+      prog_->tensor_slots.push_back(slot);
+      bound_[slot] = true;
+    }
+    prog_->policy_sets.emplace_back();
+  }
+
+  // Compiles the next op of `ops` (the `i`th) in place of the previous one;
+  // false after the last.
+  bool compile_next(json_input::JsonListCursor& ops, std::size_t i) {
+    Program& p = *prog_;
+    p.code.clear();
+    p.scopes.clear();
+    p.tasks.clear();
+    p.reads.clear();
+    p.fatals.clear();
+    p.lets.clear();
+    p.views.clear();
+    p.fors.clear();
+    p.policy_sets.resize(1);  // the root's declarations carry over
+    std::string_view text;
+    if (!ops.next(text)) return false;
+    // The whole text was accepted (syntax, duplicate keys, nesting): the op parses.
+    J op = json_input::parse_accepted(text);
+    try {
+      compile_op(op, pointer_join("/program", i), false);
+    } catch (...) {
+      json_input::dismantle(op);
+      throw;
+    }
+    json_input::dismantle(op);
+    return true;
   }
 
  private:
@@ -806,7 +864,8 @@ class Loader {
   }
 
   void compile_scope(const J& v, const std::string& path, bool manual) {
-    check_keys(v, file_, path, {"op", "mode", "site", "level", "body"});
+    static const Keys keys = {"op", "mode", "site", "level", "body"};
+    check_keys(v, file_, path, keys);
     ScopeOp s;
     s.path = path;
     if (const J* mode = get(v, "mode"))
@@ -912,7 +971,8 @@ class Loader {
     ViewSpec s;
     s.path = path;
     std::string key;
-    s.strided_form = present(obj, {"start", "strides", "byte_offset", "numel"}, &key) > 0 || obj.contains("dtype");
+    static const Keys strided_keys = {"start", "strides", "byte_offset", "numel"};
+    s.strided_form = present(obj, strided_keys, &key) > 0 || obj.contains("dtype");
     if (s.strided_form) {
       if (obj.contains("offset"))
         fail(pointer_join(path, "offset"), "\"offset\" cannot be combined with the strided form (\"start\" and "
@@ -1030,13 +1090,19 @@ class Loader {
     std::string form, other;
     int n = present(v, forms, &form, &other);
     bool out = form == "out";
-    Keys allowed = forms;
-    allowed.push_back("manual_dep");
-    if (out)
-      allowed.insert(allowed.end(), {"offset", "shape", "dtype", "fill"});
-    else
-      allowed.insert(allowed.end(), view_keys().begin(), view_keys().end());
-    check_keys(v, file_, path, allowed);
+    static const Keys out_keys = [] {
+      Keys k = forms;
+      k.push_back("manual_dep");
+      k.insert(k.end(), {"offset", "shape", "dtype", "fill"});
+      return k;
+    }();
+    static const Keys view_arg_keys = [] {
+      Keys k = forms;
+      k.push_back("manual_dep");
+      k.insert(k.end(), view_keys().begin(), view_keys().end());
+      return k;
+    }();
+    check_keys(v, file_, path, out ? out_keys : view_arg_keys);
     if (n == 0) fail(path, "expected one of the keys " + json_input::join_names(forms));
     if (n > 1)
       fail(path, "an argument takes exactly one of " + json_input::join_names(forms) + ", got \"" + form + "\" and \"" +
@@ -1128,10 +1194,10 @@ class Loader {
 
   void compile_task(const J& v, const std::string& path, OrchOp::Kind kind) {
     const bool submit = kind == OrchOp::Kind::Submit;
-    check_keys(v, file_, path,
-               submit ? Keys{"op", "kernel", "args", "id", "block_num", "deps", "early_resolve", "sync_start",
-                             "predicate", "writes", "site"}
-                      : Keys{"op", "id", "args", "deps", "early_resolve"});
+    static const Keys submit_keys = {"op", "kernel", "args", "id", "block_num", "deps", "early_resolve",
+                                     "sync_start", "predicate", "writes", "site"};
+    static const Keys dummy_keys = {"op", "id", "args", "deps", "early_resolve"};
+    check_keys(v, file_, path, submit ? submit_keys : dummy_keys);
     TaskOp t;
     t.kind = kind;
     t.path = path;
@@ -1210,15 +1276,64 @@ const KernelDef* Trace::kernel_by_func_id(int func_id) const {
 }
 
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name) {
-  J root = json_input::parse_document(text, file);
+  return parse_trace(std::make_shared<const std::string>(text), file, default_name);
+}
+
+// The document without the program's ops (JsonSkimDom: every op checked as
+// JSON, none kept); the loader then compiles them from the text one at a time.
+Trace parse_trace(std::shared_ptr<const std::string> text, const std::string& file, const std::string& default_name,
+                  bool check_ops) {
+  bool skimmed = false;
+  J root = json_input::parse_document_skimming(*text, file, "program", &skimmed);
   try {
-    Trace t = trace_from_json(root, file, default_name);
+    Trace t;
+    if (skimmed)
+      Loader(file, t).load(root, default_name, text, json_input::json_member_at(*text, "program"), check_ops);
+    else
+      Loader(file, t).load(root, default_name);
     json_input::dismantle(root);  // see dismantle: freeing must not allocate
     return t;
   } catch (...) {
     json_input::dismantle(root);
     throw;
   }
+}
+
+namespace {
+
+class StreamReader final : public ProgramReader {
+ public:
+  StreamReader(const Trace& trace, Program& into)
+      : text_(trace.program->text), loader_(trace.file, scratch_), ops_(*text_, trace.program->list_at) {
+    scratch_.name = trace.name;  // default scope sites
+    loader_.begin_stream(trace, into);
+  }
+  // After an InputError the loader's state is that of a half-compiled op:
+  // there is no next op.
+  bool next() override {
+    if (failed_) return false;
+    try {
+      return loader_.compile_next(ops_, i_++);
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
+  }
+
+ private:
+  bool failed_ = false;
+  std::shared_ptr<const std::string> text_;
+  Trace scratch_;
+  Loader loader_;
+  json_input::JsonListCursor ops_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramReader> read_program(const Trace& trace, Program& into) {
+  if (!trace.program || !trace.program->text) throw std::logic_error("read_program: the program is not streamed");
+  return std::make_unique<StreamReader>(trace, into);
 }
 
 Trace trace_from_json(const nlohmann::ordered_json& root, const std::string& file, const std::string& default_name) {
@@ -1242,10 +1357,12 @@ ExternalTensor parse_tensor(const nlohmann::ordered_json& def, const std::string
   return Loader(file, t).tensor_def(def, name, path);
 }
 
-Trace load_trace(const std::string& path, std::string* text_out) {
+Trace load_trace(const std::string& path, std::shared_ptr<const std::string>* text_out, bool check_ops) {
   const bool stdin_ = path == "-";
-  std::string text = json_input::read_text(path, stdin_ ? "<stdin>" : path, kMaxTraceBytes, "trace file");
-  Trace t = parse_trace(text, stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : std::filesystem::path(path).stem().string());
+  auto text = std::make_shared<const std::string>(
+      json_input::read_text(path, stdin_ ? "<stdin>" : path, kMaxTraceBytes, "trace file"));
+  Trace t = parse_trace(text, stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : std::filesystem::path(path).stem().string(),
+                        check_ops);
   if (text_out) *text_out = std::move(text);
   return t;
 }

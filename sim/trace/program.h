@@ -6,10 +6,18 @@
 // with a program counter and a slot table; nothing grows with the number of
 // operations run (only a set of the (kernel, block_num) pairs submitted, each
 // checked once).
+//
+// A trace's program is compiled one top-level op at a time (docs/trace-format.md,
+// "How a trace is loaded"): at load, every op is compiled to check it and
+// dropped; the interpreter compiles them again, in order, as it reaches them
+// (ProgramReader), into one Program that holds a single top-level op (with
+// its nested bodies) at a time. Only the names (slots), the root's cache
+// policy declarations and the scope count carry from one op to the next.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -213,6 +221,26 @@ struct Program {
   bool policies_lower = false;         // some kernel scope declares a policy
   std::vector<std::string> slot_names;  // variable name of each slot
   std::vector<int> tensor_slots;        // slot of each of Trace::tensors
+
+  // A program read from the trace's text one top-level op at a time: the
+  // text and the offset of its `program` list (its tables above are empty
+  // but for the tensors' slots). Without text, the tables hold it all.
+  std::shared_ptr<const std::string> text;
+  std::size_t list_at = 0;
+  bool ops_checked = true;  // false: load left the ops to the interpreter and finish_checks
 };
+
+// Compiles a streamed program's top-level ops one at a time, in order, into
+// the Program it was made with.
+class ProgramReader {
+ public:
+  virtual ~ProgramReader() = default;
+  // Replaces the program's code and tables with the next top-level op's (its
+  // names, root declarations and flags carry over); false after the last.
+  virtual bool next() = 0;
+};
+// The reader of `trace`'s program (which must have text); `into` is set to
+// the program as it stands before the first op (the tensors' slots).
+std::unique_ptr<ProgramReader> read_program(const Trace& trace, Program& into);
 
 }  // namespace npusim::trace

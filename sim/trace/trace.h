@@ -7,7 +7,9 @@
 // JSON pointer and what was expected.
 //
 // make_interpreter returns an OpSource that walks the program lazily: `for`,
-// `let`, views and expressions are evaluated one operation at a time.
+// `let`, views and expressions are evaluated one operation at a time, and the
+// program's top-level ops are compiled from the trace's text as it reaches
+// them (docs/trace-format.md, "How a trace is loaded").
 #pragma once
 
 #include <cstdint>
@@ -88,11 +90,23 @@ struct Trace {
 };
 
 // `path` "-" reads standard input. The text is read once (a FIFO works) and,
-// if `text` is given, handed back there.
-Trace load_trace(const std::string& path, std::string* text = nullptr);
+// if `text` is given, handed back there (the program reads its ops from it
+// as it runs: it is held, not copied).
+Trace load_trace(const std::string& path, std::shared_ptr<const std::string>* text = nullptr, bool check_ops = true);
 // Parses trace text; `file` labels messages and `default_name` is used when
-// the trace has no `name`.
+// the trace has no `name`. Every op of the program is checked here; the
+// trace keeps the text and compiles the ops again as they are interpreted.
 Trace parse_trace(const std::string& text, const std::string& file, const std::string& default_name);
+// With `check_ops` false, the program's ops are not compiled here but only
+// as the interpreter reaches them (npusim check's dry run, one compilation
+// per op): the caller must then call finish_checks once it stops, so that
+// the first load-time error is still the one reported.
+Trace parse_trace(std::shared_ptr<const std::string> text, const std::string& file, const std::string& default_name,
+                  bool check_ops = true);
+// For a trace loaded without its ops checked: compiles the ops `source` (its
+// interpreter, or null if none was made) did not reach, and throws the first
+// InputError among them. Nothing for a trace whose ops were checked at load.
+void finish_checks(const Trace& trace, OpSource* source);
 
 // The program's operations, evaluated lazily. External tensors are
 // registered in `data` (addresses, data/fill) when the interpreter is made.
