@@ -342,8 +342,17 @@ void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time no
   p.stage = SubmitProgress::Stage::Done;
 }
 
-void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info) {
-  p.edges.push_back(info);
+// The submit's edge records are built in place at the end of p.edges (their
+// two tensor views are most of an EdgeInfo's ~400 bytes: one copy each, not
+// a local record copied again); add_edge then merges the last one.
+EdgeInfo& Runtime::new_edge(SubmitProgress& p, EdgeSource source, int arg) {
+  EdgeInfo& e = p.edges.emplace_back();
+  e.source = source;
+  e.arg = arg;
+  return e;
+}
+
+void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   p.edges.back().pred = pred;
   p.edges.back().flags = flags;
   // A producer already claimed by this submit: fold the flags into its edge,
@@ -369,10 +378,9 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
   for (std::size_t i = 0; i < req.deps.size(); ++i) {
     const TaskId d = req.deps[i];
     if (d == t.id || retired(d)) continue;
-    EdgeInfo e;
-    e.source = EdgeSource::Explicit;
+    new_edge(p, EdgeSource::Explicit, -1);
     // add_dep_wait: ordering only, the producer is not retained (pto_types.h, DepFlags).
-    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain, e);
+    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain);
   }
   if (!t.manual_scope) {
     for (std::size_t i = 0; i < req.args.size(); ++i) {
@@ -381,11 +389,8 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        EdgeInfo e;
-        e.arg = static_cast<int>(i);
-        e.source = EdgeSource::Creator;
-        e.consumer_view = v;
-        add_edge(p, v.owner, kDepWait | kDepRetain, e);
+        new_edge(p, EdgeSource::Creator, static_cast<int>(i)).consumer_view = v;
+        add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
       if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
@@ -394,13 +399,11 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          EdgeInfo e;
-          e.arg = static_cast<int>(i);
-          e.source = EdgeSource::Tensormap;
+          EdgeInfo& e = new_edge(p, EdgeSource::Tensormap, static_cast<int>(i));
           e.overlap = m.overlap;
           e.consumer_view = v;
           e.producer_view = m.producer_view;
-          add_edge(p, m.producer, kDepWait, e);
+          add_edge(p, m.producer, kDepWait);
         }
       }
       if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) ++p.inserts;
@@ -894,11 +897,6 @@ void Runtime::consume(Task& t) {
 }
 
 // ------------------------------------------------------------- inspection
-
-Task* Runtime::find(TaskId id) {
-  if (id == kNoTask) return nullptr;
-  return rings_[task_ring(id)].find(task_local(id));
-}
 
 std::uint64_t Runtime::total_submitted() const {
   std::uint64_t n = 0;

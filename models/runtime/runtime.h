@@ -308,7 +308,9 @@ class Runtime {
   Ring& ring(int r) { return rings_[r]; }
   const Ring& ring(int r) const { return rings_[r]; }
   TensorMap& tensormap() { return tensormap_; }
-  Task* find(TaskId id);
+  Task* find(TaskId id) {  // inline: a few calls per edge on the submit and completion paths
+    return id == kNoTask ? nullptr : rings_[task_ring(id)].find(task_local(id));
+  }
   bool retired(TaskId id) const { return rings_[task_ring(id)].retired(task_local(id)); }
   std::uint64_t total_submitted() const;
   std::uint64_t completed() const { return completed_; }
@@ -378,7 +380,8 @@ class Runtime {
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);
-  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info);
+  EdgeInfo& new_edge(SubmitProgress& p, EdgeSource source, int arg);
+  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags);  // the edge: p.edges.back()
   void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   void reclaim_tensormap();
