@@ -233,7 +233,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     std::uint64_t off = block.begin;
     t.args.reserve(req.args.size());
     for (const SubmitArg& a : req.args) {
-      Tensor v = a.tensor;
+      Tensor& v = t.args.emplace_back(a.tensor);  // copied once, into its place
       if (a.tag == ArgTag::Output) {
         v.buf_shape = v.shape;
         v.offset = {};
@@ -246,7 +246,6 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
         v.storage_bytes = padded;
         off += padded;
       }
-      t.args.push_back(v);
       t.arg_tags.push_back(a.tag);
     }
     p.work.args = static_cast<int>(req.args.size());
@@ -402,7 +401,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
           EdgeInfo& e = new_edge(p, EdgeSource::Tensormap, static_cast<int>(i));
           e.overlap = m.overlap;
           e.consumer_view = v;
-          e.producer_view = m.producer_view;
+          e.producer_view = *m.producer_view;
           add_edge(p, m.producer, kDepWait);
         }
       }
