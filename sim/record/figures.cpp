@@ -24,7 +24,11 @@ void Histogram::add(double value, std::uint64_t n) {
   std::memcpy(&bits, &value, sizeof bits);
   if (2 * (used_ + 1) > slots_.size()) grow();
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> 32) & mask;; i = (i + 1) & mask) {
+  // Fibonacci hashing, the product's top bits: a double's low mantissa bits
+  // are often all zero (whole or short decimal values), and the low bits of
+  // the product depend only on those.
+  const int shift = 64 - __builtin_ctzll(slots_.size());
+  for (std::size_t i = static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift);; i = (i + 1) & mask) {
     Slot& s = slots_[i];
     if (s.count == 0) {
       s.bits = bits;
