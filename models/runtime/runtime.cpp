@@ -10,7 +10,12 @@ namespace {
 constexpr std::uint64_t kHeapBase = 0x2000000000ull;
 constexpr std::uint64_t kHeapStride = 0x1000000000ull;
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+// A power-of-two alignment (the platforms' are) rounds with a mask, not a
+// 64-bit division (a few per submit).
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+  if ((a & (a - 1)) == 0) return a ? (v + a - 1) & ~(a - 1) : v;
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -139,7 +144,11 @@ std::uint64_t Runtime::packed_output_total(const std::vector<SubmitArg>& args) c
 // at their unwrapped offsets, beyond the block, over the heap of the tasks
 // that follow (Runtime::submit_prepare warns `output_size_wrap`).
 std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
-  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(packed_output_total(args) & 0xffffffffu));
+  return packed_block_of(packed_output_total(args));
+}
+
+std::uint64_t Runtime::packed_block_of(std::uint64_t total) const {
+  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu));
   return size > 0 ? round_up(static_cast<std::uint64_t>(size), platform_.limits.heap_block_align) : 0;
 }
 
@@ -183,8 +192,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
                   "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now, ring);
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
-    p.heap_bytes = packed_output_bytes(req.args);
-    if (const std::uint64_t total = packed_output_total(req.args); total >= (std::uint64_t{1} << 31))
+    const std::uint64_t total = packed_output_total(req.args);
+    p.heap_bytes = packed_block_of(total);
+    if (total >= (std::uint64_t{1} << 31))
       hooks_->on_warning("output_size_wrap",
                          req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
                              " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +

@@ -370,6 +370,7 @@ class Runtime {
   // (The device's int32 sum wraps at 2 GiB: see runtime.cpp.)
   std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
   std::uint64_t packed_output_total(const std::vector<SubmitArg>& args) const;  // unwrapped, padded
+  std::uint64_t packed_block_of(std::uint64_t total) const;  // the block for that total (wrapped as the device's int32)
 
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
