@@ -5,6 +5,7 @@
 // figures of a real run.
 #include "tests/catch.h"
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -104,6 +105,35 @@ TEST_CASE("percentiles are nearest-rank", "[figures]") {
   CHECK(record::percentiles_json(v).dump() == R"({"count":100,"p50":50.0,"p90":90.0,"p99":99.0,"max":100.0})");
   CHECK(record::percentiles_json({7.0, 3.0}).dump() == R"({"count":2,"p50":3.0,"p90":7.0,"p99":7.0,"max":7.0})");
   CHECK(record::percentiles_json({}).dump() == R"({"count":0,"p50":null,"p90":null,"p99":null,"max":null})");
+}
+
+TEST_CASE("histogram counts by value and gives the values in order", "[figures]") {
+  record::Histogram h;
+  // 300 distinct values (the table grows past its first 64 slots), added
+  // in a scrambled order, value v added v times.
+  for (int i = 0; i < 300; ++i) {
+    const int v = (i * 7) % 300 + 1;
+    h.add(static_cast<double>(v) / 4.0, static_cast<std::uint64_t>(v));
+  }
+  h.add(-0.0);
+  h.add(0.0, 2);  // -0.0 and 0.0: one value
+  CHECK(h.distinct() == 301);
+  CHECK(h.total() == 300u * 301u / 2u + 3u);
+  const auto s = h.sorted();
+  REQUIRE(s.size() == 301);
+  CHECK(s[0].first == 0.0);
+  CHECK(!std::signbit(s[0].first));
+  CHECK(s[0].second == 3);
+  CHECK(s[1].first == 0.25);
+  CHECK(s[1].second == 1);
+  CHECK(s[300].first == 75.0);
+  CHECK(s[300].second == 300);
+  for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i - 1].first < s[i].first);
+  // Nearest rank over 45,153 samples: p50 is the smallest value with 22,577
+  // samples at or below it: values 1..v/4 hold v(v+1)/2 + 3 (the zeros):
+  // v = 212 gives 22,581 (v = 211, 22,369).
+  CHECK(record::histogram_percentiles_json(h).dump() ==
+        R"({"count":45153,"p50":53.0,"p90":71.25,"p99":74.75,"max":75.0})");
 }
 
 TEST_CASE("figures of the mix trace", "[figures]") {

@@ -34,6 +34,7 @@ void Ring::init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::
                 bool whole_graph) {
   index_ = index;
   window_ = window;
+  window_mask_ = window > 1 && (window & (window - 1)) == 0 ? window - 1 : 0;
   heap_cap_ = heap_bytes;
   dep_cap_ = dep_pool;
   whole_graph_ = whole_graph;
@@ -112,7 +113,7 @@ bool Ring::heap_refresh_tail() {
 void Ring::set_dep_mark(Task& t, std::uint64_t mark) {
   t.dep_pool_mark = mark;
   const std::uint64_t local = t.id & 0xffffffffull;
-  const std::uint64_t s = window_ ? local % window_ : local;
+  const std::uint64_t s = slot_of(local);
   if (s >= dep_marks_.size()) dep_marks_.resize(s + 1, 0);
   dep_marks_[s] = mark;
 }

@@ -60,6 +60,12 @@ class Ring {
 
   int index() const { return index_; }
   std::uint64_t window() const { return window_; }
+  // The slot of local id `local` (local mod window; the id itself with no
+  // window): a mask for a power-of-two window, not a 64-bit division.
+  std::uint64_t slot_of(std::uint64_t local) const {
+    if (window_mask_) return local & window_mask_;
+    return window_ ? local % window_ : local;
+  }
   std::uint64_t heap_capacity() const { return heap_cap_; }
   std::uint64_t dep_pool_capacity() const { return dep_cap_; }
 
@@ -168,6 +174,7 @@ class Ring {
   int index_ = 0;
   bool whole_graph_ = false;
   std::uint64_t window_ = 0, heap_cap_ = 0, dep_cap_ = 0;
+  std::uint64_t window_mask_ = 0;  // window - 1 for a power-of-two window above 1, else 0
   SlotStore slots_;
   std::uint64_t head_ = 0, tail_ = 0;
   std::deque<std::uint64_t> held_;  // retired before their own release ran, oldest first
@@ -187,7 +194,7 @@ class Ring {
   // dep_pool_mark per slot (local id mod window), kept across slot reuse.
   std::vector<std::uint64_t> dep_marks_;
   std::uint64_t slot_dep_mark(std::uint64_t local) const {
-    std::uint64_t s = window_ ? local % window_ : local;
+    const std::uint64_t s = slot_of(local);
     return s < dep_marks_.size() ? dep_marks_[s] : 0;
   }
   std::uint64_t dep_reclaim_watermark_ = 0;

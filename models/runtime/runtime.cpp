@@ -10,7 +10,12 @@ namespace {
 constexpr std::uint64_t kHeapBase = 0x2000000000ull;
 constexpr std::uint64_t kHeapStride = 0x1000000000ull;
 
-std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return a ? (v + a - 1) / a * a : v; }
+// A power-of-two alignment (the platforms' are) rounds with a mask, not a
+// 64-bit division (a few per submit).
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+  if ((a & (a - 1)) == 0) return a ? (v + a - 1) & ~(a - 1) : v;
+  return (v + a - 1) / a * a;
+}
 
 }  // namespace
 
@@ -139,7 +144,11 @@ std::uint64_t Runtime::packed_output_total(const std::vector<SubmitArg>& args) c
 // at their unwrapped offsets, beyond the block, over the heap of the tasks
 // that follow (Runtime::submit_prepare warns `output_size_wrap`).
 std::uint64_t Runtime::packed_output_bytes(const std::vector<SubmitArg>& args) const {
-  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(packed_output_total(args) & 0xffffffffu));
+  return packed_block_of(packed_output_total(args));
+}
+
+std::uint64_t Runtime::packed_block_of(std::uint64_t total) const {
+  const auto size = static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu));
   return size > 0 ? round_up(static_cast<std::uint64_t>(size), platform_.limits.heap_block_align) : 0;
 }
 
@@ -183,8 +192,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
                   "FATAL: Scope Deadlock Detected! (ring " + std::to_string(ring) + ")", now, ring);
       return SubmitStatus::fatal(ErrorCode::ScopeDeadlock, ring);
     }
-    p.heap_bytes = packed_output_bytes(req.args);
-    if (const std::uint64_t total = packed_output_total(req.args); total >= (std::uint64_t{1} << 31))
+    const std::uint64_t total = packed_output_total(req.args);
+    p.heap_bytes = packed_block_of(total);
+    if (total >= (std::uint64_t{1} << 31))
       hooks_->on_warning("output_size_wrap",
                          req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
                              " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +
@@ -233,7 +243,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     std::uint64_t off = block.begin;
     t.args.reserve(req.args.size());
     for (const SubmitArg& a : req.args) {
-      Tensor v = a.tensor;
+      Tensor& v = t.args.emplace_back(a.tensor);  // copied once, into its place
       if (a.tag == ArgTag::Output) {
         v.buf_shape = v.shape;
         v.offset = {};
@@ -246,7 +256,6 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
         v.storage_bytes = padded;
         off += padded;
       }
-      t.args.push_back(v);
       t.arg_tags.push_back(a.tag);
     }
     p.work.args = static_cast<int>(req.args.size());
@@ -342,8 +351,17 @@ void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time no
   p.stage = SubmitProgress::Stage::Done;
 }
 
-void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info) {
-  p.edges.push_back(info);
+// The submit's edge records are built in place at the end of p.edges (their
+// two tensor views are most of an EdgeInfo's ~400 bytes: one copy each, not
+// a local record copied again); add_edge then merges the last one.
+EdgeInfo& Runtime::new_edge(SubmitProgress& p, EdgeSource source, int arg) {
+  EdgeInfo& e = p.edges.emplace_back();
+  e.source = source;
+  e.arg = arg;
+  return e;
+}
+
+void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   p.edges.back().pred = pred;
   p.edges.back().flags = flags;
   // A producer already claimed by this submit: fold the flags into its edge,
@@ -369,10 +387,9 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
   for (std::size_t i = 0; i < req.deps.size(); ++i) {
     const TaskId d = req.deps[i];
     if (d == t.id || retired(d)) continue;
-    EdgeInfo e;
-    e.source = EdgeSource::Explicit;
+    new_edge(p, EdgeSource::Explicit, -1);
     // add_dep_wait: ordering only, the producer is not retained (pto_types.h, DepFlags).
-    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain, e);
+    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain);
   }
   if (!t.manual_scope) {
     for (std::size_t i = 0; i < req.args.size(); ++i) {
@@ -381,11 +398,8 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        EdgeInfo e;
-        e.arg = static_cast<int>(i);
-        e.source = EdgeSource::Creator;
-        e.consumer_view = v;
-        add_edge(p, v.owner, kDepWait | kDepRetain, e);
+        new_edge(p, EdgeSource::Creator, static_cast<int>(i)).consumer_view = v;
+        add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
       if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
@@ -394,13 +408,11 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          EdgeInfo e;
-          e.arg = static_cast<int>(i);
-          e.source = EdgeSource::Tensormap;
+          EdgeInfo& e = new_edge(p, EdgeSource::Tensormap, static_cast<int>(i));
           e.overlap = m.overlap;
           e.consumer_view = v;
-          e.producer_view = m.producer_view;
-          add_edge(p, m.producer, kDepWait, e);
+          e.producer_view = *m.producer_view;
+          add_edge(p, m.producer, kDepWait);
         }
       }
       if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) ++p.inserts;
@@ -894,11 +906,6 @@ void Runtime::consume(Task& t) {
 }
 
 // ------------------------------------------------------------- inspection
-
-Task* Runtime::find(TaskId id) {
-  if (id == kNoTask) return nullptr;
-  return rings_[task_ring(id)].find(task_local(id));
-}
 
 std::uint64_t Runtime::total_submitted() const {
   std::uint64_t n = 0;

@@ -308,7 +308,9 @@ class Runtime {
   Ring& ring(int r) { return rings_[r]; }
   const Ring& ring(int r) const { return rings_[r]; }
   TensorMap& tensormap() { return tensormap_; }
-  Task* find(TaskId id);
+  Task* find(TaskId id) {  // inline: a few calls per edge on the submit and completion paths
+    return id == kNoTask ? nullptr : rings_[task_ring(id)].find(task_local(id));
+  }
   bool retired(TaskId id) const { return rings_[task_ring(id)].retired(task_local(id)); }
   std::uint64_t total_submitted() const;
   std::uint64_t completed() const { return completed_; }
@@ -368,6 +370,7 @@ class Runtime {
   // (The device's int32 sum wraps at 2 GiB: see runtime.cpp.)
   std::uint64_t packed_output_bytes(const std::vector<SubmitArg>& args) const;
   std::uint64_t packed_output_total(const std::vector<SubmitArg>& args) const;  // unwrapped, padded
+  std::uint64_t packed_block_of(std::uint64_t total) const;  // the block for that total (wrapped as the device's int32)
 
  private:
   void route_ready(Task& t, Time now, SubmitWork& work);
@@ -378,7 +381,8 @@ class Runtime {
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);
-  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags, const EdgeInfo& info);
+  EdgeInfo& new_edge(SubmitProgress& p, EdgeSource source, int arg);
+  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags);  // the edge: p.edges.back()
   void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   void reclaim_tensormap();

@@ -30,7 +30,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
     if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
-    out.push_back(Match{en.producer, ov, en.view, en.seq});
+    out.push_back(Match{en.producer, ov, &en.view, en.seq});  // an erased entry's view stays until an insert reuses it
     if (remove_covered && ov == Overlap::Covered) erase(e);
   }
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
@@ -99,8 +99,8 @@ std::uint64_t TensorMap::cleanup_ring(int ring) {
 
 void TensorMap::sync_for_submit(int ring, std::uint64_t local, std::uint64_t alive) {
   alive_[ring] = alive;
-  const std::uint64_t w = (*rings_)[ring].window();
-  const bool same_slot = w != 0 && local % w == last_cleanup_[ring] % w;
+  const Ring& r = (*rings_)[ring];
+  const bool same_slot = r.window() != 0 && r.slot_of(local) == r.slot_of(last_cleanup_[ring]);
   if (alive - last_cleanup_[ring] >= cleanup_interval_ || same_slot) {
     cleanup_ring(ring);
     last_cleanup_[ring] = alive;

@@ -47,7 +47,7 @@ class TensorMap {
   struct Match {
     TaskId producer;
     Overlap overlap;
-    Tensor producer_view;
+    const Tensor* producer_view;  // the entry's view: valid until the next insert
     std::uint64_t seq;  // insertion order of the entry
   };
 

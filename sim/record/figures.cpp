@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace npusim::record {
@@ -16,15 +17,68 @@ double share(Time part, Time whole) { return whole ? static_cast<double>(part) /
 
 }  // namespace
 
+void Histogram::add(double value, std::uint64_t n) {
+  if (n == 0) return;
+  if (value == 0.0) value = 0.0;  // -0.0: the key of 0.0
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (2 * (used_ + 1) > slots_.size()) grow();
+  const std::size_t mask = slots_.size() - 1;
+  // Fibonacci hashing, the product's top bits: a double's low mantissa bits
+  // are often all zero (whole or short decimal values), and the low bits of
+  // the product depend only on those.
+  const int shift = 64 - __builtin_ctzll(slots_.size());
+  for (std::size_t i = static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift);; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.count == 0) {
+      s.bits = bits;
+      s.count = n;
+      ++used_;
+      break;
+    }
+    if (s.bits == bits) {
+      s.count += n;
+      break;
+    }
+  }
+  total_ += n;
+}
+
+void Histogram::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+  used_ = 0;
+  total_ = 0;
+  for (const Slot& s : old)
+    if (s.count) {
+      double v;
+      std::memcpy(&v, &s.bits, sizeof v);
+      add(v, s.count);
+    }
+}
+
+std::vector<std::pair<double, std::uint64_t>> Histogram::sorted() const {
+  std::vector<std::pair<double, std::uint64_t>> out;
+  out.reserve(used_);
+  for (const Slot& s : slots_)
+    if (s.count) {
+      double v;
+      std::memcpy(&v, &s.bits, sizeof v);
+      out.emplace_back(v, s.count);
+    }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 ordered_json percentiles_json(std::vector<double> v) {
   Histogram h;
-  for (double x : v) ++h[x];
+  for (double x : v) h.add(x);
   return histogram_percentiles_json(h);
 }
 
-ordered_json histogram_percentiles_json(const Histogram& h) {
-  std::uint64_t n = 0;
-  for (const auto& [value, count] : h) n += count;
+ordered_json histogram_percentiles_json(const Histogram& hist) {
+  const std::uint64_t n = hist.total();
+  const auto h = hist.sorted();
   // Nearest rank: the smallest value with at least p% of the sample at or
   // below it; the values in order up to the rank's.
   auto at = [&](double p) -> ordered_json {
@@ -34,7 +88,7 @@ ordered_json histogram_percentiles_json(const Histogram& h) {
     std::uint64_t seen = 0;
     for (const auto& [value, count] : h)
       if ((seen += count) >= rank) return value;
-    return h.rbegin()->first;
+    return h.back().first;
   };
   return {{"count", n}, {"p50", at(50)}, {"p90", at(90)}, {"p99", at(99)}, {"max", at(100)}};
 }
@@ -115,7 +169,7 @@ void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   busy_[static_cast<std::size_t>(ty)] += b.end - b.start;
   // The dispatch that let the block start: its doorbell when early-staged.
   const Time released = b.gated ? b.release : b.dispatch;
-  if (released != kNever) ++dispatch_to_start_[to_ns(b.start) - to_ns(released)];
+  if (released != kNever) dispatch_to_start_.add(to_ns(b.start) - to_ns(released));
   if (sweep_) overhead_.on_block_finished(t, b);
 }
 
@@ -137,11 +191,19 @@ void FiguresCollector::on_retired(Task& t) {
         busy_[static_cast<std::size_t>(type_of(r.core))] += span(r.start, std::min(r.end, until_));
   const BlockTimes b = t.block_times();
   if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
-  ++ready_to_dispatch_[to_ns(b.first_release) - to_ns(t.ready_time)];
+  ready_to_dispatch_.add(to_ns(b.first_release) - to_ns(t.ready_time));
 }
 
 void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
-  if (r.end > r.start) phases_[r.thread][r.kind] += r.end - r.start;
+  if (r.end <= r.start) return;
+  auto it = std::find_if(phases_.begin(), phases_.end(), [&](const ThreadPhases& p) { return p.thread >= r.thread; });
+  if (it == phases_.end() || it->thread != r.thread) {
+    it = phases_.insert(it, ThreadPhases{});
+    it->thread = r.thread;
+  }
+  const auto k = static_cast<std::size_t>(r.kind);
+  it->time[k] += r.end - r.start;
+  it->seen[k] = true;
 }
 
 void FiguresCollector::on_scope_sample(const ScopeSample& x) {
@@ -212,12 +274,14 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   f["overhead"] = sweep_ ? overhead_json(sum_overhead(overhead_.steps(clusters_))) : ordered_json(nullptr);
 
   ordered_json threads = ordered_json::object();
-  for (const auto& [thread, kinds] : phases_) {
+  for (const ThreadPhases& p : phases_) {
     Time total = 0;
-    for (const auto& [kind, t] : kinds) total += t;
+    for (std::size_t k = 0; k < kPhaseKinds; ++k)
+      if (p.seen[k]) total += p.time[k];
     ordered_json shares = ordered_json::object();
-    for (const auto& [kind, t] : kinds) shares[sched_phase_name(kind)] = share(t, total);
-    threads[std::to_string(thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
+    for (std::size_t k = 0; k < kPhaseKinds; ++k)
+      if (p.seen[k]) shares[sched_phase_name(static_cast<SchedPhase>(k))] = share(p.time[k], total);
+    threads[std::to_string(p.thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
   }
   f["sched_phases"] = threads;
 

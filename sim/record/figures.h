@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,9 +24,27 @@ namespace npusim::record {
 // Nearest-rank percentiles of a sample (ns): {count, p50, p90, p99, max};
 // nulls when the sample is empty.
 nlohmann::ordered_json percentiles_json(std::vector<double> sample);
-// The same from the sample's histogram (value -> how many times): exact, in
-// memory that grows with the distinct values, not with the sample.
-using Histogram = std::map<double, std::uint64_t>;
+// A sample's histogram (value -> how many times): exact, in memory that grows
+// with the distinct values, not with the sample. An open-addressing table
+// keyed by the value's bits (a count per task on the hot path: one multiply
+// and, mostly, one probe; a tree walked ~log2(distinct) compares); the
+// values come out in order only when asked. -0.0 counts as 0.0 (one key, as
+// in an ordered map).
+class Histogram {
+ public:
+  void add(double value, std::uint64_t n = 1);
+  std::uint64_t total() const { return total_; }
+  std::size_t distinct() const { return used_; }
+  // (value, count) in increasing value.
+  std::vector<std::pair<double, std::uint64_t>> sorted() const;
+
+ private:
+  struct Slot { std::uint64_t bits = 0, count = 0; };  // count 0: empty
+  void grow();
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+  std::uint64_t total_ = 0;
+};
 nlohmann::ordered_json histogram_percentiles_json(const Histogram& h);
 
 // The overhead of one window [w0, w1): for each core type T, the time an
@@ -133,7 +153,15 @@ class FiguresCollector : public SimObserver {
   Time until_ = kNever;
   Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
-  std::map<int, std::map<SchedPhase, Time>> phases_;             // thread -> kind -> time
+  // Per thread (in increasing thread number; a handful): time per phase kind
+  // and the kinds that had any.
+  static constexpr std::size_t kPhaseKinds = static_cast<std::size_t>(SchedPhase::DrainPublish) + 1;
+  struct ThreadPhases {
+    int thread = 0;
+    std::array<Time, kPhaseKinds> time{};
+    std::array<bool, kPhaseKinds> seen{};
+  };
+  std::vector<ThreadPhases> phases_;
   struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; };
   std::map<int, RingPeak> rings_;
 };

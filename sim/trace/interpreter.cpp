@@ -312,7 +312,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     // clamps a dynamic length to 0 (common/task_interface/tensor.h
     // ChipTensor::view, "the empty-view contract").
     if (!s.shape.empty()) {
-      std::vector<std::int64_t> shp(given.size());
+      std::array<std::int64_t, kMaxDims> shp{};  // given.size() == ndims <= kMaxDims: no allocation per view
       bool empty = false;
       for (std::size_t d = 0; d < given.size(); ++d) {
         shp[d] = eval(s.shape[d]);
