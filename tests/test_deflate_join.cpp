@@ -5,13 +5,17 @@
 #include "tests/catch.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <libdeflate.h>
 #include <zlib.h>
 
 #include "sim/record/deflate_join.h"
+#include "sim/record/json_out.h"
+#include "tests/cli_support.h"
 
 namespace test_deflate_join {
 
@@ -135,4 +139,45 @@ TEST_CASE("deflate_join: bytes that are not one whole deflate stream give 0", "[
   std::vector<unsigned char> reserved = {0x07, 0, 0, 0};  // BTYPE 11 is reserved
   reserved.resize(reserved.size() + dj::kSlack);
   CHECK(dj::make_nonfinal(reserved.data(), 4) == 0);
+}
+
+TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip member of the text, the same bytes",
+          "[outputs][gzip]") {
+  // Level 9 compresses far slower than the text below is made, so the I/O
+  // thread falls behind and the simulation thread compresses chunks too.
+  namespace fs = std::filesystem;
+  const fs::path dir = cli::scratch_root() / "deflate_join_outfile";
+  fs::create_directories(dir);
+  std::string text;
+  std::string bytes[2];
+  for (int run = 0; run < 2; ++run) {
+    const std::uint64_t here = npusim::record::gzip_chunks_compressed_here();
+    const fs::path path = dir / ("out" + std::to_string(run) + ".gz");
+    npusim::record::OutFile f(path.string(), 9);
+    text.clear();
+    for (std::uint32_t k = 0; text.size() < (40u << 18); ++k) {
+      const std::string row = json_rows(997, k);
+      f.raw(row);
+      f.commit();
+      text += row;
+    }
+    f.close();
+    if (std::thread::hardware_concurrency() > 1) CHECK(npusim::record::gzip_chunks_compressed_here() > here);
+    bytes[run] = cli::slurp(path);
+    z_stream z{};
+    REQUIRE(inflateInit2(&z, 16 + 15) == Z_OK);
+    std::string out(text.size() + 1, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(bytes[run].data());
+    z.avail_in = static_cast<uInt>(bytes[run].size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&z, Z_FINISH);
+    out.resize(out.size() - z.avail_out);
+    CHECK(rc == Z_STREAM_END);  // CRC-32 and length checked
+    CHECK(z.avail_in == 0);      // one member, nothing after it
+    inflateEnd(&z);
+    CHECK(out == text);
+  }
+  CHECK(bytes[0] == bytes[1]);
+  fs::remove_all(dir);
 }

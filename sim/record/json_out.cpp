@@ -294,6 +294,7 @@ struct OutFile::Gzip {
 
 namespace {
 constexpr std::size_t kGzipHeader = 10;
+std::atomic<std::uint64_t> g_chunks_compressed_here{0};
 
 // The calling thread's libdeflate compressor for `level` (1..9), kept for the thread's life.
 libdeflate_compressor* thread_compressor(int level) {
@@ -439,6 +440,7 @@ void stop_run(const std::string& why) {
 
 const std::string& stop_reason() { return g_stop_reason; }
 
+std::uint64_t gzip_chunks_compressed_here() { return g_chunks_compressed_here.load(std::memory_order_relaxed); }
 std::uint64_t bytes_written() { return g_bytes_written.load(std::memory_order_relaxed); }
 bool write_failed() { return g_write_failed.load(std::memory_order_relaxed); }
 
@@ -472,6 +474,7 @@ void OutFile::flush() {
     if (len) {
       const auto crc = static_cast<std::uint32_t>(libdeflate_crc32(0, text().data(), n));
       IoThread::get().submit_packed(*this, block, len, n, crc);
+      g_chunks_compressed_here.fetch_add(1, std::memory_order_relaxed);
       clear();
       return;
     }

@@ -272,6 +272,10 @@ class FlatSet64 {
   bool has_zero_ = false;
 };
 
+// gzip chunks the simulation thread compressed itself so far, because the
+// I/O thread was behind (OutFile::flush; for tests).
+std::uint64_t gzip_chunks_compressed_here();
+
 // Bytes the output files have written to disk so far, all files together
 // (for progress and --max-output), and whether any write has failed (a run
 // can stop early: the error is reported when the file is closed).
