@@ -86,9 +86,6 @@ std::string inflate_raw(const std::vector<unsigned char>& in, bool& whole) {
   return out;
 }
 
-}  // namespace test_deflate_join
-
-using namespace test_deflate_join;
 
 TEST_CASE("deflate_join: pieces of every block kind join into one stream zlib inflates to the texts in order",
           "[outputs][gzip]") {
@@ -181,3 +178,5 @@ TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip 
   CHECK(bytes[0] == bytes[1]);
   fs::remove_all(dir);
 }
+
+}  // namespace test_deflate_join
