@@ -16,7 +16,7 @@ what=${1:-run}
 # headless chromium), python3-distributed (`npusim sweep --scheduler` runs
 # points on Dask: tests/sweep/sweep_dask_test.py), python3-pytest and
 # python3-numpy (the Python module's tests: tests/python/).
-build_packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+build_packages=(build-essential cmake pkg-config libsystemc-dev libboost-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libdeflate-dev
                 python3 python3-dev pybind11-dev)
 test_packages=(catch2 chromium python3-distributed python3-pytest python3-numpy)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }

@@ -74,6 +74,19 @@ TEST_CASE("run --compress gzip writes .gz files whose contents are the plain run
     // RFC 1952 header: deflate, no flags (no file name), modification time 0.
     const std::string head = slurp(gz / (f + ".gz")).substr(0, 8);
     CHECK(head == std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8));
+    // gzip itself and Python's gzip module read it whole (one member: Perfetto
+    // reads only a file's first), CRC-32 and length checked.
+    const std::string path = cli::quoted(gz / (f + ".gz"));
+    cli::Result t = cli::sh("gzip -t " + path);
+    CHECK(t.status == 0);
+    CHECK(t.err.empty());
+    cli::Result py = cli::sh("python3 -c 'import gzip, sys, zlib\n"
+                             "d = zlib.decompressobj(16 + 15)\n"
+                             "n = len(d.decompress(open(sys.argv[1], \"rb\").read()))\n"
+                             "print(n, len(gzip.open(sys.argv[1]).read()), d.eof, len(d.unused_data))' " +
+                             path);
+    CHECK(py.status == 0);
+    CHECK(py.out == std::to_string(text.size()) + " " + std::to_string(text.size()) + " True 0\n");
   }
   // summary.json and the name map stay plain, and the same.
   CHECK(slurp(gz / "summary.json") == slurp(plain / "summary.json"));

@@ -109,11 +109,11 @@ class JsonBuf {
 // The destructor waits too, but drops unflushed bytes and any error: it is
 // the path of a run abandoned by an exception, whose files are discarded.
 //
-// Opened with a gzip level (1..9), the file is a gzip stream (RFC 1952,
-// zlib's deflate with no file name and modification time 0, so the same
-// text gives the same bytes): the I/O thread compresses each chunk before
-// writing it, and close() writes the stream's end. Bytes written count the
-// compressed bytes.
+// Opened with a gzip level (1..9), the file is a gzip stream (RFC 1952, one
+// member, no file name and modification time 0, so the same text gives the
+// same bytes): the I/O thread compresses each chunk with libdeflate at that
+// level, joins it to the stream (deflate_join.h) and writes it, and close()
+// writes the stream's end. Bytes written count the compressed bytes.
 class OutFile : public JsonBuf {
  public:
   OutFile() = default;
@@ -166,6 +166,10 @@ class OutFile : public JsonBuf {
   // Writes n bytes (compressed if the file is gzip; `finish` ends the gzip
   // stream); returns 0 or an errno. Counts the bytes written.
   int emit(const char* p, std::size_t n, bool finish = false);
+  // Writes a gzip chunk compressed beforehand: `len` bytes of deflate blocks
+  // at block + 10 (the header goes before them if it is not written yet),
+  // for `text_size` bytes of text with CRC-32 `text_crc`.
+  int emit_packed(unsigned char* block, std::size_t len, std::size_t text_size, std::uint32_t text_crc);
   void end_gzip();  // releases the compressor, if any
   void note_write_error(int err);  // the first one is kept and reported at sync()/close()
   void wait_written();  // waits for this file's chunks; throws on a write error
@@ -267,6 +271,10 @@ class FlatSet64 {
   std::size_t size_ = 0;              // keys in slots_
   bool has_zero_ = false;
 };
+
+// gzip chunks the simulation thread compressed itself so far, because the
+// I/O thread was behind (OutFile::flush; for tests).
+std::uint64_t gzip_chunks_compressed_here();
 
 // Bytes the output files have written to disk so far, all files together
 // (for progress and --max-output), and whether any write has failed (a run
