@@ -1,6 +1,6 @@
 // Loading that streams (docs/trace-format.md, "How a trace is loaded"): the
 // program's list is checked as JSON but not kept as a document
-// (json_input::JsonSkimDom), its ops are compiled one at a time from the text
+// (json_input::JsonDom with a skip key), its ops are compiled one at a time from the text
 // (json_input::JsonListCursor), at load to check them and again as the
 // interpreter reaches them; `npusim check` compiles each op once, before its
 // dry run, and trace::finish_checks keeps the first load-time error first.
@@ -79,7 +79,7 @@ TEST_CASE("stream: the list cursor hands out each element's text, strings and ne
 }
 
 TEST_CASE("stream: the skimming parse keeps the document but the program's ops, with JsonDom's errors") {
-  json_input::JsonSkimDom<J> skim("program");
+  json_input::JsonDom<J> skim("program");
   REQUIRE(skim.parse(trace_text(R"([{"op": "let", "var": "v", "value": 1}, {"op": "let", "var": "w", "value": 2}])")));
   CHECK(skim.skipped);
   CHECK(skim.skipped_count == 2);
@@ -88,7 +88,7 @@ TEST_CASE("stream: the skimming parse keeps the document but the program's ops, 
   CHECK(root["tensors"]["a"]["shape"] == J::array({256}));
 
   // A "program" that is not a list, or not at the root, is kept as it is.
-  json_input::JsonSkimDom<J> other("program");
+  json_input::JsonDom<J> other("program");
   REQUIRE(other.parse(R"({"x": {"program": [1]}, "program": 5})"));
   CHECK_FALSE(other.skipped);
   J kept = other.take();
@@ -103,7 +103,7 @@ TEST_CASE("stream: the skimming parse keeps the document but the program's ops, 
            trace_text(R"([{"op": "let",, }])"),
        }) {
     json_input::JsonDom<J> dom;
-    json_input::JsonSkimDom<J> s("program");
+    json_input::JsonDom<J> s("program");
     CHECK_FALSE(dom.parse(bad));
     CHECK_FALSE(s.parse(bad));
     CHECK(s.error == dom.error);
@@ -113,7 +113,7 @@ TEST_CASE("stream: the skimming parse keeps the document but the program's ops, 
     CHECK(s.error_id == dom.error_id);
     CHECK(s.error_text == dom.error_text);
   }
-  json_input::JsonSkimDom<J> dup("program");
+  json_input::JsonDom<J> dup("program");
   CHECK_FALSE(dup.parse(trace_text(R"([{"op": "let"}, {"op": "let", "var": "v", "op": "x"}])")));
   CHECK(dup.error_pointer == "/program/1");
   CHECK(dup.error_key == "op");

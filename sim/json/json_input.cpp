@@ -13,7 +13,6 @@
 
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
-#include "sim/json/stream.h"
 
 namespace npusim::json_input {
 namespace {
@@ -88,9 +87,8 @@ json read_file(const std::string& path) {
 }
 
 // The document `dom` parsed from `text`, or the trace format's error for its
-// failure. `Dom`: JsonDom or JsonSkimDom (the same error fields).
-template <class Dom>
-nlohmann::ordered_json document_or_error(Dom& dom, const std::string& text, const std::string& file) {
+// failure.
+static nlohmann::ordered_json document_or_error(JsonDom<nlohmann::ordered_json>& dom, const std::string& text, const std::string& file) {
   auto at = [&](std::size_t idx) {
     std::size_t line = 1, line_start = 0;
     for (std::size_t i = 0; i < idx; ++i)
@@ -98,9 +96,9 @@ nlohmann::ordered_json document_or_error(Dom& dom, const std::string& text, cons
     return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(idx - line_start + 1);
   };
   if (dom.parse(text)) return dom.take();
-  if (dom.error == Dom::Error::Duplicate)
+  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Duplicate)
     throw InputError(file, pointer_join(dom.error_pointer, dom.error_key), "duplicate key \"" + dom.error_key + "\"");
-  if (dom.error == Dom::Error::Nesting) throw too_deep(file, dom.error_pointer);
+  if (dom.error == JsonDom<nlohmann::ordered_json>::Error::Nesting) throw too_deep(file, dom.error_pointer);
   if (dom.error_id == 406) {
     // A number beyond a double's range ("1e400"): nlohmann says which text but
     // not where; it is the first such number outside strings.
@@ -124,7 +122,7 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
 
 nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
                                                const std::string& skip_key, bool* skipped) {
-  JsonSkimDom<nlohmann::ordered_json> dom(skip_key);
+  JsonDom<nlohmann::ordered_json> dom(skip_key);
   nlohmann::ordered_json root = document_or_error(dom, text, file);
   if (skipped) *skipped = dom.skipped;
   return root;

@@ -45,7 +45,7 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
 // parse_document, except that the elements of the root object's member
 // `skip_key`, when it is a list, are checked (the same errors) and not kept:
 // the document holds an empty list there and *skipped is true
-// (JsonSkimDom, stream.h; the trace's program, docs/trace-format.md "How a
+// (JsonDom with a skip key, json_read.h; the trace's program, docs/trace-format.md "How a
 // trace is loaded").
 nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
                                                const std::string& skip_key, bool* skipped);

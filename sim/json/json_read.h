@@ -61,6 +61,11 @@ void dismantle(J& j) noexcept {
 // parent container after every value, and ordered_json's objects look keys
 // up linearly: both are quadratic on a long list or object. A duplicate key
 // or nesting deeper than kMaxJsonNesting stops the parse with `error` set.
+// With a skip key (the trace's "program", docs/trace-format.md "How a trace
+// is loaded"), the elements of the root object's member of that name, when
+// it is a list, are checked as any other value (syntax, duplicate keys,
+// nesting: the same errors) and not kept: the document holds an empty list
+// there, `skipped` is true and `skipped_count` counts them.
 template <class J>
 class JsonDom : public nlohmann::json_sax<J> {
  public:
@@ -71,6 +76,11 @@ class JsonDom : public nlohmann::json_sax<J> {
   std::size_t error_at = 0;   // Syntax: byte offset
   int error_id = 0;           // Syntax: nlohmann's exception id (406: a number out of range)
   std::string error_text;     // Syntax: nlohmann's message
+  bool skipped = false;           // the skip key's member was a list, its elements dropped
+  std::size_t skipped_count = 0;  // its elements
+
+  JsonDom() = default;
+  explicit JsonDom(std::string skip_key) : skip_key_(std::move(skip_key)), skipping_(true) {}
 
   // Parses `text`; false on an error (see the fields above).
   bool parse(const std::string& text) {
@@ -92,18 +102,30 @@ class JsonDom : public nlohmann::json_sax<J> {
   bool number_float(typename J::number_float_t v, const typename J::string_t&) override { return add(J(v)); }
   bool string(typename J::string_t& v) override { return add(J(std::move(v))); }
   bool binary(typename J::binary_t& v) override { return add(J(std::move(v))); }
-  bool start_object(std::size_t) override { return open(J::object()); }
-  bool start_array(std::size_t) override { return open(J::array()); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
   bool key(typename J::string_t& k) override {
     Frame& top = frames_.back();
     bool duplicate;
     if (top.count < kLinearKeys && top.keys.empty()) {
-      duplicate = top.value->contains(k);  // few keys: a scan is cheaper than a set
+      // Few keys: a scan is cheaper than a set (of the object, or of the
+      // keys seen in a dropped one).
+      if (top.value) {
+        duplicate = top.value->contains(k);
+      } else {
+        duplicate = false;
+        for (const std::string& s : top.few) duplicate = duplicate || s == k;
+        if (!duplicate) top.few.push_back(k);
+      }
     } else {
-      if (top.keys.empty())
-        for (const auto& kv : top.value->items()) top.keys.insert(kv.key());
+      if (top.keys.empty()) {
+        if (top.value)
+          for (const auto& kv : top.value->items()) top.keys.insert(kv.key());
+        else
+          for (std::string& s : top.few) top.keys.insert(std::move(s));
+      }
       duplicate = !top.keys.insert(k).second;
     }
     if (duplicate) {
@@ -126,13 +148,16 @@ class JsonDom : public nlohmann::json_sax<J> {
  private:
   static constexpr std::size_t kLinearKeys = 8;
   struct Frame {
-    J* value = nullptr;
+    J* value = nullptr;     // nullptr: inside the skipped list (checked, not kept)
+    bool object = false;
     std::size_t count = 0;                 // members or elements so far
     std::string key;                       // objects: the current key
+    std::vector<std::string> few;          // a dropped object's keys while there are few
     std::unordered_set<std::string> keys;  // objects with more than kLinearKeys keys: all of them
   };
 
-  // Places `v` in the innermost container (or as the root); returns where.
+  // Places `v` in the innermost container (or as the root); returns where
+  // (nullptr inside the skipped list, where nothing is kept).
   J* place(J&& v) {
     if (frames_.empty()) {
       root_ = std::move(v);
@@ -140,7 +165,8 @@ class JsonDom : public nlohmann::json_sax<J> {
     }
     Frame& top = frames_.back();
     ++top.count;
-    if (top.value->is_object()) return &append_member(top.value->template get_ref<typename J::object_t&>(), v, top);
+    if (!top.value || frames_.size() == skip_depth_) return nullptr;
+    if (top.object) return &append_member(top.value->template get_ref<typename J::object_t&>(), v, top);
     auto& a = top.value->template get_ref<typename J::array_t&>();
     a.push_back(std::move(v));
     return &a.back();
@@ -159,10 +185,19 @@ class JsonDom : public nlohmann::json_sax<J> {
     place(std::move(v));
     return true;
   }
-  bool open(J&& container) {
+  bool open(bool object) {
+    // The skip key's list, in the root object: kept as an empty list, its
+    // elements (and all inside them) checked and dropped.
+    const bool skip_this =
+        skipping_ && !object && frames_.size() == 1 && frames_[0].object && frames_[0].key == skip_key_;
     Frame f;
-    f.value = place(std::move(container));  // filled in place: its parent does not grow until it is closed
+    f.object = object;
+    f.value = place(object ? J::object() : J::array());  // filled in place: its parent does not grow until it is closed
     frames_.push_back(std::move(f));
+    if (skip_this) {
+      skipped = true;
+      skip_depth_ = frames_.size();
+    }
     if (frames_.size() > static_cast<std::size_t>(kMaxJsonNesting)) {
       error = Error::Nesting;
       error_pointer = pointer(frames_.size());
@@ -171,6 +206,10 @@ class JsonDom : public nlohmann::json_sax<J> {
     return true;
   }
   bool close() {
+    if (skip_depth_ == frames_.size()) {
+      skipped_count = frames_.back().count;
+      skip_depth_ = 0;
+    }
     frames_.pop_back();
     return true;
   }
@@ -179,11 +218,14 @@ class JsonDom : public nlohmann::json_sax<J> {
     std::string path;
     for (std::size_t i = 1; i < n; ++i) {
       const Frame& parent = frames_[i - 1];
-      path = parent.value->is_object() ? pointer_join(path, parent.key) : pointer_join(path, parent.count - 1);
+      path = parent.object ? pointer_join(path, parent.key) : pointer_join(path, parent.count - 1);
     }
     return path;
   }
 
+  std::string skip_key_;
+  bool skipping_ = false;       // constructed with a skip key
+  std::size_t skip_depth_ = 0;  // frames_.size() of the skipped list while inside it, else 0
   J root_;
   std::vector<Frame> frames_;
 };

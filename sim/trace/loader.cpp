@@ -1279,7 +1279,7 @@ Trace parse_trace(const std::string& text, const std::string& file, const std::s
   return parse_trace(std::make_shared<const std::string>(text), file, default_name);
 }
 
-// The document without the program's ops (JsonSkimDom: every op checked as
+// The document without the program's ops (JsonDom with a skip key: every op checked as
 // JSON, none kept); the loader then compiles them from the text one at a time.
 Trace parse_trace(std::shared_ptr<const std::string> text, const std::string& file, const std::string& default_name,
                   bool check_ops) {
