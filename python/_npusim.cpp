@@ -47,6 +47,8 @@
 
 namespace py = pybind11;
 namespace engine = npusim::engine;
+namespace host = npusim::host;
+namespace study = npusim::study;
 
 namespace {
 
@@ -130,7 +132,7 @@ Outcome in_child(Body body, const std::string* stdin_text = nullptr) {
     if (w > 3) ::close_range(3, static_cast<unsigned>(w - 1), 0);
     ::close_range(static_cast<unsigned>(w + 1), ~0u, 0);
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-    engine::interrupt::install();  // an interrupted run removes its partial outputs (docs/outputs.md)
+    host::interrupt::install();  // an interrupted run removes its partial outputs (docs/outputs.md)
     Outcome o;
     try {
       if (stdin_text) {
@@ -272,40 +274,39 @@ py::tuple check(const std::string& trace, const std::string& text, const std::st
 
 py::tuple sweep(const std::string& input, const std::string& platform, const std::vector<std::string>& grid,
                 const std::string& csv, int jobs, const std::string& scheduler) {
-  const engine::SweepRequest req{input, platform, grid, csv, jobs, scheduler, /*quiet=*/true};
-  return to_python(in_child([&](std::ostream& out, std::ostream& err) { return engine::sweep(req, out, err); }));
+  const study::SweepRequest req{input, platform, grid, csv, jobs, scheduler, /*quiet=*/true};
+  return to_python(in_child([&](std::ostream& out, std::ostream& err) { return study::sweep(req, out, err); }));
 }
 
 py::tuple compare(const std::string& base, const std::string& cur, const py::dict& o) {
-  namespace rec = npusim::record;
+  namespace rep = npusim::report;
   const std::string tolerance = text_of(o, "tolerance"), threshold = text_of(o, "ring_threshold"),
                     gate = text_of(o, "gate"), format = text_of(o, "format");
   std::vector<std::string> tolerance_for;
   if (o.contains("tolerance_for")) tolerance_for = o["tolerance_for"].cast<std::vector<std::string>>();
   const bool allow_different = o.contains("allow_different") && o["allow_different"].cast<bool>();
   return to_python(in_child([&](std::ostream& out, std::ostream&) {
-    rec::CompareOptions c;
-    if (!tolerance.empty()) c.tolerance_pct = rec::parse_percentage(tolerance, "--tolerance");
-    if (!threshold.empty()) c.ring_threshold_pct = rec::parse_percentage(threshold, "--ring-threshold");
-    if (!gate.empty()) c.gate = rec::parse_compare_gate(gate);
-    if (!format.empty()) c.format = rec::parse_compare_format(format);
+    rep::CompareOptions c;
+    if (!tolerance.empty()) c.tolerance_pct = rep::parse_percentage(tolerance, "--tolerance");
+    if (!threshold.empty()) c.ring_threshold_pct = rep::parse_percentage(threshold, "--ring-threshold");
+    if (!gate.empty()) c.gate = rep::parse_compare_gate(gate);
+    if (!format.empty()) c.format = rep::parse_compare_format(format);
     c.tolerance_for = tolerance_for;
     c.allow_different = allow_different;
-    return rec::compare_summaries(base, cur, c, out);
+    return rep::compare_summaries(base, cur, c, out);
   }));
 }
 
 py::tuple report(const std::string& run_dir, const std::string& out_path) {
-  return to_python(in_child([&](std::ostream& out, std::ostream&) {
-    return npusim::record::report_command(run_dir, out_path, out);
-  }));
+  return to_python(in_child(
+      [&](std::ostream& out, std::ostream&) { return npusim::report::report_command(run_dir, out_path, out); }));
 }
 
 // The report's page for a summary (JSON text), without the time series: a
 // Result's notebook view. In a child too: the page's code is the engine's.
 py::tuple report_page(const std::string& summary_text, const std::string& title) {
   return to_python(in_child([&](std::ostream& out, std::ostream&) {
-    out << npusim::record::report_html(npusim::json_input::parse_own(summary_text), title);
+    out << npusim::report::report_html(npusim::json_input::parse_own(summary_text), title);
     return 0;
   }));
 }
@@ -318,7 +319,7 @@ extern "C" __attribute__((visibility("default"))) int sc_main(int, char*[]) { re
 
 PYBIND11_MODULE(_npusim, m) {
   m.doc() = "npusim's engine (docs/python.md); use the npusim package, not this module";
-  m.def("set_executable", &engine::set_self_exe, py::arg("path"),
+  m.def("set_executable", &host::set_self_exe, py::arg("path"),
         "the npusim executable that sizing re-runs, sweeps and scenes start, and beside which platforms are found");
   m.def("run", &run, py::arg("trace"), py::arg("text"), py::arg("platform"), py::arg("out_dir"), py::arg("options"));
   m.def("check", &check, py::arg("trace"), py::arg("text"), py::arg("platform"));

@@ -29,7 +29,7 @@
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   npusim::host::prepare_process();
-  npusim::engine::interrupt::install();
+  npusim::host::interrupt::install();
   const int status = sc_core::sc_elab_and_sim(argc, argv);
 #if defined(__SANITIZE_ADDRESS__)
   // The leak check, before static teardown (docs/testing.md, "Sanitizers").
@@ -75,13 +75,13 @@ int sc_main(int argc, char* argv[]) {
   npusim::engine::add_run_command(cl);           // simulate; outputs in --out DIR
   npusim::engine::add_check_command(cl);         // static checks only, no simulation
   npusim::engine::add_record_command(cl);        // run a scene; write the trace of its operations
-  npusim::scene::add_import_command(cl);         // a device capture as a trace that replays it
-  npusim::record::add_compare_command(cl);       // timing regression check of two summary.json
-  npusim::record::add_scope_stats_command(cl);   // peaks per ring of a scope_stats.jsonl
-  npusim::record::add_report_command(cl);        // a self-contained page of a run's figures and failure
-  npusim::engine::add_barrier_cost_command(cl);  // SOFT vs HARD syncall cost by participant count
-  npusim::engine::add_worker_command(cl);        // a worker's dispatches in order, with its arena cache
-  npusim::engine::add_sweep_command(cl);         // a run over a grid of options and platform fields
+  npusim::capture::add_import_command(cl);       // a device capture as a trace that replays it
+  npusim::report::add_compare_command(cl);       // timing regression check of two summary.json
+  npusim::report::add_scope_stats_command(cl);   // peaks per ring of a scope_stats.jsonl
+  npusim::report::add_report_command(cl);        // a self-contained page of a run's figures and failure
+  npusim::study::add_barrier_cost_command(cl);   // SOFT vs HARD syncall cost by participant count
+  npusim::study::add_worker_command(cl);         // a worker's dispatches in order, with its arena cache
+  npusim::study::add_sweep_command(cl);          // a run over a grid of options and platform fields
   if (std::optional<int> done = cl.parse(argc, argv)) return *done;
   return with_exit_statuses([&] { return cl.execute(); });
 }

@@ -17,7 +17,7 @@
 
 using namespace npusim;
 using nlohmann::json;
-using record::compare_summaries;
+using report::compare_summaries;
 namespace fs = std::filesystem;
 
 namespace {
@@ -46,9 +46,10 @@ struct CompareResult {
 std::string resolve(const std::string& name) { return name.rfind('/', 0) == 0 ? name : data(name); }
 
 CompareResult compare(const std::string& baseline, const std::string& current, double tolerance = 0,
-               std::vector<std::string> tolerance_for = {}, record::CompareGate gate = record::CompareGate::times) {
+                      std::vector<std::string> tolerance_for = {},
+                      report::CompareGate gate = report::CompareGate::times) {
   std::ostringstream out;
-  record::CompareOptions options;
+  report::CompareOptions options;
   options.tolerance_pct = tolerance;
   options.tolerance_for = std::move(tolerance_for);
   options.gate = gate;
@@ -57,7 +58,7 @@ CompareResult compare(const std::string& baseline, const std::string& current, d
 }
 
 CompareResult compare_all(const std::string& baseline, const std::string& current) {
-  return compare(baseline, current, 0, {}, record::CompareGate::all);
+  return compare(baseline, current, 0, {}, report::CompareGate::all);
 }
 
 std::string last_line(const std::string& text) {
@@ -97,7 +98,7 @@ TEST_CASE("compare: identical summaries are OK", "[compare]") {
 
 TEST_CASE("compare: a slower metric is a regression", "[compare]") {
   CompareResult r = compare("compare_base.json", "compare_slower.json");
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK(r.out ==
         "figure                baseline  current  unit   delta  delta %  verdict\n"
         "status                      ok       ok                         ok\n"
@@ -116,7 +117,7 @@ TEST_CASE("compare: a slower metric is a regression", "[compare]") {
   CHECK_THAT(r.out, Catch::Contains("scheduling_window_ns   49000.5    50000  ns    +999.5   +2.04%  beyond +0%, not gated\n"));
   CHECK(last_line(r.out) == "compare: OK (2 figures moved, 1 beyond tolerance but not gated: --gate all gates them)");
   r = compare_all("compare_slower.json", "compare_base.json");
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK_THAT(r.out, Catch::Contains("scheduling_window_ns   49000.5    50000  ns    +999.5   +2.04%  REGRESSION > +0%\n"));
   CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: scheduling_window_ns)");
 }
@@ -128,21 +129,21 @@ TEST_CASE("compare: tolerance in percent, exactly at the limit is OK", "[compare
   CHECK(last_line(ok.out) == "compare: OK (2 figures moved, none beyond tolerance)");
   CHECK(compare("compare_base.json", "compare_slower.json", 5).status == 0);
   CompareResult r = compare("compare_base.json", "compare_slower.json", 0.5);
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)");
   CHECK_THAT(r.out, Catch::Contains("device_wall_ns          100000   101000  ns     +1000   +1.00%  REGRESSION > +0.5%\n"));
 
   // A zero baseline: any increase regresses, whatever the tolerance.
   std::string zero = base_with("makespan_ns", 0);
   r = compare(zero, "compare_base.json", 50);
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK_THAT(r.out, Catch::Contains("makespan_ns                  0    90000  ns    +90000      n/a  REGRESSION > +50%\n"));
   fs::remove(zero);
 }
 
 TEST_CASE("compare: ok to error is a regression, error to ok is not", "[compare]") {
   CompareResult r = compare("compare_base.json", "compare_error.json");
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK(r.out ==
         "figure                baseline  current  unit   delta  delta %  verdict\n"
         "status                      ok    error                         REGRESSION\n"
@@ -243,7 +244,7 @@ TEST_CASE("compare: every figure that moved, with its tolerance", "[compare]") {
   CHECK(r.out == table("beyond -5%, not gated", "beyond +10%, not gated") +
                      "compare: OK (17 figures moved, 2 beyond tolerance but not gated: --gate all gates them)\n");
   r = compare_all("compare_figures_base.json", "compare_figures_moved.json");
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK(r.out == table("REGRESSION > -5%", "REGRESSION > +10%") +
                      "compare: REGRESSION (2 figures beyond tolerance: figures.core_types.aic.utilisation, "
                      "figures.dispatch_to_start_ns.p99)\n");
@@ -280,7 +281,7 @@ TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[co
   // from a name too.
   r = compare("compare_figures_base.json", "compare_figures_moved.json", 0,
               {"figures=100", "figures.dispatch_to_start_ns.count=0"});
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK_THAT(r.out, Catch::Contains(
       "figures.dispatch_to_start_ns.count            10       11  count        +1  +10.00%  REGRESSION > +/-0%\n"));
   CHECK_THAT(r.out, Catch::Contains(
@@ -293,7 +294,7 @@ TEST_CASE("compare: --tolerance-for overrides the table by name or prefix", "[co
 
   // Unknown or malformed: exit 2 before anything is printed.
   std::ostringstream out;
-  record::CompareOptions bad;
+  report::CompareOptions bad;
   auto error_of = [&](const std::string& text) {
     bad.tolerance_for = {text};
     try {
@@ -330,7 +331,7 @@ TEST_CASE("compare: a summary without figures (an older npusim) is reported, not
         "figures                 absent  present                        only in the current\n" +
         kNoProvenance + "compare: OK (1 figure moved, none beyond tolerance)\n");
   r = compare("compare_figures_moved.json", "compare_slower.json");
-  CHECK(r.status == record::kCompareRegression);
+  CHECK(r.status == report::kCompareRegression);
   CHECK_THAT(r.out, Catch::Contains(
       "figures                present   absent                         only in the baseline\n"));
   CHECK(last_line(r.out) == "compare: REGRESSION (1 figure beyond tolerance: device_wall_ns)");

@@ -27,9 +27,9 @@ std::pair<fs::path, fs::path> round_trip(const std::string& trace, const std::st
 }
 
 std::string import_error(const std::string& deps, const std::string& swimlane) {
-  npusim::scene::CaptureFiles f{"deps.json", "chip_swimlane_records.json", "", ""};
+  npusim::capture::CaptureFiles f{"deps.json", "chip_swimlane_records.json", "", ""};
   try {
-    npusim::scene::import_capture(deps, swimlane, "", "", f);
+    npusim::capture::import_capture(deps, swimlane, "", "", f);
   } catch (const npusim::InputError& e) {
     return e.file() + "|" + e.path() + "|" + e.message();
   }

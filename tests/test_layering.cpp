@@ -153,6 +153,93 @@ TEST_CASE("the layering check sees a wrong arrow") {
   CHECK(violations(arrows, good).empty());
 }
 
+// ---- each folder's namespace ------------------------------------------------
+// A folder's code is in the namespace its row of the table names (a name says
+// where it is defined); another folder's namespace is opened only to declare
+// names (`namespace npusim::config { class CommandLine; }`).
+
+// folder ("sim/json") -> its namespace ("json_input"), from the table's rows.
+std::map<std::string, std::string> folder_namespaces() {
+  const std::string doc = slurp(fs::path(NPUSIM_SOURCE_DIR) / "docs/architecture.md");
+  const std::size_t at = doc.find("## sim/ by question");
+  REQUIRE(at != std::string::npos);
+  std::istringstream lines(doc.substr(at));
+  std::map<std::string, std::string> out;
+  std::string line;
+  std::getline(lines, line);
+  const std::regex row(R"(^\| `(sim/[a-z_]+)` \| (`npusim::([a-z_]+)`|-) \|.*$)");
+  while (std::getline(lines, line) && line.rfind("## ", 0) != 0) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) out[m[1]] = m[3];
+  }
+  return out;
+}
+
+// "file:line: text" for each `namespace npusim::X {` of `text` (a file of
+// `folder`, whose namespace is `ns`) that opens another namespace than `ns`
+// for more than declarations.
+std::vector<std::string> foreign_namespaces(const std::string& file, const std::string& ns, const std::string& text) {
+  static const std::regex open(R"(^namespace npusim::([a-z_]+)(::[a-z_:]+)? \{\s*$)");
+  static const std::regex declaration(R"(^\s*((class|struct) [A-Za-z_]\w*;)?\s*(//.*)?$)");
+  std::vector<std::string> wrong;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, open) || m[1] == ns) continue;
+    bool only_declarations = true;
+    std::size_t j = i + 1;
+    for (; j < lines.size() && lines[j].rfind("}", 0) != 0; ++j)
+      only_declarations = only_declarations && std::regex_match(lines[j], declaration);
+    if (!only_declarations) wrong.push_back(file + ":" + std::to_string(i + 1) + ": " + lines[i]);
+  }
+  return wrong;
+}
+
+TEST_CASE("the code of each folder of sim/ is in the namespace its row of the table names") {
+  const auto spaces = folder_namespaces();
+  REQUIRE(spaces.size() == allowed_arrows().size());
+  CHECK(spaces.at("sim/diagnose") == "diagnose");
+  CHECK(spaces.at("sim/import") == "capture");
+  CHECK(spaces.at("sim/sdk").empty());
+  const fs::path root(NPUSIM_SOURCE_DIR);
+  std::vector<std::string> wrong;
+  std::size_t files = 0;
+  for (const auto& [folder, ns] : spaces) {
+    if (ns.empty()) continue;
+    for (const auto& e : fs::directory_iterator(root / folder)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      if (rel == "sim/scene/runner.cpp") continue;  // a program of its own
+      ++files;
+      for (const std::string& w : foreign_namespaces(rel, ns, slurp(e.path()))) wrong.push_back(w);
+    }
+  }
+  REQUIRE(files > 100);
+  INFO([&] {
+    std::string s;
+    for (const std::string& w : wrong) s += w + "\n";
+    return s;
+  }());
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("the namespace check sees code in another folder's namespace and lets declarations pass") {
+  const std::string declares =
+      "namespace npusim::config {\nclass CommandLine;\n}\n\nnamespace npusim::study {\nint x();\n}\n";
+  CHECK(foreign_namespaces("sim/study/a.h", "study", declares).empty());
+  const std::string defines =
+      "namespace npusim::trace {\nstruct Trace;\n}\nnamespace npusim::engine {\n\nstruct Failure {\n  int a;\n};\n}\n";
+  const auto wrong = foreign_namespaces("sim/diagnose/d.h", "diagnose", defines);
+  REQUIRE(wrong.size() == 1);
+  CHECK(wrong[0] == "sim/diagnose/d.h:4: namespace npusim::engine {");
+  CHECK(foreign_namespaces("sim/record/r.cpp", "record",
+                           "namespace npusim::record::deflate_join {\nint f() { return 1; }\n}\n")
+            .empty());
+}
+
 // ---- JSON is parsed in sim/json only ----------------------------------------
 // Every JSON text npusim reads goes through the one input layer (sim/json,
 // json_input.h): its limits, messages and pointer paths. A parse of JSON text

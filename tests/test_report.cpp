@@ -20,7 +20,7 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using npusim::record::report_html;
+using npusim::report::report_html;
 
 namespace {
 
@@ -133,8 +133,8 @@ TEST_CASE("report: the verdict, the findings and the diagnosis come before the l
 }
 
 TEST_CASE("report: times read in ns, us, ms or s with separators", "[report]") {
-  using npusim::record::human;
-  using npusim::record::Unit;
+  using npusim::report::human;
+  using npusim::report::Unit;
   CHECK(human(0, Unit::kNs) == "0 ns");
   CHECK(human(9999, Unit::kNs) == "9,999 ns");
   CHECK(human(12.5, Unit::kNs) == "12.500 ns");
@@ -151,7 +151,7 @@ TEST_CASE("report: times read in ns, us, ms or s with separators", "[report]") {
 }
 
 TEST_CASE("report: a legend wraps into rows that fit the chart", "[report]") {
-  using npusim::record::legend_layout;
+  using npusim::report::legend_layout;
   // Each entry takes 30 px and 7 px a character: 100 px for a 10-character label.
   const auto l = legend_layout({"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "d"}, 10, 260);
   REQUIRE(l.size() == 4);
@@ -176,12 +176,13 @@ TEST_CASE("report: summary.json.gz is read as the plain summary", "[report][cli]
   REQUIRE(f);
   REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
   gzclose(f);
-  CHECK(npusim::record::read_run_summary(dir.string()) == hand_summary());
+  CHECK(npusim::report::read_run_summary(dir.string()) == hand_summary());
   const fs::path page = cli::scratch("report_gz.html");
   const cli::Result r = cli::npusim("report '" + dir.string() + "' -o '" + page.string() + "'");
   CHECK(r.status == 0);
   // The page: the summary's sections and the series, which say what they need.
-  CHECK(cli::slurp(page) == report_html(hand_summary(), "t<1>", npusim::record::series_sections(dir.string(), hand_summary())));
+  CHECK(cli::slurp(page) ==
+        report_html(hand_summary(), "t<1>", npusim::report::series_sections(dir.string(), hand_summary())));
   CHECK(cli::has(cli::slurp(page), "needs task_stats.csv"));
 }
 
@@ -223,10 +224,10 @@ TEST_CASE("report: input errors are exit 2 with the folder named, nothing writte
 
 // ---------------------------------------------------------------- series (report_series.h)
 
-using npusim::record::Interval;
-using npusim::record::mean_cover;
-using npusim::record::parse_task_stats;
-using npusim::record::series_sections;
+using npusim::report::Interval;
+using npusim::report::mean_cover;
+using npusim::report::parse_task_stats;
+using npusim::report::series_sections;
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "tests/cli_support.h"
 
 namespace fs = std::filesystem;
-using namespace npusim::record;
+using namespace npusim::report;
 
 namespace {
 

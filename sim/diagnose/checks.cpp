@@ -7,7 +7,7 @@
 #include "sim/json/json_util.h"
 #include "sim/trace/trace.h"
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 namespace {
 
@@ -259,4 +259,4 @@ std::uint64_t dry_run(OpSource& src0, DataStore& data, const Platform& p, Static
   return n;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -33,7 +33,7 @@ namespace npusim::trace {
 struct Trace;
 }
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 struct Finding {
   bool error = true;    // false: a warning
@@ -82,4 +82,4 @@ std::unique_ptr<OpSource> ruled(std::unique_ptr<OpSource> src, StaticRules& rule
 std::uint64_t dry_run(OpSource& src, DataStore& data, const Platform& p, StaticRules& rules,
                       std::vector<Finding>& findings);
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 namespace {
 
@@ -788,7 +788,7 @@ Failure arena_failure(const Platform& p, const RunConfig& c) {
   Failure f;
   const std::uint64_t need = arena_bytes(p, c);
   f.detector = "runtime setup, before the first task";
-  f.host_log.push_back(engine::ring_sizes_line(c));
+  f.host_log.push_back(diagnose::ring_sizes_line(c));
   if (heap_sum_overflows(c)) {
     // No allocation is attempted: binding the callable fails (-1).
     f.name = "HEAP_SIZE_OVERFLOW";
@@ -841,4 +841,4 @@ Failure arena_failure(const Platform& p, const RunConfig& c) {
   return f;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -15,7 +15,7 @@
 #include "models/chip/chip.h"
 #include "sim/diagnose/diagnosis_texts.h"
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 struct Failure {
   std::string name;          // e.g. HEAP_RING_DEADLOCK, SCHEDULER_TIMEOUT
@@ -84,4 +84,4 @@ void print_failure(const Failure& f, std::ostream& err);
 std::uint64_t arena_bytes(const Platform& p, const RunConfig& c);
 Failure arena_failure(const Platform& p, const RunConfig& c);
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -5,7 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 namespace {
 
@@ -741,4 +741,4 @@ std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size) {
   return out;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

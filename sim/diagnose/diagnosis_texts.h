@@ -11,7 +11,7 @@
 
 #include "models/chip/chip.h"
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 // What the scheduler's no-progress watchdog records when it fires
 // (SchedulerContext::classify_stall_reason, scheduler_cold_path.cpp): over the
@@ -109,4 +109,4 @@ void stall_snapshot_lines(Chip& chip, int trigger, std::uint64_t idle_iterations
 // annotation, and the runtime's "Failed to setup pooled static arena".
 std::vector<std::string> rtmalloc_failure_lines(std::uint64_t size);
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -10,7 +10,7 @@
 
 namespace fs = std::filesystem;
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 namespace {
 
@@ -34,15 +34,15 @@ std::optional<Outcome> rerun(const std::string& trace, const RunConfig& cfg, con
   std::error_code ec;
   fs::remove_all(dir, ec);
   const fs::path err = dir.string() + ".err";
-  const int rc = run_self({"run", trace, "--platform", platform, "--out", dir.string(), "--quiet", "--no-suggest",
-                           "--max-tasks", std::to_string(max_tasks),
-                           "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
-                           "--no-task-stats", "--aicpu-thread-num", std::to_string(cfg.aicpu_thread_num), "--runtime",
-                           runtime_name(cfg.runtime), "--hbg-layout", hbg_layout_name(cfg.hbg_layout),
-                           "--cache-policy-lowering", cache_lowering_name(cfg.cache_policy_lowering), "--seed", std::to_string(cfg.seed), "--ring-task-window",
-                           list(cfg.task_window), "--ring-heap", list(cfg.heap), "--ring-dep-pool",
-                           list(cfg.dep_pool)},
-                          err.string());
+  const int rc = host::run_self({"run", trace, "--platform", platform, "--out", dir.string(), "--quiet", "--no-suggest",
+                                 "--max-tasks", std::to_string(max_tasks),
+                                 "--no-host-stats", "--swimlane-level", "0", "--no-deps", "--no-scope-stats",
+                                 "--no-task-stats", "--aicpu-thread-num", std::to_string(cfg.aicpu_thread_num), "--runtime",
+                                 runtime_name(cfg.runtime), "--hbg-layout", hbg_layout_name(cfg.hbg_layout),
+                                 "--cache-policy-lowering", cache_lowering_name(cfg.cache_policy_lowering), "--seed", std::to_string(cfg.seed), "--ring-task-window",
+                                 list(cfg.task_window), "--ring-heap", list(cfg.heap), "--ring-dep-pool",
+                                 list(cfg.dep_pool)},
+                                err.string());
   if (rc == 2) {  // stopped: by its task cap (it got that far), or it could not run
     std::ifstream e(err);
     const std::string text((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
@@ -271,4 +271,4 @@ SizingResult search_sizes(const SizingRequest& req, const Failure& failure, int 
   return res;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

@@ -25,7 +25,7 @@
 #include "models/common/run_config.h"
 #include "sim/diagnose/diagnosis.h"
 
-namespace npusim::engine {
+namespace npusim::diagnose {
 
 struct SizingRequest {
   const std::string* trace_text = nullptr;  // the trace as the failed run read it
@@ -77,4 +77,4 @@ struct SizingResult {
 // At most `max_attempts` re-runs.
 SizingResult search_sizes(const SizingRequest& req, const Failure& failure, int max_attempts = 24);
 
-}  // namespace npusim::engine
+}  // namespace npusim::diagnose

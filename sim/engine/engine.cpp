@@ -156,7 +156,7 @@ class Stopwatch {
 // hazards the run counted, and the files its writers staged.
 struct Result {
   bool ok = false;
-  std::unique_ptr<Failure> failure;       // null when ok
+  std::unique_ptr<diagnose::Failure> failure;  // null when ok
   Time device_wall = 0, makespan = 0, sched_window = 0;
   std::uint64_t submitted = 0, completed = 0;
   nlohmann::ordered_json tasks;           // summary.json's `tasks`
@@ -165,7 +165,7 @@ struct Result {
   nlohmann::ordered_json critical_path;   // summary.json's `critical_path` (null without records)
   std::vector<std::string> files;         // staged by the writers, relative to the staging directory
   std::string recorded;                   // npusim record: the trace of the operations performed
-  std::vector<Finding> findings;          // npusim check's verifiers on the kernels and the launches made
+  std::vector<diagnose::Finding> findings;  // npusim check's verifiers on the kernels and the launches made
 };
 
 // The resolved platform, saved beside the outputs (its digest is summary.json's).
@@ -173,11 +173,11 @@ constexpr const char* kPlatformFile = "platform.json";
 
 // summary.json's `static_checks`: what `npusim check` would say of the
 // program, the first kKeep findings verbatim.
-nlohmann::ordered_json findings_json(const std::vector<Finding>& findings) {
+nlohmann::ordered_json findings_json(const std::vector<diagnose::Finding>& findings) {
   constexpr std::size_t kKeep = 100;
   std::uint64_t errors = 0;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const Finding& f : findings) {
+  for (const diagnose::Finding& f : findings) {
     errors += f.error;
     if (list.size() < kKeep)
       list.push_back({{"rule", f.rule}, {"severity", f.error ? "error" : "warning"}, {"path", f.path},
@@ -253,8 +253,8 @@ void add_host_stats(nlohmann::ordered_json& s, double wall, std::uint64_t tasks)
 
 // npusim's own failure under --strict-coherency: the device would not stop,
 // it would compute with stale data (docs/gm.md).
-Failure coherency_failure(const std::vector<std::string>& reports, std::uint64_t count) {
-  Failure f;
+diagnose::Failure coherency_failure(const std::vector<std::string>& reports, std::uint64_t count) {
+  diagnose::Failure f;
   f.name = "COHERENCY_HAZARD";
   f.host_code = 0;
   f.message = std::to_string(count) + " coherency report(s): a read could see stale data on silicon";
@@ -279,9 +279,9 @@ std::string output_dir(const RunRequest& req, const Loaded& l) {
 // The runtime's arena is allocated before anything runs (rtMalloc): a run
 // whose arena does not fit fails there, before the first task.
 std::optional<Result> arena_failed(const Loaded& l) {
-  if (arena_bytes(l.platform, l.config) <= l.platform.topo.device_memory_bytes) return std::nullopt;
+  if (diagnose::arena_bytes(l.platform, l.config) <= l.platform.topo.device_memory_bytes) return std::nullopt;
   Result r;
-  r.failure = std::make_unique<Failure>(arena_failure(l.platform, l.config));
+  r.failure = std::make_unique<diagnose::Failure>(diagnose::arena_failure(l.platform, l.config));
   r.tasks = {{"submitted", 0}, {"completed", 0}, {"blocks_dispatched", 0},
              {"predicated_skip", 0}, {"dummy", 0}, {"alloc", 0}};
   return r;
@@ -357,7 +357,7 @@ class Writers {
   SimObserver& observer() { return fanout_; }
   void add(SimObserver* o) { fanout_.add(o); }
   SummaryStats& stats() { return *stats_; }
-  FailureWitness& witness() { return witness_; }
+  diagnose::FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
   // summary.json's `figures` over the run's makespan.
   nlohmann::ordered_json figures(const Platform& p, Time makespan) const {
@@ -372,7 +372,7 @@ class Writers {
   // A failed run: when progress stopped, the fatal that stopped it and the
   // cores left waiting; the summary's per-kernel busy time counts a block
   // still on its core up to the stop, as its swimlane bar does.
-  void device_stopped(const Failure& f, const Chip& chip) {
+  void device_stopped(const diagnose::Failure& f, const Chip& chip) {
     const record::DeviceStop stop{f.stall_time, f.device_time, f.detector_since, f.name, f.message, f.detector,
                                   stuck_waits(chip)};
     stats_->until = f.stall_time;
@@ -403,7 +403,7 @@ class Writers {
   std::unique_ptr<SummaryStats> stats_;
   record::FiguresCollector figures_;
   std::unique_ptr<record::CriticalPathCollector> path_;
-  FailureWitness witness_;  // the chip's state at the latch, for the device log
+  diagnose::FailureWitness witness_;  // the chip's state at the latch, for the device log
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
 };
@@ -441,14 +441,14 @@ void retire_live_tasks(Runtime& rt, SimObserver& observer) {
 
 // The failure of a finished simulation, explained (--strict-coherency turns
 // coherency reports into one); null when it ran to its end.
-std::unique_ptr<Failure> failure_of(const RunRequest& req, Chip& chip, const SummaryStats& stats,
-                                    const FailureWitness& witness) {
+std::unique_ptr<diagnose::Failure> failure_of(const RunRequest& req, Chip& chip, const SummaryStats& stats,
+                                              const diagnose::FailureWitness& witness) {
   Runtime& rt = chip.runtime();
-  std::unique_ptr<Failure> f;
-  if (!rt.finished() || rt.has_error()) f = std::make_unique<Failure>(diagnose(chip, &witness));
+  std::unique_ptr<diagnose::Failure> f;
+  if (!rt.finished() || rt.has_error()) f = std::make_unique<diagnose::Failure>(diagnose::diagnose(chip, &witness));
   if (req.strict_coherency && stats.coherency_count) {
     if (!f)
-      f = std::make_unique<Failure>(coherency_failure(stats.coherency, stats.coherency_count));
+      f = std::make_unique<diagnose::Failure>(coherency_failure(stats.coherency, stats.coherency_count));
     else
       f->diagnosis_lines.push_back("also " + std::to_string(stats.coherency_count) +
                                    " coherency report(s) (--strict-coherency; see the warnings)");
@@ -468,7 +468,7 @@ bool on_a_core_at(Runtime& rt, Time t) {
 }
 
 // The outcome of a finished simulation: ok or its failure, and the times.
-Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<Failure> failure) {
+Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<diagnose::Failure> failure) {
   Runtime& rt = chip.runtime();
   Result r;
   r.failure = std::move(failure);
@@ -512,7 +512,7 @@ class ChipSim {
     scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
     writers_.add(&watch);
     // npusim check's rules on every operation the orchestrator takes (checks.h).
-    program_ = ruled(trace::make_source(l.trace, data_, l.platform, l.config), rules_);
+    program_ = diagnose::ruled(trace::make_source(l.trace, data_, l.platform, l.config), rules_);
     if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them
       recorder_ = std::make_unique<scene::Recorder>(l.trace, data_, l.options);
       program_ = scene::recording(std::move(program_), *recorder_);
@@ -528,7 +528,7 @@ class ChipSim {
     Chip& chip = *chip_;
     rethrow_model_input_error(chip, l_);
     check_stopped(watch, writers_, l_);
-    std::unique_ptr<Failure> failure = failure_of(req, chip, writers_.stats(), writers_.witness());
+    std::unique_ptr<diagnose::Failure> failure = failure_of(req, chip, writers_.stats(), writers_.witness());
     if (!chip.runtime().finished() || chip.runtime().has_error())  // the device stopped (not a coherency report)
       writers_.device_stopped(*failure, chip);  // before the tasks still running are drawn
     retire_live_tasks(chip.runtime(), writers_.observer());
@@ -546,7 +546,7 @@ class ChipSim {
  private:
   Loaded& l_;
   Writers writers_;
-  StaticRules rules_;
+  diagnose::StaticRules rules_;
   DataStore data_;
   std::unique_ptr<OpSource> program_;
   std::unique_ptr<scene::Recorder> recorder_;
@@ -564,7 +564,7 @@ std::vector<Result> simulate_chips(const RunRequest& req, const std::vector<Load
     if (std::optional<Result> failed = arena_failed(*l)) {  // no chip runs: each reports the first failure
       for (std::size_t i = 0; i < chips.size(); ++i) {
         Result r;
-        r.failure = std::make_unique<Failure>(*failed->failure);
+        r.failure = std::make_unique<diagnose::Failure>(*failed->failure);
         r.tasks = failed->tasks;
         results.push_back(std::move(r));
       }
@@ -598,8 +598,8 @@ Result simulate(const RunRequest& req, Loaded& l, const std::string& staging_dir
 // re-running the program (sizing.h) in a folder inside the staging folder.
 void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const OutputDir& dir) {
   if (!r.stats || !r.failure || !req.suggest) return;
-  Failure& f = *r.failure;
-  SizingRequest sr;
+  diagnose::Failure& f = *r.failure;
+  diagnose::SizingRequest sr;
   sr.trace_text = l.text.get();
   if (scene::scene_of(l.trace)) sr.scene_file = req.trace_path;  // re-run from its file (sizing.h)
   sr.platform = &l.platform;
@@ -607,21 +607,22 @@ void suggest_sizes(const RunRequest& req, const Loaded& l, Result& r, const Outp
   sr.submitted = r.submitted;
   sr.max_tasks = req.max_tasks;
   sr.work_dir = dir.staging() + "/.sizing";
-  const SizingResult s = search_sizes(sr, f);
+  const diagnose::SizingResult s = search_sizes(sr, f);
   std::error_code ec;
   fs::remove_all(sr.work_dir, ec);
   switch (s.kind) {
-    case SizingResult::Kind::NotCapacity: break;
-    case SizingResult::Kind::Found:
+    case diagnose::SizingResult::Kind::NotCapacity:
+      break;
+    case diagnose::SizingResult::Kind::Found:
       f.diagnosis["enough"] = s.suggestion.to_json();
       f.diagnosis_lines.push_back("sizes that would have been enough: " + s.suggestion.describe());
       break;
-    case SizingResult::Kind::Exhausted:
+    case diagnose::SizingResult::Kind::Exhausted:
       f.diagnosis_lines.push_back("no " + f.size_field + " up to " + std::to_string(s.limit) + " (" + s.limit_why +
                                   ") gets this program past the failure: the program itself must change (split the "
                                   "scope, move the submission to another ring, shrink the intermediates)");
       break;
-    case SizingResult::Kind::Stopped:
+    case diagnose::SizingResult::Kind::Stopped:
       f.diagnosis_lines.push_back("no sizes to suggest: " + s.reason);
       break;
   }
@@ -670,7 +671,7 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
     if (r.stats->warning_count > kPrinted)
       err << "npusim: " << (r.stats->warning_count - kPrinted) << " more warning(s) in summary.json\n";
   }
-  if (r.failure) print_failure(*r.failure, err);
+  if (r.failure) diagnose::print_failure(*r.failure, err);
   if (req.quiet) return;
   out << "npusim: " << l.trace.name << " on " << l.platform.name << " (" << runtime_name(l.config.runtime) << ", "
       << l.config.aicpu_thread_num << " AICPU threads)\n";
@@ -686,7 +687,7 @@ void report(const RunRequest& req, const Loaded& l, const Result& r, const std::
 // calls an error refuses the run (exit 2, nothing written).
 void report_static_checks(const RunRequest& req, const Loaded& l, const Result& r, std::ostream& err) {
   std::size_t errors = 0;
-  for (const Finding& f : r.findings) {
+  for (const diagnose::Finding& f : r.findings) {
     errors += f.error;
     err << "npusim: " << (req.strict && f.error ? "error" : "warning") << ": " << l.trace.file << ": at " << f.path
         << ": [" << f.rule << "] " << f.message
@@ -705,12 +706,12 @@ void check_runnable(const std::string& text, const Platform& platform, const std
   try {
     trace::Trace t = trace::parse_trace(text, produced, "trace");
     const RunConfig config = config::resolve(t.run, platform, produced);
-    StaticRules::cross_chip(t, 1);
+    diagnose::StaticRules::cross_chip(t, 1);
     DataStore data;
-    StaticRules rules(platform, config, produced);
+    diagnose::StaticRules rules(platform, config, produced);
     auto program = trace::make_source(t, data, platform, config);
-    std::vector<Finding> stops;
-    dry_run(*program, data, platform, rules, stops);
+    std::vector<diagnose::Finding> stops;
+    diagnose::dry_run(*program, data, platform, rules, stops);
   } catch (const InputError& e) {
     throw InputError(origin, "",
                      "cannot be made into a trace npusim run accepts (nothing written): " + produced + " is refused" +
@@ -722,7 +723,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
-    StaticRules::cross_chip(l.trace, 1);                        // one chip: no peer to reach
+    diagnose::StaticRules::cross_chip(l.trace, 1);              // one chip: no peer to reach
     OutputDir dir(output_dir(req, l));                          // checked and locked before simulating
     Result r = simulate(req, l, dir.staging());                 // build the chip, run it to its end
     report_static_checks(req, l, r, err);                       // npusim check's findings: warnings, or exit 2 (--strict)
@@ -753,7 +754,8 @@ int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ost
       throw InputError(loaded.front().platform.path, "/interconnect/chips_per_node/value",
                        "an L3 dispatch of " + std::to_string(req.traces.size()) + " chips needs that many chips in "
                        "one node; the platform's full mesh joins " + std::to_string(per_node));
-    for (const Loaded& l : loaded) StaticRules::cross_chip(l.trace, static_cast<int>(loaded.size()));  // peers inside the dispatch
+    for (const Loaded& l : loaded)
+      diagnose::StaticRules::cross_chip(l.trace, static_cast<int>(loaded.size()));  // peers inside the dispatch
     OutputDir dir(req.run.out_dir);                             // checked and locked before simulating
     std::vector<std::string> folders;
     for (std::size_t i = 0; i < loaded.size(); ++i) {
@@ -774,7 +776,7 @@ int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ost
       chips.push_back(c);
       if (results[i].failure) {
         err << "npusim: chip " << i << ":\n";
-        print_failure(*results[i].failure, err);
+        diagnose::print_failure(*results[i].failure, err);
       }
     }
     dir.commit(files);                                          // all chips' outputs swapped in whole
@@ -807,17 +809,17 @@ int record(const RunRequest& req, std::ostream& out, std::ostream& err) {
 int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
   Loaded l;
   std::uint64_t tasks = 0;
-  std::vector<Finding> findings;
+  std::vector<diagnose::Finding> findings;
   try {
     l = load(req, true);
     DataStore data;
     std::unique_ptr<OpSource> program;
     try {
-      StaticRules::cross_chip(l.trace, 1);  // as run: one chip, no peer to reach
-      StaticRules rules(l.platform, l.config, l.trace.file);
+      diagnose::StaticRules::cross_chip(l.trace, 1);  // as run: one chip, no peer to reach
+      diagnose::StaticRules rules(l.platform, l.config, l.trace.file);
       program = trace::make_source(l.trace, data, l.platform, l.config);
-      std::vector<Finding> stops;  // the device's own stops the dry run met
-      tasks = dry_run(*program, data, l.platform, rules, stops);
+      std::vector<diagnose::Finding> stops;  // the device's own stops the dry run met
+      tasks = diagnose::dry_run(*program, data, l.platform, rules, stops);
       findings = rules.findings(l.trace.all_kernels());
       findings.insert(findings.end(), stops.begin(), stops.end());
     } catch (const InputError&) {
@@ -831,7 +833,7 @@ int check(const RunRequest& req, std::ostream& out, std::ostream& err) {
     return kExitInputError;
   }
   int errors = 0;
-  for (const Finding& f : findings) {
+  for (const diagnose::Finding& f : findings) {
     errors += f.error;
     err << "npusim check: " << l.trace.file << ": at " << f.path << ": " << (f.error ? "error" : "warning") << " ["
         << f.rule << "]: " << f.message << "\n";

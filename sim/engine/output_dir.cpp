@@ -199,7 +199,7 @@ OutputDir::OutputDir(const std::string& dir) : given_(dir) {
 }
 
 void OutputDir::open() {
-  interrupt::install();
+  host::interrupt::install();
   const std::string& dir = given_;
   if (dir.empty()) fail("expected a folder name");
   if (dir.find('\0') != std::string::npos) fail("a folder name cannot contain a NUL character");
@@ -248,7 +248,7 @@ void OutputDir::open() {
                        : parent_ + "/." + tag_ + ".npusim-staging-" + std::to_string(::getpid());
   fs::remove_all(staging_, ec);
   // Registered before it exists: an interruption just after mkdir removes it too.
-  handles_.push_back(interrupt::remember(interrupt::Kind::Tree, staging_));
+  handles_.push_back(host::interrupt::remember(host::interrupt::Kind::Tree, staging_));
   if (::mkdir(staging_.c_str(), 0755) != 0) fail("cannot create a folder in " + (in_place_ ? dir_ : parent_) + ": " + errno_text(errno));
   g_shown_staging = staging_;
   g_shown_given = given_;
@@ -267,10 +267,10 @@ void OutputDir::prepare_parents() {
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     // Registered before it exists: an interruption just after mkdir removes it too.
-    const int handle = interrupt::remember(interrupt::Kind::EmptyDir, it->string());
+    const int handle = host::interrupt::remember(host::interrupt::Kind::EmptyDir, it->string());
     if (::mkdir(it->c_str(), 0755) != 0) {
       const int e = errno;
-      interrupt::forget(handle);  // not made here (another process made it), or not made at all
+      host::interrupt::forget(handle);  // not made here (another process made it), or not made at all
       if (e == EEXIST) continue;
       fail("cannot create the folder " + it->string() + ": " + errno_text(e));
     }
@@ -303,7 +303,7 @@ void OutputDir::lock() {
       const std::string pid = std::to_string(::getpid()) + "\n";
       if (::ftruncate(lock_fd_, 0) == 0 && ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
       }
-      lock_handle_ = interrupt::remember(interrupt::Kind::File, lock_path_);
+      lock_handle_ = host::interrupt::remember(host::interrupt::Kind::File, lock_path_);
       return;
     }
     ::close(lock_fd_);
@@ -355,7 +355,7 @@ void OutputDir::commit(const std::vector<std::string>& files) {
   if (in_place_) commit_in_place(files);
   else commit_swap();
   committed_ = true;
-  for (int h : handles_) interrupt::forget(h);
+  for (int h : handles_) host::interrupt::forget(h);
   handles_.clear();
 }
 
@@ -433,12 +433,12 @@ void OutputDir::release() noexcept {
     ::close(lock_fd_);
   }
   lock_fd_ = -1;
-  interrupt::forget(lock_handle_);
+  host::interrupt::forget(lock_handle_);
   lock_handle_ = -1;
   if (!committed_)
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) ::rmdir(it->c_str());
   created_.clear();
-  for (int h : handles_) interrupt::forget(h);
+  for (int h : handles_) host::interrupt::forget(h);
   handles_.clear();
 }
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace npusim::engine::interrupt {
+namespace npusim::host::interrupt {
 
 namespace {
 
@@ -222,4 +222,4 @@ void remove_child(pid_t pid) {
   }
 }
 
-}  // namespace npusim::engine::interrupt
+}  // namespace npusim::host::interrupt

@@ -20,7 +20,7 @@
 
 #include <sys/types.h>
 
-namespace npusim::engine::interrupt {
+namespace npusim::host::interrupt {
 
 // Installs the handlers (idempotent).
 void install();
@@ -50,4 +50,4 @@ constexpr int kMaxGroups = 16;
 bool add_group(pid_t leader);
 void remove_group(pid_t leader);
 
-}  // namespace npusim::engine::interrupt
+}  // namespace npusim::host::interrupt

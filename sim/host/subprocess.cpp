@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace npusim::engine {
+namespace npusim::host {
 
 namespace {
 std::string& exe_override() {
@@ -87,4 +87,4 @@ int run_self(const std::vector<std::string>& args, const std::string& err_file) 
   return wait_for(spawn_self(args, err_file));
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::host

@@ -9,7 +9,7 @@
 
 #include <sys/types.h>
 
-namespace npusim::engine {
+namespace npusim::host {
 
 // The path of npusim's executable: the running one (/proc/self/exe), or the
 // one set_self_exe named. The sizing search, sweep and barrier-cost run it,
@@ -38,4 +38,4 @@ pid_t spawn_self(const std::vector<std::string>& args, const std::string& err_fi
 // WTERMSIG...); pid -1 when there is no child left.
 std::pair<pid_t, int> wait_any();
 
-}  // namespace npusim::engine
+}  // namespace npusim::host

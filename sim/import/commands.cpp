@@ -6,7 +6,7 @@
 #include "sim/config/command_line.h"
 #include "sim/import/import.h"
 
-namespace npusim::scene {
+namespace npusim::capture {
 
 namespace import_commands {
 
@@ -32,4 +32,4 @@ void add_import_command(config::CommandLine& cl) {
   cmd->add_option("--name", c->name, "the trace's name (default: the name map's orchestrator_name)");
 }
 
-}  // namespace npusim::scene
+}  // namespace npusim::capture

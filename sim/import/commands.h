@@ -6,9 +6,9 @@ namespace npusim::config {
 class CommandLine;
 }
 
-namespace npusim::scene {
+namespace npusim::capture {
 
 // npusim import DIR -o TRACE: a device capture as a trace that replays it.
 void add_import_command(config::CommandLine& cl);
 
-}  // namespace npusim::scene
+}  // namespace npusim::capture

@@ -27,7 +27,7 @@
 
 namespace fs = std::filesystem;
 
-namespace npusim::scene {
+namespace npusim::capture {
 
 namespace {
 
@@ -496,7 +496,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     }
   }
 
-  TraceText out;
+  scene::TraceText out;
   out.name = !name.empty() ? name : !orchestrator.empty() ? orchestrator : "imported";
   out.header.emplace_back("x_imported_from", names.deps);
   // The runtime and thread count: scope_stats is written by tensormap_and_
@@ -807,7 +807,7 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
     emitted.insert(t.id);
   }
   std::ostringstream o;
-  write_trace(o, out);
+  scene::write_trace(o, out);
   return o.str();
 }
 
@@ -820,4 +820,4 @@ void import_to_file(const std::string& dir, const std::string& out_path, const s
   record::write_whole(out_path, text);
 }
 
-}  // namespace npusim::scene
+}  // namespace npusim::capture

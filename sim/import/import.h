@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace npusim::scene {
+namespace npusim::capture {
 
 struct CaptureFiles {
   std::string deps;        // deps.json (required)
@@ -33,4 +33,4 @@ std::string import_capture(const std::string& deps_text, const std::string& swim
 // (written whole or not at all).
 void import_to_file(const std::string& dir, const std::string& out_path, const std::string& name = "");
 
-}  // namespace npusim::scene
+}  // namespace npusim::capture

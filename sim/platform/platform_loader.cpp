@@ -542,7 +542,7 @@ std::vector<std::string> platform_search_dirs() {
     if (!s.empty() && std::find(dirs.begin(), dirs.end(), s) == dirs.end()) dirs.push_back(s);
   };
   if (const char* env = std::getenv("NPUSIM_PLATFORM_DIR"); env && *env) add(env);
-  const fs::path exe = engine::self_exe();  // npusim's executable (the Python module names it: python/)
+  const fs::path exe = host::self_exe();  // npusim's executable (the Python module names it: python/)
   if (exe.is_absolute()) {
     add(exe.parent_path().parent_path() / "platforms");                      // a build tree
     add(exe.parent_path().parent_path() / "share" / "npusim" / "platforms");  // an install (cmake --install)

@@ -95,7 +95,7 @@ void WholeFile::open_whole(const std::string& path, int gzip_level) {
   ::unlink(tmp.c_str());
   open_flags(tmp, gzip_level, O_CREAT | O_EXCL);
   temporary_ = true;
-  handle_ = engine::interrupt::remember(engine::interrupt::Kind::File, tmp);
+  handle_ = host::interrupt::remember(host::interrupt::Kind::File, tmp);
   if (st.st_mode != 0) ::chmod(tmp.c_str(), st.st_mode & 07777);  // the replaced file's permissions
 }
 
@@ -119,7 +119,7 @@ void WholeFile::finish() {
 void WholeFile::publish() {
   if (!temporary_) return;
   if (::rename(path().c_str(), final_.c_str()) != 0) refuse(given_, std::string("cannot write: ") + std::strerror(errno));
-  engine::interrupt::forget(handle_);
+  host::interrupt::forget(handle_);
   handle_ = -1;
   temporary_ = false;
 }
@@ -127,7 +127,7 @@ void WholeFile::publish() {
 void WholeFile::discard() noexcept {
   if (!temporary_) return;
   close_and_remove();
-  engine::interrupt::forget(handle_);
+  host::interrupt::forget(handle_);
   handle_ = -1;
   temporary_ = false;
 }

@@ -9,7 +9,7 @@
 #include "sim/report/report.h"
 #include "sim/report/scope_stats_report.h"
 
-namespace npusim::record {
+namespace npusim::report {
 
 namespace report_commands {
 
@@ -88,4 +88,4 @@ void add_report_command(config::CommandLine& cl) {
   cmd->add_option("-o,--output", c->out, "the page to write (keep it outside RUN_DIR)")->required();
 }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

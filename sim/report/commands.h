@@ -7,7 +7,7 @@ namespace npusim::config {
 class CommandLine;
 }
 
-namespace npusim::record {
+namespace npusim::report {
 
 // npusim compare BASELINE CURRENT: timing regression check of two summary.json.
 void add_compare_command(config::CommandLine& cl);
@@ -16,4 +16,4 @@ void add_scope_stats_command(config::CommandLine& cl);
 // npusim report RUN_DIR -o F.html: a self-contained page of a run's figures and failure (docs/outputs.md).
 void add_report_command(config::CommandLine& cl);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

@@ -16,7 +16,7 @@
 #include "sim/json/json_input.h"
 #include "sim/report/page_text.h"
 
-namespace npusim::record {
+namespace npusim::report {
 namespace {
 
 using nlohmann::json;
@@ -781,4 +781,4 @@ int compare_summaries(const std::string& baseline_path, const std::string& curre
   return o.regression() ? kCompareRegression : 0;
 }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

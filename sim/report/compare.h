@@ -13,7 +13,7 @@
 
 #include "models/common/errors.h"
 
-namespace npusim::record {
+namespace npusim::report {
 
 // Exit status of a comparison that found a regression.
 constexpr int kCompareRegression = 3;
@@ -87,4 +87,4 @@ void flatten_numbers(const std::string& name, const nlohmann::json& v,
 int compare_summaries(const std::string& baseline_path, const std::string& current_path,
                       const CompareOptions& options, std::ostream& out);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

@@ -7,7 +7,7 @@
 #include "models/common/errors.h"
 #include "sim/record/whole_file.h"
 
-namespace npusim::record {
+namespace npusim::report {
 
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -25,6 +25,6 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) { write_whole(path, text); }
+void write_file(const std::string& path, const std::string& text) { record::write_whole(path, text); }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

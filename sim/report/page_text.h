@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace npusim::record {
+namespace npusim::report {
 
 // `s` with & < > " ' as character references (safe in element text and in
 // quoted attribute values of HTML and SVG).
@@ -14,4 +14,4 @@ std::string xml_escape(const std::string& s);
 // cannot be written.
 void write_file(const std::string& path, const std::string& text);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace npusim::record::plot {
+namespace npusim::report::plot {
 
 std::string fmt(double v) {
   char b[32];
@@ -30,4 +30,4 @@ std::string tick_text(double v) {
   return b;
 }
 
-}  // namespace npusim::record::plot
+}  // namespace npusim::report::plot

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::record::plot {
+namespace npusim::report::plot {
 
 // A coordinate or a time with one decimal ("12.5").
 std::string fmt(double v);
@@ -17,4 +17,4 @@ std::vector<double> round_ticks(double max, int most);
 // A tick's label: the value without decimals.
 std::string tick_text(double v);
 
-}  // namespace npusim::record::plot
+}  // namespace npusim::report::plot

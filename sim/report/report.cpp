@@ -18,7 +18,7 @@
 #include "sim/report/report_chart.h"
 #include "sim/report/report_series.h"
 
-namespace npusim::record {
+namespace npusim::report {
 namespace {
 
 using nlohmann::json;
@@ -529,4 +529,4 @@ int report_command(const std::string& run_dir, const std::string& out_path, std:
   return 0;
 }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace npusim::record {
+namespace npusim::report {
 
 // The page for a parsed summary.json; `title` names the run (its folder);
 // `series` is the time-series and critical-path sections from the run's
@@ -36,4 +36,4 @@ nlohmann::json read_run_summary(const std::string& run_dir);
 // Returns 0; throws InputError (exit 2, nothing written).
 int report_command(const std::string& run_dir, const std::string& out_path, std::ostream& out);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

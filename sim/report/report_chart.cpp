@@ -5,7 +5,7 @@
 
 #include "sim/report/page_text.h"
 
-namespace npusim::record {
+namespace npusim::report {
 
 // 1234567 -> "1,234,567".
 std::string grouped(long long v) {
@@ -92,5 +92,4 @@ std::string empty_chart(const std::string& id, const std::string& why) {
   return svg_open(id, 40, why) + svg_text(10, 24, why, " class=\"empty\"") + "</svg>\n";
 }
 
-
-}  // namespace npusim::record
+}  // namespace npusim::report

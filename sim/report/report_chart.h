@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::record {
+namespace npusim::report {
 
 enum class Unit { kNs, kCount, kRatio, kPct, kBytes, kCode };
 
@@ -48,4 +48,4 @@ std::string svg_text(double x, double y, const std::string& s, const std::string
 // A chart with nothing to draw: one line saying why.
 std::string empty_chart(const std::string& id, const std::string& why);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

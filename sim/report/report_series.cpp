@@ -17,7 +17,7 @@
 #include "sim/report/report_chart.h"
 #include "sim/report/scope_stats_report.h"
 
-namespace npusim::record {
+namespace npusim::report {
 namespace {
 
 using nlohmann::json;
@@ -547,4 +547,4 @@ std::string series_sections(const std::string& run_dir, const json& summary) {
          critical_path_section(summary, run_dir + "/summary.json");
 }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

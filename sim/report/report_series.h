@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace npusim::record {
+namespace npusim::report {
 
 // One output of a run, read whole: the file's path and its (decompressed) text.
 struct RunOutput {
@@ -56,4 +56,4 @@ std::vector<TaskRow> parse_task_stats(const std::string& text, const std::string
 // The page's sections drawn from those outputs (HTML with inline SVG).
 std::string series_sections(const std::string& run_dir, const nlohmann::json& summary);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

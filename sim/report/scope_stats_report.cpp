@@ -19,7 +19,7 @@
 #include "sim/json/json_util.h"
 #include "sim/json/json_input.h"
 
-namespace npusim::record {
+namespace npusim::report {
 namespace {
 
 using nlohmann::json;
@@ -641,4 +641,4 @@ int scope_stats_command(const std::string& path, const std::string& html_path, c
   return 0;
 }
 
-}  // namespace npusim::record
+}  // namespace npusim::report

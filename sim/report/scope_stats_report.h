@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::record {
+namespace npusim::report {
 
 constexpr int kScopeStatsRings = 4;
 constexpr int kScopeStatsResources = 3;  // task window, heap, dep pool
@@ -123,4 +123,4 @@ std::string scope_stats_html(const ScopeStatsReport& report);
 int scope_stats_command(const std::string& path, const std::string& html_path,
                         const std::string& svg_path, std::ostream& out);
 
-}  // namespace npusim::record
+}  // namespace npusim::report

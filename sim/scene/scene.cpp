@@ -56,10 +56,11 @@ std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603u
 // handler if npusim is interrupted first.
 class TempFile {
  public:
-  explicit TempFile(std::string path) : path_(std::move(path)), handle_(engine::interrupt::remember(engine::interrupt::Kind::File, path_)) {}
+  explicit TempFile(std::string path)
+      : path_(std::move(path)), handle_(host::interrupt::remember(host::interrupt::Kind::File, path_)) {}
   ~TempFile() {
     ::unlink(path_.c_str());
-    engine::interrupt::forget(handle_);
+    host::interrupt::forget(handle_);
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -115,12 +116,12 @@ int run_command(const std::vector<std::string>& argv, std::string& out, const st
   posix_spawnattr_destroy(&attr);
   int status = -1;
   if (err == 0) {
-    engine::interrupt::add_group(pid);
+    host::interrupt::add_group(pid);
     siginfo_t info{};
     while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
     }
     ::kill(-pid, SIGKILL);  // what the compiler left running (its group is still addressable: not yet reaped)
-    engine::interrupt::remove_group(pid);
+    host::interrupt::remove_group(pid);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
@@ -423,7 +424,7 @@ const Incore* SceneDef::incore(int func_id) const {
 
 std::string sdk_include_dir() {
   if (const char* d = std::getenv("NPUSIM_SDK_DIR"); d && *d) return d;
-  const fs::path exe = fs::path(engine::self_exe()).parent_path();
+  const fs::path exe = fs::path(host::self_exe()).parent_path();
   for (const fs::path& p : {exe / ".." / "include" / "npusim", fs::path(NPUSIM_SOURCE_DIR) / "sim" / "sdk" / "include"})
     if (fs::is_regular_file(p / "pto_orchestration_api.h")) return fs::absolute(p).lexically_normal().string();
   return (fs::path(NPUSIM_SOURCE_DIR) / "sim" / "sdk" / "include").string();
@@ -431,7 +432,7 @@ std::string sdk_include_dir() {
 
 std::string runner_path() {
   if (const char* r = std::getenv("NPUSIM_ORCH_RUNNER"); r && *r) return r;
-  const fs::path beside = fs::path(engine::self_exe()).parent_path() / "npusim-orch-runner";
+  const fs::path beside = fs::path(host::self_exe()).parent_path() / "npusim-orch-runner";
   if (fs::is_regular_file(beside)) return beside.string();
 #ifdef NPUSIM_RUNNER_BUILD_PATH
   return NPUSIM_RUNNER_BUILD_PATH;

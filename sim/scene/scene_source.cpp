@@ -124,7 +124,7 @@ class Child {
       throw InputError(runner, "", std::string("cannot start the orchestration runner: ") + std::strerror(err) +
                                        " (set NPUSIM_ORCH_RUNNER to its path)");
     }
-    engine::interrupt::add_group(pid_);
+    host::interrupt::add_group(pid_);
   }
 
   ~Child() {
@@ -261,7 +261,7 @@ class Child {
   int reap() {
     if (pid_ <= 0) return status_;
     ::kill(-pid_, SIGKILL);  // whatever the program left running (the runner itself may still be exiting)
-    engine::interrupt::remove_group(pid_);
+    host::interrupt::remove_group(pid_);
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;

@@ -22,7 +22,7 @@
 
 namespace fs = std::filesystem;
 
-namespace npusim::engine {
+namespace npusim::study {
 
 namespace {
 
@@ -63,8 +63,8 @@ double measure(const std::string& platform, const std::string& trace_text, const
   fs::create_directories(dir);
   const fs::path trace = dir / "barrier.json";
   std::ofstream(trace) << trace_text;
-  const int rc = run_self({"run", trace.string(), "--platform", platform, "--out", (dir / "out").string(), "--quiet",
-                           "--no-suggest", "--swimlane-level", "0", "--no-deps", "--no-scope-stats"});
+  const int rc = host::run_self({"run", trace.string(), "--platform", platform, "--out", (dir / "out").string(),
+                                 "--quiet", "--no-suggest", "--swimlane-level", "0", "--no-deps", "--no-scope-stats"});
   if (rc != 0) return rc == 1 ? -1 : -2;  // -1: the run failed (a hang); -2: it could not run
   std::ifstream in(dir / "out" / "task_stats.csv");
   std::string header, row;
@@ -84,9 +84,9 @@ double measure(const std::string& platform, const std::string& trace_text, const
   return col("last_end_ns") - col("last_start_ns");
 }
 
-using record::plot::fmt;
-using record::plot::round_ticks;
-using record::plot::tick_text;
+using report::plot::fmt;
+using report::plot::round_ticks;
+using report::plot::tick_text;
 
 // One marker: a circle, a triangle or a diamond per core type; filled for
 // SOFT, hollow for HARD.
@@ -225,7 +225,7 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   if (!req.svg.empty()) svg.open_whole(req.svg);
   if (!req.html.empty()) html.open_whole(req.html);
   const fs::path dir = fs::temp_directory_path() / ("npusim-barrier-cost-" + std::to_string(::getpid()));
-  const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
+  const int cleanup = host::interrupt::remember(host::interrupt::Kind::Tree, dir.string());
   std::vector<Point> pts;
   for (const auto& [type, ns] : plan) {
     const int per_block = type == "mix" ? 3 : 1;
@@ -245,7 +245,7 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  interrupt::forget(cleanup);
+  host::interrupt::forget(cleanup);
 
   if (!req.csv.empty()) {
     std::ostringstream o;
@@ -295,4 +295,4 @@ int barrier_cost(const BarrierCostRequest& req, std::ostream& out) {
   return 0;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

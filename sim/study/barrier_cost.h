@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::engine {
+namespace npusim::study {
 
 struct BarrierCostRequest {
   std::string platform = "a2a3";
@@ -21,4 +21,4 @@ struct BarrierCostRequest {
 // platform is an InputError.
 int barrier_cost(const BarrierCostRequest& req, std::ostream& out);
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

@@ -16,7 +16,7 @@
 #include "sim/study/sweep.h"
 #include "sim/study/worker.h"
 
-namespace npusim::engine {
+namespace npusim::study {
 
 namespace study_commands {
 
@@ -118,10 +118,10 @@ void add_sweep_command(config::CommandLine& cl) {
   cmd->add_option("--csv", s->csv, "the table, one row per point (the plot: the same name, .svg)")->required();
   cmd->add_option("--platform", s->platform, "platform name or path (default a2a3)");
   cmd->add_option("--jobs", s->jobs, "points run at once (default: the number of processors)")
-      ->check(CLI::Range(1, interrupt::kMaxChildren));
+      ->check(CLI::Range(1, host::interrupt::kMaxChildren));
   cmd->add_option("--scheduler", s->scheduler,
                   "a Dask distributed scheduler (tcp://HOST:PORT): the points run as its tasks (docs/sweeps.md)");
   cmd->add_flag("-q,--quiet", s->quiet, "no summary line on standard output");
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

@@ -7,7 +7,7 @@ namespace npusim::config {
 class CommandLine;
 }
 
-namespace npusim::engine {
+namespace npusim::study {
 
 // npusim barrier-cost [--core-type T,..] [--participants N,..]: SOFT vs HARD syncall cost.
 void add_barrier_cost_command(config::CommandLine& cl);
@@ -16,4 +16,4 @@ void add_worker_command(config::CommandLine& cl);
 // npusim sweep INPUT --grid N=V,... --csv F: a run over a grid of options and platform fields (docs/sweeps.md).
 void add_sweep_command(config::CommandLine& cl);
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

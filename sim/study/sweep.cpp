@@ -33,7 +33,7 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace npusim::engine {
+namespace npusim::study {
 
 namespace {
 
@@ -418,8 +418,8 @@ Row make_row(const std::vector<std::string>& values, int exit_code, const json& 
   if (s["error"].is_object() && s["error"]["name"].is_string()) r.error = s["error"]["name"].get<std::string>();
   for (const char* key : {"device_wall_ns", "makespan_ns", "scheduling_window_ns"})
     if (s.contains(key) && s[key].is_number()) r.numbers.emplace_back(key, s[key].get<double>());
-  if (s.contains("tasks")) record::flatten_numbers("tasks", s["tasks"], r.numbers);
-  if (s.contains("figures")) record::flatten_numbers("figures", s["figures"], r.numbers);
+  if (s.contains("tasks")) report::flatten_numbers("tasks", s["tasks"], r.numbers);
+  if (s.contains("figures")) report::flatten_numbers("figures", s["figures"], r.numbers);
   return r;
 }
 
@@ -440,14 +440,14 @@ std::vector<Row> run_local(const std::vector<Job>& todo, const std::vector<std::
       fs::create_directories(todo[next].dir);
       if (!todo[next].platform_text.empty()) std::ofstream(todo[next].dir / "platform.json") << todo[next].platform_text;
       if (worker) std::ofstream(todo[next].run_args[1]) << todo[next].worker_text;
-      const pid_t pid = spawn_self(local_args(todo[next]), (todo[next].dir / "stderr.txt").string());
+      const pid_t pid = host::spawn_self(local_args(todo[next]), (todo[next].dir / "stderr.txt").string());
       if (pid < 0) throw std::runtime_error("cannot start npusim for a sweep point");
-      interrupt::add_child(pid);
+      host::interrupt::add_child(pid);
       running[pid] = next++;
     }
-    const auto [w, status] = wait_any();
+    const auto [w, status] = host::wait_any();
     if (w < 0) throw std::runtime_error("lost the sweep's child processes");
-    interrupt::remove_child(w);
+    host::interrupt::remove_child(w);
     const auto it = running.find(w);
     if (it == running.end()) continue;
     const std::size_t i = it->second;
@@ -486,16 +486,16 @@ std::vector<Row> run_dask(const std::vector<Job>& todo, const std::vector<std::v
                       {"platform_json", job.platform_text.empty() ? json() : json(job.platform_text)},
                       {"worker_json", worker ? json(job.worker_text) : json()}});
   fs::create_directories(dir);
-  std::ofstream(dir / "points.json") << json{{"npusim", self_exe()}, {"points", points}}.dump();
+  std::ofstream(dir / "points.json") << json{{"npusim", host::self_exe()}, {"points", points}}.dump();
   const std::string driver = dask_driver();
   // Debian's python3-distributed is a module of Debian's python3, which a
   // python3 earlier on PATH (a virtualenv, pyenv) may not see.
   const char* python = std::getenv("NPUSIM_PYTHON");
   std::error_code ec;
   const std::string py = python && *python ? python : fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
-  const int rc = run_program(py, {driver, "--scheduler", scheduler, (dir / "points.json").string(),
-                                         (dir / "results.json").string()},
-                             (dir / "driver.txt").string());
+  const int rc = host::run_program(
+      py, {driver, "--scheduler", scheduler, (dir / "points.json").string(), (dir / "results.json").string()},
+      (dir / "driver.txt").string());
   const json results = json_input::read_output((dir / "results.json").string());
   if (rc != 0 || !results.is_array() || results.size() != todo.size()) {
     std::ifstream e(dir / "driver.txt");
@@ -562,7 +562,7 @@ std::string csv_text(const std::vector<Axis>& axes, const std::vector<Row>& rows
 // of the second; further axes at their first value. A failed point is a gap.
 void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector<Row>& rows, const std::string& title,
                const std::string& plotted) {
-  using record::plot::fmt;
+  using report::plot::fmt;
   const double W = 860, H = 440, L = 90, T = 40, B = 60, legend_w = 200, R = legend_w + 30;
   const std::vector<std::string>& xs = axes[0].values;
   const std::vector<std::string> series = axes.size() > 1 ? axes[1].values : std::vector<std::string>{""};
@@ -579,35 +579,35 @@ void write_svg(std::ostream& o, const std::vector<Axis>& axes, const std::vector
   double ymax = 1;
   for (const Row& r : rows)
     if (shown(r)) ymax = std::max(ymax, wall(r));
-  const std::vector<double> yt = record::plot::round_ticks(ymax, 6);
+  const std::vector<double> yt = report::plot::round_ticks(ymax, 6);
   auto X = [&](std::size_t i) { return L + (W - L - R) * (xs.size() == 1 ? 0.5 : double(i) / (xs.size() - 1)); };
   auto Y = [&](double v) { return H - B - (H - T - B) * v / yt.back(); };
   const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  o << "<text x=\"" << L << "\" y=\"20\" font-size=\"14\">" << record::xml_escape(title) << "</text>\n";
+  o << "<text x=\"" << L << "\" y=\"20\" font-size=\"14\">" << report::xml_escape(title) << "</text>\n";
   o << "<g class=\"axes\" stroke=\"black\">\n<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R
     << "\" y2=\"" << H - B << "\"/>\n<line x1=\"" << L << "\" y1=\"" << T << "\" x2=\"" << L << "\" y2=\"" << H - B
     << "\"/>\n</g>\n";
   for (double v : yt)
-    o << "<line class=\"grid\" x1=\"" << L << "\" y1=\"" << fmt(Y(v)) << "\" x2=\"" << W - R << "\" y2=\""
-      << fmt(Y(v)) << "\" stroke=\"#ddd\"/>\n<text class=\"ytick\" x=\"" << L - 8 << "\" y=\"" << fmt(Y(v) + 4)
-      << "\" text-anchor=\"end\">" << record::plot::tick_text(v) << "</text>\n";
+    o << "<line class=\"grid\" x1=\"" << L << "\" y1=\"" << fmt(Y(v)) << "\" x2=\"" << W - R << "\" y2=\"" << fmt(Y(v))
+      << "\" stroke=\"#ddd\"/>\n<text class=\"ytick\" x=\"" << L - 8 << "\" y=\"" << fmt(Y(v) + 4)
+      << "\" text-anchor=\"end\">" << report::plot::tick_text(v) << "</text>\n";
   for (std::size_t i = 0; i < xs.size(); ++i)
     o << "<text class=\"xtick\" x=\"" << fmt(X(i)) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">"
-      << record::xml_escape(xs[i]) << "</text>\n";
+      << report::xml_escape(xs[i]) << "</text>\n";
   o << "<text x=\"" << fmt((L + W - R) / 2) << "\" y=\"" << H - 14 << "\" text-anchor=\"middle\">"
-    << record::xml_escape(axes[0].name) << "</text>\n";
+    << report::xml_escape(axes[0].name) << "</text>\n";
   o << "<text x=\"18\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 "
-    << (T + H - B) / 2 << ")\">" << record::xml_escape(plotted) << "</text>\n";
+    << (T + H - B) / 2 << ")\">" << report::xml_escape(plotted) << "</text>\n";
   for (std::size_t s = 0; s < series.size(); ++s) {
     const char* c = colors[s % 8];
     const std::string label = axes.size() > 1 ? axes[1].name + "=" + series[s] : plotted;
     const double ly = T + 18.0 * s;
-    o << "<g class=\"series\" data-series=\"" << record::xml_escape(label) << "\">\n";
+    o << "<g class=\"series\" data-series=\"" << report::xml_escape(label) << "\">\n";
     o << "<line x1=\"" << W - legend_w << "\" y1=\"" << ly - 4 << "\" x2=\"" << W - legend_w + 24 << "\" y2=\""
       << ly - 4 << "\" stroke=\"" << c << "\"/>\n<text x=\"" << W - legend_w + 32 << "\" y=\"" << ly << "\">"
-      << record::xml_escape(label) << "</text>\n";
+      << report::xml_escape(label) << "</text>\n";
     std::string path;
     for (const Row& r : rows) {
       if (!shown(r) || (axes.size() > 1 && r.values[1] != series[s])) continue;
@@ -675,9 +675,9 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   svg_path.replace_extension(".svg");
   const bool plot = csv.in_folder();
   if (plot) svg.open_whole(svg_path.string());
-  const int cleanup = interrupt::remember(interrupt::Kind::Tree, dir.string());
+  const int cleanup = host::interrupt::remember(host::interrupt::Kind::Tree, dir.string());
   int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-  jobs = std::clamp(jobs, 1, interrupt::kMaxChildren);
+  jobs = std::clamp(jobs, 1, host::interrupt::kMaxChildren);
   std::vector<Row> rows;
   try {
     rows = req.scheduler.empty() ? run_local(todo, values, worker.has_value(), jobs, err)
@@ -685,12 +685,12 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   } catch (...) {  // no partial output: the CSV and the plot are as they were
     std::error_code ec;
     fs::remove_all(dir, ec);
-    interrupt::forget(cleanup);
+    host::interrupt::forget(cleanup);
     throw;
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
-  interrupt::forget(cleanup);
+  host::interrupt::forget(cleanup);
 
   csv.raw(csv_text(axes, rows));
   if (plot) {
@@ -709,4 +709,4 @@ int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace npusim::engine {
+namespace npusim::study {
 
 struct SweepRequest {
   std::string input;               // trace, scene or worker file ("npusim_worker")
@@ -29,4 +29,4 @@ struct SweepRequest {
 // refuses; a malformed NAME=VALUES) is an InputError before anything runs.
 int sweep(const SweepRequest& req, std::ostream& out, std::ostream& err);
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

@@ -23,7 +23,7 @@
 
 namespace fs = std::filesystem;
 
-namespace npusim::engine {
+namespace npusim::study {
 
 namespace {
 
@@ -205,9 +205,9 @@ void read_summary(const std::string& path, DispatchRun& out) {
   if (s.at("error").is_object()) out.error = s["error"].value("name", "");
 }
 
-RunRequest dispatch_request(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
-                            const std::string& out_dir) {
-  RunRequest r;
+engine::RunRequest dispatch_request(const WorkerRequest& req, const WorkerDispatch& d, const RunOptions& options,
+                                    const std::string& out_dir) {
+  engine::RunRequest r;
   r.trace_path = d.program;
   r.platform = req.platform;
   r.out_dir = out_dir;
@@ -228,10 +228,10 @@ DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, cons
   DispatchRun out;
   std::ostringstream quiet;
   {
-    FreshKernel kernel;
-    out.status = run(dispatch_request(req, d, options, out_dir), quiet, err);
+    engine::FreshKernel kernel;
+    out.status = engine::run(dispatch_request(req, d, options, out_dir), quiet, err);
   }
-  if (out.status == kExitInputError) return out;
+  if (out.status == engine::kExitInputError) return out;
   read_summary(out_dir + "/summary.json", out);
   return out;
 }
@@ -242,20 +242,20 @@ DispatchRun run_dispatch(const WorkerRequest& req, const WorkerDispatch& d, cons
 DispatchRun run_l3_dispatch(const WorkerRequest& req, const WorkerFile& w, const WorkerDispatch& d,
                             const RunOptions& options, const Platform& platform, const std::string& out_dir,
                             std::ostream& err) {
-  ChipsRequest cr;
+  engine::ChipsRequest cr;
   cr.run = dispatch_request(req, d, options, out_dir);
   cr.traces = d.per_chip.empty() ? std::vector<std::string>(static_cast<std::size_t>(w.chips), d.program) : d.per_chip;
   DispatchRun out;
-  std::vector<ChipOutcome> chips;
+  std::vector<engine::ChipOutcome> chips;
   {
-    FreshKernel kernel;
-    out.status = run_chips(cr, chips, err);
+    engine::FreshKernel kernel;
+    out.status = engine::run_chips(cr, chips, err);
   }
-  if (out.status == kExitInputError) return out;
-  read_summary(out_dir + "/" + chip_folder(0) + "/summary.json", out);  // every chip has the dispatch's sizes
+  if (out.status == engine::kExitInputError) return out;
+  read_summary(out_dir + "/" + engine::chip_folder(0) + "/summary.json", out);  // every chip has the dispatch's sizes
   out.host_dispatch_ns = static_cast<std::uint64_t>(to_ns(platform.interconnect.host_dispatch));
   std::uint64_t slowest = 0;
-  for (const ChipOutcome& c : chips) {
+  for (const engine::ChipOutcome& c : chips) {
     const auto wall = static_cast<std::uint64_t>(to_ns(c.device_wall));  // as summary.json's device_wall_ns
     out.chip_wall_ns.push_back(wall);
     slowest = std::max(slowest, wall);
@@ -340,7 +340,7 @@ ordered_json advice(const Platform& platform, bool prepared,
     c.heap = one.heap;
     c.dep_pool = one.dep_pool;
     c.tensormap_pool = platform.limits.tensormap_pool;
-    const bool fits = arena_bytes(platform, c) <= platform.topo.device_memory_bytes;
+    const bool fits = diagnose::arena_bytes(platform, c) <= platform.topo.device_memory_bytes;
     int builds = 0;
     for (const Entry& e : entries) builds += e.ran && e.arena == ArenaOutcome::Miss;
     ordered_json o = {{"kind", "one_size"},
@@ -357,7 +357,7 @@ ordered_json advice(const Platform& platform, bool prepared,
 }
 
 std::string default_out(const WorkerRequest& req) {
-  return "npusim_out/" + file_component(fs::path(req.file).stem().string());
+  return "npusim_out/" + engine::file_component(fs::path(req.file).stem().string());
 }
 
 // Every regular file under `root`, relative to it, sorted.
@@ -394,7 +394,7 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     RunOptions base;
     base.aicpu_thread_num = w.aicpu_thread_num;
     for (const std::string& warning : w.warnings) err << "npusim: warning: " << warning << "\n";
-    OutputDir dir(req.out_dir.empty() ? default_out(req) : req.out_dir);
+    engine::OutputDir dir(req.out_dir.empty() ? default_out(req) : req.out_dir);
 
     // Init: the prepared vector, or the runtime's defaults, built before any dispatch.
     ArenaSlot slot;
@@ -403,20 +403,21 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     const std::uint64_t build_ns = to_ns(platform.limits.arena_build);
 
     std::vector<Entry> entries(w.dispatches.size());
-    int status = kExitOk;
-    for (std::size_t i = 0; i < w.dispatches.size() && status == kExitOk; ++i) {
+    int status = engine::kExitOk;
+    for (std::size_t i = 0; i < w.dispatches.size() && status == engine::kExitOk; ++i) {
       const WorkerDispatch& d = w.dispatches[i];
       Entry& e = entries[i];
       const std::string folder = dir.staging() + "/dispatch_" + std::to_string(i);
       e.run = w.kind == WorkerKind::Distributed
                   ? run_l3_dispatch(req, w, d, config::merge(base, d.config), platform, folder, err)
                   : run_dispatch(req, d, config::merge(base, d.config), folder, err);
-      if (e.run.status == kExitInputError) return kExitInputError;  // the message is printed; nothing is committed
+      if (e.run.status == engine::kExitInputError)
+        return engine::kExitInputError;  // the message is printed; nothing is committed
       e.ran = true;
       e.arena = slot.use(e.run.key);
       for (int k = 1; k < d.repeat; ++k) slot.use(e.run.key);      // later repeats find the same vector: hits
       e.build_ns = e.arena == ArenaOutcome::Miss ? build_ns : 0;
-      if (e.run.status != kExitOk) status = e.run.status;
+      if (e.run.status != engine::kExitOk) status = e.run.status;
     }
 
     ordered_json s;
@@ -427,7 +428,7 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
                    {"chips_simulated", w.kind == WorkerKind::Distributed ? w.chips : 1},
                    {"aicpu_thread_num", w.aicpu_thread_num.value_or(0)}};
     s["platform"] = platform.name;
-    s["status"] = status == kExitOk ? "ok" : "error";
+    s["status"] = status == engine::kExitOk ? "ok" : "error";
     s["prepare"] = {{"source", w.prepare ? "prepare" : "runtime_defaults"},
                     {"sizes", key_json(prewarmed)},
                     {"arena_build_ns", build_ns}};
@@ -511,9 +512,9 @@ int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err) {
     }
     return status;
   } catch (const InputError& e) {
-    err << "npusim: error: " << OutputDir::shown(e.what()) << "\n";
-    return kExitInputError;
+    err << "npusim: error: " << engine::OutputDir::shown(e.what()) << "\n";
+    return engine::kExitInputError;
   }
 }
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

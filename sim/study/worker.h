@@ -14,7 +14,7 @@
 #include "models/common/run_config.h"
 #include "models/common/platform.h"
 
-namespace npusim::engine {
+namespace npusim::study {
 
 enum class WorkerKind { Chip, Distributed };  // L2 ChipWorker / run(); L3 DistributedWorker
 
@@ -64,4 +64,4 @@ struct WorkerRequest {
 // device, the dispatches after it not run; 2: invalid input, nothing written).
 int run_worker(const WorkerRequest& req, std::ostream& out, std::ostream& err);
 
-}  // namespace npusim::engine
+}  // namespace npusim::study

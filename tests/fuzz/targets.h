@@ -235,8 +235,8 @@ inline void import_one(const std::uint8_t* bytes, std::size_t size) {
   }
   std::string trace_text;
   try {
-    trace_text = scene::import_capture(deps, sw, nm, ss, scene::CaptureFiles{"deps.json", "swimlane.json", "map.json",
-                                                                             "scope_stats.jsonl"});
+    trace_text = capture::import_capture(
+        deps, sw, nm, ss, capture::CaptureFiles{"deps.json", "swimlane.json", "map.json", "scope_stats.jsonl"});
   } catch (const InputError&) {
     return;
   }
