@@ -457,6 +457,14 @@ void OutFile::flush() {
   std::size_t len = size(), cap = capacity();
   char* full = swap_block(nullptr, 0);
   auto spare = IoThread::get().submit(*this, full, len, cap);
+  if (!spare.first) {
+    // No block written back yet (the I/O thread is behind): a new one of the
+    // full block's size. Grown from empty instead, it would be copied by
+    // realloc at each doubling up to that size (2 % of a run's instructions
+    // with every output on, and its page faults).
+    spare.first = static_cast<char*>(std::malloc(cap));
+    spare.second = spare.first ? cap : 0;  // out of memory: grown (and reported) at the next append
+  }
   swap_block(spare.first, spare.second);  // the empty block it replaces is null
 }
 
