@@ -152,6 +152,60 @@ class JsonBuf {
     return ch('t').u(task_local(id));
   }
 
+  // Direct formatting of a record's bounded part: the room is checked once
+  // (`room` bytes, at least what the writes take), then each append is a
+  // plain store through a pointer the compiler keeps in a register (JsonBuf's
+  // own appends store through char*, which may alias the buffer's fields, so
+  // each one reloads them and checks the room again). The length is set when
+  // the Direct goes out of scope; writing past `room` aborts there.
+  class Direct {
+   public:
+    Direct(JsonBuf& b, std::size_t room) : b_(b) {
+      if (b.cap_ - b.len_ < room) b.grow(room);
+      p_ = b.b_ + b.len_;
+    }
+    ~Direct() {
+      const auto len = static_cast<std::size_t>(p_ - b_.b_);
+      if (len > b_.cap_) std::abort();  // a room too small for its writes: a bug, never output
+      b_.len_ = len;
+    }
+    Direct(const Direct&) = delete;
+    Direct& operator=(const Direct&) = delete;
+    template <std::size_t N>
+    Direct& raw(const char (&s)[N]) {
+      std::memcpy(p_, s, N - 1);
+      p_ += N - 1;
+      return *this;
+    }
+    Direct& raw(std::string_view v) {  // v.size() bytes
+      if (!v.empty()) std::memcpy(p_, v.data(), v.size());
+      p_ += v.size();
+      return *this;
+    }
+    Direct& ch(char c) {
+      *p_++ = c;
+      return *this;
+    }
+    Direct& u(std::uint64_t v) {  // 20 bytes at most
+      p_ = decimal::write_u(p_, v);
+      return *this;
+    }
+    Direct& i(std::int64_t v) {  // 20 bytes at most
+      p_ = decimal::write_i(p_, v);
+      return *this;
+    }
+    Direct& qu(std::uint64_t v) { return ch('"').u(v).ch('"'); }  // 22 bytes at most
+    Direct& qi(std::int64_t v) { return ch('"').i(v).ch('"'); }
+    Direct& us(Time t) {  // 27 bytes at most
+      p_ = decimal::write_us(p_, t);
+      return *this;
+    }
+
+   private:
+    JsonBuf& b_;
+    char* p_;
+  };
+
   std::string_view text() const { return {b_, len_}; }
   std::size_t size() const { return len_; }
   void clear() { len_ = 0; }
