@@ -340,6 +340,29 @@ TEST_CASE("the integer formatters print what std::to_chars prints, at every digi
   CHECK(std::string(b.text()) == "[0,-9223372036854775808,\"1000\",0.999999]");
 }
 
+TEST_CASE("direct formatting appends the same text as the buffer's own appends, growing the buffer once",
+          "[writers]") {
+  JsonBuf checked, direct;
+  for (int k = 0; k < 3000; ++k) {  // past several growths of the buffer
+    const std::string_view name = k % 2 ? "complete" : "dep";
+    checked.raw("{\"id\": ").u(18446744073709551615ull - k).raw(", \"name\": \"").raw(name).raw("\", \"n\": ");
+    checked.i(-9223372036854775807ll + k).ch(',').qu(k).ch(',').qi(-k).raw(", \"ts\": ").us(999999999999ull * k).raw("},\n");
+    JsonBuf::Direct d(direct, name.size() + 256);
+    d.raw("{\"id\": ").u(18446744073709551615ull - k).raw(", \"name\": \"").raw(name).raw("\", \"n\": ");
+    d.i(-9223372036854775807ll + k).ch(',').qu(k).ch(',').qi(-k).raw(", \"ts\": ").us(999999999999ull * k).raw("},\n");
+  }
+  CHECK(direct.size() == checked.size());
+  CHECK(direct.text() == checked.text());
+  JsonBuf b;
+  b.raw("x");
+  { JsonBuf::Direct d(b, 64); }  // nothing written: nothing added
+  {
+    JsonBuf::Direct d(b, 64);
+    d.ch('[').i(0).ch(',').u(1).ch(',').us(1500000).ch(',').raw(std::string_view()).ch(']');
+  }
+  CHECK(std::string(b.text()) == "x[0,1,1.5,]");
+}
+
 TEST_CASE("the microseconds formatter agrees with a plain decimal formatting on every trailing-zero count",
           "[writers]") {
   // The reference: the whole microseconds, '.', the six fraction digits with
