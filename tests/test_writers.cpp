@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <charconv>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include <unistd.h>
@@ -277,6 +279,132 @@ TEST_CASE("the JSON formatter prints microseconds exactly and escapes strings", 
   CHECK(std::string(b.text()) == "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\" -42 \"18446744073709551615\" false");
   b.unput(6);
   CHECK(std::string(b.text()).substr(b.size() - 3) == "15\"");
+}
+
+TEST_CASE("the integer formatters print what std::to_chars prints, at every digit count and the extremes",
+          "[writers]") {
+  auto u_text = [](std::uint64_t v) {
+    char b[24];
+    return std::string(b, decimal::write_u(b, v));
+  };
+  auto i_text = [](std::int64_t v) {
+    char b[24];
+    return std::string(b, decimal::write_i(b, v));
+  };
+  auto to_chars_text = [](auto v) {
+    char b[24];
+    return std::string(b, std::to_chars(b, b + sizeof b, v).ptr);
+  };
+  CHECK(u_text(0) == "0");
+  CHECK(u_text(9) == "9");
+  CHECK(u_text(10) == "10");
+  CHECK(u_text(99) == "99");
+  CHECK(u_text(100) == "100");
+  CHECK(u_text(18446744073709551615ull) == "18446744073709551615");
+  CHECK(u_text(10000000000000000000ull) == "10000000000000000000");
+  CHECK(u_text(9999999999999999999ull) == "9999999999999999999");
+  CHECK(i_text(0) == "0");
+  CHECK(i_text(-1) == "-1");
+  CHECK(i_text(-10) == "-10");
+  CHECK(i_text(std::numeric_limits<std::int64_t>::max()) == "9223372036854775807");
+  CHECK(i_text(std::numeric_limits<std::int64_t>::min()) == "-9223372036854775808");
+  CHECK(decimal::digits(0) == 1);
+  CHECK(decimal::digits(1) == 1);
+  CHECK(decimal::digits(18446744073709551615ull) == 20);
+  // Each power of ten, one below it and one above it; every bit width; a
+  // pseudo-random sweep; each against std::to_chars.
+  int mismatches = 0;
+  std::uint64_t p10 = 1;
+  for (int k = 0; k < 20; ++k, p10 *= 10)
+    for (std::uint64_t v : {p10 - 1, p10, p10 + 1}) {
+      mismatches += u_text(v) != to_chars_text(v);
+      mismatches += decimal::digits(v) != static_cast<int>(to_chars_text(v).size());
+      const auto s = static_cast<std::int64_t>(v);
+      mismatches += i_text(s) != to_chars_text(s) || i_text(-s) != to_chars_text(-s);
+    }
+  for (int bit = 0; bit < 64; ++bit) {
+    const std::uint64_t v = std::uint64_t{1} << bit;
+    mismatches += u_text(v) != to_chars_text(v) || u_text(v - 1) != to_chars_text(v - 1);
+  }
+  std::uint64_t x = 0x2545f4914f6cdd1dull;
+  for (int k = 0; k < 200000; ++k) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const std::uint64_t v = x >> (k % 64);
+    mismatches += u_text(v) != to_chars_text(v);
+    mismatches += i_text(static_cast<std::int64_t>(v)) != to_chars_text(static_cast<std::int64_t>(v));
+  }
+  CHECK(mismatches == 0);
+  // Through the buffer, beside other text.
+  JsonBuf b;
+  b.raw("[").u(0).ch(',').i(-9223372036854775807ll - 1).ch(',').qu(1000).ch(',').us(999999).raw("]");
+  CHECK(std::string(b.text()) == "[0,-9223372036854775808,\"1000\",0.999999]");
+}
+
+TEST_CASE("direct formatting appends the same text as the buffer's own appends, growing the buffer once",
+          "[writers]") {
+  JsonBuf checked, direct;
+  for (int k = 0; k < 3000; ++k) {  // past several growths of the buffer
+    const std::string_view name = k % 2 ? "complete" : "dep";
+    checked.raw("{\"id\": ").u(18446744073709551615ull - k).raw(", \"name\": \"").raw(name).raw("\", \"n\": ");
+    checked.i(-9223372036854775807ll + k).ch(',').qu(k).ch(',').qi(-k).raw(", \"ts\": ").us(999999999999ull * k).raw("},\n");
+    JsonBuf::Direct d(direct, name.size() + 256);
+    d.raw("{\"id\": ").u(18446744073709551615ull - k).raw(", \"name\": \"").raw(name).raw("\", \"n\": ");
+    d.i(-9223372036854775807ll + k).ch(',').qu(k).ch(',').qi(-k).raw(", \"ts\": ").us(999999999999ull * k).raw("},\n");
+  }
+  CHECK(direct.size() == checked.size());
+  CHECK(direct.text() == checked.text());
+  JsonBuf b;
+  b.raw("x");
+  { JsonBuf::Direct d(b, 64); }  // nothing written: nothing added
+  {
+    JsonBuf::Direct d(b, 64);
+    d.ch('[').i(0).ch(',').u(1).ch(',').us(1500000).ch(',').raw(std::string_view()).ch(']');
+  }
+  CHECK(std::string(b.text()) == "x[0,1,1.5,]");
+}
+
+TEST_CASE("the microseconds formatter agrees with a plain decimal formatting on every trailing-zero count",
+          "[writers]") {
+  // The reference: the whole microseconds, '.', the six fraction digits with
+  // trailing zeros dropped but one kept ("80.0").
+  auto reference = [](Time t) {
+    std::string frac = std::to_string(t % 1000000 + 1000000).substr(1);
+    while (frac.size() > 1 && frac.back() == '0') frac.pop_back();
+    return std::to_string(t / 1000000) + "." + frac;
+  };
+  auto us_text = [](Time t) {
+    JsonBuf b;
+    b.us(t);
+    return std::string(b.text());
+  };
+  // Each fraction length 1..6 (and the whole-microsecond case), at small,
+  // mid and the largest whole parts.
+  CHECK(us_text(5) == "0.000005");
+  CHECK(us_text(50) == "0.00005");
+  CHECK(us_text(500) == "0.0005");
+  CHECK(us_text(5000) == "0.005");
+  CHECK(us_text(50000) == "0.05");
+  CHECK(us_text(500000) == "0.5");
+  CHECK(us_text(1000000) == "1.0");
+  CHECK(us_text(1000001) == "1.000001");
+  CHECK(us_text(999999999999) == "999999.999999");
+  CHECK(us_text(123456100000) == "123456.1");
+  CHECK(us_text(18446744073709000000ull) == "18446744073709.0");
+  CHECK(us_text(18446744073709551610ull) == "18446744073709.55161");
+  // Every multiple of 10^k below 10^6 for k = 0..5 over a stride, and a
+  // pseudo-random sweep, against the reference.
+  int mismatches = 0;
+  for (Time step : {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull})
+    for (Time f = 0; f < 1000000; f += step * 7)
+      for (Time whole : {0ull, 3ull, 123456789ull})
+        mismatches += us_text(whole * 1000000 + f) != reference(whole * 1000000 + f);
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < 200000; ++k) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const Time t = x >> (k % 40);
+    mismatches += us_text(t) != reference(t);
+  }
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("the flat id set reports first insertions only, across growth", "[writers]") {

@@ -36,7 +36,7 @@ static_assert(std::is_trivially_copyable_v<SchedPhaseRecord> && std::is_triviall
 // Ready-queue depths as the device stores them (int16).
 int clamp16(int v) { return std::clamp(v, -32768, 32767); }
 
-void put_depths(JsonBuf& b, const std::array<int, 3>& d) {
+void put_depths(JsonBuf::Direct& b, const std::array<int, 3>& d) {  // 26 bytes at most
   b.ch('[').i(clamp16(d[0])).ch(',').i(clamp16(d[1])).ch(',').i(clamp16(d[2])).ch(']');
 }
 
@@ -76,8 +76,9 @@ class ChipSwimlaneWriter : public OutputWriter {
     for (auto& f : blocks_)
       put_rows<BlockRow>(out, f.get(), first, "\n    ", [&](JsonBuf& b, const BlockRow& r) {
         std::uint64_t start = p.sys_cnt(r.b.start), receive = p.sys_cnt(r.b.receive);
-        b.ch('[').i(r.b.core).raw(", ").u(r.task).raw(", ").u(r.b.token).raw(", ").u(start);
-        b.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(span(receive, start)).ch(']');
+        JsonBuf::Direct d(b, 160);  // 12 bytes of text, six integers
+        d.ch('[').i(r.b.core).raw(", ").u(r.task).raw(", ").u(r.b.token).raw(", ").u(start);
+        d.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(span(receive, start)).ch(']');
       });
     out.raw(first ? "]" : "\n  ]");
     out.raw(",\n  \"aicpu_tasks\": [");
@@ -85,8 +86,9 @@ class ChipSwimlaneWriter : public OutputWriter {
     if (level_ >= 2)
       for (auto& f : blocks_)
         put_rows<BlockRow>(out, f.get(), first, "\n    ", [&](JsonBuf& b, const BlockRow& r) {
-          b.ch('[').i(r.b.core).raw(", ").u(r.b.token).raw(", ").u(p.sys_cnt(r.b.dispatch));
-          b.raw(", ").u(p.sys_cnt(r.b.finish)).ch(']');
+          JsonBuf::Direct d(b, 112);  // 8 bytes of text, four integers
+          d.ch('[').i(r.b.core).raw(", ").u(r.b.token).raw(", ").u(p.sys_cnt(r.b.dispatch));
+          d.raw(", ").u(p.sys_cnt(r.b.finish)).ch(']');
         });
     out.raw(first ? "]" : "\n  ]");
 
@@ -109,8 +111,9 @@ class ChipSwimlaneWriter : public OutputWriter {
         out.raw(",\n  \"aicpu_orchestrator_phases\": [\n    [");
         bool none = true;
         put_rows<OrchSubmitRecord>(out, &orch_, none, "\n      ", [&](JsonBuf& b, const OrchSubmitRecord& r) {
-          b.raw("{\"submit_idx\": ").u(r.submit_idx).raw(", \"task_id\": ").u(r.task_id);
-          b.raw(", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end)).ch('}');
+          JsonBuf::Direct d(b, 160);  // 66 bytes of text, four integers
+          d.raw("{\"submit_idx\": ").u(r.submit_idx).raw(", \"task_id\": ").u(r.task_id);
+          d.raw(", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end)).ch('}');
         });
         out.raw(none ? "]" : "\n    ]").raw("\n  ]");
       }
@@ -151,9 +154,12 @@ class ChipSwimlaneWriter : public OutputWriter {
     out.raw("\n  },\n");
   }
 
-  static void put_phase(JsonBuf& b, const Platform& p, const SchedPhaseRecord& r) {
+  static void put_phase(JsonBuf& out, const Platform& p, const SchedPhaseRecord& r) {
     const SchedPhase kind = r.kind;
-    b.raw("{\"kind\": \"").raw(sched_phase_name(kind));
+    const std::string_view name = sched_phase_name(kind);
+    // The name, 172 bytes of text at most, seven integers, two depths.
+    JsonBuf::Direct b(out, name.size() + 400);
+    b.raw("{\"kind\": \"").raw(name);
     b.raw("\", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end));
     b.raw(", \"loop_iter\": ").u(r.loop_iter).raw(", \"tasks_processed\": ").i(r.tasks_processed);
     if (kind == SchedPhase::Dispatch) b.raw(", \"pop_hit\": ").u(r.pop_hit).raw(", \"pop_miss\": ").u(r.pop_miss);

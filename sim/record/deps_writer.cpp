@@ -64,7 +64,9 @@ std::string_view tag_name(ArgTag t) { return cached_name<&arg_tag_name, ArgTag::
 std::string_view source_name(EdgeSource s) { return cached_name<&edge_source_name, EdgeSource::Tensormap>(s); }
 
 // `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`
-void put_view(JsonBuf& b, std::string_view prefix, const Tensor& v) {
+void put_view(JsonBuf& out, std::string_view prefix, const Tensor& v) {
+  // The prefix three times, 37 bytes of text, 2 * ndims + 1 integers with their commas and quotes.
+  JsonBuf::Direct b(out, 3 * prefix.size() + 64 + 42 * static_cast<std::size_t>(v.ndims));
   b.ch('"').raw(prefix).raw("shape\":[");
   for (int d = 0; d < v.ndims; ++d) (d ? b.ch(',') : b).i(v.shape[d]);
   b.raw("],\"").raw(prefix).raw("start_offset\":").qi(v.start_offset());
@@ -177,14 +179,21 @@ class DepsWriter : public OutputWriter {
 
  private:
   void put_task(const Task& t) {
-    if (n_tasks_++) tasks_.ch(',');
-    tasks_.raw("{\"task_id\":").qu(t.id);
-    tasks_.raw(t.manual_scope ? ",\"scope\":\"manual\"" : ",\"scope\":\"auto\"");
-    tasks_.raw(",\"early_dispatch\":").boolean(t.early_resolve);
-    tasks_.raw(",\"kernel_ids\":[");
-    for (int lane = 0; lane < kNumLanes; ++lane) {
-      bool active = t.kernel && (t.active_mask & (1u << lane));
-      (lane ? tasks_.ch(',') : tasks_).i(active ? t.kernel->lane_func_id(lane) : -1);
+    {
+      // 67 bytes of text at most, the id and kNumLanes integers with their commas.
+      JsonBuf::Direct d(tasks_, 128 + 21 * kNumLanes);
+      if (n_tasks_++) d.ch(',');
+      d.raw("{\"task_id\":").qu(t.id);
+      if (t.manual_scope) d.raw(",\"scope\":\"manual\"");
+      else d.raw(",\"scope\":\"auto\"");
+      d.raw(",\"early_dispatch\":");
+      if (t.early_resolve) d.raw("true");
+      else d.raw("false");
+      d.raw(",\"kernel_ids\":[");
+      for (int lane = 0; lane < kNumLanes; ++lane) {
+        bool active = t.kernel && (t.active_mask & (1u << lane));
+        (lane ? d.ch(',') : d).i(active ? t.kernel->lane_func_id(lane) : -1);
+      }
     }
     // Start the loads of the arguments' slots in the set of listed tensor
     // ids (hashed, so nearly every probe misses the cache) before they are needed.
@@ -192,14 +201,18 @@ class DepsWriter : public OutputWriter {
       if (t.arg_tags[k] != ArgTag::Output) seen_.prefetch(dep_gen_tensor_id(t.args[k].addr, t.args[k].version));
     tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
     for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
-      if (k) tasks_.ch(',');
-      tasks_.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(tag_name(t.arg_tags[k])).ch('"');
-      if (t.arg_tags[k] != ArgTag::Output) {
-        const Tensor& v = t.args[k];
-        std::uint64_t id = put_tensor(v);
-        tasks_.raw(",\"tensor_id\":").qu(id).raw(",\"dtype\":\"").raw(dtype_name(v.dtype)).raw("\",");
-        put_view(tasks_, "", v);
+      const bool listed = t.arg_tags[k] != ArgTag::Output;
+      const Tensor& v = t.args[k];
+      const std::uint64_t id = listed ? put_tensor(v) : 0;
+      {
+        const std::string_view tag = tag_name(t.arg_tags[k]), dtype = dtype_name(v.dtype);
+        // Both names, 43 bytes of text, two integers with their quotes.
+        JsonBuf::Direct d(tasks_, tag.size() + dtype.size() + 128);
+        if (k) d.ch(',');
+        d.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(tag).ch('"');
+        if (listed) d.raw(",\"tensor_id\":").qu(id).raw(",\"dtype\":\"").raw(dtype).raw("\",");
       }
+      if (listed) put_view(tasks_, "", v);
       tasks_.ch('}');
     }
     tasks_.raw("]}");
@@ -261,16 +274,28 @@ class DepsWriter : public OutputWriter {
 
   void put_edge(TaskId pred, TaskId succ, int arg, EdgeSource source, std::uint8_t flags,
                 const Tensor* consumer = nullptr, const ReplayTensorMap::Match* m = nullptr) {
-    if (n_edges_++) edges_.ch(',');
-    edges_.raw("{\"pred\":").qu(pred).raw(",\"succ\":").qu(succ).raw(",\"arg\":").i(arg);
-    edges_.raw(",\"source\":\"").raw(source_name(source)).ch('"');
-    edges_.raw((flags & kDepRetain) ? ",\"flags\":[\"wait\",\"retain\"]" : ",\"flags\":[\"wait\"]");
-    if (m) edges_.raw(m->overlap == Overlap::Covered ? ",\"overlap\":\"covered\"" : ",\"overlap\":\"other\"");
+    {
+      const std::string_view source_text = source_name(source);
+      const std::string_view dtype_text = consumer ? dtype_name(consumer->dtype) : std::string_view();
+      // Both names, 134 bytes of text at most, four integers with their quotes.
+      JsonBuf::Direct e(edges_, source_text.size() + dtype_text.size() + 240);
+      if (n_edges_++) e.ch(',');
+      e.raw("{\"pred\":").qu(pred).raw(",\"succ\":").qu(succ).raw(",\"arg\":").i(arg);
+      e.raw(",\"source\":\"").raw(source_text).ch('"');
+      if (flags & kDepRetain) e.raw(",\"flags\":[\"wait\",\"retain\"]");
+      else e.raw(",\"flags\":[\"wait\"]");
+      if (m) {
+        if (m->overlap == Overlap::Covered) e.raw(",\"overlap\":\"covered\"");
+        else e.raw(",\"overlap\":\"other\"");
+      }
+      if (consumer) {
+        // A tensormap edge names the producer's entry (its address and version).
+        const Tensor& id_of = m ? *m->view : *consumer;
+        e.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(id_of.addr, id_of.version));
+        e.raw(",\"consumer_dtype\":\"").raw(dtype_text).raw("\",");
+      }
+    }
     if (consumer) {
-      // A tensormap edge names the producer's entry (its address and version).
-      const Tensor& id_of = m ? *m->view : *consumer;
-      edges_.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(id_of.addr, id_of.version));
-      edges_.raw(",\"consumer_dtype\":\"").raw(dtype_name(consumer->dtype)).raw("\",");
       put_view(edges_, "consumer_", *consumer);
       if (m) {
         edges_.ch(',');

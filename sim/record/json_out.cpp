@@ -57,32 +57,6 @@ JsonBuf& JsonBuf::str(std::string_view v) {
   return ch('"');
 }
 
-JsonBuf& JsonBuf::us(Time t) {
-  // Formatted in place (one capacity check for the whole number): the whole
-  // microseconds with to_chars, then the fraction's six digits two at a time
-  // from a table, trailing zeros dropped ("0" if all six are).
-  static const char kPairs[] =
-      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-      "8081828384858687888990919293949596979899";
-  if (cap_ - len_ < 32) grow(32);  // 20 digits, '.', 6 digits
-  char* p = std::to_chars(b_ + len_, b_ + len_ + 20, t / 1000000ull).ptr;
-  *p++ = '.';
-  const auto frac = static_cast<std::uint32_t>(t % 1000000ull);
-  if (frac == 0) {
-    *p++ = '0';
-  } else {
-    std::memcpy(p, kPairs + 2 * (frac / 10000), 2);
-    std::memcpy(p + 2, kPairs + 2 * (frac / 100 % 100), 2);
-    std::memcpy(p + 4, kPairs + 2 * (frac % 100), 2);
-    std::size_t n = 6;
-    while (p[n - 1] == '0') --n;
-    p += n;
-  }
-  len_ = static_cast<std::size_t>(p - b_);
-  return *this;
-}
-
 namespace {
 std::atomic<std::uint64_t> g_bytes_written{0};
 std::atomic<bool> g_write_failed{false};
@@ -483,6 +457,14 @@ void OutFile::flush() {
   std::size_t len = size(), cap = capacity();
   char* full = swap_block(nullptr, 0);
   auto spare = IoThread::get().submit(*this, full, len, cap);
+  if (!spare.first) {
+    // No block written back yet (the I/O thread is behind): a new one of the
+    // full block's size. Grown from empty instead, it would be copied by
+    // realloc at each doubling up to that size (2 % of a run's instructions
+    // with every output on, and its page faults).
+    spare.first = static_cast<char*>(std::malloc(cap));
+    spare.second = spare.first ? cap : 0;  // out of memory: grown (and reported) at the next append
+  }
   swap_block(spare.first, spare.second);  // the empty block it replaces is null
 }
 

@@ -26,6 +26,92 @@
 
 namespace npusim::record {
 
+// Decimal digits written straight into a buffer the caller has sized (the
+// formatters of JsonBuf; exact texts in tests/test_writers.cpp).
+namespace decimal {
+// "00" "01" ... "99": two digits per lookup.
+inline constexpr char kPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// The number of decimal digits of v (1 for 0, 20 at most): log10 from the
+// bit width, corrected by one comparison (no loop).
+inline int digits(std::uint64_t v) {
+  static constexpr std::uint64_t kPow10[20] = {1ull,
+                                               10ull,
+                                               100ull,
+                                               1000ull,
+                                               10000ull,
+                                               100000ull,
+                                               1000000ull,
+                                               10000000ull,
+                                               100000000ull,
+                                               1000000000ull,
+                                               10000000000ull,
+                                               100000000000ull,
+                                               1000000000000ull,
+                                               10000000000000ull,
+                                               100000000000000ull,
+                                               1000000000000000ull,
+                                               10000000000000000ull,
+                                               100000000000000000ull,
+                                               1000000000000000000ull,
+                                               10000000000000000000ull};
+  v |= 1;  // same count (no power of ten >= 10 is odd), and clz is defined
+  const int t = ((64 - __builtin_clzll(v)) * 1233) >> 12;  // floor(log10(2^bit_width)), 0..19
+  return t + (v >= kPow10[t]);
+}
+
+// Writes v at p (digits(v) bytes, no sign, no leading zeros); returns the end.
+inline char* write_u(char* p, std::uint64_t v) {
+  char* const end = p + digits(v);
+  char* q = end;
+  while (v >= 100) {
+    q -= 2;
+    std::memcpy(q, kPairs + 2 * (v % 100), 2);
+    v /= 100;
+  }
+  if (v >= 10) std::memcpy(q - 2, kPairs + 2 * v, 2);
+  else q[-1] = static_cast<char>('0' + v);
+  return end;
+}
+
+// Writes v with a '-' if negative (21 bytes at most); returns the end.
+inline char* write_i(char* p, std::int64_t v) {
+  if (v >= 0) return write_u(p, static_cast<std::uint64_t>(v));
+  *p = '-';
+  return write_u(p + 1, 0 - static_cast<std::uint64_t>(v));  // INT64_MIN too
+}
+
+// Picoseconds as microseconds, exactly (27 bytes at most): the whole
+// microseconds, '.', the six fraction digits with trailing zeros dropped
+// ("0" if all six are): "1.234567", "80.24", "0.0".
+inline char* write_us(char* p, std::uint64_t ps) {
+  // Trailing zeros of a two-digit pair 00..99 (2 for 00).
+  static constexpr unsigned char kPairZeros[100] = {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  p = write_u(p, ps / 1000000u);
+  *p++ = '.';
+  const auto frac = static_cast<std::uint32_t>(ps % 1000000u);
+  if (frac == 0) {
+    *p = '0';
+    return p + 1;
+  }
+  // Six digits as three pairs; the trailing zeros counted from the pairs (a
+  // table, no loop over the digits: its exit mispredicted on most times).
+  const std::uint32_t hi = frac / 10000, mid = frac / 100 % 100, lo = frac % 100;
+  std::memcpy(p, kPairs + 2 * hi, 2);
+  std::memcpy(p + 2, kPairs + 2 * mid, 2);
+  std::memcpy(p + 4, kPairs + 2 * lo, 2);
+  const unsigned zeros = lo ? kPairZeros[lo] : mid ? 2 + kPairZeros[mid] : 4 + kPairZeros[hi];
+  return p + 6 - zeros;
+}
+}  // namespace decimal
+
 // A text buffer with chainable JSON formatters. Appends are inline copies
 // into a growable block (string literals copy with a compile-time length).
 class JsonBuf {
@@ -54,12 +140,71 @@ class JsonBuf {
   // A quoted, escaped JSON string.
   JsonBuf& str(std::string_view v);
   // Picoseconds as microseconds, exactly: "1.234567", "80.0", "0.0".
-  JsonBuf& us(Time t);
+  JsonBuf& us(Time t) {
+    if (cap_ - len_ < 32) grow(32);
+    char* const p = b_ + len_;
+    len_ += static_cast<std::size_t>(decimal::write_us(p, t) - p);
+    return *this;
+  }
   // A task id in the runtime's display form (task_display): "t5", "r2t5".
   JsonBuf& task(TaskId id) {
     if (int r = task_ring(id)) ch('r').i(r);
     return ch('t').u(task_local(id));
   }
+
+  // Direct formatting of a record's bounded part: the room is checked once
+  // (`room` bytes, at least what the writes take), then each append is a
+  // plain store through a pointer the compiler keeps in a register (JsonBuf's
+  // own appends store through char*, which may alias the buffer's fields, so
+  // each one reloads them and checks the room again). The length is set when
+  // the Direct goes out of scope; writing past `room` aborts there.
+  class Direct {
+   public:
+    Direct(JsonBuf& b, std::size_t room) : b_(b) {
+      if (b.cap_ - b.len_ < room) b.grow(room);
+      p_ = b.b_ + b.len_;
+    }
+    ~Direct() {
+      const auto len = static_cast<std::size_t>(p_ - b_.b_);
+      if (len > b_.cap_) std::abort();  // a room too small for its writes: a bug, never output
+      b_.len_ = len;
+    }
+    Direct(const Direct&) = delete;
+    Direct& operator=(const Direct&) = delete;
+    template <std::size_t N>
+    Direct& raw(const char (&s)[N]) {
+      std::memcpy(p_, s, N - 1);
+      p_ += N - 1;
+      return *this;
+    }
+    Direct& raw(std::string_view v) {  // v.size() bytes
+      if (!v.empty()) std::memcpy(p_, v.data(), v.size());
+      p_ += v.size();
+      return *this;
+    }
+    Direct& ch(char c) {
+      *p_++ = c;
+      return *this;
+    }
+    Direct& u(std::uint64_t v) {  // 20 bytes at most
+      p_ = decimal::write_u(p_, v);
+      return *this;
+    }
+    Direct& i(std::int64_t v) {  // 20 bytes at most
+      p_ = decimal::write_i(p_, v);
+      return *this;
+    }
+    Direct& qu(std::uint64_t v) { return ch('"').u(v).ch('"'); }  // 22 bytes at most
+    Direct& qi(std::int64_t v) { return ch('"').i(v).ch('"'); }
+    Direct& us(Time t) {  // 27 bytes at most
+      p_ = decimal::write_us(p_, t);
+      return *this;
+    }
+
+   private:
+    JsonBuf& b_;
+    char* p_;
+  };
 
   std::string_view text() const { return {b_, len_}; }
   std::size_t size() const { return len_; }
@@ -90,7 +235,9 @@ class JsonBuf {
   template <class T>
   JsonBuf& num(T v) {
     if (cap_ - len_ < 24) grow(24);
-    len_ = static_cast<std::size_t>(std::to_chars(b_ + len_, b_ + len_ + 24, v).ptr - b_);
+    char* const p = b_ + len_;
+    if constexpr (std::is_signed_v<T>) len_ += static_cast<std::size_t>(decimal::write_i(p, v) - p);
+    else len_ += static_cast<std::size_t>(decimal::write_u(p, v) - p);
     return *this;
   }
   void grow(std::size_t need);

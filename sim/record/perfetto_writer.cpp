@@ -241,27 +241,34 @@ class PerfettoWriter : public OutputWriter {
       put_marker(x);
       return;
     }
-    const char* phase = sched_phase_name(x.kind);
-    begin_event();
-    events_.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
-    events_.raw(", \"tasks_processed\": ").i(x.tasks_processed);
-    if (x.kind == SchedPhase::Dispatch) events_.raw(", \"pop_hit\": ").u(x.pop_hit).raw(", \"pop_miss\": ").u(x.pop_miss);
-    events_.raw(", \"shared_at_start (aic,aiv,mix)\": ");
-    put_depths(x.shared_at_start);
-    events_.raw(", \"shared_at_end (aic,aiv,mix)\": ");
-    put_depths(x.shared_at_end);
-    if (x.kind == SchedPhase::Complete) {
-      events_.raw(", \"finishes_processed\": ").i(x.tasks_processed);
-      events_.raw(", \"finish_rows_attributed\": ").i(x.tasks_processed);
+    const std::string_view phase = sched_phase_name(x.kind), color = phase_color(x.kind);
+    {
+      // The phase's name twice and its colour, 253 bytes of text at most, seven integers, two depths.
+      JsonBuf::Direct d(events_, 2 * phase.size() + color.size() + 512);
+      d.raw("{\"args\": ");  // begin_event()
+      d.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
+      d.raw(", \"tasks_processed\": ").i(x.tasks_processed);
+      if (x.kind == SchedPhase::Dispatch) d.raw(", \"pop_hit\": ").u(x.pop_hit).raw(", \"pop_miss\": ").u(x.pop_miss);
+      d.raw(", \"shared_at_start (aic,aiv,mix)\": ");
+      put_depths(d, x.shared_at_start);
+      d.raw(", \"shared_at_end (aic,aiv,mix)\": ");
+      put_depths(d, x.shared_at_end);
+      if (x.kind == SchedPhase::Complete) {
+        d.raw(", \"finishes_processed\": ").i(x.tasks_processed);
+        d.raw(", \"finish_rows_attributed\": ").i(x.tasks_processed);
+      }
+      d.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(color);
+      d.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
     }
-    events_.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(phase_color(x.kind));
-    events_.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
     end_x(kPidSched, sched_tid(x.thread), x.start, span(x.start, x.end));
     if (x.kind == SchedPhase::Complete || x.kind == SchedPhase::Dispatch) {
-      events_.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
-      events_.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
-      events_.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
-      events_.raw(", \"ts\": ").us(at(x.end)).raw("},\n");
+      {
+        JsonBuf::Direct d(events_, 288);  // 121 bytes of text, five integers, a time
+        d.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
+        d.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
+        d.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
+        d.raw(", \"ts\": ").us(at(x.end)).raw("},\n");
+      }
       events_.commit();
     }
   }
@@ -391,8 +398,11 @@ class PerfettoWriter : public OutputWriter {
   // `"ph": "X", "pid": .., "tid": .., "ts": .., "dur": ..}` and commit.
   void end_x(int pid, int tid, Time ts, Time dur) {
     const Time from = at(ts), to = at(ts + dur);
-    events_.raw(", \"ph\": \"X\", \"pid\": ").i(pid).raw(", \"tid\": ").i(tid);
-    events_.raw(", \"ts\": ").us(from).raw(", \"dur\": ").us(to - from).raw("},\n");
+    {
+      JsonBuf::Direct d(events_, 192);  // 49 bytes of text, two integers, two times
+      d.raw(", \"ph\": \"X\", \"pid\": ").i(pid).raw(", \"tid\": ").i(tid);
+      d.raw(", \"ts\": ").us(from).raw(", \"dur\": ").us(to - from).raw("},\n");
+    }
     events_.commit();
   }
 
@@ -445,8 +455,8 @@ class PerfettoWriter : public OutputWriter {
     return b.raw("{\"phase\": \"orch_submit\", \"submit_idx\": ").u(submit_idx).raw(", \"task_id\": ").u(id).ch('}');
   }
 
-  void put_depths(const std::array<int, 3>& d) {
-    events_.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
+  static void put_depths(JsonBuf::Direct& w, const std::array<int, 3>& d) {  // 6 bytes of text, three integers
+    w.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
   }
 
   // A Worker View bar starts when the core reads the dispatch token
@@ -604,9 +614,14 @@ class PerfettoWriter : public OutputWriter {
       for (std::size_t k = 0; k < 8; ++k) {
         if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
         prev[k] = v[k];
-        events_.raw("{\"args\": {\"").raw(kTracks[k].name).raw("\": ").i(v[k]).raw("}, \"cat\": \"overhead\", \"name\": \"");
-        events_.raw(kTracks[k].name).raw("\", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTracks[k].tid);
-        events_.raw(", \"ts\": ").us(at(from)).raw("},\n");
+        {
+          const std::string_view name = kTracks[k].name;
+          // The name twice, 87 bytes of text, three integers, a time.
+          JsonBuf::Direct d(events_, 2 * name.size() + 192);
+          d.raw("{\"args\": {\"").raw(name).raw("\": ").i(v[k]).raw("}, \"cat\": \"overhead\", \"name\": \"");
+          d.raw(name).raw("\", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTracks[k].tid);
+          d.raw(", \"ts\": ").us(at(from)).raw("},\n");
+        }
         events_.commit();
       }
     });
@@ -617,11 +632,15 @@ class PerfettoWriter : public OutputWriter {
     const std::uint64_t id = next_flow_++;
     ts0 = at(ts0);
     ts1 = at(ts1);
-    events_.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
-    events_.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
-    events_.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
-    events_.raw("\", \"ph\": \"f\", \"pid\": ").i(pid1).raw(", \"tid\": ").i(tid1).raw(", \"ts\": ").us(ts1);
-    events_.raw(", \"bp\": \"e\"},\n");
+    const std::string_view n(name);
+    {
+      JsonBuf::Direct d(events_, 2 * n.size() + 400);  // the name twice, 160 bytes of text, six integers, two times
+      d.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      d.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
+      d.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      d.raw("\", \"ph\": \"f\", \"pid\": ").i(pid1).raw(", \"tid\": ").i(tid1).raw(", \"ts\": ").us(ts1);
+      d.raw(", \"bp\": \"e\"},\n");
+    }
     events_.commit();
   }
 
