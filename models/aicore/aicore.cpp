@@ -148,7 +148,7 @@ void AicoreComplex::advance(int core, bool notify) {
     c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
   if (changed) update_view(core);  // a started block is no longer parked
-  if (notify && changed && c.wake) c.wake->notify();
+  if (notify && changed && c.wake) c.wake(c.wake_arg);
 }
 
 // aicore_executor.cpp aicore_execute: a gated block (src_payload != 0)

@@ -14,6 +14,8 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   cores_->add_handler(ffts_.get());
   gm_ = std::make_unique<GmModel>(*cores_, platform_, data, obs_, config_.cache_policy_lowering);
   cores_->add_handler(gm_.get());
+  clock_ = std::make_unique<AicpuClock>("aicpu_clock");
+  ctx_.clock = clock_.get();
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;
@@ -33,7 +35,7 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
     ctx_.handoff.resize(static_cast<std::size_t>(config_.sched_threads));
   }
   orch_ = std::make_unique<OrchestratorThread>(
-      "orch", runtime_, program, *obs_, platform_,
+      "orch", *clock_, runtime_, program, *obs_, platform_,
       config_.runtime == RuntimeKind::HostBuildGraph);
   orch_->set_on_finish([this] { ctx_.wake_all(); });
 }
@@ -50,22 +52,22 @@ void Chip::on_early_candidate(Task& t) {
 
 void Chip::on_completed(Task& t) {
   obs_->on_completed(t);
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 void Chip::on_ring_progress(int r) {
   obs_->on_ring_progress(r);
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 // A release drops pins set_tensor_data may be waiting for.
-void Chip::on_released(Task&) { orch_->progress().notify(); }
+void Chip::on_released(Task&) { orch_->wake_progress(); }
 
 void Chip::on_error(const LatchedError& e) {
   obs_->on_error(e);
   ctx_.stop = true;  // emergency shutdown: every thread stops at its next check
   ctx_.wake_all();
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 }  // namespace npusim

@@ -1,0 +1,77 @@
+// The AICPU threads' clock: the model-owned order of the orchestrator and
+// scheduler threads (docs/architecture.md, "Time and events").
+//
+// Each AICPU thread is still an SC_THREAD (its control flow a sequential
+// loop), but it never waits on simulated time or on a wake-up event in the
+// SystemC kernel itself. It tells the clock when it wants to run next (a time,
+// or a wake-up, or the earlier of the two) and hands control to the clock's
+// one driver process, which runs the threads one at a time in the order
+// (time, sequence): the earliest due time first, and among threads due at the
+// same time the one registered first (the sequence is the registration order:
+// scheduler threads by index, host_build_graph's resolution thread, then the
+// orchestrator; the same rule as the boot scan's "ties in thread order").
+// Only the driver waits on time in the kernel, so which AICPU thread goes
+// first among those due at the same time stamp no longer depends on the
+// kernel's timed-event heap.
+//
+// The hand-overs are immediate event notifications: a thread and the driver
+// run in the same evaluation round, so the AICPU threads due at one time
+// stamp take one kernel round between them. A wake-up from outside the AICPU
+// threads (an AICore's timeline made known by an SC_METHOD) kicks the driver.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+
+#include "models/common/time.h"
+
+namespace npusim {
+
+class AicpuClock : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(AicpuClock);
+  explicit AicpuClock(sc_core::sc_module_name name);
+
+  // Registers a thread (its sequence: registration order; its first run is
+  // due at time 0). `go` is the event the thread's SC_THREAD is statically
+  // sensitive to (dont_initialize): the driver starts it with its first
+  // notification.
+  int add(sc_core::sc_event& go);
+
+  // Called by thread `id` while it runs: suspends it until simulated time t
+  // (> now), or until a wake-up (`wakeable`), or (t == kNever) only until a
+  // wake-up.
+  void sleep(int id, Time t, bool wakeable);
+  // Called by thread `id` when its SC_THREAD function returns.
+  void exit(int id);
+  // Wakes thread `id` if it sleeps wakeable: it is due now (among the threads
+  // due now, in sequence order), like an immediate notification: a wake-up of
+  // a thread not waiting for one is lost. Any process may call it.
+  void wake(int id);
+  // Whether anything other than thread `self` can still happen: another
+  // AICPU thread due at some time, or activity in the SystemC kernel.
+  bool others_pending(int self) const;
+
+  // Hand-overs from a thread to the driver (each a context switch, no kernel
+  // round), and the driver's waits on the kernel.
+  std::uint64_t handovers() const { return handovers_; }
+
+ private:
+  struct Slot {
+    sc_core::sc_event* go;
+    Time due = 0;             // kNever: not due (running, waiting for a wake-up only, or done)
+    bool wakeable = false;
+  };
+  void drive();
+  int next() const;  // the slot first in (due, index), or -1
+
+  std::vector<Slot> slots_;
+  int running_ = -1;
+  sc_core::sc_event yield_;
+  sc_core::sc_event kick_;
+  std::uint64_t handovers_ = 0;
+};
+
+}  // namespace npusim
