@@ -23,12 +23,15 @@ int AicpuClock::next() const {
   return best;
 }
 
-// The one process of the AICPU threads that waits on simulated time: it runs
-// the thread first in (due, index) once the kernel's time reaches its due time,
-// and waits for that thread to hand control back (sleep or exit) before it
-// picks the next one. A kick (a wake-up from outside the AICPU threads) makes
-// it look again.
-void AicpuClock::drive() {
+// Control passes from thread to thread without a process in between: the
+// thread that stops running (`self`: it sleeps, or its function returned; -1:
+// the start) finds the thread first in (due, index) and, when that one is due
+// later than the kernel's time, waits on the kernel itself until then or
+// until a kick (a wake-up from outside the AICPU threads), whichever comes
+// first. Then it starts that thread (`running_`), or, being it, just goes on.
+// Which process does the kernel wait changes nothing of the order: the due
+// times and the kicks decide, as when one driver process did all the waits.
+void AicpuClock::pass(int self) {
   for (;;) {
     const int i = next();
     if (i < 0) {
@@ -44,10 +47,13 @@ void AicpuClock::drive() {
     s.due = kNever;
     s.wakeable = false;
     running_ = i;
-    s.go->notify();
-    sc_core::wait(yield_);
+    if (i != self) s.go->notify();
+    return;
   }
 }
+
+// The start: the first thread (all are due at time 0) is started from here.
+void AicpuClock::drive() { pass(-1); }
 
 void AicpuClock::sleep(int id, Time t, bool wakeable) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
@@ -55,8 +61,8 @@ void AicpuClock::sleep(int id, Time t, bool wakeable) {
   s.wakeable = wakeable;
   running_ = -1;
   ++handovers_;
-  yield_.notify();
-  sc_core::wait(*s.go);
+  pass(id);
+  if (running_ != id) sc_core::wait(*s.go);
 }
 
 void AicpuClock::exit(int id) {
@@ -64,7 +70,7 @@ void AicpuClock::exit(int id) {
   s.due = kNever;
   s.wakeable = false;
   running_ = -1;
-  yield_.notify();
+  pass(id);
 }
 
 void AicpuClock::wake(int id) {
@@ -72,7 +78,7 @@ void AicpuClock::wake(int id) {
   if (!s.wakeable) return;
   s.due = sc_core::sc_time_stamp().value();
   s.wakeable = false;
-  if (running_ < 0) kick_.notify();  // from outside the AICPU threads: the driver sleeps in the kernel
+  if (running_ < 0) kick_.notify();  // from outside the AICPU threads: a thread waits on the kernel in pass()
 }
 
 bool AicpuClock::others_pending(int self) const {

@@ -2,22 +2,22 @@
 // scheduler threads (docs/architecture.md, "Time and events").
 //
 // Each AICPU thread is still an SC_THREAD (its control flow a sequential
-// loop), but it never waits on simulated time or on a wake-up event in the
-// SystemC kernel itself. It tells the clock when it wants to run next (a time,
-// or a wake-up, or the earlier of the two) and hands control to the clock's
-// one driver process, which runs the threads one at a time in the order
-// (time, sequence): the earliest due time first, and among threads due at the
-// same time the one registered first (the sequence is the registration order:
-// scheduler threads by index, host_build_graph's resolution thread, then the
-// orchestrator; the same rule as the boot scan's "ties in thread order").
-// Only the driver waits on time in the kernel, so which AICPU thread goes
-// first among those due at the same time stamp no longer depends on the
-// kernel's timed-event heap.
+// loop), but it never waits on simulated time or on a wake-up event for
+// itself. It tells the clock when it wants to run next (a time, or a
+// wake-up, or the earlier of the two) and the clock runs the threads one at a
+// time in the order (time, sequence): the earliest due time first, and among
+// threads due at the same time the one registered first (the sequence is the
+// registration order: scheduler threads by index, host_build_graph's
+// resolution thread, then the orchestrator; the same rule as the boot scan's
+// "ties in thread order"). So which AICPU thread goes first among those due
+// at the same time stamp does not depend on the kernel's timed-event heap.
 //
-// The hand-overs are immediate event notifications: a thread and the driver
-// run in the same evaluation round, so the AICPU threads due at one time
-// stamp take one kernel round between them. A wake-up from outside the AICPU
-// threads (an AICore's timeline made known by an SC_METHOD) kicks the driver.
+// Control passes from the thread that stops to the next one directly, with
+// an immediate event notification (a coroutine switch, no kernel round; none
+// at all when the thread that stops is also the next to run). When the next
+// thread is due later than the kernel's time, the thread that stops waits on
+// the kernel for that time, or for a kick: a wake-up from outside the AICPU
+// threads (an AICore's timeline made known by an SC_METHOD).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ class AicpuClock : public sc_core::sc_module {
 
   // Registers a thread (its sequence: registration order; its first run is
   // due at time 0). `go` is the event the thread's SC_THREAD is statically
-  // sensitive to (dont_initialize): the driver starts it with its first
+  // sensitive to (dont_initialize): the clock starts it with its first
   // notification.
   int add(sc_core::sc_event& go);
 
@@ -54,8 +54,7 @@ class AicpuClock : public sc_core::sc_module {
   // AICPU thread due at some time, or activity in the SystemC kernel.
   bool others_pending(int self) const;
 
-  // Hand-overs from a thread to the driver (each a context switch, no kernel
-  // round), and the driver's waits on the kernel.
+  // Sleeps of the AICPU threads.
   std::uint64_t handovers() const { return handovers_; }
 
  private:
@@ -64,12 +63,12 @@ class AicpuClock : public sc_core::sc_module {
     Time due = 0;             // kNever: not due (running, waiting for a wake-up only, or done)
     bool wakeable = false;
   };
-  void drive();
+  void drive();         // the start: one SC_THREAD that starts the first thread
+  void pass(int self);  // hands control to the next thread (waiting on the kernel if it is due later)
   int next() const;  // the slot first in (due, index), or -1
 
   std::vector<Slot> slots_;
   int running_ = -1;
-  sc_core::sc_event yield_;
   sc_core::sc_event kick_;
   std::uint64_t handovers_ = 0;
 };
