@@ -89,6 +89,10 @@ class AicoreComplex : public sc_core::sc_module {
 
   const CoreMap& map() const { return map_; }
   void add_handler(PhaseHandler* h) { handlers_.push_back(h); }
+  // The earliest time the complex's SC_METHOD is due to act (its queue's
+  // first event), kNever when nothing is queued: the AICPU clock runs ahead
+  // of the kernel only up to before this time.
+  Time next_event() const { return queue_.empty() ? kNever : queue_.top().t; }
 
   // ------------------------------------------------ AICPU view (scheduler side)
   bool idle(int core) const { return cores_[core].running < 0; }

@@ -15,9 +15,11 @@
 // Control passes from the thread that stops to the next one directly, with
 // an immediate event notification (a coroutine switch, no kernel round; none
 // at all when the thread that stops is also the next to run). When the next
-// thread is due later than the kernel's time, the thread that stops waits on
-// the kernel for that time, or for a kick: a wake-up from outside the AICPU
-// threads (an AICore's timeline made known by an SC_METHOD).
+// thread is due later than the clock's present, the clock runs ahead to that
+// time without the kernel if no other SystemC process can act before it (the
+// horizon, below); otherwise the thread that stops waits on the kernel for
+// that time, or for a kick: a wake-up from outside the AICPU threads (an
+// AICore's timeline made known by an SC_METHOD).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@
 
 #include <systemc>
 
+#include "models/common/present.h"
 #include "models/common/time.h"
 
 namespace npusim {
@@ -54,8 +57,23 @@ class AicpuClock : public sc_core::sc_module {
   // AICPU thread due at some time, or activity in the SystemC kernel.
   bool others_pending(int self) const;
 
+  // The AICPU side's present: while a thread runs, its time on the clock
+  // (at or after the kernel's); otherwise the kernel's.
+  Time now() const { return std::max<Time>(sc_core::sc_time_stamp().value(), now_); }
+
+  // Running ahead (temporal decoupling): `fn(arg)` gives the earliest time
+  // at which any other SystemC process can act (the AICore complex's queue);
+  // the clock starts a thread due before that time without waiting on the
+  // kernel. Without a horizon (the default; several chips) it always waits.
+  void set_horizon(Time (*fn)(const void*), const void* arg) {
+    horizon_ = fn;
+    horizon_arg_ = arg;
+  }
+
   // Sleeps of the AICPU threads.
   std::uint64_t handovers() const { return handovers_; }
+  // Of those, the hand-overs to a later time done without a kernel wait.
+  std::uint64_t ran_ahead() const { return ran_ahead_; }
 
  private:
   struct Slot {
@@ -67,10 +85,19 @@ class AicpuClock : public sc_core::sc_module {
   void pass(int self);  // hands control to the next thread (waiting on the kernel if it is due later)
   int next() const;  // the slot first in (due, index), or -1
 
+  bool may_run_ahead(Time due) const {
+    return horizon_ && !ModelPresent::hold && due < kTimeLimit && due < horizon_(horizon_arg_);
+  }
+
   std::vector<Slot> slots_;
   int running_ = -1;
+  int wakeable_ = 0;  // slots waiting for a wake-up: a kick can come only when > 0
+  Time now_ = 0;      // the clock's present: at or after the kernel's while a thread runs
+  Time (*horizon_)(const void*) = nullptr;
+  const void* horizon_arg_ = nullptr;
   sc_core::sc_event kick_;
   std::uint64_t handovers_ = 0;
+  std::uint64_t ran_ahead_ = 0;
 };
 
 }  // namespace npusim

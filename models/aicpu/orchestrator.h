@@ -61,7 +61,7 @@ class OrchestratorThread : public sc_core::sc_module {
   void orchestrate();
   void sync(Time t);
   void sleep_or_progress(Time t);
-  Time now() const { return sc_core::sc_time_stamp().value(); }
+  Time now() const { return clock_.now(); }
   // Returns false when a fatal error was latched.
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write

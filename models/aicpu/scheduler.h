@@ -125,7 +125,7 @@ class SchedulerThread : public sc_core::sc_module {
   void sync(Time t);
   void sleep_for_wake(Time t);
   void count_completed(int n, Time t);
-  Time now() const { return sc_core::sc_time_stamp().value(); }
+  Time now() const { return ctx_.clock->now(); }
   std::array<int, 3> queue_depths() const;
 
   // Swimlane records as the runtime's scheduler loop emits them

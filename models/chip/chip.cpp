@@ -1,5 +1,8 @@
 #include "models/chip/chip.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace npusim {
 
 Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config,
@@ -16,6 +19,15 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   cores_->add_handler(gm_.get());
   clock_ = std::make_unique<AicpuClock>("aicpu_clock");
   ctx_.clock = clock_.get();
+  // One chip: the AICore complex is the only other SystemC process, so the
+  // clock may run ahead of the kernel up to its next event (attach() turns
+  // this off for several chips). NPUSIM_AICPU_LOCKSTEP=1 turns it off too:
+  // every AICPU due time then waits on the kernel, as before running ahead
+  // (a check that running ahead changes no output, tests/test_aicpu_clock.cpp).
+  const char* lockstep = std::getenv("NPUSIM_AICPU_LOCKSTEP");
+  if (!lockstep || std::string(lockstep) != "1")
+    clock_->set_horizon([](const void* c) { return static_cast<const AicoreComplex*>(c)->next_event(); },
+                        cores_.get());
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;

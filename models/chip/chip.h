@@ -51,6 +51,9 @@ class Chip : public sc_core::sc_module, private SimObserver {
     port.bind(*cores_);
     cores_->add_handler(&port);
     port_ = &port;
+    // Several chips: another chip's threads and the fabric act on the kernel
+    // too, and the clock does not see their times: no running ahead.
+    clock_->set_horizon(nullptr, nullptr);
   }
   const PeerPort* port() const { return port_; }
 
