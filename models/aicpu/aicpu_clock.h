@@ -58,8 +58,11 @@ class AicpuClock : public sc_core::sc_module {
   bool others_pending(int self) const;
 
   // The AICPU side's present: while a thread runs, its time on the clock
-  // (at or after the kernel's); otherwise the kernel's.
-  Time now() const { return std::max<Time>(sc_core::sc_time_stamp().value(), now_); }
+  // (at or after the kernel's: pass() keeps it so, without asking the kernel
+  // here); otherwise (an SC_METHOD, or after the run) the later of the two.
+  Time now() const {
+    return running_ >= 0 ? now_ : std::max<Time>(sc_core::sc_time_stamp().value(), now_);
+  }
 
   // Running ahead (temporal decoupling): `fn(arg)` gives the earliest time
   // at which any other SystemC process can act (the AICore complex's queue);
