@@ -127,7 +127,7 @@ TEST_CASE("the qwen3 decode's swimlane has no backward flow and every flow start
   CHECK(t.backwards == 0);
   CHECK(t.unbound == 0);
   // Early-staged consumers are drawn as the converter's happens-before
-  // exception, not as backward dependency arrows (1,989 of 17,522 edges).
+  // exception, not as backward dependency arrows (1,983 of 17,522 edges).
   // Counts recorded from the run; they moved (1,739 hb_violation, 1,107
   // doorbells, 4,052 complete->ready) when the trace took the source's
   // early-resolve flags (docs/conformance.md, the 2-deep pipeline share):
@@ -135,8 +135,11 @@ TEST_CASE("the qwen3 decode's swimlane has no backward flow and every flow start
   // derived 100 ns COND read instead of the fitted 195 ns, 25 more of the
   // edges (1,964 -> 1,989) end at a consumer staged before its producer
   // ended, as run; the edge, doorbell, complete and complete->ready counts
-  // did not move.
-  CHECK(c["hb_violation"].flows == 1989);
+  // did not move. The AICPU threads' model-owned tie order (the AICPU clock,
+  // docs/architecture.md) moved 6 back (1,989 -> 1,983): which scheduler
+  // thread goes first at a shared time stamp decides whether a consumer is
+  // staged before its producer ends; the other counts did not move.
+  CHECK(c["hb_violation"].flows == 1983);
   CHECK(c["dependency"].flows + c["hb_violation"].flows == 17522);
   CHECK(c["doorbell"].flows == 5881);
   // The converter's other kinds (swimlane_converter.py, generate_chrome_trace_json).

@@ -76,8 +76,10 @@ measure traces/bench_pa_1m.json "${OFF[@]}"
 r=$(rate "$TASKS" "$CPU")
 row "1M tasks, outputs off" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 1000000/s" "$(ge "$r" 1000000)" "$(ratio "$floor_1m" "$r")"
 per_task=$(awk -v d="$DELTAS" -v t="$TASKS" 'BEGIN {printf "%.2f", d / t}')
-cap=$(awk -v p="$per_task" -v w="$wait_ns" 'BEGIN {printf "%.0f", (p * w > 0 ? 1e9 / (p * w) : 0)}')
-row "1M tasks: SystemC rounds per task" "$per_task (kernel alone: $cap/s)" "<= 2" "$(le "$per_task" 2)"
+# The kernel alone's rate; with the AICPU clock running ahead the rounds are
+# a handful in all (no per-task cap): the count is printed instead.
+cap=$(awk -v d="$DELTAS" -v t="$TASKS" -v w="$wait_ns" 'BEGIN {if (d * w > 0 && d / t >= 0.005) printf "kernel alone: %.0f/s", 1e9 * t / (d * w); else printf "%d rounds in all", d}')
+row "1M tasks: SystemC rounds per task" "$per_task ($cap)" "<= 2" "$(le "$per_task" 2)"
 row "1M tasks, outputs off: peak memory" "${RSS} MB" "<= 13 MB" "$(le "$RSS" 13)"
 
 measure traces/bench_pa_100k.json

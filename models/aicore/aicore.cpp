@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/common/present.h"
 #include "models/common/rng.h"
 
 namespace npusim {
@@ -148,7 +149,7 @@ void AicoreComplex::advance(int core, bool notify) {
     c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
   if (changed) update_view(core);  // a started block is no longer parked
-  if (notify && changed && c.wake) c.wake->notify();
+  if (notify && changed && c.wake) c.wake(c.wake_arg);
 }
 
 // aicore_executor.cpp aicore_execute: a gated block (src_payload != 0)
@@ -189,8 +190,12 @@ bool AicoreComplex::run_local(int core, Slot& s) {
 
 void AicoreComplex::schedule(int core, Time t, PhaseHandler* timer) {
   queue_.push(Event{t, seq_++, core, timer});
-  Time now = sc_core::sc_time_stamp().value();
-  queue_ev_.notify(sc_core::sc_time::from_value(t > now ? t - now : 0));
+  // An AICPU thread may call this while it runs ahead of the kernel: an
+  // event due before the model's present is due at the present (as a delta
+  // notification was when the kernel kept up), and the delay counts from the
+  // kernel's time.
+  const Time present = model_present(), kernel = sc_core::sc_time_stamp().value();
+  queue_ev_.notify(sc_core::sc_time::from_value((t > present ? t : present) - kernel));
 }
 
 void AicoreComplex::set_timer(int core, Time t, PhaseHandler* h) { schedule(core, t, h); }

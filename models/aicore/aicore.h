@@ -89,6 +89,10 @@ class AicoreComplex : public sc_core::sc_module {
 
   const CoreMap& map() const { return map_; }
   void add_handler(PhaseHandler* h) { handlers_.push_back(h); }
+  // The earliest time the complex's SC_METHOD is due to act (its queue's
+  // first event), kNever when nothing is queued: the AICPU clock runs ahead
+  // of the kernel only up to before this time.
+  Time next_event() const { return queue_.empty() ? kNever : queue_.top().t; }
 
   // ------------------------------------------------ AICPU view (scheduler side)
   bool idle(int core) const { return cores_[core].running < 0; }
@@ -166,10 +170,13 @@ class AicoreComplex : public sc_core::sc_module {
   // or kNever if nothing is pending or the time is not known yet.
   Time next_observable(int core) const;
 
-  // The event notified when a core's timeline becomes known later than its
+  // The call made when a core's timeline becomes known later than its
   // dispatch (a barrier released, a slot freed, a doorbell rung): the owning
   // scheduler thread's wake-up.
-  void set_wake(int core, sc_core::sc_event* ev) { cores_[core].wake = ev; }
+  void set_wake(int core, void (*fn)(void*), void* arg) {
+    cores_[core].wake = fn;
+    cores_[core].wake_arg = arg;
+  }
 
   // A PhaseHandler finishing a phase it had made wait (see execute).
   void resume(int core, Time t_done);
@@ -223,7 +230,8 @@ class AicoreComplex : public sc_core::sc_module {
     Time retired_end = kNever;
     std::uint32_t retired_token = 0;
     std::uint64_t retired_seq = 0;
-    sc_core::sc_event* wake = nullptr;
+    void (*wake)(void*) = nullptr;
+    void* wake_arg = nullptr;
     int view = -1;       // the ClusterView holding this core's bits, and its cluster's index there
     int view_index = 0;
   };

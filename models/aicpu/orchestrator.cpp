@@ -6,24 +6,33 @@
 
 namespace npusim {
 
-OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, Runtime& rt, OpSource& source,
-                                       SimObserver& obs, const Platform& platform,
+OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt,
+                                       OpSource& source, SimObserver& obs, const Platform& platform,
                                        bool host_build_graph)
-    : sc_core::sc_module(name), rt_(rt), source_(source), obs_(obs), platform_(platform),
-      costs_(host_build_graph ? OrchCosts{} : platform.orch) {
+    : sc_core::sc_module(name), clock_(clock), clock_id_(clock.add(go_)), rt_(rt), source_(source), obs_(obs),
+      platform_(platform), costs_(host_build_graph ? OrchCosts{} : platform.orch) {
   SC_THREAD(run);
+  sensitive << go_;
+  dont_initialize();  // the clock starts it
 }
 
 void OrchestratorThread::sync(Time t) {
-  Time n = now();
-  if (t > n) wait(sc_core::sc_time::from_value(t - n));
+  if (t > now()) clock_.sleep(clock_id_, t, false);
 }
+
+// Until time t or a progress notification, whichever comes first.
+void OrchestratorThread::sleep_or_progress(Time t) { clock_.sleep(clock_id_, t, true); }
 
 void OrchestratorThread::fatal(ErrorCode code, const std::string& message, int ring) {
   rt_.latch_error(code, message, now(), ring);
 }
 
 void OrchestratorThread::run() {
+  orchestrate();
+  clock_.exit(clock_id_);
+}
+
+void OrchestratorThread::orchestrate() {
   sync(costs_.start);
   start_ = now();
   Time t = start_;
@@ -203,14 +212,14 @@ bool OrchestratorThread::wait_for_space(const std::function<SubmitStatus()>& ret
     // Nothing else is left to happen in the whole device: no reclaim can ever
     // come, the deadlock is provable now. Skip to the moment the device's
     // detector fires (the structural test, or else the backstop).
-    if (!sc_core::sc_pending_activity()) {
+    if (!clock_.others_pending(clock_id_)) {
       const bool pinned = structural();
       sync(pinned ? next_check : deadline);
       fatal(code_of(st.blocked), banner(st.blocked, st.ring) + (pinned ? kStructural : backstop_text()), st.ring);
       return false;
     }
     const Time until = std::min(next_check, deadline);
-    if (until > now()) wait(sc_core::sc_time::from_value(until - now()), progress_);
+    if (until > now()) sleep_or_progress(until);
     // The spin loop retries once per spin: progress is noticed on the next spin.
     if (spin > 0) {
       Time k = (now() - tb + spin - 1) / spin;
@@ -275,7 +284,7 @@ bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
           fatal(ErrorCode::TensorWaitTimeout, access_timeout_text(write, phase == 1, producer));
           return false;
         }
-        wait(sc_core::sc_time::from_value(deadline - now()), progress_);
+        sleep_or_progress(deadline);
         if (poll > 0) {
           Time k = (now() - t0 + poll - 1) / poll;
           sync(t0 + k * poll);

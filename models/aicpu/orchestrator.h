@@ -12,6 +12,7 @@
 
 #include <systemc>
 
+#include "models/aicpu/aicpu_clock.h"
 #include "models/common/platform.h"
 #include "models/runtime/observer.h"
 #include "models/runtime/orch_ops.h"
@@ -33,11 +34,12 @@ struct OrchWait {
 class OrchestratorThread : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(OrchestratorThread);
-  OrchestratorThread(sc_core::sc_module_name name, Runtime& rt, OpSource& source, SimObserver& obs,
-                     const Platform& platform, bool host_build_graph);
+  OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt, OpSource& source,
+                     SimObserver& obs, const Platform& platform, bool host_build_graph);
 
-  // Notified by the chip when a ring's watermark advances or a task completes.
-  sc_core::sc_event& progress() { return progress_; }
+  // Called by the chip when a ring's watermark advances or a task completes:
+  // wakes the thread if it is waiting for progress.
+  void wake_progress() { clock_.wake(clock_id_); }
   // Called by this thread when orchestration ends or fails (the chip wakes
   // the schedulers).
   void set_on_finish(std::function<void()> f) { on_finish_ = std::move(f); }
@@ -56,8 +58,10 @@ class OrchestratorThread : public sc_core::sc_module {
 
  private:
   void run();
+  void orchestrate();
   void sync(Time t);
-  Time now() const { return sc_core::sc_time_stamp().value(); }
+  void sleep_or_progress(Time t);
+  Time now() const { return clock_.now(); }
   // Returns false when a fatal error was latched.
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
@@ -72,12 +76,14 @@ class OrchestratorThread : public sc_core::sc_module {
   std::string backstop_text() const;
   std::string access_timeout_text(bool write, bool consumers, TaskId producer) const;
 
+  AicpuClock& clock_;
+  sc_core::sc_event go_;
+  int clock_id_;
   Runtime& rt_;
   OpSource& source_;
   SimObserver& obs_;
   const Platform& platform_;
   const OrchCosts costs_;  // zero for host_build_graph (no device orchestration)
-  sc_core::sc_event progress_;
   std::function<void()> on_finish_;
   SubmitProgress sp_;
   SubmitRequest alloc_req_;

@@ -6,14 +6,14 @@ namespace npusim {
 
 void SchedContext::wake_all() {
   ++epoch;
-  for (SchedulerThread* t : threads) t->wake().notify();
-  if (resolver) resolver->wake().notify();
+  for (SchedulerThread* t : threads) t->wake_up();
+  if (resolver) resolver->wake_up();
 }
 
 SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int num_threads,
                                  SchedContext& ctx, bool resolver)
     : sc_core::sc_module(name), index_(index), num_threads_(num_threads), resolver_(resolver), ctx_(ctx),
-      costs_(ctx.platform->sched) {
+      costs_(ctx.platform->sched), clock_id_(ctx.clock->add(go_)) {
   const CoreMap& m = ctx_.cores->map();
   // Cluster-granular round robin: cluster ci belongs to core-owning thread
   // ci % n (§1; host_build_graph scheduler_cold_path.cpp
@@ -24,16 +24,22 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
     cores_.push_back(m.aiv0(ci));
     cores_.push_back(m.aiv1(ci));
   }
-  for (int c : cores_) ctx_.cores->set_wake(c, &wake_);
+  for (int c : cores_) ctx_.cores->set_wake(c, [](void* self) { static_cast<SchedulerThread*>(self)->wake_up(); }, this);
   view_ = &ctx_.cores->add_view(clusters_);
   for (ClusterSet& lane : taken_) lane.resize(static_cast<int>(clusters_.size()));
   SC_THREAD(run);
+  sensitive << go_;
+  dont_initialize();  // the clock starts it
 }
 
 void SchedulerThread::sync(Time t) {
-  Time n = now();
-  if (t > n) wait(sc_core::sc_time::from_value(t - n));
+  if (t > now()) ctx_.clock->sleep(clock_id_, t, false);
 }
+
+void SchedulerThread::wake_up() { ctx_.clock->wake(clock_id_); }
+
+// Until a wake-up, or (t != kNever) time t if that comes first.
+void SchedulerThread::sleep_for_wake(Time t) { ctx_.clock->sleep(clock_id_, t, true); }
 
 int SchedulerThread::running_cores() const {
   int n = 0;
@@ -126,7 +132,7 @@ std::uint64_t SchedulerThread::wake_count() const {
 // does. The others wait for the barrier.
 void SchedulerThread::boot_scan(Time& t) {
   Runtime& rt = *ctx_.rt;
-  while (!rt.orchestration_done() && !ctx_.stop) wait(wake_);
+  while (!rt.orchestration_done() && !ctx_.stop) sleep_for_wake(kNever);
   t = std::max(t, now());
   if (index_ == 0 && !ctx_.stop) {
     const std::uint64_t N = ctx_.threads.size() + (ctx_.resolver ? 1 : 0);
@@ -164,11 +170,16 @@ void SchedulerThread::boot_scan(Time& t) {
       ctx_.wake_all();
     }
   }
-  while (!ctx_.boot_done && !ctx_.stop) wait(wake_);
+  while (!ctx_.boot_done && !ctx_.stop) sleep_for_wake(kNever);
   t = std::max(t, now());
 }
 
 void SchedulerThread::run() {
+  loop();
+  ctx_.clock->exit(clock_id_);
+}
+
+void SchedulerThread::loop() {
   Time t = now();
   if (ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph) boot_scan(t);
   phase_start_shared_ = queue_depths();
@@ -230,9 +241,9 @@ void SchedulerThread::run() {
     const Time fire = watchdog_iteration(t, P);
     const Time until = std::min(next, fire);
     if (until == kNever)
-      wait(wake_);
+      sleep_for_wake(kNever);
     else if (until > now())
-      wait(sc_core::sc_time::from_value(until - now()), wake_);
+      sleep_for_wake(until);
     // The watchdog's iteration ends before any poll could see a FIN.
     if (fire <= next && now() >= fire) {
       loop_iter_ += P ? (fire - t) / P : 0;
@@ -409,7 +420,7 @@ void SchedulerThread::finish_task(Task& task, Time& t) {
     sync(t);
     ctx_.handoff[static_cast<std::size_t>(index_)].push_back(&task);
     ++ctx_.handoffs;
-    ctx_.resolver->wake().notify();
+    ctx_.resolver->wake_up();
     return;
   }
   complete(task, costs_.complete_task, t);
@@ -615,7 +626,7 @@ bool SchedulerThread::start_drain(Task* task, bool gated) {
   // (try_early_dispatch after dispatch_ready_tasks), and drain_has_work
   // keeps it from idling before it has acked.
   for (SchedulerThread* p : ctx_.threads)
-    if (p != this) p->wake().notify();
+    if (p != this) p->wake_up();
   ++ctx_.epoch;
   return true;
 }
@@ -1063,7 +1074,7 @@ int SchedulerThread::drain_phase(Time& t) {
   // Followers spin until the coordinator reopens the gate; the coordinator
   // until every thread has staged, then reopens it.
   auto all_staged = [&] { return std::all_of(d.staged.begin(), d.staged.end(), [](char a) { return a != 0; }); };
-  while (!ctx_.stop && (index_ == 0 ? !all_staged() : ctx_.drain.active)) wait(wake_);
+  while (!ctx_.stop && (index_ == 0 ? !all_staged() : ctx_.drain.active)) sleep_for_wake(kNever);
   t = std::max(t, now());
   if (index_ == 0 && !ctx_.stop) {
     // The gate reopens at the coordinator's time: followers spin until

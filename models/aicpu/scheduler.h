@@ -20,6 +20,7 @@
 #include <systemc>
 
 #include "models/aicore/aicore.h"
+#include "models/aicpu/aicpu_clock.h"
 #include "models/common/platform.h"
 #include "models/runtime/observer.h"
 #include "models/runtime/runtime.h"
@@ -49,6 +50,7 @@ struct Drain {
 
 // What the scheduler threads share.
 struct SchedContext {
+  AicpuClock* clock = nullptr;  // the AICPU threads' order
   Runtime* rt = nullptr;
   AicoreComplex* cores = nullptr;
   SimObserver* obs = nullptr;
@@ -91,7 +93,9 @@ class SchedulerThread : public sc_core::sc_module {
   // The loop's last_progress_count: the runtime's completed count right after
   // this thread's last completion (scheduler_dispatch.cpp), for the stall dump.
   std::uint64_t last_progress_count() const { return last_progress_count_; }
-  sc_core::sc_event& wake() { return wake_; }
+  // Wakes the thread if it waits for a wake-up (a task made ready, a core's
+  // timeline known, ...); lost otherwise, like an immediate notification.
+  void wake_up();
   // The current idle stretch, for the periodic stall dumps (read only by the
   // device log): the end of the latest idle iteration the loop simulated,
   // its idle_iterations count since the last progress, and the period of
@@ -117,9 +121,11 @@ class SchedulerThread : public sc_core::sc_module {
   };
 
   void run();
+  void loop();
   void sync(Time t);
+  void sleep_for_wake(Time t);
   void count_completed(int n, Time t);
-  Time now() const { return sc_core::sc_time_stamp().value(); }
+  Time now() const { return ctx_.clock->now(); }
   std::array<int, 3> queue_depths() const;
 
   // Swimlane records as the runtime's scheduler loop emits them
@@ -264,9 +270,10 @@ class SchedulerThread : public sc_core::sc_module {
   bool releases_free() const;
   SchedContext& ctx_;
   const SchedCosts& costs_;
+  sc_core::sc_event go_;  // the clock's start of this thread
+  int clock_id_;          // this thread in the AICPU clock
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
   std::vector<int> clusters_;  // owned clusters, in order
-  sc_core::sc_event wake_;
 
   std::vector<Task*> deferred_;
   std::vector<Placement> plan_;

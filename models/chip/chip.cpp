@@ -1,5 +1,8 @@
 #include "models/chip/chip.h"
 
+#include <cstdlib>
+#include <string>
+
 namespace npusim {
 
 Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConfig& config,
@@ -14,6 +17,17 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   cores_->add_handler(ffts_.get());
   gm_ = std::make_unique<GmModel>(*cores_, platform_, data, obs_, config_.cache_policy_lowering);
   cores_->add_handler(gm_.get());
+  clock_ = std::make_unique<AicpuClock>("aicpu_clock");
+  ctx_.clock = clock_.get();
+  // One chip: the AICore complex is the only other SystemC process, so the
+  // clock may run ahead of the kernel up to its next event (attach() turns
+  // this off for several chips). NPUSIM_AICPU_LOCKSTEP=1 turns it off too:
+  // every AICPU due time then waits on the kernel, as before running ahead
+  // (a check that running ahead changes no output, tests/test_aicpu_clock.cpp).
+  const char* lockstep = std::getenv("NPUSIM_AICPU_LOCKSTEP");
+  if (!lockstep || std::string(lockstep) != "1")
+    clock_->set_horizon([](const void* c) { return static_cast<const AicoreComplex*>(c)->next_event(); },
+                        cores_.get());
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;
@@ -33,7 +47,7 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
     ctx_.handoff.resize(static_cast<std::size_t>(config_.sched_threads));
   }
   orch_ = std::make_unique<OrchestratorThread>(
-      "orch", runtime_, program, *obs_, platform_,
+      "orch", *clock_, runtime_, program, *obs_, platform_,
       config_.runtime == RuntimeKind::HostBuildGraph);
   orch_->set_on_finish([this] { ctx_.wake_all(); });
 }
@@ -50,22 +64,22 @@ void Chip::on_early_candidate(Task& t) {
 
 void Chip::on_completed(Task& t) {
   obs_->on_completed(t);
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 void Chip::on_ring_progress(int r) {
   obs_->on_ring_progress(r);
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 // A release drops pins set_tensor_data may be waiting for.
-void Chip::on_released(Task&) { orch_->progress().notify(); }
+void Chip::on_released(Task&) { orch_->wake_progress(); }
 
 void Chip::on_error(const LatchedError& e) {
   obs_->on_error(e);
   ctx_.stop = true;  // emergency shutdown: every thread stops at its next check
   ctx_.wake_all();
-  orch_->progress().notify();
+  orch_->wake_progress();
 }
 
 }  // namespace npusim

@@ -13,6 +13,7 @@
 #include "models/ffts/ffts.h"
 #include "models/gm/gm.h"
 #include "models/interconnect/fabric.h"
+#include "models/aicpu/aicpu_clock.h"
 #include "models/aicpu/orchestrator.h"
 #include "models/aicpu/scheduler.h"
 #include "models/common/platform.h"
@@ -50,6 +51,9 @@ class Chip : public sc_core::sc_module, private SimObserver {
     port.bind(*cores_);
     cores_->add_handler(&port);
     port_ = &port;
+    // Several chips: another chip's threads and the fabric act on the kernel
+    // too, and the clock does not see their times: no running ahead.
+    clock_->set_horizon(nullptr, nullptr);
   }
   const PeerPort* port() const { return port_; }
 
@@ -76,6 +80,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   std::unique_ptr<CrossCorePipes> pipes_;
   std::unique_ptr<FftsBarrier> ffts_;
   std::unique_ptr<GmModel> gm_;
+  std::unique_ptr<AicpuClock> clock_;  // the AICPU threads' order (before them: it registers them)
   SchedContext ctx_;
   std::vector<std::unique_ptr<SchedulerThread>> scheds_;
   std::unique_ptr<OrchestratorThread> orch_;

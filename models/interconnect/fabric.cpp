@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/common/present.h"
+
 namespace npusim {
 
 Time PeerPort::execute(const PhaseCtx& ctx, Time t) {
@@ -62,8 +64,8 @@ Fabric::Fabric(sc_core::sc_module_name name, const InterconnectCosts& costs, int
 
 void Fabric::post(int to, int flag, Time t) {
   queue_.push(Delivery{t, seq_++, to, flag});
-  const Time now = sc_core::sc_time_stamp().value();
-  ev_.notify(sc_core::sc_time::from_value(t > now ? t - now : 0));
+  const Time present = model_present(), kernel = sc_core::sc_time_stamp().value();  // as AicoreComplex::schedule
+  ev_.notify(sc_core::sc_time::from_value((t > present ? t : present) - kernel));
 }
 
 void Fabric::deliver() {

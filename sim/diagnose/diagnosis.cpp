@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "models/common/present.h"
+
 namespace npusim::diagnose {
 
 namespace {
@@ -411,7 +413,7 @@ void explain_dropped_ready(const Chip& chip, Runtime& rt, const Platform& p, std
 // it the device only waits: schedulers spinning, cores at a barrier, a flag
 // or their doorbell, tokens in pending slots.
 Time progress_stopped(Chip& chip, Time since, Time device_time, Time last_work) {
-  const Time end = std::max<Time>(device_time, sc_core::sc_time_stamp().value());
+  const Time end = std::max<Time>(device_time, model_present());
   Time p = since;
   auto happened = [&](Time t) {
     if (t != kNever && t <= end) p = std::max(p, t);
@@ -465,7 +467,7 @@ Failure diagnose(Chip& chip, const FailureWitness* witness) {
   const OrchestratorThread& orch = chip.orchestrator();
   const OrchWait& w = orch.waiting();
   Failure f;
-  const Time now = sc_core::sc_time_stamp().value();
+  const Time now = model_present();
   int running = 0;
   for (int c = 0; c < chip.cores().map().total(); ++c)
     if (!chip.cores().idle(c)) ++running;

@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "models/common/present.h"
 #include "sim/record/json_out.h"
 
 namespace npusim::engine {
@@ -46,7 +47,7 @@ void RunWatch::on_submitted(const Task&, const SubmitRequest&, const std::vector
   if (limits_.max_tasks && submitted_ > limits_.max_tasks)
     stop("the run reached --max-tasks " + std::to_string(limits_.max_tasks) + " (task " +
          std::to_string(submitted_) + " was submitted at " +
-         us_text(sc_core::sc_time_stamp().value()) + " of simulated time)");
+         us_text(model_present()) + " of simulated time)");
   check();
 }
 
@@ -76,7 +77,7 @@ void RunWatch::check() {
 void RunWatch::stop(const std::string& why) {
   if (!stopped_.empty()) return;
   stopped_ = why;
-  sc_core::sc_stop();
+  stop_simulation();  // and the AICPU clock no longer runs ahead
 }
 
 void RunWatch::put(const char* s) const {
@@ -93,7 +94,7 @@ void RunWatch::print_progress() {
   char line[200];
   std::snprintf(line, sizeof line, "\rnpusim: %llu tasks submitted, %llu completed, %s simulated, %s written, %.0f s\033[K",
                 static_cast<unsigned long long>(submitted_), static_cast<unsigned long long>(completed_),
-                us_text(sc_core::sc_time_stamp().value()).c_str(), bytes_text(record::bytes_written()).c_str(), wall);
+                us_text(model_present()).c_str(), bytes_text(record::bytes_written()).c_str(), wall);
   put(line);
   printed_ = true;
 }

@@ -36,7 +36,9 @@ struct Recorder : npusim::SimObserver {
   void on_sched_phase(const npusim::SchedPhaseRecord& r) override { phases.push_back(r); }
   void on_error(const npusim::LatchedError& e) override { errors.push_back(e); }
   void on_completed(npusim::Task& t) override { completed[t.id] = t.complete_time; }
-  void on_retired(npusim::Task& t) override { retired[t.id] = sc_core::sc_time_stamp().value(); }
+  // on_retired carries no time: the retiring thread's present, which runs
+  // ahead of the kernel's time when the AICPU clock does (models/common/present.h).
+  void on_retired(npusim::Task& t) override { retired[t.id] = npusim::model_present(); }
 };
 
 // A conformance trace by name, or any trace by absolute path.

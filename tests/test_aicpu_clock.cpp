@@ -1,0 +1,76 @@
+// The AICPU clock running ahead of the SystemC kernel (temporal decoupling,
+// docs/architecture.md "The AICPU clock: who runs on which clock"): it cuts
+// the kernel's rounds and changes no output byte.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/catch.h"
+#include "tests/cli_support.h"
+
+namespace test_aicpu_clock {
+
+namespace fs = std::filesystem;
+
+// `npusim run trace` with every output and --no-host-stats, lock-step (each
+// AICPU due time waits on the kernel) or running ahead.
+cli::Result run_clocked(const std::string& trace, const fs::path& out, bool lockstep) {
+  if (lockstep) ::setenv("NPUSIM_AICPU_LOCKSTEP", "1", 1);
+  cli::Result r = cli::npusim("run " + trace + " --no-host-stats --no-suggest --swimlane-level 4 --out '" + out.string() + "'");
+  ::unsetenv("NPUSIM_AICPU_LOCKSTEP");
+  return r;
+}
+
+std::uint64_t rounds_of(const std::string& trace, const std::string& name, bool lockstep) {
+  if (lockstep) ::setenv("NPUSIM_AICPU_LOCKSTEP", "1", 1);
+  cli::RunResult r = cli::run_summary(trace + " --quiet", name);
+  ::unsetenv("NPUSIM_AICPU_LOCKSTEP");
+  REQUIRE(r.status == 0);
+  return r.summary["sim"]["systemc_deltas"].get<std::uint64_t>();
+}
+
+}  // namespace test_aicpu_clock
+
+TEST_CASE("the AICPU clock running ahead of the kernel writes the same bytes as lock-step", "[aicpu][clock]") {
+  using namespace test_aicpu_clock;
+  // Compute-only kernels (the block's timeline known at dispatch), FFTS
+  // barriers whose cores wait in the AICore complex's queue (a hard sync
+  // that deadlocks among them), cross-core pipes, gated doorbells, rings.
+  const std::vector<std::string> traces = {
+      "traces/fanout_fanin.json",           "traces/barriers/hard_pending_48.json", "traces/barriers/soft_16.json",
+      "traces/barriers/hard_partial_16.json", "traces/mix_pipeline_1slot.json",      "traces/gated_1.json",
+      "traces/rings_streaming.json",         "traces/spmd.json"};
+  for (const std::string& t : traces) {
+    INFO(t);
+    const fs::path a = cli::scratch("clock_lockstep"), b = cli::scratch("clock_ahead");
+    const cli::Result ra = run_clocked(t, a, true), rb = run_clocked(t, b, false);
+    CHECK(ra.status == rb.status);
+    CHECK(ra.err == rb.err);
+    int files = 0;
+    for (const auto& e : fs::recursive_directory_iterator(a)) {
+      if (!e.is_regular_file()) continue;
+      ++files;
+      const fs::path rel = fs::relative(e.path(), a);
+      INFO(rel.string());
+      REQUIRE(fs::exists(b / rel));
+      CHECK(cli::slurp(e.path()) == cli::slurp(b / rel));
+    }
+    int files_b = 0;
+    for (const auto& e : fs::recursive_directory_iterator(b)) files_b += e.is_regular_file() ? 1 : 0;
+    CHECK(files == files_b);
+    CHECK(files >= 5);
+  }
+}
+
+TEST_CASE("running ahead: a compute-only program takes two kernel rounds, lock-step one per AICPU wake-up time", "[aicpu][clock]") {
+  using namespace test_aicpu_clock;
+  // fanout_fanin's kernels are compute only: every block's timeline is laid
+  // out at dispatch, so the AICore complex's queue stays empty and the clock
+  // never has to wait on the kernel. Two rounds remain: the start (the
+  // clock's first thread at time 0) and, once every thread waits for a
+  // wake-up that cannot come, the kernel's catch-up to the clock's time
+  // before it runs out of events.
+  CHECK(rounds_of("traces/fanout_fanin.json", "clock_rounds_ahead", false) == 2);
+  // Lock-step: one round per distinct time at which an AICPU thread runs.
+  CHECK(rounds_of("traces/fanout_fanin.json", "clock_rounds_lockstep", true) == 87);
+}
