@@ -198,6 +198,24 @@ TEST_CASE("AICPU_ASSERT: scopes nested deeper than the runtime's 64 levels", "[f
   CHECK_FALSE(has(r.err, "PTO2 runtime failed"));
 }
 
+TEST_CASE("scopes nested as deep as JSON allows are an AICPU_ASSERT of the runtime, not a crash of npusim", "[fatal]") {
+  // 126 nested scopes around one submit: 253 levels of JSON objects and lists,
+  // under the limit of 256. The interpreter compiles the op on the
+  // orchestrator's coroutine stack (a few frames a level); the runtime's
+  // scope stack overflows at 64 as in the test above.
+  std::string program = R"({"op": "submit", "kernel": "K"})";
+  for (int i = 0; i < 126; ++i) program = R"({"op": "scope", "body": [)" + program + "]}";
+  const fs::path trace = cli::scratch("deep_scopes.json");
+  fs::create_directories(trace.parent_path());
+  std::ofstream(trace) << R"({"npusim_trace": 1, "name": "deep", "kernels": {"K": {"func_id": 0, "core": "aiv",)"
+                       << R"( "duration": {"ns": 2000}}}, "program": [)" << program << "]}";
+  Run r = fatal_run(trace.string());
+  CHECK(r.status == 1);
+  REQUIRE(r.summary.is_object());
+  CHECK(r.summary["error"]["name"] == "AICPU_ASSERT");
+  CHECK(has(r.err, "\"Scope stack overflow\"' failed."));
+}
+
 TEST_CASE("rtMalloc 207001: an arena larger than the device's memory fails before the first task", "[fatal]") {
   // 1 GiB heaps, 2^27-slot windows: 4 x (2^27 x 4968 B) alone is 2.4 TiB.
   Run r = fatal_run("traces/chain.json", "--ring-task-window 134217728 --ring-heap 1073741824");

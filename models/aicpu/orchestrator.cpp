@@ -6,12 +6,25 @@
 
 namespace npusim {
 
+namespace {
+// The orchestrator's coroutine stack. The trace interpreter runs on this
+// thread and compiles each top-level op of a streamed program when it
+// reaches it (docs/trace-format.md, "How a trace is loaded"): a recursion of
+// a few frames per nesting level of the op, bounded by the JSON nesting limit
+// (256 levels: 126 nested scopes at most). SystemC's default, 320 KB, holds
+// that in an optimised build but not under AddressSanitizer, whose frames are
+// several times larger (65 nested scopes overflowed it). Untouched pages of
+// the stack cost no memory.
+constexpr std::size_t kOrchestratorStackBytes = std::size_t(8) << 20;
+}  // namespace
+
 OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt,
                                        OpSource& source, SimObserver& obs, const Platform& platform,
                                        bool host_build_graph)
     : sc_core::sc_module(name), clock_(clock), clock_id_(clock.add(go_)), rt_(rt), source_(source), obs_(obs),
       platform_(platform), costs_(host_build_graph ? OrchCosts{} : platform.orch) {
   SC_THREAD(run);
+  set_stack_size(kOrchestratorStackBytes);
   sensitive << go_;
   dont_initialize();  // the clock starts it
 }

@@ -269,6 +269,7 @@ struct OutFile::Gzip {
 namespace {
 constexpr std::size_t kGzipHeader = 10;
 std::atomic<std::uint64_t> g_chunks_compressed_here{0};
+std::atomic<GzipChunkPolicy> g_gzip_chunk_policy{GzipChunkPolicy::ByLoad};
 
 // The calling thread's libdeflate compressor for `level` (1..9), kept for the thread's life.
 libdeflate_compressor* thread_compressor(int level) {
@@ -415,6 +416,7 @@ void stop_run(const std::string& why) {
 const std::string& stop_reason() { return g_stop_reason; }
 
 std::uint64_t gzip_chunks_compressed_here() { return g_chunks_compressed_here.load(std::memory_order_relaxed); }
+void set_gzip_chunk_policy(GzipChunkPolicy p) { g_gzip_chunk_policy.store(p, std::memory_order_relaxed); }
 std::uint64_t bytes_written() { return g_bytes_written.load(std::memory_order_relaxed); }
 bool write_failed() { return g_write_failed.load(std::memory_order_relaxed); }
 
@@ -436,7 +438,9 @@ void OutFile::flush() {
     clear();
     return;
   }
-  if (gz_ && IoThread::get().behind()) {
+  const GzipChunkPolicy policy = g_gzip_chunk_policy.load(std::memory_order_relaxed);
+  if (gz_ && policy != GzipChunkPolicy::IoThread &&
+      (policy == GzipChunkPolicy::SimulationThread || IoThread::get().behind())) {
     // Compressed here (see Gzip); the text's block is kept.
     const std::size_t n = size();
     auto* block = static_cast<unsigned char*>(std::malloc(kGzipHeader + piece_bound(gz_->level, n)));

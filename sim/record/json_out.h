@@ -422,6 +422,12 @@ class FlatSet64 {
 // gzip chunks the simulation thread compressed itself so far, because the
 // I/O thread was behind (OutFile::flush; for tests).
 std::uint64_t gzip_chunks_compressed_here();
+// For tests: who compresses gzip chunks when two cores are there. By load
+// (the default: the simulation thread when the I/O thread is behind), always
+// the simulation thread, or always the I/O thread. A chunk's bytes are the
+// same either way.
+enum class GzipChunkPolicy { ByLoad, SimulationThread, IoThread };
+void set_gzip_chunk_policy(GzipChunkPolicy p);
 
 // Bytes the output files have written to disk so far, all files together
 // (for progress and --max-output), and whether any write has failed (a run
