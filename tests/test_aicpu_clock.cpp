@@ -35,11 +35,17 @@ TEST_CASE("the AICPU clock running ahead of the kernel writes the same bytes as 
   using namespace test_aicpu_clock;
   // Compute-only kernels (the block's timeline known at dispatch), FFTS
   // barriers whose cores wait in the AICore complex's queue (a hard sync
-  // that deadlocks among them), cross-core pipes, gated doorbells, rings.
+  // that deadlocks among them), cross-core pipes, gated doorbells, rings;
+  // GM and L2 phases (qwen3_decode, cache_bypass); the runtime's fatals that
+  // the AICPU's own timers decide (a ring deadlock's backstop, a tensor
+  // wait's timeout, the scheduler's watchdog), where the device's failure
+  // text (stderr) must match too.
   const std::vector<std::string> traces = {
       "traces/fanout_fanin.json",           "traces/barriers/hard_pending_48.json", "traces/barriers/soft_16.json",
       "traces/barriers/hard_partial_16.json", "traces/mix_pipeline_1slot.json",      "traces/gated_1.json",
-      "traces/rings_streaming.json",         "traces/spmd.json"};
+      "traces/rings_streaming.json",         "traces/spmd.json",                     "traces/qwen3_decode.json",
+      "traces/cache_bypass.json",            "traces/fatal/heap_ring_deadlock.json", "traces/fatal/tensor_wait_timeout.json",
+      "traces/fatal/watchdog_over.json",     "traces/fatal/scope_deadlock.json"};
   for (const std::string& t : traces) {
     INFO(t);
     const fs::path a = cli::scratch("clock_lockstep"), b = cli::scratch("clock_ahead");
