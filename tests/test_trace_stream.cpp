@@ -76,6 +76,10 @@ TEST_CASE("stream: the list cursor hands out each element's text, strings and ne
   // A key is compared decoded; a string value that reads "program" is not a key.
   CHECK(elements(R"({"p": "program", "\u0070rogram": [3]})") == std::vector<std::string>{"3"});
   CHECK(json_input::json_member_at(R"({"a": 1})", "program") == std::string_view::npos);
+  // Every escape is decoded as JSON decodes it (a non-ASCII key, escaped
+  // quotes and backslashes before the key looked for).
+  CHECK(elements(R"({"caf\u00e9": 1, "a\"b\\": 2, "progra\u006d": [4, 5]})") == std::vector<std::string>{"4", "5"});
+  CHECK(json_input::json_member_at(R"({"\u00e9": 1})", "\xc3\xa9") == 11);  // the value's offset
 }
 
 TEST_CASE("stream: the skimming parse keeps the document but the program's ops, with JsonDom's errors") {

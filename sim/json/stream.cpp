@@ -1,6 +1,6 @@
 #include "sim/json/stream.h"
 
-#include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace npusim::json_input {
 
@@ -45,33 +45,10 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
   return i;
 }
 
-// The decoded text of the string starting at `i` (at its quote), for keys:
-// escapes of ASCII characters are decoded, any other escape gives a
-// character no key compared against has.
+// The decoded text of the JSON string starting at `i` (at its quote); the
+// text was accepted by a parser, so the token is a valid string.
 std::string decode_key(std::string_view t, std::size_t i) {
-  std::string out;
-  for (++i; i < t.size() && t[i] != '"'; ++i) {
-    if (t[i] != '\\') {
-      out += t[i];
-      continue;
-    }
-    const char e = t[++i];
-    switch (e) {
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'u': {
-        const long u = std::strtol(std::string(t.substr(i + 1, 4)).c_str(), nullptr, 16);
-        out += u > 0 && u < 0x80 ? static_cast<char>(u) : '\x01';
-        i += 4;
-        break;
-      }
-      default: out += e;  // " \ /
-    }
-  }
-  return out;
+  return nlohmann::json::parse(t.substr(i, skip_string(t, i) - i)).get<std::string>();
 }
 
 }  // namespace
