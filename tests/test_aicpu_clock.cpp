@@ -2,11 +2,15 @@
 // docs/architecture.md "The AICPU clock: who runs on which clock"): it cuts
 // the kernel's rounds and changes no output byte.
 #include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/catch.h"
 #include "tests/cli_support.h"
+#include "tests/test_paths.h"
 
 namespace test_aicpu_clock {
 
@@ -79,4 +83,59 @@ TEST_CASE("running ahead: a compute-only program takes two kernel rounds, lock-s
   CHECK(rounds_of("traces/fanout_fanin.json", "clock_rounds_ahead", false) == 2);
   // Lock-step: one round per distinct time at which an AICPU thread runs.
   CHECK(rounds_of("traces/fanout_fanin.json", "clock_rounds_lockstep", true) == 87);
+}
+
+namespace test_aicpu_clock {
+
+// Each line of `text` (comments dropped) that reads the SystemC kernel's
+// time or activity.
+std::vector<int> kernel_time_reads(const std::string& text) {
+  static const std::regex read(R"re(\bsc_(time_stamp|delta_count|pending_activity|time_to_pending_activity)\s*\()re");
+  std::vector<int> lines;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::size_t comment = line.find("//");
+    if (std::regex_search(comment == std::string::npos ? line : line.substr(0, comment), read)) lines.push_back(n);
+  }
+  return lines;
+}
+
+}  // namespace test_aicpu_clock
+
+TEST_CASE("only the AICPU clock and the SC_METHODs read the kernel's time", "[aicpu][clock]") {
+  using namespace test_aicpu_clock;
+  // While the AICPU clock runs ahead the kernel's time lags the model's, so
+  // code an AICPU thread calls reads model_present() (models/common/present.h)
+  // or is given its time; the kernel's own time is read only where that is
+  // the point: the clock and the present themselves, the SC_METHODs that
+  // schedule relative to the kernel (AicoreComplex::schedule/process,
+  // Fabric::post/process), and the engine's statistics and time-limit check
+  // after sc_start returns.
+  const std::set<std::string> allowed = {"models/aicpu/aicpu_clock.h", "models/aicpu/aicpu_clock.cpp",
+                                         "models/common/present.h",    "models/aicore/aicore.cpp",
+                                         "models/interconnect/fabric.cpp", "sim/engine/engine.cpp"};
+  const fs::path root(NPUSIM_SOURCE_DIR);
+  std::vector<std::string> found;
+  std::set<std::string> readers;
+  for (const char* top : {"models", "sim", "python"})
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      const std::vector<int> lines = kernel_time_reads(cli::slurp(e.path()));
+      if (!lines.empty()) readers.insert(rel);
+      if (allowed.count(rel)) continue;
+      for (int n : lines) found.push_back(rel + ":" + std::to_string(n));
+    }
+  INFO([&] {
+    std::string s;
+    for (const std::string& f : found) s += f + "\n";
+    return s;
+  }());
+  CHECK(found.empty());
+  CHECK(readers == allowed);  // each allowed reader still reads it (the list is not stale)
+  // The scanner sees each form and skips comments.
+  CHECK(kernel_time_reads("a\n  Time t = sc_core::sc_time_stamp().value();\n// sc_time_stamp()\nsc_delta_count ();\n") ==
+        std::vector<int>{2, 4});
 }
