@@ -10,7 +10,7 @@
 
 #include "tests/catch.h"
 #include "tests/cli_support.h"
-#include "tests/test_paths.h"
+#include "tests/source_scan.h"
 
 namespace test_aicpu_clock {
 
@@ -115,24 +115,15 @@ TEST_CASE("only the AICPU clock and the SC_METHODs read the kernel's time", "[ai
   const std::set<std::string> allowed = {"models/aicpu/aicpu_clock.h", "models/aicpu/aicpu_clock.cpp",
                                          "models/common/present.h",    "models/aicore/aicore.cpp",
                                          "models/interconnect/fabric.cpp", "sim/engine/engine.cpp"};
-  const fs::path root(NPUSIM_SOURCE_DIR);
   std::vector<std::string> found;
   std::set<std::string> readers;
-  for (const char* top : {"models", "sim", "python"})
-    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      const std::string rel = fs::relative(e.path(), root).generic_string();
-      const std::vector<int> lines = kernel_time_reads(cli::slurp(e.path()));
-      if (!lines.empty()) readers.insert(rel);
-      if (allowed.count(rel)) continue;
-      for (int n : lines) found.push_back(rel + ":" + std::to_string(n));
-    }
-  INFO([&] {
-    std::string s;
-    for (const std::string& f : found) s += f + "\n";
-    return s;
-  }());
+  for (const source_scan::Source& f : source_scan::sources_under({"models", "sim", "python"})) {
+    const std::vector<int> lines = kernel_time_reads(f.text);
+    if (!lines.empty()) readers.insert(f.path);
+    if (allowed.count(f.path)) continue;
+    for (int n : lines) found.push_back(f.path + ":" + std::to_string(n));
+  }
+  INFO(source_scan::listed(found));
   CHECK(found.empty());
   CHECK(readers == allowed);  // each allowed reader still reads it (the list is not stale)
   // The scanner sees each form and skips comments.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/source_scan.h"
 #include "tests/test_paths.h"
 
 namespace layering_test {
@@ -54,16 +55,13 @@ struct Include {
 
 std::vector<Include> includes_under(const std::string& top) {
   std::vector<Include> out;
-  const fs::path root(NPUSIM_SOURCE_DIR);
   const std::regex inc(R"re(^\s*#\s*include\s*"((sim|models)/[^"]+)")re");
-  for (const auto& e : fs::recursive_directory_iterator(root / top)) {
-    const std::string ext = e.path().extension().string();
-    if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".hpp")) continue;
-    std::istringstream text(slurp(e.path()));
+  for (const source_scan::Source& f : source_scan::sources_under({top})) {
+    std::istringstream text(f.text);
     std::string line;
     while (std::getline(text, line)) {
       std::smatch m;
-      if (std::regex_search(line, m, inc)) out.push_back({fs::relative(e.path(), root).generic_string(), m[1]});
+      if (std::regex_search(line, m, inc)) out.push_back({f.path, m[1]});
     }
   }
   return out;
@@ -125,11 +123,7 @@ TEST_CASE("every #include under sim/ follows the table's arrows, and models/ inc
   for (const Include& i : includes_under("models")) incs.push_back(i);
   REQUIRE(incs.size() > 300);
   const std::vector<std::string> wrong = violations(allowed_arrows(), incs);
-  INFO([&] {
-    std::string s;
-    for (const std::string& w : wrong) s += w + "\n";
-    return s;
-  }());
+  INFO(source_scan::listed(wrong));
   CHECK(wrong.empty());
 }
 
@@ -203,26 +197,18 @@ TEST_CASE("the code of each folder of sim/ is in the namespace its row of the ta
   CHECK(spaces.at("sim/diagnose") == "diagnose");
   CHECK(spaces.at("sim/import") == "capture");
   CHECK(spaces.at("sim/sdk").empty());
-  const fs::path root(NPUSIM_SOURCE_DIR);
   std::vector<std::string> wrong;
   std::size_t files = 0;
   for (const auto& [folder, ns] : spaces) {
     if (ns.empty()) continue;
-    for (const auto& e : fs::directory_iterator(root / folder)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      const std::string rel = fs::relative(e.path(), root).generic_string();
-      if (rel == "sim/scene/runner.cpp") continue;  // a program of its own
+    for (const source_scan::Source& f : source_scan::sources_under({folder}, false)) {
+      if (f.path == "sim/scene/runner.cpp") continue;  // a program of its own
       ++files;
-      for (const std::string& w : foreign_namespaces(rel, ns, slurp(e.path()))) wrong.push_back(w);
+      for (const std::string& w : foreign_namespaces(f.path, ns, f.text)) wrong.push_back(w);
     }
   }
   REQUIRE(files > 100);
-  INFO([&] {
-    std::string s;
-    for (const std::string& w : wrong) s += w + "\n";
-    return s;
-  }());
+  INFO(source_scan::listed(wrong));
   CHECK(wrong.empty());
 }
 
@@ -266,24 +252,15 @@ std::vector<std::string> json_parses(const std::string& file, const std::string&
 }
 
 TEST_CASE("no JSON is parsed outside sim/json: sim/ and python/ read JSON through the input layer") {
-  const fs::path root(NPUSIM_SOURCE_DIR);
   std::vector<std::string> found;
   std::size_t files = 0;
-  for (const char* top : {"sim", "python"})
-    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".hpp")) continue;
-      const std::string rel = fs::relative(e.path(), root).generic_string();
-      if (rel.rfind("sim/json/", 0) == 0) continue;
-      ++files;
-      for (const std::string& f : json_parses(rel, slurp(e.path()))) found.push_back(f);
-    }
+  for (const source_scan::Source& f : source_scan::sources_under({"sim", "python"})) {
+    if (f.path.rfind("sim/json/", 0) == 0) continue;
+    ++files;
+    for (const std::string& p : json_parses(f.path, f.text)) found.push_back(p);
+  }
   REQUIRE(files > 100);
-  INFO([&] {
-    std::string s;
-    for (const std::string& f : found) s += f + "\n";
-    return s;
-  }());
+  INFO(source_scan::listed(found));
   CHECK(found.empty());
 }
 
