@@ -1,6 +1,7 @@
 // The parse entries of the one JSON input layer: one per kind of document.
-// Every JSON text npusim reads is parsed here (tests/test_json_layer.cpp
-// checks that nothing else in sim/ or python/ parses JSON):
+// Every JSON text npusim reads is parsed here (tests/test_layering.cpp,
+// "no JSON is parsed outside sim/json", checks that nothing else in sim/ or
+// python/ parses JSON):
 //  - user input, two message styles, both throwing InputError:
 //      parse           unordered; "invalid JSON: <nlohmann's message>", a
 //                      duplicate key named at its object (platform files,
