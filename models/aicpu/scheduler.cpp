@@ -32,10 +32,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   dont_initialize();  // the clock starts it
 }
 
-void SchedulerThread::sync(Time t) {
-  if (t > now()) ctx_.clock->sleep(clock_id_, t, false);
-}
-
 void SchedulerThread::wake_up() { ctx_.clock->wake(clock_id_); }
 
 // Until a wake-up, or (t != kNever) time t if that comes first.
@@ -48,7 +44,7 @@ int SchedulerThread::running_cores() const {
   return n;
 }
 
-bool SchedulerThread::any_running() const {
+inline bool SchedulerThread::any_running() const {
   for (const ClusterSet& idle : view().idle)
     for (int i = 0; i < idle.words(); ++i)
       if (~idle.word(i) & idle.valid(i)) return true;
@@ -191,12 +187,14 @@ void SchedulerThread::loop() {
     iter_sampled_ = false;
     phase_t0_ = T;
     t += costs_.loop;
-    if (!any_running()) {
+    bool running = any_running();
+    if (!running) {
       sync(t);
       if (ctx_.stop || ctx_.rt->has_error() || ctx_.rt->finished()) break;
+      running = any_running();
     }
     bool progress = false;
-    if (any_running()) {
+    if (running) {
       complete_phase(t, T, progress);
       phase_t0_ = t;
     }
@@ -328,7 +326,7 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
-int SchedulerThread::next_polled_cluster(int k) const {
+inline int SchedulerThread::next_polled_cluster(int k) const {
   const AicoreComplex::ClusterView& v = view();
   const ClusterSet& any = v.idle[0];  // every lane's set has the same size
   if (k >= any.size()) return -1;
@@ -341,7 +339,7 @@ int SchedulerThread::next_polled_cluster(int k) const {
   return -1;
 }
 
-int SchedulerThread::polled_cores() const {
+inline int SchedulerThread::polled_cores() const {
   int n = 0;
   const AicoreComplex::ClusterView& v = view();
   for (int l = 0; l < kNumLanes; ++l)
@@ -670,7 +668,7 @@ bool SchedulerThread::has_free_slot() const {
 
 // ------------------------------------------------- dispatch (item: one pop, one flush)
 
-ClusterSet::Word SchedulerThread::free_word(int lane, Stage stage, int i) const {
+inline ClusterSet::Word SchedulerThread::free_word(int lane, Stage stage, int i) const {
   const AicoreComplex::ClusterView& v = view();
   const ClusterSet::Word idle = v.idle[lane].word(i);
   const ClusterSet::Word free =
@@ -710,7 +708,7 @@ int SchedulerThread::count_dispatchable(Shape s, Stage stage) const {
   return n;
 }
 
-bool SchedulerThread::any_dispatchable(Shape s, Stage stage) const {
+inline bool SchedulerThread::any_dispatchable(Shape s, Stage stage) const {
   const int words = taken_[0].words();
   for (int i = 0; i < words; ++i)
     if (s == Shape::AIC ? free_word(kLaneAic, stage, i) : free_word(kLaneAiv0, stage, i) | free_word(kLaneAiv1, stage, i))
@@ -739,7 +737,7 @@ SchedulerThread::MixPlacement SchedulerThread::classify_mix(int ci, std::uint8_t
   return idle == used ? MixPlacement::Running : MixPlacement::Pending;
 }
 
-bool SchedulerThread::has_idle(Shape s) const {
+inline bool SchedulerThread::has_idle(Shape s) const {
   const AicoreComplex::ClusterView& v = view();
   for (int i = 0; i < v.idle[kLaneAic].words(); ++i) {
     const ClusterSet::Word aic = v.idle[kLaneAic].word(i), aiv0 = v.idle[kLaneAiv0].word(i),
@@ -752,9 +750,22 @@ bool SchedulerThread::has_idle(Shape s) const {
 }
 
 bool SchedulerThread::peer_has_idle(Shape s) const {
-  for (SchedulerThread* p : ctx_.threads)
-    if (p != this && p->has_idle(s)) return true;
-  return false;
+  const std::uint64_t at = ctx_.clock->handovers();
+  if (at != peer_idle_at_) {
+    peer_idle_at_ = at;
+    peer_idle_known_ = 0;
+  }
+  const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(s));
+  if (!(peer_idle_known_ & bit)) {
+    peer_idle_known_ |= bit;
+    peer_idle_ &= static_cast<std::uint8_t>(~bit);
+    for (SchedulerThread* p : ctx_.threads)
+      if (p != this && p->has_idle(s)) {
+        peer_idle_ |= bit;
+        break;
+      }
+  }
+  return peer_idle_ & bit;
 }
 
 void SchedulerThread::push_back(Task& task, bool early, Time& t) {

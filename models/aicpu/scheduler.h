@@ -122,7 +122,11 @@ class SchedulerThread : public sc_core::sc_module {
 
   void run();
   void loop();
-  void sync(Time t);
+  // Inline: the loop calls it several times per iteration, mostly at a
+  // time the thread has already reached.
+  void sync(Time t) {
+    if (t > now()) ctx_.clock->sleep(clock_id_, t, false);
+  }
   void sleep_for_wake(Time t);
   void count_completed(int n, Time t);
   Time now() const { return ctx_.clock->now(); }
@@ -215,7 +219,10 @@ class SchedulerThread : public sc_core::sc_module {
   bool taken(int core) const { return taken_[ctx_.cores->map().lane_of(core)].test(local_cluster(core)); }
   // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
   MixPlacement classify_mix(int ci, std::uint8_t mask) const;
-  bool peer_has_idle(Shape s) const;  // has_idle_in_other_threads
+  // has_idle_in_other_threads. A peer's idle bits change only in its own
+  // polls and dispatches, and no peer runs until this thread sleeps on the
+  // clock: the answers are kept until the clock's next hand-over.
+  bool peer_has_idle(Shape s) const;
   bool has_idle(Shape s) const;       // this thread: get_idle_core_offset_states(s) non-empty
   // Plans block `block` of `task` on core `core` (a MIX block: its cluster's
   // used lanes) for the next flush: one payload each.
@@ -286,6 +293,10 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<int> units_, selected_;
   std::vector<Task*> batch_;
   bool entered_drain_ = false; // this dispatch phase started a sync-start drain
+  // peer_has_idle's answers (bit: the shape) and which of them are known,
+  // taken at the clock's hand-over count `peer_idle_at_`.
+  mutable std::uint64_t peer_idle_at_ = ~std::uint64_t{0};
+  mutable std::uint8_t peer_idle_known_ = 0, peer_idle_ = 0;
   // Swimlane counters (SchedChipSwimlaneCounters): pops since the thread
   // started and at the last dispatch record, subtasks prepared since the
   // last dispatch or early-dispatch record, the start of the next phase
