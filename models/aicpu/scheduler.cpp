@@ -936,6 +936,11 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
   const int prepared = phase_dispatch_count_;
   for (int tier = 0; tier < 2 && !entered_drain_; ++tier) {
     const bool sync_tier = tier == 0;
+    if (ctx_.rt->queue_size(Shape::AIC, sync_tier) == 0 && ctx_.rt->queue_size(Shape::AIV, sync_tier) == 0 &&
+        ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) {
+      pop_miss_ += static_cast<std::uint64_t>(empty_tier_misses());
+      continue;
+    }
     staging_order(
         [&](Shape s, Stage stage) {
           dispatch_shape(s, sync_tier, stage, t);
@@ -950,6 +955,30 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
   record_shared(SchedPhase::Dispatch, phase_t0_, t, phase_dispatch_count_, false);
   phase_dispatch_count_ = 0;
   phase_t0_ = t;
+}
+
+// A tier whose queues are all empty (tier 0 of nearly every iteration, tier
+// 1 of most idle ones): run_staging_order pops nothing and claims nothing,
+// so it comes down to dispatch_shape's pop-miss count, one per stage that
+// has a unit (MIX: every owned cluster; AIC/AIV: a core free for the stage;
+// between stages no core is claimed, `taken_` is empty), the pending stages
+// only where no peer has an idle core of the shape (and no MIX work remains:
+// none does). One pass over the view's words instead of the stages' calls.
+int SchedulerThread::empty_tier_misses() const {
+  ClusterSet::Word aic_idle = 0, aiv_idle = 0, aic_pending = 0, aiv_pending = 0;
+  const int words = taken_[0].words();
+  for (int i = 0; i < words; ++i) {
+    aic_idle |= free_word(kLaneAic, Stage::Idle, i);
+    aiv_idle |= free_word(kLaneAiv0, Stage::Idle, i) | free_word(kLaneAiv1, Stage::Idle, i);
+    aic_pending |= free_word(kLaneAic, Stage::Pending, i);
+    aiv_pending |= free_word(kLaneAiv0, Stage::Pending, i) | free_word(kLaneAiv1, Stage::Pending, i);
+  }
+  const int mix = clusters_.empty() ? 0 : 1;
+  int n = mix + (aic_idle != 0) + (aiv_idle != 0);
+  if (!peer_has_idle(Shape::MIX)) n += mix;
+  if (aic_pending && !peer_has_idle(Shape::AIC)) ++n;
+  if (aiv_pending && !peer_has_idle(Shape::AIV)) ++n;
+  return n;
 }
 
 // try_early_dispatch (scheduler_dispatch.cpp): only when every normal ready
