@@ -375,8 +375,12 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
     t += costs_.poll_cond;
+    const Time x = ctx_.cores->next_observable(c);
     // A core whose timeline is not known yet may finish before this read.
-    if (ctx_.cores->next_observable(c) == kNever) sync(t);
+    if (x == kNever)
+      sync(t);
+    else if (x > t)
+      return;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
