@@ -938,13 +938,17 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
   // in run_staging_order. Every stage with units pops, an empty queue being a
   // pop_miss.
   const int prepared = phase_dispatch_count_;
+  // Two empty tiers in a row count the same misses: the first changed nothing.
+  int empty_misses = -1;
   for (int tier = 0; tier < 2 && !entered_drain_; ++tier) {
     const bool sync_tier = tier == 0;
     if (ctx_.rt->queue_size(Shape::AIC, sync_tier) == 0 && ctx_.rt->queue_size(Shape::AIV, sync_tier) == 0 &&
         ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) {
-      pop_miss_ += static_cast<std::uint64_t>(empty_tier_misses());
+      if (empty_misses < 0) empty_misses = empty_tier_misses();
+      pop_miss_ += static_cast<std::uint64_t>(empty_misses);
       continue;
     }
+    empty_misses = -1;
     staging_order(
         [&](Shape s, Stage stage) {
           dispatch_shape(s, sync_tier, stage, t);
@@ -969,13 +973,21 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
 // only where no peer has an idle core of the shape (and no MIX work remains:
 // none does). One pass over the view's words instead of the stages' calls.
 int SchedulerThread::empty_tier_misses() const {
+  const AicoreComplex::ClusterView& v = view();
   ClusterSet::Word aic_idle = 0, aiv_idle = 0, aic_pending = 0, aiv_pending = 0;
   const int words = taken_[0].words();
   for (int i = 0; i < words; ++i) {
-    aic_idle |= free_word(kLaneAic, Stage::Idle, i);
-    aiv_idle |= free_word(kLaneAiv0, Stage::Idle, i) | free_word(kLaneAiv1, Stage::Idle, i);
-    aic_pending |= free_word(kLaneAic, Stage::Pending, i);
-    aiv_pending |= free_word(kLaneAiv0, Stage::Pending, i) | free_word(kLaneAiv1, Stage::Pending, i);
+    const ClusterSet::Word valid = v.idle[kLaneAic].valid(i);  // every lane's set has the same size
+    ClusterSet::Word idle[kNumLanes], pending[kNumLanes];
+    for (int l = 0; l < kNumLanes; ++l) {  // free_word for both stages
+      const ClusterSet::Word w = v.idle[l].word(i), free = ~taken_[l].word(i);
+      idle[l] = w & free;
+      pending[l] = ~w & ~v.occupied[l].word(i) & valid & free;
+    }
+    aic_idle |= idle[kLaneAic];
+    aiv_idle |= idle[kLaneAiv0] | idle[kLaneAiv1];
+    aic_pending |= pending[kLaneAic];
+    aiv_pending |= pending[kLaneAiv0] | pending[kLaneAiv1];
   }
   const int mix = clusters_.empty() ? 0 : 1;
   int n = mix + (aic_idle != 0) + (aiv_idle != 0);
