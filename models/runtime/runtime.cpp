@@ -351,9 +351,8 @@ void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time no
   p.stage = SubmitProgress::Stage::Done;
 }
 
-// The submit's edge records are built in place at the end of p.edges (their
-// two tensor views are most of an EdgeInfo's ~400 bytes: one copy each, not
-// a local record copied again); add_edge then merges the last one.
+// The submit's edge records are built in place at the end of p.edges;
+// add_edge then merges the last one.
 EdgeInfo& Runtime::new_edge(SubmitProgress& p, EdgeSource source, int arg) {
   EdgeInfo& e = p.edges.emplace_back();
   e.source = source;
@@ -398,7 +397,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        new_edge(p, EdgeSource::Creator, static_cast<int>(i)).consumer_view = v;
+        new_edge(p, EdgeSource::Creator, static_cast<int>(i));
         add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
@@ -408,10 +407,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          EdgeInfo& e = new_edge(p, EdgeSource::Tensormap, static_cast<int>(i));
-          e.overlap = m.overlap;
-          e.consumer_view = v;
-          e.producer_view = *m.producer_view;
+          new_edge(p, EdgeSource::Tensormap, static_cast<int>(i)).overlap = m.overlap;
           add_edge(p, m.producer, kDepWait);
         }
       }

@@ -30,7 +30,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
     if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
-    out.push_back(Match{en.producer, ov, &en.view, en.seq});  // an erased entry's view stays until an insert reuses it
+    out.push_back(Match{en.producer, ov, en.seq});
     if (remove_covered && ov == Overlap::Covered) erase(e);
   }
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
