@@ -808,11 +808,16 @@ void Runtime::cancel_early_sync(Task& t) {
   if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);
 }
 
+// Asked at every scheduler iteration, mostly of empty queues: each queue is
+// dropped of its stale front entries in place (as peek_early does), without
+// a call per shape.
 bool Runtime::any_early() {
   while (!early_sync_queue_.empty() && !early_candidate(*early_sync_queue_.front())) early_sync_queue_.pop_front();
   if (!early_sync_queue_.empty()) return true;
-  for (int s = 0; s < 3; ++s)
-    if (peek_early(static_cast<Shape>(s))) return true;
+  for (RingQueue<Task*>& q : early_queues_) {
+    while (!q.empty() && !early_candidate(*q.front())) q.pop_front();
+    if (!q.empty()) return true;
+  }
   return false;
 }
 
