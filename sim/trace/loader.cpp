@@ -199,7 +199,10 @@ class Loader {
     if (!d) expected(std::string("a dtype (one of: ") + dtype_names_list() + ")", v, path);
     return *d;
   }
-  static const J* get(const J& obj, const char* key) {
+  // The key as a string_view: the object's keys are compared by length
+  // first, not each with a strlen of `key` (std::string == const char*); a
+  // compile looks up a dozen keys per op.
+  static const J* get(const J& obj, std::string_view key) {
     auto it = obj.find(key);
     return it == obj.end() ? nullptr : &*it;
   }
