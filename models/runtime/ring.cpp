@@ -6,26 +6,37 @@ namespace npusim {
 
 Task& SlotStore::emplace(std::uint64_t local) {
   std::uint64_t chunk = local >> kBits;
-  if (chunks_.empty()) first_chunk_ = chunk;
-  while (first_chunk_ + chunks_.size() <= chunk) {
+  if (live_ == 0) first_chunk_ = chunk;
+  while (first_chunk_ + live_ <= chunk) {
+    if (live_ == chunks_.size()) grow();
+    std::unique_ptr<Task[]>& c = chunks_[(first_chunk_ + live_) & mask_];
     if (!spare_.empty()) {
-      chunks_.push_back(std::move(spare_.back()));
+      c = std::move(spare_.back());
       spare_.pop_back();
     } else {
-      chunks_.push_back(std::unique_ptr<Task[]>(new Task[kChunk]));
+      c.reset(new Task[kChunk]);
     }
+    ++live_;
   }
   return at(local);
 }
 
+void SlotStore::grow() {
+  std::vector<std::unique_ptr<Task[]>> bigger(chunks_.empty() ? 4 : chunks_.size() * 2);
+  const std::uint64_t mask = bigger.size() - 1;
+  for (std::uint64_t c = first_chunk_; c < first_chunk_ + live_; ++c) bigger[c & mask] = std::move(chunks_[c & mask_]);
+  chunks_.swap(bigger);
+  mask_ = mask;
+}
+
 void SlotStore::release_below(std::uint64_t tail) {
   std::uint64_t keep_from = tail >> kBits;
-  while (!chunks_.empty() && first_chunk_ < keep_from) {
-    spare_.push_back(std::move(chunks_.front()));
-    chunks_.pop_front();
+  while (live_ > 0 && first_chunk_ < keep_from) {
+    spare_.push_back(std::move(chunks_[first_chunk_ & mask_]));
     ++first_chunk_;
+    --live_;
   }
-  if (chunks_.empty()) first_chunk_ = keep_from;
+  if (live_ == 0) first_chunk_ = keep_from;
   // Keep at most a couple of spare chunks: memory follows the live window.
   while (spare_.size() > 2) spare_.pop_back();
 }

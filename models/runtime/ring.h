@@ -26,14 +26,13 @@ namespace npusim {
 // (Task::reset_for_reuse), so memory is what the window needs. 512-slot
 // chunks cost the 1M-task bench 2.8 MB of peak memory (docs/architecture.md,
 // "Where the peak memory comes from").
+// The live chunks sit in a power-of-two ring of chunk pointers indexed by
+// chunk number: a slot is found with a mask and two loads (every edge and
+// completion looks tasks up), not through a deque's block map.
 class SlotStore {
  public:
-  Task& at(std::uint64_t local) {
-    return chunks_[(local >> kBits) - first_chunk_][local & (kChunk - 1)];
-  }
-  const Task& at(std::uint64_t local) const {
-    return chunks_[(local >> kBits) - first_chunk_][local & (kChunk - 1)];
-  }
+  Task& at(std::uint64_t local) { return chunks_[(local >> kBits) & mask_][local & (kChunk - 1)]; }
+  const Task& at(std::uint64_t local) const { return chunks_[(local >> kBits) & mask_][local & (kChunk - 1)]; }
   // Makes the slot for `local` (the next head) exist.
   Task& emplace(std::uint64_t local);
   // Drops chunks wholly below `tail`.
@@ -43,7 +42,12 @@ class SlotStore {
   static constexpr std::uint64_t kChunk = 1ull << kBits;  // slots per chunk
 
  private:
-  std::deque<std::unique_ptr<Task[]>> chunks_;
+  void grow();  // doubles the ring, the live chunks kept at their chunk numbers
+  // Chunk c (first_chunk_ <= c < first_chunk_ + live_) is chunks_[c & mask_];
+  // the other entries are empty.
+  std::vector<std::unique_ptr<Task[]>> chunks_;
+  std::uint64_t mask_ = 0;
+  std::uint64_t live_ = 0;
   std::vector<std::unique_ptr<Task[]>> spare_;
   std::uint64_t first_chunk_ = 0;
 };

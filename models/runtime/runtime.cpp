@@ -351,9 +351,8 @@ void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time no
   p.stage = SubmitProgress::Stage::Done;
 }
 
-// The submit's edge records are built in place at the end of p.edges (their
-// two tensor views are most of an EdgeInfo's ~400 bytes: one copy each, not
-// a local record copied again); add_edge then merges the last one.
+// The submit's edge records are built in place at the end of p.edges;
+// add_edge then merges the last one.
 EdgeInfo& Runtime::new_edge(SubmitProgress& p, EdgeSource source, int arg) {
   EdgeInfo& e = p.edges.emplace_back();
   e.source = source;
@@ -398,7 +397,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        new_edge(p, EdgeSource::Creator, static_cast<int>(i)).consumer_view = v;
+        new_edge(p, EdgeSource::Creator, static_cast<int>(i));
         add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
@@ -408,10 +407,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          EdgeInfo& e = new_edge(p, EdgeSource::Tensormap, static_cast<int>(i));
-          e.overlap = m.overlap;
-          e.consumer_view = v;
-          e.producer_view = *m.producer_view;
+          new_edge(p, EdgeSource::Tensormap, static_cast<int>(i)).overlap = m.overlap;
           add_edge(p, m.producer, kDepWait);
         }
       }
@@ -812,11 +808,16 @@ void Runtime::cancel_early_sync(Task& t) {
   if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);
 }
 
+// Asked at every scheduler iteration, mostly of empty queues: each queue is
+// dropped of its stale front entries in place (as peek_early does), without
+// a call per shape.
 bool Runtime::any_early() {
   while (!early_sync_queue_.empty() && !early_candidate(*early_sync_queue_.front())) early_sync_queue_.pop_front();
   if (!early_sync_queue_.empty()) return true;
-  for (int s = 0; s < 3; ++s)
-    if (peek_early(static_cast<Shape>(s))) return true;
+  for (RingQueue<Task*>& q : early_queues_) {
+    while (!q.empty() && !early_candidate(*q.front())) q.pop_front();
+    if (!q.empty()) return true;
+  }
   return false;
 }
 

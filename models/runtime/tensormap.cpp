@@ -13,6 +13,9 @@ void TensorMap::init(std::uint64_t capacity, const std::array<Ring, kNumRings>* 
 
 std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
   const std::uint32_t walked = bucket_len_[bucket_of(view.addr)];
+  // An empty chain holds no entry of this address: most lookups (inputs no
+  // task registered) end here, without hashing into groups_.
+  if (walked == 0) return walked;
   auto g = groups_.find(view.addr);
   if (g == groups_.end()) return walked;
   const std::size_t before = out.size();
@@ -30,7 +33,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
     if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
-    out.push_back(Match{en.producer, ov, &en.view, en.seq});  // an erased entry's view stays until an insert reuses it
+    out.push_back(Match{en.producer, ov, en.seq});
     if (remove_covered && ov == Overlap::Covered) erase(e);
   }
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),

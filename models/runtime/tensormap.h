@@ -47,7 +47,6 @@ class TensorMap {
   struct Match {
     TaskId producer;
     Overlap overlap;
-    const Tensor* producer_view;  // the entry's view: valid until the next insert
     std::uint64_t seq;  // insertion order of the entry
   };
 

@@ -65,8 +65,15 @@ class Interpreter final : public OpSource, private ExprEnv {
         }
         case Code::View: {
           const ViewOp& w = prog_.views[in.index];
-          Tensor t = view_of(tensor_var(w.of), w.view);
-          set_tensor(w.bind, t);
+          // Made in place in the bound slot, unless it is the parent's own.
+          Value& v = vars_[w.bind];
+          if (w.bind != w.of.slot) {
+            view_into(tensor_var(w.of), w.view, v.tensor);
+          } else {
+            view_into(tensor_var(w.of), w.view, scratch_);
+            v.tensor = scratch_;
+          }
+          v.kind = Value::Kind::Tensor;
           break;
         }
         case Code::ForInit: {
@@ -260,11 +267,15 @@ class Interpreter final : public OpSource, private ExprEnv {
            " but the tensor has rank " + std::to_string(rank);
   }
 
-  Tensor view_of(const Tensor& parent, const ViewSpec& s) const {
-    Tensor t = s.strided_form ? strided_view_of(parent, s) : box_view_of(parent, s);
+  // The view, written into `t` (not `parent` itself): a tensor is ~200
+  // bytes, and a view is made for most arguments of every submit.
+  void view_into(const Tensor& parent, const ViewSpec& s, Tensor& t) const {
+    if (s.strided_form)
+      t = strided_view_of(parent, s);
+    else
+      box_view_into(parent, s, t);
     if (s.version) t.version = static_cast<std::uint32_t>(eval(*s.version));
     if (s.no_creator) t.owner = kNoTask;
-    return t;
   }
 
   // The runtime's encoding (ChipTensor), absolute in the parent's buffer.
@@ -299,9 +310,9 @@ class Interpreter final : public OpSource, private ExprEnv {
     return make_chip_view(data_, parent, v);
   }
 
-  Tensor box_view_of(const Tensor& parent, const ViewSpec& s) const {
-    Tensor t = parent;
-    if (s.offset.empty() && s.shape.empty()) return t;
+  void box_view_into(const Tensor& parent, const ViewSpec& s, Tensor& t) const {
+    t = parent;
+    if (s.offset.empty() && s.shape.empty()) return;
     if (parent.strided) fail(s.path, "offset/shape views of a strided view are not supported: use the strided form");
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
@@ -323,7 +334,7 @@ class Interpreter final : public OpSource, private ExprEnv {
         if (!s.offset.empty())
           for (std::size_t d = 0; d < given.size(); ++d) (void)eval(s.offset[d]);  // evaluated, not checked
         for (std::size_t d = 0; d < given.size(); ++d) t.shape[d] = shp[d];
-        return t;
+        return;
       }
     }
     for (std::size_t d = 0; d < given.size(); ++d) {
@@ -344,7 +355,6 @@ class Interpreter final : public OpSource, private ExprEnv {
       t.offset[d] = parent.offset[d] + off;
       t.shape[d] = shp;
     }
-    return t;
   }
 
   // Linear buffer element of `index` (per dim, within the view), or `element`
@@ -372,18 +382,20 @@ class Interpreter final : public OpSource, private ExprEnv {
   }
 
   // ---- tasks ---------------------------------------------------------------
+  // Sets every field of `out` (an argument of an earlier op, reused).
   void fill_arg(const ArgSpec& a, SubmitArg& out) const {
     out.tag = a.tag;
     out.manual_dep = a.manual_dep;
+    out.fill = 0;
+    out.cache_bypass = false;
     if (a.tag != ArgTag::Output) {
-      out.tensor = view_of(tensor_var(a.name), a.view);
+      view_into(tensor_var(a.name), a.view, out.tensor);
       return;
     }
     Tensor& t = out.tensor;
-    t = Tensor{};
-    t.dtype = a.dtype;
-    t.ndims = static_cast<std::uint8_t>(a.out_shape.size());
-    for (std::size_t d = 0; d < a.out_shape.size(); ++d) t.buf_shape[d] = t.shape[d] = eval(a.out_shape[d]);
+    t = a.out_tensor;  // dtype, rank and constant extents
+    for (std::size_t d = 0; d < a.out_shape.size(); ++d)
+      if (!a.out_shape[d].expr.is_const()) t.buf_shape[d] = t.shape[d] = eval(a.out_shape[d]);
     if (checked_numel(t.shape.data(), t.ndims) < 0) fail(a.path, too_many_elements());
     out.fill = a.fill ? eval(*a.fill) : 0;
   }
@@ -459,18 +471,27 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
   }
 
+  // The op's arguments: the elements the last op left are filled again as
+  // they are (fill_arg sets every field), not cleared and value-initialised
+  // anew: a value-initialisation of a ~240-byte argument compiles to a
+  // `rep stos`, slow to start, and a copy of blank_arg_ (which the compiler
+  // cannot fold to a memset) to a few vector moves.
+  void fill_args(const std::vector<ArgSpec>& specs, std::vector<SubmitArg>& args) const {
+    if (args.size() > specs.size()) args.resize(specs.size());
+    while (args.size() < specs.size()) args.push_back(blank_arg_);
+    for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
+  }
+
   void fill_task(const TaskOp& t, OrchOp& op) {
     op.kind = t.kind;
     op.path = t.path;
     if (t.kind == OrchOp::Kind::Alloc) {
-      op.alloc_outputs.clear();
-      for (const ArgSpec& a : t.args) fill_arg(a, op.alloc_outputs.emplace_back());
+      fill_args(t.args, op.alloc_outputs);
       return;
     }
     SubmitRequest& s = op.submit;
     s.kernel = t.kernel;
-    s.args.clear();
-    for (const ArgSpec& a : t.args) fill_arg(a, s.args.emplace_back());
+    fill_args(t.args, s.args);
     s.block_num = static_cast<int>(eval(t.block_num));
     s.deps.clear();
     for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
@@ -516,6 +537,8 @@ class Interpreter final : public OpSource, private ExprEnv {
   LaunchChecker launch_{file_};
   const TaskOp* pending_task_ = nullptr;
   const ReadOp* pending_read_ = nullptr;
+  Tensor scratch_;  // a view of a tensor bound to its own name
+  SubmitArg blank_arg_;  // fill_args
 };
 
 }  // namespace

@@ -199,7 +199,10 @@ class Loader {
     if (!d) expected(std::string("a dtype (one of: ") + dtype_names_list() + ")", v, path);
     return *d;
   }
-  static const J* get(const J& obj, const char* key) {
+  // The key as a string_view: the object's keys are compared by length
+  // first, not each with a strlen of `key` (std::string == const char*); a
+  // compile looks up a dozen keys per op.
+  static const J* get(const J& obj, std::string_view key) {
     auto it = obj.find(key);
     return it == obj.end() ? nullptr : &*it;
   }
@@ -1069,6 +1072,10 @@ class Loader {
     a.name.path = pointer_join(path, name_key);
     a.out_shape = dims(need(v, path, "shape"), pointer_join(path, "shape"), "shape", 1);
     a.dtype = dtype(need(v, path, "dtype"), pointer_join(path, "dtype"));
+    a.out_tensor.dtype = a.dtype;
+    a.out_tensor.ndims = static_cast<std::uint8_t>(a.out_shape.size());
+    for (std::size_t d = 0; d < a.out_shape.size(); ++d)
+      if (a.out_shape[d].expr.is_const()) a.out_tensor.buf_shape[d] = a.out_tensor.shape[d] = a.out_shape[d].expr.const_value();
     if (const J* f = get(v, "fill")) {  // TensorCreateInfo::set_initial_value (an extension)
       IntField fill;
       fill.path = pointer_join(path, "fill");

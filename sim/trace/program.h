@@ -96,6 +96,9 @@ struct ArgSpec {
   ViewSpec view;                    // not Output
   std::vector<IntField> out_shape;  // Output
   DType dtype = DType::FP32;        // Output
+  // Output: the tensor the submit passes, its constant extents filled in at
+  // load (the interpreter copies it and evaluates the others).
+  Tensor out_tensor;
   std::optional<IntField> fill;     // Output: the buffer's initial value
   bool manual_dep = false;
   std::string path;
