@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -184,6 +185,57 @@ TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip 
     out.resize(out.size() - z.avail_out);
     CHECK(rc == Z_STREAM_END);  // CRC-32 and length checked
     CHECK(z.avail_in == 0);      // one member, nothing after it
+    inflateEnd(&z);
+    CHECK(out == text);
+  }
+  CHECK(bytes[0] == bytes[1]);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("OutFile --compress: a file appended to a gzip file joins its stream in chunks and gives the same bytes by either thread",
+          "[outputs][gzip]") {
+  // append_file reads the appended file into the buffer and hands it on in
+  // chunks like formatted text (deps.json's tensors and edges): the text
+  // before, the file and the text after come out as one gzip member, and the
+  // bytes do not depend on which thread compressed which chunk.
+  namespace fs = std::filesystem;
+  namespace rec = npusim::record;
+  struct PolicyReset {
+    ~PolicyReset() { rec::set_gzip_chunk_policy(rec::GzipChunkPolicy::ByLoad); }
+  } policy_reset;
+  const fs::path dir = cli::scratch_root() / "deflate_join_append";
+  fs::create_directories(dir);
+  std::string part;
+  for (std::uint32_t k = 0; part.size() < (5u << 18) + 12345; ++k) part += json_rows(311, k);
+  const fs::path part_path = dir / "part.txt";
+  {
+    std::ofstream out(part_path, std::ios::binary);
+    out << part;
+  }
+  const std::string before = json_rows(5000, 7), after = json_rows(700, 9);
+  const std::string text = before + part + after;
+  std::string bytes[2];
+  for (int run = 0; run < 2; ++run) {
+    rec::set_gzip_chunk_policy(run == 0 ? rec::GzipChunkPolicy::SimulationThread : rec::GzipChunkPolicy::IoThread);
+    const fs::path path = dir / ("out" + std::to_string(run) + ".gz");
+    rec::OutFile f(path.string(), 1);
+    f.raw(before);
+    f.commit();
+    f.append_file(part_path.string());
+    f.raw(after);
+    f.close();
+    bytes[run] = cli::slurp(path);
+    z_stream z{};
+    REQUIRE(inflateInit2(&z, 16 + 15) == Z_OK);
+    std::string out(text.size() + 1, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(bytes[run].data());
+    z.avail_in = static_cast<uInt>(bytes[run].size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(&z, Z_FINISH);
+    out.resize(out.size() - z.avail_out);
+    CHECK(rc == Z_STREAM_END);
+    CHECK(z.avail_in == 0);
     inflateEnd(&z);
     CHECK(out == text);
   }

@@ -123,33 +123,41 @@ struct FixedCodes {
 };
 
 // Skips one block's compressed symbols up to and including its end-of-block
-// code. One look-ahead of at least 57 bits serves up to three literals of
-// table-length codes (3 x 10 bits, and a fourth lookup's 10).
+// code. One step takes one item, a literal or a length and its distance,
+// without a branch on which it is: the distance's entry is looked up from
+// the bits after the literal/length code either way and counted only for a
+// length (a branch there is taken at random, a misprediction per item on
+// JSON text, where literals and matches alternate). The end of block, codes
+// longer than the table and invalid codes leave the fast step.
 bool skip_symbols(BitReader& in, const Huffman& lit, const Huffman& dist) {
   constexpr unsigned kMask = (1u << kFastBits) - 1;
-  for (;;) {
-    if (in.past_end()) return false;
-    std::uint64_t v = in.peek();
-    unsigned e = lit.entry(v);
-    if (e == 0) return false;
-    in.pos += e & 31;
-    unsigned s = e >> 5;
-    if (s < 256) {
-      v >>= e & 31;
-      e = lit.fast[v & kMask];
-      if (e == 0 || e >> 5 >= 256) continue;
-      in.pos += e & 31;
-      v >>= e & 31;
-      e = lit.fast[v & kMask];
-      if (e == 0 || e >> 5 >= 256) continue;
-      in.pos += e & 31;
+  const std::uint16_t* const lf = lit.fast;
+  const std::uint16_t* const df = dist.fast;
+  const unsigned char* const p = in.p;
+  const std::uint64_t end = in.end;
+  for (std::uint64_t pos = in.pos;; pos = in.pos) {
+    if (pos > end) return false;
+    std::uint64_t v;  // 57 bits: a length's 15 and a distance's 23 at most from the tables
+    std::memcpy(&v, p + (pos >> 3), 8);
+    v >>= pos & 7;
+    const unsigned e = lf[v & kMask];
+    const unsigned n = e & 31, s = e >> 5;
+    const unsigned d = df[(v >> n) & kMask];
+    const bool len = s > 256;
+    if (__builtin_expect((e == 0) | (s == 256) | (len & ((d == 0) | (s > 285) | ((d >> 5) > 29))), 0)) {
+      const unsigned x = lit.entry(v);
+      if (x == 0) return false;
+      in.pos += x & 31;
+      const unsigned sym = x >> 5;
+      if (sym < 256) continue;
+      if (sym == 256) return true;
+      if (sym > 285) return false;
+      const unsigned y = dist.entry(in.peek());
+      if (y == 0 || y >> 5 > 29) return false;
+      in.pos += y & 31;
       continue;
     }
-    if (s == 256) return true;
-    if (s > 285) return false;
-    const unsigned d = dist.entry(in.peek());
-    if (d == 0 || d >> 5 > 29) return false;
-    in.pos += d & 31;
+    in.pos = pos + n + (len ? d & 31 : 0);
   }
 }
 

@@ -483,13 +483,16 @@ void OutFile::sync() {
 }
 
 void OutFile::append_file(const std::string& path) {
+  if (gz_) {
+    append_compressed(path);
+    return;
+  }
   sync();
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) fail_read(path);
   // In-kernel copy first; plain reads and writes where the file system
-  // cannot (copy_file_range refuses some pairs of files) or the bytes must
-  // be compressed.
-  while (!gz_) {
+  // cannot (copy_file_range refuses some pairs of files).
+  for (;;) {
     int fault = 0;
     if (write_fault().hit(fault)) {
       ::close(in);
@@ -519,6 +522,31 @@ void OutFile::append_file(const std::string& path) {
     }
     if (n == 0) break;
     write_all(chunk.data(), static_cast<std::size_t>(n));
+  }
+  ::close(in);
+}
+
+void OutFile::append_compressed(const std::string& path) {
+  // Read straight into the buffer and handed on as the text's chunks are
+  // (flush): the I/O thread or, when it is behind, this thread compresses
+  // them, so both cores compress an appended file (deps.json's tensors and
+  // edges, the scope stats: 85 MB of bench_pa_100k's text, compressed at
+  // the end of the run, when this thread has nothing else to do).
+  int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) fail_read(path);
+  for (;;) {
+    const std::size_t room = std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1);  // to a full chunk
+    ssize_t n = ::read(in, reserve_tail(room), room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(in);
+      errno = err;
+      fail_read(path);
+    }
+    if (n == 0) break;
+    extend(static_cast<std::size_t>(n));
+    commit();
   }
   ::close(in);
 }

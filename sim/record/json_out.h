@@ -223,6 +223,13 @@ class JsonBuf {
     return full;
   }
   std::size_t capacity() const { return cap_; }
+  // Room for n more bytes at the end of the text (written there, then
+  // counted by extend(n)).
+  char* reserve_tail(std::size_t n) {
+    if (cap_ - len_ < n) grow(n);
+    return b_ + len_;
+  }
+  void extend(std::size_t n) { len_ += n; }
 
  private:
   JsonBuf& put(const char* p, std::size_t n) {
@@ -310,6 +317,7 @@ class OutFile : public JsonBuf {
   [[noreturn]] void fail(const char* what) const;
   [[noreturn]] void fail(const char* what, int err) const;
   void write_all(const char* p, std::size_t n);
+  void append_compressed(const std::string& path);  // append_file of a gzip file
   // Writes n bytes (compressed if the file is gzip; `finish` ends the gzip
   // stream); returns 0 or an errno. Counts the bytes written.
   int emit(const char* p, std::size_t n, bool finish = false);
