@@ -139,6 +139,24 @@ TEST_CASE("deflate_join: bytes that are not one whole deflate stream give 0", "[
   CHECK(dj::make_nonfinal(reserved.data(), 4) == 0);
 }
 
+// `gz` is exactly one gzip member (its CRC-32 and length checked by zlib,
+// nothing after it) whose text is `text`.
+void check_one_member(std::string& gz, const std::string& text) {
+  z_stream z{};
+  REQUIRE(inflateInit2(&z, 16 + 15) == Z_OK);
+  std::string out(text.size() + 1, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(gz.data());
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  out.resize(out.size() - z.avail_out);
+  CHECK(rc == Z_STREAM_END);
+  CHECK(z.avail_in == 0);
+  inflateEnd(&z);
+  CHECK(out == text);
+}
+
 TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip member of the text, the same bytes",
           "[outputs][gzip]") {
   // The first file's chunks are all compressed on the simulation thread, the
@@ -174,19 +192,7 @@ TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip 
       if (run == 1) CHECK(rec::gzip_chunks_compressed_here() == here);
     }
     bytes[run] = cli::slurp(path);
-    z_stream z{};
-    REQUIRE(inflateInit2(&z, 16 + 15) == Z_OK);
-    std::string out(text.size() + 1, '\0');
-    z.next_in = reinterpret_cast<Bytef*>(bytes[run].data());
-    z.avail_in = static_cast<uInt>(bytes[run].size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    const int rc = inflate(&z, Z_FINISH);
-    out.resize(out.size() - z.avail_out);
-    CHECK(rc == Z_STREAM_END);  // CRC-32 and length checked
-    CHECK(z.avail_in == 0);      // one member, nothing after it
-    inflateEnd(&z);
-    CHECK(out == text);
+    check_one_member(bytes[run], text);
   }
   CHECK(bytes[0] == bytes[1]);
   fs::remove_all(dir);
@@ -225,19 +231,7 @@ TEST_CASE("OutFile --compress: a file appended to a gzip file joins its stream i
     f.raw(after);
     f.close();
     bytes[run] = cli::slurp(path);
-    z_stream z{};
-    REQUIRE(inflateInit2(&z, 16 + 15) == Z_OK);
-    std::string out(text.size() + 1, '\0');
-    z.next_in = reinterpret_cast<Bytef*>(bytes[run].data());
-    z.avail_in = static_cast<uInt>(bytes[run].size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    const int rc = inflate(&z, Z_FINISH);
-    out.resize(out.size() - z.avail_out);
-    CHECK(rc == Z_STREAM_END);
-    CHECK(z.avail_in == 0);
-    inflateEnd(&z);
-    CHECK(out == text);
+    check_one_member(bytes[run], text);
   }
   CHECK(bytes[0] == bytes[1]);
   fs::remove_all(dir);

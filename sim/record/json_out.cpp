@@ -482,6 +482,24 @@ void OutFile::sync() {
   wait_written();
 }
 
+namespace {
+
+// Up to n bytes of `in` into p (0 at its end), EINTR retried; a read error
+// closes `in` and fails naming `path` (fail_read, with the read's errno).
+std::size_t read_or_fail(int in, char* p, std::size_t n, const std::string& path) {
+  for (;;) {
+    const ssize_t got = ::read(in, p, n);
+    if (got >= 0) return static_cast<std::size_t>(got);
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(in);
+    errno = err;
+    fail_read(path);
+  }
+}
+
+}  // namespace
+
 void OutFile::append_file(const std::string& path) {
   if (gz_) {
     append_compressed(path);
@@ -511,18 +529,7 @@ void OutFile::append_file(const std::string& path) {
     break;
   }
   std::string chunk(kChunk, '\0');
-  for (;;) {
-    ssize_t n = ::read(in, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(in);
-      errno = err;
-      fail_read(path);
-    }
-    if (n == 0) break;
-    write_all(chunk.data(), static_cast<std::size_t>(n));
-  }
+  while (const std::size_t n = read_or_fail(in, chunk.data(), chunk.size(), path)) write_all(chunk.data(), n);
   ::close(in);
 }
 
@@ -536,16 +543,9 @@ void OutFile::append_compressed(const std::string& path) {
   if (in < 0) fail_read(path);
   for (;;) {
     const std::size_t room = std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1);  // to a full chunk
-    ssize_t n = ::read(in, reserve_tail(room), room);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(in);
-      errno = err;
-      fail_read(path);
-    }
+    const std::size_t n = read_or_fail(in, reserve_tail(room), room, path);
     if (n == 0) break;
-    extend(static_cast<std::size_t>(n));
+    extend(n);
     commit();
   }
   ::close(in);
