@@ -139,6 +139,12 @@ TEST_CASE("deflate_join: bytes that are not one whole deflate stream give 0", "[
   CHECK(dj::make_nonfinal(reserved.data(), 4) == 0);
 }
 
+// Puts the gzip chunk policy back to its default (by load) when a test that
+// set one ends, however it ends.
+struct PolicyReset {
+  ~PolicyReset() { npusim::record::set_gzip_chunk_policy(npusim::record::GzipChunkPolicy::ByLoad); }
+};
+
 // `gz` is exactly one gzip member (its CRC-32 and length checked by zlib,
 // nothing after it) whose text is `text`.
 void check_one_member(std::string& gz, const std::string& text) {
@@ -165,9 +171,7 @@ TEST_CASE("OutFile --compress: chunks compressed by either thread make one gzip 
   // the same bytes.
   namespace fs = std::filesystem;
   namespace rec = npusim::record;
-  struct PolicyReset {
-    ~PolicyReset() { rec::set_gzip_chunk_policy(rec::GzipChunkPolicy::ByLoad); }
-  } policy_reset;
+  const PolicyReset policy_reset;
   const fs::path dir = cli::scratch_root() / "deflate_join_outfile";
   fs::create_directories(dir);
   std::string text;
@@ -206,9 +210,7 @@ TEST_CASE("OutFile --compress: a file appended to a gzip file joins its stream i
   // bytes do not depend on which thread compressed which chunk.
   namespace fs = std::filesystem;
   namespace rec = npusim::record;
-  struct PolicyReset {
-    ~PolicyReset() { rec::set_gzip_chunk_policy(rec::GzipChunkPolicy::ByLoad); }
-  } policy_reset;
+  const PolicyReset policy_reset;
   const fs::path dir = cli::scratch_root() / "deflate_join_append";
   fs::create_directories(dir);
   std::string part;
