@@ -85,8 +85,8 @@ void add_run_options(CLI::App* cmd, RunRequest& req, SimText& t) {
   cmd->add_option("--max-output", t.max_output,
                   "stop with exit 2 (nothing written) once more bytes are written: N, or N with K, M, G or T (x1024)");
   cmd->add_option("--compress", t.compress,
-                  "none | gzip | gzip:LEVEL (1 fastest, the default .. 9 smallest): the large outputs as NAME.gz "
-                  "(docs/outputs.md)");
+                  "none (the default) | gzip (level 1, the fastest) | gzip:LEVEL (1..9, 9 the smallest): the large "
+                  "outputs as NAME.gz (docs/outputs.md)");
 }
 
 }  // namespace engine_commands
