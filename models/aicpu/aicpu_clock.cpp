@@ -1,5 +1,7 @@
 #include "models/aicpu/aicpu_clock.h"
 
+#include <string>
+
 namespace npusim {
 
 AicpuClock::AicpuClock(sc_core::sc_module_name name) : sc_core::sc_module(name) {
@@ -8,9 +10,31 @@ AicpuClock::AicpuClock(sc_core::sc_module_name name) : sc_core::sc_module(name) 
   SC_THREAD(drive);
 }
 
-int AicpuClock::add(sc_core::sc_event& go) {
-  slots_.push_back(Slot{&go, 0, false});
-  return static_cast<int>(slots_.size()) - 1;
+int AicpuClock::add(void (*body)(void*), void* arg, std::size_t stack_bytes) {
+  const int id = static_cast<int>(slots_.size());
+  slots_.push_back(Slot{this, id, body, arg, stack_bytes, 0, false, nullptr, nullptr});
+  return id;
+}
+
+// The threads are registered and the horizon is known (Chip::attach comes
+// before the simulation starts): alone, each thread gets its fiber; beside
+// other chips, its SC_THREAD, started by its go event (no initialisation
+// run), as a static process.
+void AicpuClock::end_of_elaboration() {
+  fibers_ = horizon_ != nullptr;
+  for (Slot& s : slots_) {
+    if (fibers_) {
+      s.fiber = std::make_unique<Fiber>(s.stack_bytes, &AicpuClock::fiber_main, &s);
+      continue;
+    }
+    s.go = std::make_unique<sc_core::sc_event>();
+    sc_core::sc_spawn_options o;
+    o.dont_initialize();
+    o.set_sensitivity(s.go.get());
+    o.set_stack_size(static_cast<int>(s.stack_bytes));
+    const int id = s.id;
+    sc_core::sc_spawn([this, id] { thread_main(id); }, ("thread" + std::to_string(id)).c_str(), &o);
+  }
 }
 
 int AicpuClock::next() const {
@@ -27,17 +51,10 @@ int AicpuClock::next() const {
   return best;
 }
 
-// Control passes from thread to thread without a process in between: the
-// thread that stops running (`self`: it sleeps, or its function returned; -1:
-// the start) finds the thread first in (due, index). When that one is due
-// later than the clock's present, the clock either runs ahead to its due time
-// without the kernel (no other SystemC process can act before it: below the
-// horizon) or the thread that stops waits on the kernel itself until then or
-// until a kick (a wake-up from outside the AICPU threads), whichever comes
-// first (a plain timed wait when no slot waits for a wake-up: no kick can
-// come). Then it starts that thread (`running_`), or, being it, just goes on.
-// With no thread due, the kernel is first brought up to the clock's present
-// (nothing else can act before it), then waits for a kick.
+// Who runs next: the thread first in (due, index). When it is due later than
+// the clock's present, the clock runs ahead to its due time without the
+// kernel if no other SystemC process can act before it (below the horizon);
+// otherwise the kernel must first reach that time (-1).
 //
 // Why running ahead is exact: the kernel's other process (the AICore
 // complex's SC_METHOD) has nothing due before the horizon, so a kernel wait
@@ -47,43 +64,95 @@ int AicpuClock::next() const {
 // timed notification where it had a delta one; at one time stamp SystemC
 // runs the methods made runnable before the threads, so the complex still
 // acts before an AICPU thread due at the same time, as it did.
+int AicpuClock::choose() {
+  const int i = next();
+  const Time kernel = sc_core::sc_time_stamp().value();
+  if (now_ < kernel) now_ = kernel;
+  if (i < 0) return -1;
+  Slot& s = slots_[static_cast<std::size_t>(i)];
+  if (s.due > now_) {
+    if (!may_run_ahead(s.due)) return -1;
+    now_ = s.due;
+    ModelPresent::ahead = now_;
+    ++ran_ahead_;
+  }
+  s.due = kNever;
+  if (s.wakeable) --wakeable_;
+  s.wakeable = false;
+  running_ = i;
+  return i;
+}
+
+// No thread can run now (choose() gave -1): the kernel goes on until the
+// first thread's due time or a kick, whichever comes first (a plain timed
+// wait when no slot waits for a wake-up: no kick can come). With no thread
+// due, the kernel is first brought up to the clock's present (nothing else
+// can act before it), then waits for a kick.
+void AicpuClock::wait_on_kernel() {
+  const int i = next();
+  const Time kernel = sc_core::sc_time_stamp().value();
+  if (i < 0) {
+    if (now_ > kernel)
+      sc_core::wait(sc_core::sc_time::from_value(now_ - kernel));
+    else
+      sc_core::wait(kick_);
+    return;
+  }
+  const Time due = slots_[static_cast<std::size_t>(i)].due;
+  if (wakeable_ > 0)
+    sc_core::wait(sc_core::sc_time::from_value(due - kernel), kick_);
+  else
+    sc_core::wait(sc_core::sc_time::from_value(due - kernel));
+}
+
+// Beside other chips: the thread that stops running (`self`: it sleeps, or
+// its function returned; -1: the start) waits on the kernel itself until a
+// thread can run, then starts that thread with an immediate notification of
+// its go event (a coroutine switch, no kernel round), or, being it, goes on.
 void AicpuClock::pass(int self) {
+  int i;
+  while ((i = choose()) < 0) wait_on_kernel();
+  if (i != self) slots_[static_cast<std::size_t>(i)].go->notify();
+}
+
+// The clock's SC_THREAD. Beside other chips: the start (all threads are due
+// at time 0; the first is started from here). Alone: the host, which starts
+// the thread that runs next and waits on the kernel when none can; a thread
+// that stops switches to the next one itself, and back here only when the
+// kernel must advance (or when its body threw: rethrown in this SC_THREAD,
+// as a thread's own SC_THREAD would have).
+void AicpuClock::drive() {
+  if (!fibers_) {
+    pass(-1);
+    return;
+  }
   for (;;) {
-    const int i = next();
-    const Time kernel = sc_core::sc_time_stamp().value();
-    if (now_ < kernel) now_ = kernel;
+    const int i = choose();
     if (i < 0) {
-      if (now_ > kernel)
-        sc_core::wait(sc_core::sc_time::from_value(now_ - kernel));
-      else
-        sc_core::wait(kick_);
+      wait_on_kernel();
       continue;
     }
-    Slot& s = slots_[static_cast<std::size_t>(i)];
-    if (s.due > now_) {
-      if (may_run_ahead(s.due)) {
-        now_ = s.due;
-        ModelPresent::ahead = now_;
-        ++ran_ahead_;
-      } else {
-        if (wakeable_ > 0)
-          sc_core::wait(sc_core::sc_time::from_value(s.due - kernel), kick_);
-        else
-          sc_core::wait(sc_core::sc_time::from_value(s.due - kernel));
-        continue;
-      }
-    }
-    s.due = kNever;
-    if (s.wakeable) --wakeable_;
-    s.wakeable = false;
-    running_ = i;
-    if (i != self) s.go->notify();
-    return;
+    host_.switch_to(*slots_[static_cast<std::size_t>(i)].fiber);
+    if (failed_) std::rethrow_exception(failed_);
   }
 }
 
-// The start: the first thread (all are due at time 0) is started from here.
-void AicpuClock::drive() { pass(-1); }
+void AicpuClock::fiber_main(void* slot) {
+  Slot& s = *static_cast<Slot*>(slot);
+  AicpuClock& c = *s.clock;
+  try {
+    s.body(s.arg);
+  } catch (...) {
+    c.failed_ = std::current_exception();
+  }
+  c.exit(s.id);
+}
+
+void AicpuClock::thread_main(int id) {
+  Slot& s = slots_[static_cast<std::size_t>(id)];
+  s.body(s.arg);
+  exit(id);
+}
 
 void AicpuClock::sleep(int id, Time t, bool wakeable) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
@@ -92,8 +161,14 @@ void AicpuClock::sleep(int id, Time t, bool wakeable) {
   if (wakeable) ++wakeable_;
   running_ = -1;
   ++handovers_;
-  pass(id);
-  if (running_ != id) sc_core::wait(*s.go);
+  if (!fibers_) {
+    pass(id);
+    if (running_ != id) sc_core::wait(*s.go);
+    return;
+  }
+  const int i = choose();
+  if (i == id) return;
+  s.fiber->switch_to(i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber);
 }
 
 void AicpuClock::exit(int id) {
@@ -102,7 +177,12 @@ void AicpuClock::exit(int id) {
   if (s.wakeable) --wakeable_;
   s.wakeable = false;
   running_ = -1;
-  pass(id);
+  if (!fibers_) {
+    pass(id);
+    return;
+  }
+  const int i = failed_ ? -1 : choose();
+  s.fiber->switch_to(i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber, true);
 }
 
 void AicpuClock::wake(int id) {
@@ -111,7 +191,7 @@ void AicpuClock::wake(int id) {
   s.due = now();  // the running thread's time, or (from an SC_METHOD) the kernel's
   s.wakeable = false;
   --wakeable_;
-  if (running_ < 0) kick_.notify();  // from outside the AICPU threads: a thread waits on the kernel in pass()
+  if (running_ < 0) kick_.notify();  // from outside the AICPU threads: the kernel waits for it in wait_on_kernel()
 }
 
 bool AicpuClock::others_pending(int self) const {

@@ -7,7 +7,7 @@
 namespace npusim {
 
 namespace {
-// The orchestrator's coroutine stack. The trace interpreter runs on this
+// The orchestrator's stack. The trace interpreter runs on this
 // thread and compiles each top-level op of a streamed program when it
 // reaches it (docs/trace-format.md, "How a trace is loaded"): a recursion of
 // a few frames per nesting level of the op, bounded by the JSON nesting limit
@@ -21,12 +21,8 @@ constexpr std::size_t kOrchestratorStackBytes = std::size_t(8) << 20;
 OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt,
                                        OpSource& source, SimObserver& obs, const Platform& platform,
                                        bool host_build_graph)
-    : sc_core::sc_module(name), clock_(clock), clock_id_(clock.add(go_)), rt_(rt), source_(source), obs_(obs),
+    : sc_core::sc_module(name), clock_(clock), clock_id_(clock.add(&OrchestratorThread::body, this, kOrchestratorStackBytes)), rt_(rt), source_(source), obs_(obs),
       platform_(platform), costs_(host_build_graph ? OrchCosts{} : platform.orch) {
-  SC_THREAD(run);
-  set_stack_size(kOrchestratorStackBytes);
-  sensitive << go_;
-  dont_initialize();  // the clock starts it
 }
 
 void OrchestratorThread::sync(Time t) {
@@ -40,10 +36,7 @@ void OrchestratorThread::fatal(ErrorCode code, const std::string& message, int r
   rt_.latch_error(code, message, now(), ring);
 }
 
-void OrchestratorThread::run() {
-  orchestrate();
-  clock_.exit(clock_id_);
-}
+void OrchestratorThread::body(void* self) { static_cast<OrchestratorThread*>(self)->orchestrate(); }
 
 void OrchestratorThread::orchestrate() {
   sync(costs_.start);

@@ -33,7 +33,6 @@ struct OrchWait {
 
 class OrchestratorThread : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(OrchestratorThread);
   OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt, OpSource& source,
                      SimObserver& obs, const Platform& platform, bool host_build_graph);
 
@@ -57,7 +56,7 @@ class OrchestratorThread : public sc_core::sc_module {
   const SubmitProgress& pending_submit() const { return sp_; }
 
  private:
-  void run();
+  static void body(void* self);  // the thread's function, run by the AICPU clock
   void orchestrate();
   void sync(Time t);
   void sleep_or_progress(Time t);
@@ -77,7 +76,6 @@ class OrchestratorThread : public sc_core::sc_module {
   std::string access_timeout_text(bool write, bool consumers, TaskId producer) const;
 
   AicpuClock& clock_;
-  sc_core::sc_event go_;
   int clock_id_;
   Runtime& rt_;
   OpSource& source_;
@@ -90,8 +88,8 @@ class OrchestratorThread : public sc_core::sc_module {
   std::vector<Tensor> outputs_;
   std::vector<TaskId> read_producers_;
   OrchWait wait_;
-  // The op being performed: a member, not a local of run(), because a run
-  // stopped by a limit (--max-tasks, --max-output: sc_stop) leaves run()
+  // The op being performed: a member, not a local of orchestrate(), because a run
+  // stopped by a limit (--max-tasks, --max-output: sc_stop) leaves orchestrate()
   // suspended for good, and a suspended frame is never unwound (its heap
   // would leak; LeakSanitizer reports it).
   OrchOp op_;

@@ -13,7 +13,7 @@ void SchedContext::wake_all() {
 SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int num_threads,
                                  SchedContext& ctx, bool resolver)
     : sc_core::sc_module(name), index_(index), num_threads_(num_threads), resolver_(resolver), ctx_(ctx),
-      costs_(ctx.platform->sched), clock_id_(ctx.clock->add(go_)) {
+      costs_(ctx.platform->sched), clock_id_(ctx.clock->add(&SchedulerThread::body, this, kSchedulerStackBytes)) {
   const CoreMap& m = ctx_.cores->map();
   // Cluster-granular round robin: cluster ci belongs to core-owning thread
   // ci % n (§1; host_build_graph scheduler_cold_path.cpp
@@ -27,9 +27,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   for (int c : cores_) ctx_.cores->set_wake(c, [](void* self) { static_cast<SchedulerThread*>(self)->wake_up(); }, this);
   view_ = &ctx_.cores->add_view(clusters_);
   for (ClusterSet& lane : taken_) lane.resize(static_cast<int>(clusters_.size()));
-  SC_THREAD(run);
-  sensitive << go_;
-  dont_initialize();  // the clock starts it
 }
 
 void SchedulerThread::wake_up() { ctx_.clock->wake(clock_id_); }
@@ -170,10 +167,7 @@ void SchedulerThread::boot_scan(Time& t) {
   t = std::max(t, now());
 }
 
-void SchedulerThread::run() {
-  loop();
-  ctx_.clock->exit(clock_id_);
-}
+void SchedulerThread::body(void* self) { static_cast<SchedulerThread*>(self)->loop(); }
 
 void SchedulerThread::loop() {
   Time t = now();

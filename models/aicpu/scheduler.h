@@ -78,7 +78,6 @@ struct SchedContext {
 
 class SchedulerThread : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(SchedulerThread);
   // `resolver`: host_build_graph's resolution thread, owning no cores
   // (scheduler_dispatch.cpp run_resolution_thread); `num_threads` is the
   // number of core-owning threads either way.
@@ -120,7 +119,10 @@ class SchedulerThread : public sc_core::sc_module {
     int lane;
   };
 
-  void run();
+  static void body(void* self);  // the thread's function, run by the AICPU clock
+  // Its stack: the loop's frames are shallow; the margin is for the
+  // sanitizers' larger frames. Untouched pages cost no memory.
+  static constexpr std::size_t kSchedulerStackBytes = std::size_t(1) << 20;
   void loop();
   // Inline: the loop calls it several times per iteration, mostly at a
   // time the thread has already reached.
@@ -278,7 +280,6 @@ class SchedulerThread : public sc_core::sc_module {
   bool releases_free() const;
   SchedContext& ctx_;
   const SchedCosts& costs_;
-  sc_core::sc_event go_;  // the clock's start of this thread
   int clock_id_;          // this thread in the AICPU clock
   std::vector<int> cores_;     // bit order: per owned cluster AIC, AIV0, AIV1
   std::vector<int> clusters_;  // owned clusters, in order
