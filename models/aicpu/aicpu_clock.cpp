@@ -12,7 +12,8 @@ AicpuClock::AicpuClock(sc_core::sc_module_name name) : sc_core::sc_module(name) 
 
 int AicpuClock::add(void (*body)(void*), void* arg, std::size_t stack_bytes) {
   const int id = static_cast<int>(slots_.size());
-  slots_.push_back(Slot{this, id, body, arg, stack_bytes, 0, false, nullptr, nullptr});
+  slots_.push_back(Slot{this, id, body, arg, stack_bytes, false, nullptr, nullptr});
+  due_.push_back(0);
   return id;
 }
 
@@ -37,16 +38,15 @@ void AicpuClock::end_of_elaboration() {
   }
 }
 
+// The due times sit in an array of their own, scanned without a branch per
+// slot (a hand-over asks this several times per simulated task).
 int AicpuClock::next() const {
   int best = -1;
-  for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-    const Slot& s = slots_[static_cast<std::size_t>(i)];
-    if (s.due == kNever) continue;
-    if (best < 0) {
-      best = i;
-      continue;
-    }
-    if (s.due < slots_[static_cast<std::size_t>(best)].due) best = i;  // ties: the lower index
+  Time first = kNever;  // a slot due at kNever is not due
+  for (int i = 0; i < static_cast<int>(due_.size()); ++i) {
+    const Time d = due_[static_cast<std::size_t>(i)];
+    best = d < first ? i : best;  // ties: the lower index
+    first = d < first ? d : first;
   }
   return best;
 }
@@ -70,13 +70,14 @@ int AicpuClock::choose() {
   if (now_ < kernel) now_ = kernel;
   if (i < 0) return -1;
   Slot& s = slots_[static_cast<std::size_t>(i)];
-  if (s.due > now_) {
-    if (!may_run_ahead(s.due)) return -1;
-    now_ = s.due;
+  Time& due = due_[static_cast<std::size_t>(i)];
+  if (due > now_) {
+    if (!may_run_ahead(due)) return -1;
+    now_ = due;
     ModelPresent::ahead = now_;
     ++ran_ahead_;
   }
-  s.due = kNever;
+  due = kNever;
   if (s.wakeable) --wakeable_;
   s.wakeable = false;
   running_ = i;
@@ -98,7 +99,7 @@ void AicpuClock::wait_on_kernel() {
       sc_core::wait(kick_);
     return;
   }
-  const Time due = slots_[static_cast<std::size_t>(i)].due;
+  const Time due = due_[static_cast<std::size_t>(i)];
   if (wakeable_ > 0)
     sc_core::wait(sc_core::sc_time::from_value(due - kernel), kick_);
   else
@@ -156,7 +157,7 @@ void AicpuClock::thread_main(int id) {
 
 void AicpuClock::sleep(int id, Time t, bool wakeable) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
-  s.due = t;
+  due_[static_cast<std::size_t>(id)] = t;
   s.wakeable = wakeable;
   if (wakeable) ++wakeable_;
   running_ = -1;
@@ -173,7 +174,7 @@ void AicpuClock::sleep(int id, Time t, bool wakeable) {
 
 void AicpuClock::exit(int id) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
-  s.due = kNever;
+  due_[static_cast<std::size_t>(id)] = kNever;
   if (s.wakeable) --wakeable_;
   s.wakeable = false;
   running_ = -1;
@@ -188,15 +189,15 @@ void AicpuClock::exit(int id) {
 void AicpuClock::wake(int id) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
   if (!s.wakeable) return;
-  s.due = now();  // the running thread's time, or (from an SC_METHOD) the kernel's
+  due_[static_cast<std::size_t>(id)] = now();  // the running thread's time, or (from an SC_METHOD) the kernel's
   s.wakeable = false;
   --wakeable_;
   if (running_ < 0) kick_.notify();  // from outside the AICPU threads: the kernel waits for it in wait_on_kernel()
 }
 
 bool AicpuClock::others_pending(int self) const {
-  for (int i = 0; i < static_cast<int>(slots_.size()); ++i)
-    if (i != self && slots_[static_cast<std::size_t>(i)].due != kNever) return true;
+  for (int i = 0; i < static_cast<int>(due_.size()); ++i)
+    if (i != self && due_[static_cast<std::size_t>(i)] != kNever) return true;
   return sc_core::sc_pending_activity();
 }
 

@@ -95,7 +95,6 @@ class AicpuClock : public sc_core::sc_module {
     void (*body)(void*);
     void* arg;
     std::size_t stack_bytes;
-    Time due = 0;             // kNever: not due (running, waiting for a wake-up only, or done)
     bool wakeable = false;
     std::unique_ptr<Fiber> fiber;                 // alone: the thread's fiber
     std::unique_ptr<sc_core::sc_event> go;        // beside other chips: its SC_THREAD's start
@@ -118,6 +117,7 @@ class AicpuClock : public sc_core::sc_module {
   }
 
   std::vector<Slot> slots_;
+  std::vector<Time> due_;       // per slot: when it runs next; kNever: not due (running, waiting for a wake-up only, or done)
   bool fibers_ = false;         // decided at the end of elaboration: alone (a horizon set)
   Fiber host_;                  // alone: the context of drive(), which waits on the kernel
   std::exception_ptr failed_;   // alone: what a thread's body threw, rethrown by the host

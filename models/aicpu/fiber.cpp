@@ -11,10 +11,6 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#if !defined(NPUSIM_FIBER_UCONTEXT) && !defined(__x86_64__) && !defined(__aarch64__)
-#define NPUSIM_FIBER_UCONTEXT 1
-#endif
-
 #if defined(NPUSIM_FIBER_UCONTEXT)
 #include <ucontext.h>
 #else
@@ -115,6 +111,7 @@ npusim_fiber_start:
 #endif
 
 namespace npusim {
+inline namespace NPUSIM_FIBER_IMPL {
 
 namespace {
 
@@ -234,4 +231,5 @@ void Fiber::switch_to(Fiber& to, bool finished) {
   started();
 }
 
+}  // namespace NPUSIM_FIBER_IMPL
 }  // namespace npusim

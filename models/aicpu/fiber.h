@@ -23,7 +23,19 @@
 
 #include <cstddef>
 
+#if !defined(NPUSIM_FIBER_UCONTEXT) && !defined(__x86_64__) && !defined(__aarch64__)
+#define NPUSIM_FIBER_UCONTEXT 1
+#endif
+// The switch in use names the class's namespace, so a test can build the
+// ucontext path beside the native one (tests/test_fiber_ucontext.cpp).
+#if defined(NPUSIM_FIBER_UCONTEXT)
+#define NPUSIM_FIBER_IMPL fiber_ucontext
+#else
+#define NPUSIM_FIBER_IMPL fiber_native
+#endif
+
 namespace npusim {
+inline namespace NPUSIM_FIBER_IMPL {
 
 class Fiber {
  public:
@@ -54,4 +66,5 @@ class Fiber {
   Fiber* from_ = nullptr;  // who switched to this fiber last (its stack bounds are learnt here)
 };
 
+}  // namespace NPUSIM_FIBER_IMPL
 }  // namespace npusim
