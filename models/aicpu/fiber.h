@@ -6,11 +6,11 @@
 // running context and resumes another one where it last stopped. The switch
 // saves only what the calling convention says a callee keeps (x86-64: rbx,
 // rbp, r12-r15, the stack pointer, and the SSE/x87 control words; AArch64:
-// x19-x30, d8-d15 and sp; assembled here, never run), in a few instructions of our own, so a hand-over
-// between AICPU threads costs a function call instead of a pass of the
-// kernel's evaluation loop. Other architectures use POSIX ucontext (a
-// signal-mask system call per switch: correct, slower); NPUSIM_FIBER_UCONTEXT
-// forces that path for its test.
+// x19-x30, d8-d15 and sp, assembled here but never run), in a few
+// instructions of our own, so a hand-over between AICPU threads costs a
+// function call instead of a pass of the kernel's evaluation loop. Other
+// architectures use POSIX ucontext (a signal-mask system call per switch:
+// correct, slower); NPUSIM_FIBER_UCONTEXT forces that path for its test.
 //
 // The context that runs fibers (an SC_THREAD of the clock: the "host") is a
 // Fiber made with the default constructor; it owns no stack. A fiber's
