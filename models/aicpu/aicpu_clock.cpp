@@ -66,8 +66,12 @@ int AicpuClock::next() const {
 // acts before an AICPU thread due at the same time, as it did.
 int AicpuClock::choose() {
   const int i = next();
-  const Time kernel = sc_core::sc_time_stamp().value();
-  if (now_ < kernel) now_ = kernel;
+  // Alone, the kernel's time moves only while the host waits on it, and the
+  // host catches the clock up when it returns (drive): no kernel read here.
+  if (!fibers_) {
+    const Time kernel = sc_core::sc_time_stamp().value();
+    if (now_ < kernel) now_ = kernel;
+  }
   if (i < 0) return -1;
   Slot& s = slots_[static_cast<std::size_t>(i)];
   Time& due = due_[static_cast<std::size_t>(i)];
@@ -128,6 +132,8 @@ void AicpuClock::drive() {
     return;
   }
   for (;;) {
+    const Time kernel = sc_core::sc_time_stamp().value();
+    if (now_ < kernel) now_ = kernel;
     const int i = choose();
     if (i < 0) {
       wait_on_kernel();
