@@ -3,6 +3,7 @@
 // its own FIBER_CASE_TAG.
 #include <cfenv>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>

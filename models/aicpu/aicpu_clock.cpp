@@ -20,7 +20,7 @@ int AicpuClock::add(void (*body)(void*), void* arg, std::size_t stack_bytes) {
 // The threads are registered and the horizon is known (Chip::attach comes
 // before the simulation starts): alone, each thread gets its fiber; beside
 // other chips, its SC_THREAD, started by its go event (no initialisation
-// run), as a static process.
+// run; spawned in this callback, SystemC counts it a dynamic process).
 void AicpuClock::end_of_elaboration() {
   fibers_ = horizon_ != nullptr;
   for (Slot& s : slots_) {

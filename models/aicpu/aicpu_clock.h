@@ -17,11 +17,13 @@
 //  - Alone (one chip): the threads are fibers (models/aicpu/fiber.h) inside
 //    one SC_THREAD of the clock, the host. The thread that stops switches to
 //    the next one directly, a function call; none at all when it is also the
-//    next to run. Only when the next thread is due later than the clock's
-//    present and another SystemC process may act before then (the horizon)
-//    does control go back to the host, which waits on the kernel for that
-//    time or for a kick: a wake-up from outside the AICPU threads (an
-//    AICore's timeline made known by an SC_METHOD).
+//    next to run. Only when the kernel must advance first (the next thread
+//    is due later than the clock's present and another SystemC process may
+//    act before then: the horizon; or the run is being stopped, or the time
+//    limit is reached; or no thread is due at all) does control go back to
+//    the host, which waits on the kernel for that time or for a kick: a
+//    wake-up from outside the AICPU threads (an AICore's timeline made known
+//    by an SC_METHOD).
 //  - Beside other chips (or NPUSIM_AICPU_LOCKSTEP=1): each thread is an
 //    SC_THREAD of its own, and control passes with an immediate event
 //    notification, so another chip's threads due at the same time stamp
@@ -68,8 +70,9 @@ class AicpuClock : public sc_core::sc_module {
   bool others_pending(int self) const;
 
   // The AICPU side's present: while a thread runs, its time on the clock
-  // (at or after the kernel's: pass() keeps it so, without asking the kernel
-  // here); otherwise (an SC_METHOD, or after the run) the later of the two.
+  // (at or after the kernel's: choose() or, alone, the host's loop keeps it
+  // so, without asking the kernel here); otherwise (an SC_METHOD, or after
+  // the run) the later of the two.
   Time now() const {
     return running_ >= 0 ? now_ : std::max<Time>(sc_core::sc_time_stamp().value(), now_);
   }

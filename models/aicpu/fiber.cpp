@@ -8,6 +8,7 @@
 #include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -26,6 +27,7 @@ extern "C" void npusim_fiber_start();
 asm(R"(
   .text
   .globl npusim_fiber_switch
+  .hidden npusim_fiber_switch
   .type npusim_fiber_switch, @function
 npusim_fiber_switch:
   pushq %rbp
@@ -52,6 +54,7 @@ npusim_fiber_switch:
   .size npusim_fiber_switch, .-npusim_fiber_switch
 
   .globl npusim_fiber_start
+  .hidden npusim_fiber_start
   .type npusim_fiber_start, @function
 npusim_fiber_start:
   .cfi_startproc
@@ -66,6 +69,7 @@ npusim_fiber_start:
 asm(R"(
   .text
   .globl npusim_fiber_switch
+  .hidden npusim_fiber_switch
   .type npusim_fiber_switch, %function
 npusim_fiber_switch:
   sub sp, sp, #160
@@ -97,6 +101,7 @@ npusim_fiber_switch:
   .size npusim_fiber_switch, .-npusim_fiber_switch
 
   .globl npusim_fiber_start
+  .hidden npusim_fiber_start
   .type npusim_fiber_start, %function
 npusim_fiber_start:
   .cfi_startproc
@@ -130,29 +135,39 @@ ucontext_t* context_of(void*& sp) {
 }  // namespace
 
 #if defined(NPUSIM_FIBER_UCONTEXT)
-// makecontext passes int arguments: the fiber's address in two halves.
+// makecontext passes int arguments: the fiber's address in two halves (the
+// high one 0 where a pointer fits in one).
 void Fiber::entry_ucontext(unsigned hi, unsigned lo) {
-  entry(reinterpret_cast<void*>((static_cast<std::uintptr_t>(hi) << 32) | lo));
+  std::uint64_t p = hi;
+  p = p << 32 | lo;
+  entry(reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)));
 }
 #endif
 
 Fiber::Fiber(std::size_t stack_bytes, void (*fn)(void*), void* arg) : fn_(fn), arg_(arg) {
   const std::size_t page = page_size();
   const std::size_t stack = (stack_bytes + page - 1) / page * page;
-  map_bytes_ = stack + page;
+  // The guard below the stack: 64 KiB, so that a frame larger than a page
+  // (which would step over a one-page guard without touching it) still lands
+  // in it rather than in whatever is mapped below. Untouched, it costs nothing.
+  const std::size_t guard = (kGuardBytes + page - 1) / page * page;
+  map_bytes_ = stack + guard;
   void* m = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
   map_ = static_cast<char*>(m);
-  ::mprotect(map_, page, PROT_NONE);  // the guard page: the stack grows down onto it
-  stack_bottom_ = map_ + page;
+  if (::mprotect(map_, guard, PROT_NONE) != 0) {
+    ::munmap(map_, map_bytes_);
+    throw std::bad_alloc();
+  }
+  stack_bottom_ = map_ + guard;
   stack_size_ = stack;
 #if defined(NPUSIM_FIBER_UCONTEXT)
   ucontext_t* c = context_of(sp_);
   ::getcontext(c);
-  c->uc_stack.ss_sp = map_ + page;
+  c->uc_stack.ss_sp = map_ + guard;
   c->uc_stack.ss_size = stack;
   c->uc_link = nullptr;
-  const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(this);
+  const std::uint64_t p = reinterpret_cast<std::uintptr_t>(this);
   ::makecontext(c, reinterpret_cast<void (*)()>(&Fiber::entry_ucontext), 2, static_cast<unsigned>(p >> 32),
                 static_cast<unsigned>(p & 0xffffffffu));
 #else
@@ -189,6 +204,12 @@ Fiber::Fiber(std::size_t stack_bytes, void (*fn)(void*), void* arg) : fn_(fn), a
 }
 
 Fiber::~Fiber() {
+#if defined(__SANITIZE_ADDRESS__)
+  // A fiber left suspended (a run that ended with its threads waiting) has
+  // instrumented frames on its stack whose poisoned shadow would outlive the
+  // mapping (ASan does not intercept munmap) and hit the next stack mapped there.
+  if (map_) __asan_unpoison_memory_region(stack_bottom_, stack_size_);
+#endif
   if (map_) ::munmap(map_, map_bytes_);
 #if defined(NPUSIM_FIBER_UCONTEXT)
   delete static_cast<ucontext_t*>(sp_);

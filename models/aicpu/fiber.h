@@ -16,8 +16,11 @@
 // Fiber made with the default constructor; it owns no stack. A fiber's
 // function must not return: it ends by switching away for good
 // (`switch_to(host, true)`), and is never resumed after that. Stacks are
-// mapped with a guard page below them, so an overflow faults at once instead
-// of overwriting memory. Under AddressSanitizer every switch is announced
+// mapped with a 64 KiB guard below them, so an overflow faults instead of
+// overwriting memory (a single frame larger than the guard could still step
+// over it). The switch returns to another address than it was called from,
+// so it cannot run under a hardware shadow stack (CET): fiber.cpp is compiled
+// without -fcf-protection, which leaves the program unmarked for it. Under AddressSanitizer every switch is announced
 // through its fiber interface, as SystemC's own coroutine switches are.
 #pragma once
 
@@ -53,6 +56,8 @@ class Fiber {
   static void entry(void* self);
   static void entry_ucontext(unsigned hi, unsigned lo);  // the ucontext path's entry
   void started();  // the ASan bookkeeping at each resumption
+
+  static constexpr std::size_t kGuardBytes = std::size_t(64) << 10;
 
   void* sp_ = nullptr;     // the saved stack pointer (the asm paths) or ucontext_t*
   char* map_ = nullptr;    // the mapping: a guard page, then the stack
