@@ -368,19 +368,5 @@ AicoreComplex::CondValue AicoreComplex::cond_at(int core, Time t) const {
   return v;
 }
 
-Time AicoreComplex::next_observable(int core) const {
-  const Core& c = cores_[core];
-  if (c.running < 0) return kNever;
-  const Slot& r = c.slots[c.running];
-  auto vis = [&](Time x) { return x == kNever ? kNever : x + fin_notice_; };
-  if (c.pending >= 0) {
-    const Slot& p = c.slots[c.pending];
-    if (p.gated && p.start == kNever) return vis(r.end);
-    return vis(p.start);
-  }
-  Time next = vis(r.end);
-  if (c.pending_occupied) next = std::min(next, vis(r.start));
-  return next;
-}
 
 }  // namespace npusim

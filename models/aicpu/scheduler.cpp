@@ -326,19 +326,6 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
-inline int SchedulerThread::next_polled_cluster(int k) const {
-  const AicoreComplex::ClusterView& v = view();
-  const ClusterSet& any = v.idle[0];  // every lane's set has the same size
-  if (k >= any.size()) return -1;
-  for (int i = k >> 6; i < any.words(); ++i) {
-    ClusterSet::Word w = 0;
-    for (int l = 0; l < kNumLanes; ++l) w |= v.polled(l, i);
-    if (i == k >> 6) w &= ~ClusterSet::Word{0} << (k & 63);
-    if (w) return 64 * i + __builtin_ctzll(w);
-  }
-  return -1;
-}
-
 inline int SchedulerThread::polled_cores() const {
   int n = 0;
   const AicoreComplex::ClusterView& v = view();
@@ -352,19 +339,29 @@ Time SchedulerThread::next_event_iteration(Time T, Time P) const {
   // T + m*P + loop + (j+1)*poll.
   Time best = kNever;
   int j = 0;
+  if (P == 0) {
+    for_each_polled([&](int c) {
+      const Time x = ctx_.cores->next_observable(c);
+      if (x != kNever) best = std::min(best, std::max(T, x));
+      return false;
+    });
+    return best;
+  }
+  // Core j's first iteration is m_j = ceil((x_j - offset_j - T) / P), or 0
+  // when x_j - offset_j <= T: non-decreasing in x_j - offset_j, so the
+  // earliest is that of the smallest x_j - offset_j (clamped at T). One
+  // division per call instead of one per polled core.
+  Time key = kNever;
   for_each_polled([&](int c) {
-    Time x = ctx_.cores->next_observable(c);
-    Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
+    const Time x = ctx_.cores->next_observable(c);
+    const Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
     ++j;
-    if (x == kNever) return;
-    if (P == 0) {
-      best = std::min(best, std::max(T, x));
-      return;
-    }
-    Time m = x > T + offset ? (x - T - offset + P - 1) / P : 0;
-    best = std::min(best, T + m * P);
+    if (x != kNever) key = std::min(key, x > T + offset ? x - offset : T);
+    return false;
   });
-  return best;
+  if (key == kNever) return best;
+  const Time m = key > T ? (key - T + P - 1) / P : 0;
+  return T + m * P;
 }
 
 // --------------------------------------------------------------- complete
@@ -380,7 +377,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     if (x == kNever)
       sync(t);
     else if (x > t)
-      return;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
+      return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
@@ -405,6 +402,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A gated sync-start block promoted after the running FIN was completed
     // (check_running_cores_for_completion: complete, then promote).
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
+    return true;
   });
   if (fins == 0) return;
   count_completed(tasks, t);

@@ -165,14 +165,31 @@ class SchedulerThread : public sc_core::sc_module {
   // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
   // are read when the walk reaches it, so a core that f's work parks,
   // unparks or idles is seen as a loop over cores_ testing each would see it.
+  // f returns whether anything may have changed since the walk last read the
+  // bits (it polled a core, or synchronised, letting other processes run);
+  // only then are the view's words read again, so a walk whose reads decode
+  // nothing (most iterations, and every idle skip) reads them once per word.
   template <typename F>
   void for_each_polled(F&& f) const {
-    for (int k = next_polled_cluster(0); k >= 0; k = next_polled_cluster(k + 1))
-      for (int l = 0; l < kNumLanes; ++l)
-        if (view().polled(l, k >> 6) >> (k & 63) & 1) f(cores_[static_cast<std::size_t>(kNumLanes * k + l)]);
+    const AicoreComplex::ClusterView& v = view();
+    const int words = v.idle[0].words();  // every lane's set has the same size
+    for (int i = 0; i < words; ++i) {
+      ClusterSet::Word p[kNumLanes];
+      auto read = [&] {
+        for (int l = 0; l < kNumLanes; ++l) p[l] = v.polled(l, i);
+      };
+      read();
+      ClusterSet::Word rest = ~ClusterSet::Word{0};  // clusters of word i not walked yet
+      for (;;) {
+        const ClusterSet::Word w = (p[0] | p[1] | p[2]) & rest;
+        if (!w) break;
+        const int b = __builtin_ctzll(w);
+        rest = b == 63 ? 0 : ~ClusterSet::Word{0} << (b + 1);
+        for (int l = 0; l < kNumLanes; ++l)
+          if (p[l] >> b & 1 && f(cores_[static_cast<std::size_t>(kNumLanes * (64 * i + b) + l)])) read();
+      }
+    }
   }
-  // The first owned cluster from local index `k` with a polled core, or -1.
-  int next_polled_cluster(int k) const;
   void finish_task(Task& task, Time& t);
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
