@@ -34,7 +34,6 @@ int AicoreComplex::free_slot(const Core& c) const {
 }
 
 const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>& clusters) {
-  const int id = static_cast<int>(views_.size());
   ClusterView& v = views_.emplace_back();
   const int n = static_cast<int>(clusters.size());
   for (int l = 0; l < kNumLanes; ++l) {
@@ -45,8 +44,9 @@ const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>
   for (int k = 0; k < n; ++k)
     for (int l = 0; l < kNumLanes; ++l) {
       const int core = map_.of_lane(clusters[static_cast<std::size_t>(k)], l);
-      cores_[core].view = id;
+      cores_[core].view = &v;
       cores_[core].view_index = k;
+      cores_[core].view_lane = l;
       update_view(core);
     }
   return v;
@@ -54,19 +54,12 @@ const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>
 
 void AicoreComplex::update_view(int core) {
   const Core& c = cores_[core];
-  if (c.view < 0) return;
-  ClusterView& v = views_[static_cast<std::size_t>(c.view)];
-  const int lane = map_.lane_of(core);
-  v.idle[lane].set(c.view_index, c.running < 0);
-  v.occupied[lane].set(c.view_index, c.pending_occupied);
-  v.parked[lane].set(c.view_index, parked(core));
-}
-
-bool AicoreComplex::parked(int core) const {
-  const Core& c = cores_[core];
-  if (c.running < 0) return false;
-  const Slot& s = c.slots[c.running];
-  return s.gated && s.start == kNever;
+  if (!c.view) return;
+  ++c.view->version;
+  const auto lane = static_cast<std::size_t>(c.view_lane);
+  c.view->idle[lane].set(c.view_index, c.running < 0);
+  c.view->occupied[lane].set(c.view_index, c.pending_occupied);
+  c.view->parked[lane].set(c.view_index, parked(core));
 }
 
 std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane, int record,
@@ -368,19 +361,5 @@ AicoreComplex::CondValue AicoreComplex::cond_at(int core, Time t) const {
   return v;
 }
 
-Time AicoreComplex::next_observable(int core) const {
-  const Core& c = cores_[core];
-  if (c.running < 0) return kNever;
-  const Slot& r = c.slots[c.running];
-  auto vis = [&](Time x) { return x == kNever ? kNever : x + fin_notice_; };
-  if (c.pending >= 0) {
-    const Slot& p = c.slots[c.pending];
-    if (p.gated && p.start == kNever) return vis(r.end);
-    return vis(p.start);
-  }
-  Time next = vis(r.end);
-  if (c.pending_occupied) next = std::min(next, vis(r.start));
-  return next;
-}
 
 }  // namespace npusim

@@ -112,6 +112,11 @@ class AicoreComplex : public sc_core::sc_module {
   // them as bit masks too.)
   struct ClusterView {
     std::array<ClusterSet, kNumLanes> idle, occupied, parked;
+    // Bumped at every update of one of the group's cores, which follows every
+    // change of what next_observable reads (the running and pending slots,
+    // pending_occupied, a slot's start and end): an unchanged version means
+    // every core's next_observable is unchanged too.
+    std::uint64_t version = 0;
     // Word `i` of the clusters whose core of `lane` the completion phase
     // polls: running (not idle) and not parked.
     ClusterSet::Word polled(int lane, int i) const {
@@ -124,7 +129,12 @@ class AicoreComplex : public sc_core::sc_module {
   const ClusterView& add_view(const std::vector<int>& clusters);
   // The running slot is a gated (early-dispatched) block still waiting for its
   // doorbell: the scheduler does not poll such a core.
-  bool parked(int core) const;
+  bool parked(int core) const {
+    const Core& c = cores_[core];
+    if (c.running < 0) return false;
+    const Slot& s = c.slots[c.running];
+    return s.gated && s.start == kNever;
+  }
   // The task whose block the AICPU last saw on this core (running slot), or nullptr.
   const Task* running_task(int core) const {
     const Core& c = cores_[core];
@@ -167,7 +177,9 @@ class AicoreComplex : public sc_core::sc_module {
   void poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted = nullptr);
 
   // The earliest time a COND read of this core would decode something new,
-  // or kNever if nothing is pending or the time is not known yet.
+  // or kNever if nothing is pending or the time is not known yet. Inline:
+  // the completion phase and the idle skip call it for every polled core of
+  // every iteration.
   Time next_observable(int core) const;
 
   // The call made when a core's timeline becomes known later than its
@@ -232,8 +244,11 @@ class AicoreComplex : public sc_core::sc_module {
     std::uint64_t retired_seq = 0;
     void (*wake)(void*) = nullptr;
     void* wake_arg = nullptr;
-    int view = -1;       // the ClusterView holding this core's bits, and its cluster's index there
+    // The ClusterView holding this core's bits (views_ keeps its address),
+    // its cluster's index there and its lane.
+    ClusterView* view = nullptr;
     int view_index = 0;
+    int view_lane = 0;
   };
   struct Event {
     Time t;
@@ -277,5 +292,20 @@ class AicoreComplex : public sc_core::sc_module {
   std::uint64_t seq_ = 0;
   sc_core::sc_event queue_ev_;
 };
+
+inline Time AicoreComplex::next_observable(int core) const {
+  const Core& c = cores_[core];
+  if (c.running < 0) return kNever;
+  const Slot& r = c.slots[c.running];
+  auto vis = [&](Time x) { return x == kNever ? kNever : x + fin_notice_; };
+  if (c.pending >= 0) {
+    const Slot& p = c.slots[c.pending];
+    if (p.gated && p.start == kNever) return vis(r.end);
+    return vis(p.start);
+  }
+  Time next = vis(r.end);
+  if (c.pending_occupied) next = std::min(next, vis(r.start));
+  return next;
+}
 
 }  // namespace npusim

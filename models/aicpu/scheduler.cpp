@@ -25,6 +25,13 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
     cores_.push_back(m.aiv1(ci));
   }
   for (int c : cores_) ctx_.cores->set_wake(c, [](void* self) { static_cast<SchedulerThread*>(self)->wake_up(); }, this);
+  // complete's resolve record needs sys_cnt(t) - sys_cnt(t0) >= N ticks (N =
+  // freq / 1e6). sys_cnt(t) - sys_cnt(t0) < (t - t0) * freq / 1e12 + 1, so a
+  // walk with (t - t0) * freq <= (N - 1) * 1e12 spans fewer than N ticks.
+  // N = 0 (a counter under 1 MHz): every walk is recorded.
+  const std::uint64_t freq = ctx.platform->topo.sys_cnt_freq_hz, ticks = freq / 1000000;
+  if (ticks > 0)
+    resolve_min_ = static_cast<Time>(static_cast<unsigned __int128>(ticks - 1) * 1000000000000ull / freq) + 1;
   view_ = &ctx_.cores->add_view(clusters_);
   for (ClusterSet& lane : taken_) lane.resize(static_cast<int>(clusters_.size()));
 }
@@ -229,8 +236,14 @@ void SchedulerThread::loop() {
     // waiting for it is then seen here, not lost.
     sync(t);
     if (wake_count() != seen_epoch) continue;
-    const Time next = next_event_iteration(t, P);
-    const Time fire = watchdog_iteration(t, P);
+    Time next_m = 0;  // the iterations from t to `next`
+    const Time next = next_event_iteration(t, P, next_m);
+    // The watchdog fires in the first idle iteration ending after its limit:
+    // never before `next` if `next` is not past the limit, and then only
+    // `next` matters below (no division for the iteration it would fire in).
+    const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
+    const bool before_limit = next != kNever && budget != 0 && next <= last_progress_ + budget;
+    const Time fire = before_limit ? kNever : watchdog_iteration(t, P);
     const Time until = std::min(next, fire);
     if (until == kNever)
       sleep_for_wake(kNever);
@@ -247,7 +260,7 @@ void SchedulerThread::loop() {
     if (P == 0) {  // a zero-cost loop: iterations are instantaneous
       t = x;
     } else if (next != kNever && x >= next) {
-      skipped = (next - t) / P;
+      skipped = next_m;  // (next - t) / P
       t = next;
     } else {
       // Woken at x: the dispatch check of iteration m lies at t + m*P + P (the
@@ -320,19 +333,6 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
-inline int SchedulerThread::next_polled_cluster(int k) const {
-  const AicoreComplex::ClusterView& v = view();
-  const ClusterSet& any = v.idle[0];  // every lane's set has the same size
-  if (k >= any.size()) return -1;
-  for (int i = k >> 6; i < any.words(); ++i) {
-    ClusterSet::Word w = 0;
-    for (int l = 0; l < kNumLanes; ++l) w |= v.polled(l, i);
-    if (i == k >> 6) w &= ~ClusterSet::Word{0} << (k & 63);
-    if (w) return 64 * i + __builtin_ctzll(w);
-  }
-  return -1;
-}
-
 inline int SchedulerThread::polled_cores() const {
   int n = 0;
   const AicoreComplex::ClusterView& v = view();
@@ -341,40 +341,81 @@ inline int SchedulerThread::polled_cores() const {
   return n;
 }
 
-Time SchedulerThread::next_event_iteration(Time T, Time P) const {
+const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {
+  const std::uint64_t version = view().version;
+  if (polls_.version == version) return polls_;
+  PollSummary p;
+  p.version = version;
+  for_each_polled([&](int c) {
+    const Time x = ctx_.cores->next_observable(c);
+    const Time offset = costs_.loop + static_cast<Time>(p.count + 1) * costs_.poll_cond;
+    ++p.count;
+    if (x == kNever)
+      p.never = true;
+    else
+      p.least = std::min(p.least, x > offset ? x - offset : 0);
+    return false;
+  });
+  polls_ = p;
+  return polls_;
+}
+
+Time SchedulerThread::next_event_iteration(Time T, Time P, Time& m_out) const {
   // Iteration m >= 0 starts at T + m*P; its j-th poll returns at
   // T + m*P + loop + (j+1)*poll.
-  Time best = kNever;
-  int j = 0;
-  for_each_polled([&](int c) {
-    Time x = ctx_.cores->next_observable(c);
-    Time offset = costs_.loop + static_cast<Time>(j + 1) * costs_.poll_cond;
-    ++j;
-    if (x == kNever) return;
-    if (P == 0) {
-      best = std::min(best, std::max(T, x));
-      return;
-    }
-    Time m = x > T + offset ? (x - T - offset + P - 1) / P : 0;
-    best = std::min(best, T + m * P);
-  });
-  return best;
+  if (P == 0) {
+    Time best = kNever;
+    for_each_polled([&](int c) {
+      const Time x = ctx_.cores->next_observable(c);
+      if (x != kNever) best = std::min(best, std::max(T, x));
+      return false;
+    });
+    return best;
+  }
+  // Core j's first iteration is m_j = ceil((x_j - off_j - T) / P), or 0
+  // when x_j - off_j <= T: non-decreasing in x_j - off_j, so the earliest
+  // is that of the least term (poll_summary), clamped at T. One division
+  // per call instead of one per polled core, and no walk while this
+  // thread's cores are as the last walk saw them.
+  const PollSummary& ps = poll_summary();
+  if (ps.least == kNever) return kNever;
+  const Time key = std::max(T, ps.least);
+  m_out = key > T ? (key - T + P - 1) / P : 0;
+  return T + m_out * P;
 }
 
 // --------------------------------------------------------------- complete
 
 void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progress) {
+  // This thread's cores unchanged since a walk that saw every poll decode
+  // nothing, and none due in this iteration either (poll_summary): the
+  // polls only cost their reads. (The loop calls this with t at
+  // iteration_start + loop, where the summary's offsets count from.)
+  if (polls_.version == view().version && !polls_.never &&
+      (polls_.least == kNever || polls_.least > iteration_start)) {
+    t += static_cast<Time>(polls_.count) * costs_.poll_cond;
+    return;
+  }
   int fins = 0;
   int tasks = 0;  // completed_this_turn
+  // A walk that polls nothing leaves the summary of what it saw.
+  PollSummary seen;
+  seen.version = view().version;
+  bool polled = false;
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
     t += costs_.poll_cond;
     const Time x = ctx_.cores->next_observable(c);
+    const Time offset = costs_.loop + static_cast<Time>(seen.count + 1) * costs_.poll_cond;
+    ++seen.count;
     // A core whose timeline is not known yet may finish before this read.
-    if (x == kNever)
+    if (x == kNever) {
       sync(t);
-    else if (x > t)
-      return;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
+    } else if (x > t) {
+      seen.least = std::min(seen.least, x - offset);  // x > t >= offset
+      return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
+    }
+    polled = true;
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
@@ -399,7 +440,9 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A gated sync-start block promoted after the running FIN was completed
     // (check_running_cores_for_completion: complete, then promote).
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
+    return true;
   });
+  if (!polled) polls_ = seen;
   if (fins == 0) return;
   count_completed(tasks, t);
   progress = true;
@@ -460,7 +503,9 @@ void SchedulerThread::complete(Task& task, Time fixed, Time& t) {
   const Platform& p = *ctx_.platform;
   // host_build_graph's resolution thread writes no phase records
   // (run_resolution_thread).
-  if (!resolver_ && p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000)
+  // A walk shorter than `resolve_min_` cannot span that many counter ticks
+  // (most walks): no record, and no 128-bit divisions to convert the times.
+  if (!resolver_ && t - t0 >= resolve_min_ && p.sys_cnt(t) - p.sys_cnt(t0) >= p.topo.sys_cnt_freq_hz / 1000000)
     record(SchedPhase::Resolve, t0, t, visited);
 }
 
@@ -735,35 +780,30 @@ SchedulerThread::MixPlacement SchedulerThread::classify_mix(int ci, std::uint8_t
   return idle == used ? MixPlacement::Running : MixPlacement::Pending;
 }
 
-inline bool SchedulerThread::has_idle(Shape s) const {
-  const AicoreComplex::ClusterView& v = view();
-  for (int i = 0; i < v.idle[kLaneAic].words(); ++i) {
-    const ClusterSet::Word aic = v.idle[kLaneAic].word(i), aiv0 = v.idle[kLaneAiv0].word(i),
-                           aiv1 = v.idle[kLaneAiv1].word(i);
-    // MIX: get_valid_cluster_offset_states(MIX), all three cores of a cluster idle.
-    const ClusterSet::Word any = s == Shape::MIX ? aic & aiv0 & aiv1 : s == Shape::AIC ? aic : aiv0 | aiv1;
-    if (any) return true;
-  }
-  return false;
-}
-
-bool SchedulerThread::peer_has_idle(Shape s) const {
+inline bool SchedulerThread::peer_has_idle(Shape s) const {
   const std::uint64_t at = ctx_.clock->handovers();
   if (at != peer_idle_at_) {
+    // Every shape's answer at once, in one pass over the peers' words (the
+    // bits cannot change before the next hand-over, so answering a shape
+    // now or at its first question is the same).
     peer_idle_at_ = at;
-    peer_idle_known_ = 0;
-  }
-  const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(s));
-  if (!(peer_idle_known_ & bit)) {
-    peer_idle_known_ |= bit;
-    peer_idle_ &= static_cast<std::uint8_t>(~bit);
-    for (SchedulerThread* p : ctx_.threads)
-      if (p != this && p->has_idle(s)) {
-        peer_idle_ |= bit;
-        break;
+    ClusterSet::Word aic = 0, aiv = 0, mix = 0;
+    for (SchedulerThread* p : ctx_.threads) {  // each peer's get_idle_core_offset_states
+      if (p == this) continue;
+      const AicoreComplex::ClusterView& v = p->view();
+      for (int i = 0; i < v.idle[kLaneAic].words(); ++i) {
+        const ClusterSet::Word c = v.idle[kLaneAic].word(i), v0 = v.idle[kLaneAiv0].word(i),
+                               v1 = v.idle[kLaneAiv1].word(i);
+        aic |= c;
+        aiv |= v0 | v1;
+        mix |= c & v0 & v1;  // get_valid_cluster_offset_states(MIX): all three cores of a cluster idle
       }
+    }
+    peer_idle_ = static_cast<std::uint8_t>((aic ? 1u << static_cast<unsigned>(Shape::AIC) : 0u) |
+                                           (aiv ? 1u << static_cast<unsigned>(Shape::AIV) : 0u) |
+                                           (mix ? 1u << static_cast<unsigned>(Shape::MIX) : 0u));
   }
-  return peer_idle_ & bit;
+  return peer_idle_ >> static_cast<unsigned>(s) & 1;
 }
 
 void SchedulerThread::push_back(Task& task, bool early, Time& t) {

@@ -167,14 +167,31 @@ class SchedulerThread : public sc_core::sc_module {
   // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
   // are read when the walk reaches it, so a core that f's work parks,
   // unparks or idles is seen as a loop over cores_ testing each would see it.
+  // f returns whether anything may have changed since the walk last read the
+  // bits (it polled a core, or synchronised, letting other processes run);
+  // only then are the view's words read again, so a walk whose reads decode
+  // nothing (most iterations, and every idle skip) reads them once per word.
   template <typename F>
   void for_each_polled(F&& f) const {
-    for (int k = next_polled_cluster(0); k >= 0; k = next_polled_cluster(k + 1))
-      for (int l = 0; l < kNumLanes; ++l)
-        if (view().polled(l, k >> 6) >> (k & 63) & 1) f(cores_[static_cast<std::size_t>(kNumLanes * k + l)]);
+    const AicoreComplex::ClusterView& v = view();
+    const int words = v.idle[0].words();  // every lane's set has the same size
+    for (int i = 0; i < words; ++i) {
+      ClusterSet::Word p[kNumLanes];
+      auto read = [&] {
+        for (int l = 0; l < kNumLanes; ++l) p[l] = v.polled(l, i);
+      };
+      read();
+      ClusterSet::Word rest = ~ClusterSet::Word{0};  // clusters of word i not walked yet
+      for (;;) {
+        const ClusterSet::Word w = (p[0] | p[1] | p[2]) & rest;
+        if (!w) break;
+        const int b = __builtin_ctzll(w);
+        rest = b == 63 ? 0 : ~ClusterSet::Word{0} << (b + 1);
+        for (int l = 0; l < kNumLanes; ++l)
+          if (p[l] >> b & 1 && f(cores_[static_cast<std::size_t>(kNumLanes * (64 * i + b) + l)])) read();
+      }
+    }
   }
-  // The first owned cluster from local index `k` with a polled core, or -1.
-  int next_polled_cluster(int k) const;
   void finish_task(Task& task, Time& t);
   // Completes a task: fanout walk, ready pushes, doorbells; `fixed` is the
   // caller's own cost of the completion.
@@ -226,7 +243,6 @@ class SchedulerThread : public sc_core::sc_module {
   // polls and dispatches, and no peer runs until this thread sleeps on the
   // clock: the answers are kept until the clock's next hand-over.
   bool peer_has_idle(Shape s) const;
-  bool has_idle(Shape s) const;       // this thread: get_idle_core_offset_states(s) non-empty
   // Plans block `block` of `task` on core `core` (a MIX block: its cluster's
   // used lanes) for the next flush: one payload each.
   // Returns the payloads built.
@@ -267,8 +283,28 @@ class SchedulerThread : public sc_core::sc_module {
   bool drain_has_work() const;
 
   // Idle skipping: the start of the first iteration after `T` (period `P`)
-  // in which a poll could decode something new.
-  Time next_event_iteration(Time T, Time P) const;
+  // in which a poll could decode something new; `m` is set to the number of
+  // iterations before it (P > 0 and a result other than kNever).
+  Time next_event_iteration(Time T, Time P, Time& m) const;
+  // What the completion phase's polls would see, as long as no core of this
+  // thread changes (the view's version): with x_j the j-th polled core's
+  // next_observable and off_j = loop + (j+1)*poll its poll's offset in an
+  // iteration, `least` is the smallest max(x_j - off_j, 0) over the cores
+  // with x_j known (kNever: none), `never` whether some core's x_j is not
+  // known yet, `count` the polled cores. The poll of core j in an iteration
+  // starting at T decodes something iff x_j <= T + off_j, i.e. iff its term
+  // is <= T; so an iteration with least > T (and no unknown core) polls
+  // nothing, and the first iteration that can decode something is that of
+  // the least term. Left by a completion phase's walk that polled nothing,
+  // or by the idle skip's own walk.
+  struct PollSummary {
+    std::uint64_t version = ~std::uint64_t{0};
+    Time least = kNever;
+    bool never = false;
+    int count = 0;
+  };
+  const PollSummary& poll_summary() const;
+  mutable PollSummary polls_;
   // The no-progress watchdog: the end of the idle iteration (from `t`,
   // period `P`) at which it fires, kNever when it is not armed; and the latch.
   Time watchdog_iteration(Time t, Time P) const;
@@ -295,10 +331,10 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<int> units_, selected_;
   std::vector<Task*> batch_;
   bool entered_drain_ = false; // this dispatch phase started a sync-start drain
-  // peer_has_idle's answers (bit: the shape) and which of them are known,
-  // taken at the clock's hand-over count `peer_idle_at_`.
+  // peer_has_idle's answers (bit: the shape), taken at the clock's
+  // hand-over count `peer_idle_at_`.
   mutable std::uint64_t peer_idle_at_ = ~std::uint64_t{0};
-  mutable std::uint8_t peer_idle_known_ = 0, peer_idle_ = 0;
+  mutable std::uint8_t peer_idle_ = 0;
   // Swimlane counters (SchedChipSwimlaneCounters): pops since the thread
   // started and at the last dispatch record, subtasks prepared since the
   // last dispatch or early-dispatch record, the start of the next phase
@@ -317,6 +353,9 @@ class SchedulerThread : public sc_core::sc_module {
   IdleGrid idle_grid_;
   Time first_dispatch_ = kNever;
   Time last_completion_ = 0;
+  // The shortest completion walk that can span the 1 us of the device
+  // counter a resolve record needs (0: any walk may).
+  Time resolve_min_ = 0;
 };
 
 }  // namespace npusim

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 #include <sys/resource.h>
@@ -115,10 +116,19 @@ class SummaryStats : public SimObserver {
   std::map<std::string, KernelStats> kernels;
   std::uint64_t dispatch_ops = 0;
   Time until = kNever;  // a failed run: progress stopped
+  // The entry of a kernel's name, found by its definition (which lives as
+  // long as the trace): one name lookup per distinct kernel instead of a
+  // string-keyed std::map lookup per task (the map's nodes stay where they are).
+  KernelStats& kernel_stats(const KernelDef* def) {
+    auto [it, added] = by_def_.try_emplace(def, nullptr);
+    if (added) it->second = &kernels[def->name];
+    return *it->second;
+  }
+  std::unordered_map<const KernelDef*, KernelStats*> by_def_;
   void on_retired(Task& t) override {
     dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     if (!t.kernel) return;
-    KernelStats& k = kernels[t.kernel->name];
+    KernelStats& k = kernel_stats(t.kernel);
     k.func_id = t.kernel->func_id;
     ++k.tasks;
     k.blocks += static_cast<std::uint64_t>(t.block_num);
@@ -130,7 +140,7 @@ class SummaryStats : public SimObserver {
   void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
     hbm_bytes += hbm;
     if (!t.kernel) return;
-    KernelStats& k = kernels[t.kernel->name];
+    KernelStats& k = kernel_stats(t.kernel);
     k.func_id = t.kernel->func_id;
     k.l2_lines += lines;
     k.l2_hits += hits;
