@@ -50,7 +50,7 @@ Time done_of(const PathTask& t, Time w1) {
 
 }  // namespace
 
-CriticalPath walk_critical_path(const std::vector<PathTask>& tasks, Time w0, Time w1) {
+CriticalPath walk_critical_path(PathTasks tasks, Time w0, Time w1) {
   CriticalPath p;
   p.from = w0;
   p.to = std::max(w0, w1);
@@ -112,7 +112,7 @@ CriticalPath walk_critical_path(const std::vector<PathTask>& tasks, Time w0, Tim
   return p;
 }
 
-ordered_json critical_path_json(const CriticalPath& p, const std::vector<PathTask>& tasks, std::size_t max_steps) {
+ordered_json critical_path_json(const CriticalPath& p, PathTasks tasks, std::size_t max_steps) {
   ordered_json j;
   j["from_ns"] = to_ns(p.from);
   j["to_ns"] = to_ns(p.to);

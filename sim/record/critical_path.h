@@ -37,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/observer.h"
+#include "sim/record/big_array.h"
 #include "sim/record/json_out.h"
 
 namespace npusim::record {
@@ -77,15 +78,30 @@ struct CriticalPath {
   std::array<Time, kPathParts> parts{}; // sum to - from
 };
 
+// The task list the walk reads: a std::vector (tests) or the collector's
+// BigVector, without a copy.
+class PathTasks {
+ public:
+  PathTasks() = default;  // none
+  PathTasks(const std::vector<PathTask>& v) : p_(v.data()), n_(v.size()) {}
+  PathTasks(const BigVector<PathTask>& v) : p_(v.data()), n_(v.size()) {}
+  const PathTask& operator[](std::size_t i) const { return p_[i]; }
+  std::size_t size() const { return n_; }
+
+ private:
+  const PathTask* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
 // The walk over [w0, w1]; `tasks` with started kernels (start != kNever)
 // are the candidates for its end. No candidate or an empty window: no steps,
 // the whole window (if any) is the orchestrator's.
-CriticalPath walk_critical_path(const std::vector<PathTask>& tasks, Time w0, Time w1);
+CriticalPath walk_critical_path(PathTasks tasks, Time w0, Time w1);
 
 constexpr std::size_t kPathListed = 40;  // steps summary.json lists (the path's end)
 
 // summary.json's `critical_path` (the last `max_steps` steps listed).
-nlohmann::ordered_json critical_path_json(const CriticalPath& p, const std::vector<PathTask>& tasks,
+nlohmann::ordered_json critical_path_json(const CriticalPath& p, PathTasks tasks,
                                           std::size_t max_steps);
 
 // Gathers PathTask records from a run's observer calls (every task and
@@ -103,8 +119,8 @@ class CriticalPathCollector : public SimObserver {
   void add_block(std::uint32_t task, const BlockRecord& b);
   struct Block { Time start, end; std::uint32_t task; int core; };
   TaskIndex index_;
-  std::vector<PathTask> tasks_;
-  std::vector<Block> blocks_;
+  BigVector<PathTask> tasks_;  // on huge pages: big_array.h
+  BigVector<Block> blocks_;
 };
 
 }  // namespace npusim::record

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "sim/record/big_array.h"
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 
@@ -91,9 +92,9 @@ class ReplayTensorMap {
   void lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
     out.clear();
     removed_.clear();
-    auto g = groups_.find(view.addr);
-    if (g == groups_.end()) return;
-    Group& grp = g->second;
+    Group* g = find(view.addr);
+    if (!g) return;
+    Group& grp = *g;
     const std::int64_t first = view.start_offset();
     const std::int64_t last = first + extent(view);
     // An entry reaching `first` starts no earlier than first - max_span.
@@ -121,9 +122,14 @@ class ReplayTensorMap {
   }
 
   void insert(const Tensor& view, TaskId producer) {
-    Group& g = groups_[view.addr];
+    Group& g = find_or_add(view.addr);
     g.max_span = std::max(g.max_span, extent(view));
     g.by_first.emplace(view.start_offset(), Entry{view, producer, seq_++});
+  }
+
+  // Starts loading the cache line of `addr`'s group slot (a hint).
+  void prefetch(std::uint64_t addr) const {
+    if (!groups_.empty()) __builtin_prefetch(&groups_[home(addr)]);
   }
 
  private:
@@ -132,9 +138,12 @@ class ReplayTensorMap {
     TaskId producer;
     std::uint64_t seq;
   };
+  // A buffer's entries; a slot of the open-addressing table of groups, one
+  // cache line with its address and span (max_span -1: an empty slot).
   struct Group {
+    std::uint64_t addr = 0;
+    std::int64_t max_span = -1;
     std::multimap<std::int64_t, Entry> by_first;
-    std::int64_t max_span = 0;
   };
   // Linear extent of a view beyond its first element, in elements.
   static std::int64_t extent(const Tensor& v) {
@@ -142,7 +151,42 @@ class ReplayTensorMap {
     for (int d = 0; d < v.ndims; ++d) e += (v.shape[d] - 1) * v.stride(d);
     return e;
   }
-  std::unordered_map<std::uint64_t, Group> groups_;
+  // The groups by buffer address, with open addressing (an unordered_map
+  // chased a bucket pointer and a node per lookup, both cache misses with
+  // 96,000 buffers in bench_pa_100k; one slot here, prefetched by put_task).
+  // Half full at most; on huge pages (big_array.h).
+  std::size_t home(std::uint64_t addr) const { return (addr * 0x9e3779b97f4a7c15ull) >> 20 & (groups_.size() - 1); }
+  Group* find(std::uint64_t addr) {
+    if (groups_.empty()) return nullptr;
+    const std::size_t mask = groups_.size() - 1;
+    for (std::size_t i = home(addr);; i = (i + 1) & mask) {
+      Group& g = groups_[i];
+      if (g.max_span < 0) return nullptr;
+      if (g.addr == addr) return &g;
+    }
+  }
+  Group& find_or_add(std::uint64_t addr) {
+    if (Group* g = find(addr)) return *g;
+    if (2 * (used_ + 1) > groups_.size()) {
+      BigVector<Group> old(groups_.empty() ? 1024 : 2 * groups_.size());
+      old.swap(groups_);
+      for (Group& g : old)
+        if (g.max_span >= 0) std::swap(groups_[empty_slot(g.addr)], g);
+    }
+    Group& g = groups_[empty_slot(addr)];
+    g.addr = addr;
+    g.max_span = 0;
+    ++used_;
+    return g;
+  }
+  std::size_t empty_slot(std::uint64_t addr) const {
+    const std::size_t mask = groups_.size() - 1;
+    std::size_t i = home(addr);
+    while (groups_[i].max_span >= 0) i = (i + 1) & mask;
+    return i;
+  }
+  BigVector<Group> groups_;
+  std::size_t used_ = 0;
   using Hit = std::pair<std::uint64_t, std::multimap<std::int64_t, Entry>::iterator>;  // (seq, entry)
   std::vector<Hit> hits_;  // lookup's scratch, kept for its capacity
   std::vector<Entry> removed_;
@@ -197,8 +241,12 @@ class DepsWriter : public OutputWriter {
     }
     // Start the loads of the arguments' slots in the set of listed tensor
     // ids (hashed, so nearly every probe misses the cache) before they are needed.
-    for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k)
-      if (t.arg_tags[k] != ArgTag::Output) seen_.prefetch(dep_gen_tensor_id(t.args[k].addr, t.args[k].version));
+    // The replay's lookups (INPUT, INOUT) likewise start the loads of their buffers' group slots.
+    for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
+      const ArgTag tag = t.arg_tags[k];
+      if (tag != ArgTag::Output) seen_.prefetch(dep_gen_tensor_id(t.args[k].addr, t.args[k].version));
+      if (!t.manual_scope && (tag == ArgTag::Input || tag == ArgTag::Inout)) tensormap_.prefetch(t.args[k].addr);
+    }
     tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
     for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
       const bool listed = t.arg_tags[k] != ArgTag::Output;

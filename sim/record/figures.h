@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/runtime/observer.h"
+#include "sim/record/big_array.h"
 #include "sim/record/json_out.h"
 
 namespace npusim::record {
@@ -61,8 +62,8 @@ struct Overhead {
 struct OverheadInput {
   struct Run { Time start, end; int type; int core; };
   struct TaskSpan { Time ready, dispatch; std::uint8_t types; };  // types: bit 0 aic, bit 1 aiv
-  std::vector<Run> runs;
-  std::vector<TaskSpan> tasks;
+  BigVector<Run> runs;  // on huge pages (big_array.h), as the collector's arrays
+  BigVector<TaskSpan> tasks;
 };
 
 // The sweep's prepared state (prepare_overhead): the window [w0, w1], each
@@ -73,7 +74,7 @@ struct OverheadSteps {
   bool empty = true;  // no block ran: no window, no interval
   Time w0 = 0, w1 = 0;
   std::array<long, 2> cores{};
-  std::vector<Step> steps;
+  BigVector<Step> steps;
 };
 OverheadSteps prepare_overhead(const OverheadInput& in);
 Overhead sum_overhead(const OverheadSteps& s);  // the sweep's totals
@@ -116,10 +117,11 @@ class OverheadCollector {
     std::uint32_t preds_begin = 0, preds_end = 0;  // its producers' numbers in preds_
   };
   std::uint32_t number(TaskId id);  // the task's number (a new record for a new id)
-  std::vector<Run> runs_;
+  // Every block and task of the run: on huge pages (big_array.h).
+  BigVector<Run> runs_;
   TaskIndex index_;                  // task id -> number
-  std::vector<TaskRec> tasks_;       // by number
-  std::vector<std::uint32_t> preds_;  // producers (numbers), a range per consumer, from the submit's edges
+  BigVector<TaskRec> tasks_;         // by number
+  BigVector<std::uint32_t> preds_;   // producers (numbers), a range per consumer, from the submit's edges
   mutable bool steps_valid_ = false;
   mutable int steps_clusters_ = 0;
   mutable OverheadSteps steps_;

@@ -1,0 +1,53 @@
+// Arrays that grow with the task count (the summary figures' collectors:
+// every task and block of a run) on transparent huge pages.
+//
+// With every output on, the collectors' arrays are the run's largest
+// allocations (tens of MB for 100,000 tasks, more while a vector doubles),
+// and each 4 KB page they touch first is a page fault: about 18,000 per
+// bench_pa_100k run, several microseconds each on a virtual machine, most of
+// the run's page faults (perf record -e page-faults). An array of 1 MB or
+// more is mapped on its own, aligned to 2 MB and marked MADV_HUGEPAGE, so
+// the kernel (where transparent huge pages are "madvise" or "always") backs
+// it with 2 MB pages: one fault per 2 MB. Smaller arrays come from malloc as
+// before. Where the kernel gives no huge page the mapping is an ordinary one.
+#pragma once
+
+#include <cstddef>
+#include <new>
+#include <vector>
+
+namespace npusim::record {
+
+namespace huge_pages {
+constexpr std::size_t kMin = std::size_t{1} << 20;  // smaller: malloc
+// `bytes` (>= kMin) of zeroed memory aligned to 2 MB; throws std::bad_alloc.
+void* allocate(std::size_t bytes);
+void release(void* p, std::size_t bytes);  // what allocate(bytes) returned
+}  // namespace huge_pages
+
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < huge_pages::kMin) return static_cast<T*>(::operator new(bytes));
+    return static_cast<T*>(huge_pages::allocate(bytes));
+  }
+  void deallocate(T* p, std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < huge_pages::kMin) ::operator delete(p);
+    else huge_pages::release(p, bytes);
+  }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
+
+template <class T>
+using BigVector = std::vector<T, HugePageAllocator<T>>;
+
+}  // namespace npusim::record
