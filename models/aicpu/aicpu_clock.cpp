@@ -68,10 +68,7 @@ int AicpuClock::choose() {
   const int i = next();
   // Alone, the kernel's time moves only while the host waits on it, and the
   // host catches the clock up when it returns (drive): no kernel read here.
-  if (!fibers_) {
-    const Time kernel = sc_core::sc_time_stamp().value();
-    if (now_ < kernel) now_ = kernel;
-  }
+  if (!fibers_) catch_up();
   if (i < 0) return -1;
   Slot& s = slots_[static_cast<std::size_t>(i)];
   Time& due = due_[static_cast<std::size_t>(i)];
@@ -132,14 +129,13 @@ void AicpuClock::drive() {
     return;
   }
   for (;;) {
-    const Time kernel = sc_core::sc_time_stamp().value();
-    if (now_ < kernel) now_ = kernel;
+    catch_up();
     const int i = choose();
     if (i < 0) {
       wait_on_kernel();
       continue;
     }
-    host_.switch_to(*slots_[static_cast<std::size_t>(i)].fiber);
+    host_.switch_to(context(i));
     if (failed_) std::rethrow_exception(failed_);
   }
 }
@@ -175,7 +171,7 @@ void AicpuClock::sleep(int id, Time t, bool wakeable) {
   }
   const int i = choose();
   if (i == id) return;
-  s.fiber->switch_to(i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber);
+  s.fiber->switch_to(context(i));
 }
 
 void AicpuClock::exit(int id) {
@@ -188,8 +184,7 @@ void AicpuClock::exit(int id) {
     pass(id);
     return;
   }
-  const int i = failed_ ? -1 : choose();
-  s.fiber->switch_to(i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber, true);
+  s.fiber->switch_to(context(failed_ ? -1 : choose()), true);
 }
 
 void AicpuClock::wake(int id) {

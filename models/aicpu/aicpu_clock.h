@@ -114,6 +114,14 @@ class AicpuClock : public sc_core::sc_module {
   void wait_on_kernel();  // until the first thread's due time or a kick (no thread runs now)
   void pass(int self);    // beside other chips: hands control to the next thread
   int next() const;  // the slot first in (due, index), or -1
+  // The clock's present is never behind the kernel's.
+  void catch_up() {
+    const Time kernel = sc_core::sc_time_stamp().value();
+    if (now_ < kernel) now_ = kernel;
+  }
+  // Alone: where control goes for choose()'s answer `i`: thread i's fiber,
+  // or (-1) the host, to wait on the kernel.
+  Fiber& context(int i) { return i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber; }
 
   bool may_run_ahead(Time due) const {
     return horizon_ && !ModelPresent::hold && due < kTimeLimit && due < horizon_(horizon_arg_);

@@ -146,11 +146,12 @@ void Fiber::entry_ucontext(unsigned hi, unsigned lo) {
 
 Fiber::Fiber(std::size_t stack_bytes, void (*fn)(void*), void* arg) : fn_(fn), arg_(arg) {
   const std::size_t page = page_size();
-  const std::size_t stack = (stack_bytes + page - 1) / page * page;
+  const auto whole_pages = [page](std::size_t n) { return (n + page - 1) / page * page; };
+  const std::size_t stack = whole_pages(stack_bytes);
   // The guard below the stack: 64 KiB, so that a frame larger than a page
   // (which would step over a one-page guard without touching it) still lands
   // in it rather than in whatever is mapped below. Untouched, it costs nothing.
-  const std::size_t guard = (kGuardBytes + page - 1) / page * page;
+  const std::size_t guard = whole_pages(kGuardBytes);
   map_bytes_ = stack + guard;
   void* m = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();

@@ -21,8 +21,9 @@ constexpr std::size_t kOrchestratorStackBytes = std::size_t(8) << 20;
 OrchestratorThread::OrchestratorThread(sc_core::sc_module_name name, AicpuClock& clock, Runtime& rt,
                                        OpSource& source, SimObserver& obs, const Platform& platform,
                                        bool host_build_graph)
-    : sc_core::sc_module(name), clock_(clock), clock_id_(clock.add(&OrchestratorThread::body, this, kOrchestratorStackBytes)), rt_(rt), source_(source), obs_(obs),
-      platform_(platform), costs_(host_build_graph ? OrchCosts{} : platform.orch) {
+    : sc_core::sc_module(name), clock_(clock),
+      clock_id_(clock.add(&OrchestratorThread::body, this, kOrchestratorStackBytes)), rt_(rt), source_(source),
+      obs_(obs), platform_(platform), costs_(host_build_graph ? OrchCosts{} : platform.orch) {
 }
 
 void OrchestratorThread::sync(Time t) {
