@@ -208,10 +208,18 @@ void SchedulerThread::loop() {
       if (drain_phase(t)) continue;
     } else {
       // With a resolution thread, dummies are its work (run_resolution_thread).
-      if (!ctx_.resolver && index_ < ctx_.platform->topo.dummy_threads) dummy_phase(t, progress);
+      const bool dummies = !ctx_.resolver && index_ < ctx_.platform->topo.dummy_threads;
       const std::uint64_t misses = pop_miss_;
-      dispatch_phase(t, progress);
-      early_dispatch_phase(t, progress);
+      if (!progress && quiet(t, dummies)) {
+        // Nothing to pop anywhere (most idle iterations): what the three
+        // phases below come to, without their walks.
+        entered_drain_ = false;
+        pop_miss_ += 2 * static_cast<std::uint64_t>(empty_tier_misses());
+      } else {
+        if (dummies) dummy_phase(t, progress);
+        dispatch_phase(t, progress);
+        early_dispatch_phase(t, progress);
+      }
       if (progress) {
         last_progress_ = t;
         progress_iter_ = loop_iter_;
@@ -382,6 +390,19 @@ Time SchedulerThread::next_event_iteration(Time T, Time P, Time& m_out) const {
   const Time key = std::max(T, ps.least);
   m_out = key > T ? (key - T + P - 1) / P : 0;
   return T + m_out * P;
+}
+
+// An iteration whose dummy, dispatch and early-dispatch phases find nothing
+// to do, read at `t` (their reads, after the same catch-up): no dummy (for a
+// thread that drains them), every ready queue of both tiers empty (each tier
+// then counts empty_tier_misses), and no early work it could stage (a stale
+// early entry is dropped here as early_dispatch_phase's check drops it); and
+// no dispatch record pending (the dispatch phase would write it).
+bool SchedulerThread::quiet(Time t, bool dummies) {
+  sync(t);
+  const Runtime& rt = *ctx_.rt;
+  if (phase_dispatch_count_ != 0 || (dummies && rt.dummy_queue_size() != 0) || rt.any_ready()) return false;
+  return !ctx_.rt->any_early() || !has_free_slot();
 }
 
 // --------------------------------------------------------------- complete

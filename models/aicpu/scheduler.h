@@ -158,6 +158,7 @@ class SchedulerThread : public sc_core::sc_module {
   // What an idle iteration compares to notice a wake-up it was not waiting for.
   std::uint64_t wake_count() const;
   void dispatch_phase(Time& t, bool& progress);
+  bool quiet(Time t, bool dummies);  // the iteration's remaining phases would do nothing
   int empty_tier_misses() const;  // dispatch_phase's pop misses on a tier with every queue empty
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);
