@@ -339,25 +339,37 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
   const std::uint32_t* lc = b.lit_code;
   const std::uint8_t* ll = b.lit_len;
   const unsigned char* q = p + start;
-  for (std::size_t i = 0; i < nseq; ++i) {
+  std::size_t last = nseq;
+  if (nseq && !seqs[nseq - 1].len) --last;  // the block's last run, without a match after it
+  for (std::size_t i = 0; i < last; ++i) {
     const Seq& s = seqs[i];
     std::uint32_t k = s.lits;
-    for (; k >= 3; k -= 3, q += 3) {  // 3 x 15 bits at most between flushes
-      out.put(lc[q[0]], ll[q[0]]);
-      out.put(lc[q[1]], ll[q[1]]);
-      out.put(lc[q[2]], ll[q[2]]);
-      out.flush();
+    if (k > 2) {
+      for (; k > 2; k -= 3, q += 3) {  // 3 x 15 bits at most between flushes
+        out.put(lc[q[0]], ll[q[0]]);
+        out.put(lc[q[1]], ll[q[1]]);
+        out.put(lc[q[2]], ll[q[2]]);
+        out.flush();
+      }
     }
-    for (; k > 0; --k, ++q) out.put(lc[*q], ll[*q]);
+    // Up to two literals without a branch on how many (a run's length is
+    // random; a match of 4 or more follows, so q[1] is in the text).
+    const std::uint32_t m0 = 0u - (k > 0), m1 = 0u - (k > 1);
+    out.put(lc[q[0]] & m0, ll[q[0]] & m0);
+    out.put(lc[q[1]] & m1, ll[q[1]] & m1);
+    q += k;
     out.flush();
-    if (!s.len) continue;
-    out.put(len_bits[s.len], len_n[s.len]);
     const unsigned ds = dist_sym(s.dist);
-    out.put(b.dist_code[ds] | static_cast<std::uint64_t>(s.dist - kDistBase[ds]) << b.dist_len[ds],
-            b.dist_len[ds] + kDistExtra[ds]);
+    const std::uint64_t dbits = b.dist_code[ds] | static_cast<std::uint64_t>(s.dist - kDistBase[ds]) << b.dist_len[ds];
+    out.put(len_bits[s.len] | dbits << len_n[s.len], len_n[s.len] + b.dist_len[ds] + kDistExtra[ds]);
     out.flush();
     q += s.len;
   }
+  if (last < nseq)
+    for (std::uint32_t k = seqs[last].lits; k > 0; --k, ++q) {
+      out.put(lc[*q], ll[*q]);
+      out.flush();
+    }
   out.put(lc[256], ll[256]);
   out.flush();
 }
