@@ -285,9 +285,10 @@ class IoThread {
 };
 
 // A gzip file's state: its level, an output buffer and the stream's running
-// CRC-32 and length. Each chunk is compressed on its own by libdeflate (a
-// whole-buffer codec, several times faster than zlib at the same level) and
-// joined into the one deflate stream (deflate_join.h), so any thread can
+// CRC-32 and length. Each chunk is compressed on its own, at level 1 by
+// deflate_fast (deflate_fast.h), at 2 to 9 by libdeflate (a whole-buffer
+// codec, several times faster than zlib at the same level), and joined into
+// the one deflate stream (deflate_join.h), so any thread can
 // compress a chunk: the I/O thread, or the simulation thread when the I/O
 // thread is behind (OutFile::flush). A chunk's bytes are the same whichever
 // thread compresses it.
@@ -330,9 +331,9 @@ std::size_t piece_bound(int level, std::size_t n) {
 // Compresses p[0, n) into `out` (piece_bound bytes) as non-final deflate
 // blocks ending on a byte boundary; returns their length (0: cannot happen,
 // the bound is libdeflate's own and the stream its own). Level 1 (plain
-// `gzip`) is deflate_fast's, which writes such blocks itself, about twice
-// as fast as libdeflate 1.14's level 1 at about its ratio on the outputs'
-// text (docs/architecture.md, "Compression"); levels 2 to 9 are libdeflate's.
+// `gzip`) is deflate_fast's, which writes such blocks itself, faster than
+// libdeflate 1.14's level 1 at about its ratio on the outputs' text
+// (docs/architecture.md, "Outputs"); levels 2 to 9 are libdeflate's.
 std::size_t compress_piece(int level, const char* p, std::size_t n, unsigned char* out) {
   if (level == 1) return deflate_fast::compress(reinterpret_cast<const unsigned char*>(p), n, out);
   libdeflate_compressor* c = thread_compressor(level);
