@@ -10,10 +10,10 @@
 namespace npusim::record::deflate_fast {
 namespace {
 
-// Chosen on bench_pa_100k's outputs (docs/architecture.md, "Compression").
+// Chosen on bench_pa_100k's outputs (docs/architecture.md, "Outputs").
 constexpr int kHashBits = 15;                // hash table entries: 1 << kHashBits (128 KiB; 2^12 to 2^16 differ little)
 constexpr std::size_t kSegment = 65535;      // text per block (a match may run past it): one stored block if stored
-constexpr int kSkipShift = 6;                // after 2^kSkipShift literals in a row, every other position is looked at, ...
+constexpr int kSkipShift = 6;                // a run of r literals steps 1 + r / 2^kSkipShift positions
 // Bytes hashed: 6 finds longer matches than 4 (a candidate whose 6 bytes
 // hash alike is more often the start of a long repeat; the text is JSON
 // rows that differ in a few digits): merged_swimlane.json 8.6:1 instead of
@@ -99,8 +99,10 @@ struct Seq {
 struct State {
   std::uint32_t base = 1;
   std::uint32_t lit_freq[kLitSyms], dist_freq[kDistSyms];
-  std::uint32_t table[1 << 16];  // kHashBits <= 16
-  Seq seqs[65536 * 4 / kMinMatch + 8];  // a segment's sequences: one match of kMinMatch or more each, and the last run
+  std::uint32_t table[1 << kHashBits];
+  // A segment's sequences: a match of kMinMatch or more each, starting in
+  // the segment, and the last run.
+  Seq seqs[kSegment / kMinMatch + 8];
 };
 
 State& state() {
@@ -150,7 +152,9 @@ struct BitOut {
 // none) gets a partner of length 1, as inflaters want.
 void build_lengths(const std::uint32_t* freq, int nsyms, int max_bits, std::uint8_t* len) {
   std::memset(len, 0, static_cast<std::size_t>(nsyms));
-  std::uint32_t key[kLitSyms];  // freq << 9 | symbol, sorted: by frequency, ties by symbol
+  // freq << 9 | symbol, sorted: by frequency, ties by symbol (a segment's
+  // counts are below 2^17, so the key fits).
+  std::uint32_t key[kLitSyms];
   int m = 0;
   for (int s = 0; s < nsyms; ++s)
     if (freq[s]) key[m++] = freq[s] << 9 | static_cast<std::uint32_t>(s);
