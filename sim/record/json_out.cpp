@@ -1,6 +1,7 @@
 #include "sim/record/json_out.h"
 
 #include "models/common/errors.h"
+#include "sim/record/deflate_fast.h"
 #include "sim/record/deflate_join.h"
 
 #include <algorithm>
@@ -284,9 +285,10 @@ class IoThread {
 };
 
 // A gzip file's state: its level, an output buffer and the stream's running
-// CRC-32 and length. Each chunk is compressed on its own by libdeflate (a
-// whole-buffer codec, several times faster than zlib at the same level) and
-// joined into the one deflate stream (deflate_join.h), so any thread can
+// CRC-32 and length. Each chunk is compressed on its own, at level 1 by
+// deflate_fast (deflate_fast.h), at 2 to 9 by libdeflate (a whole-buffer
+// codec, several times faster than zlib at the same level), and joined into
+// the one deflate stream (deflate_join.h), so any thread can
 // compress a chunk: the I/O thread, or the simulation thread when the I/O
 // thread is behind (OutFile::flush). A chunk's bytes are the same whichever
 // thread compresses it.
@@ -322,13 +324,18 @@ libdeflate_compressor* thread_compressor(int level) {
 
 // The room compress_piece needs for n bytes of text.
 std::size_t piece_bound(int level, std::size_t n) {
+  if (level == 1) return deflate_fast::bound(n);
   return libdeflate_deflate_compress_bound(thread_compressor(level), n) + deflate_join::kSlack;
 }
 
 // Compresses p[0, n) into `out` (piece_bound bytes) as non-final deflate
 // blocks ending on a byte boundary; returns their length (0: cannot happen,
-// the bound is libdeflate's own and the stream its own).
+// the bound is libdeflate's own and the stream its own). Level 1 (plain
+// `gzip`) is deflate_fast's, which writes such blocks itself, faster than
+// libdeflate 1.14's level 1 at about its ratio on the outputs' text
+// (docs/architecture.md, "Outputs"); levels 2 to 9 are libdeflate's.
 std::size_t compress_piece(int level, const char* p, std::size_t n, unsigned char* out) {
+  if (level == 1) return deflate_fast::compress(reinterpret_cast<const unsigned char*>(p), n, out);
   libdeflate_compressor* c = thread_compressor(level);
   const std::size_t len = libdeflate_deflate_compress(c, p, n, out, libdeflate_deflate_compress_bound(c, n));
   return len ? deflate_join::make_nonfinal(out, len) : 0;
@@ -369,7 +376,17 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   if (gzip_level > 0) {
     std::unique_ptr<Gzip, GzipDelete> gz(new Gzip);
     gz->level = std::min(gzip_level, 9);
-    thread_compressor(gz->level);  // an allocation failure shows here, not on the I/O thread
+    // An allocation failure shows here, not on the I/O thread.
+    if (gz->level > 1) {
+      thread_compressor(gz->level);
+    } else {
+      try {
+        deflate_fast::reserve();
+      } catch (const std::bad_alloc&) {
+        out_of_memory() = true;
+        throw;
+      }
+    }
     gz_ = std::move(gz);
   }
 }

@@ -266,9 +266,10 @@ class JsonBuf {
 //
 // Opened with a gzip level (1..9), the file is a gzip stream (RFC 1952, one
 // member, no file name and modification time 0, so the same text gives the
-// same bytes): the I/O thread compresses each chunk with libdeflate at that
-// level, joins it to the stream (deflate_join.h) and writes it, and close()
-// writes the stream's end. Bytes written count the compressed bytes.
+// same bytes): the I/O thread compresses each chunk (level 1 with
+// deflate_fast.h's encoder, 2 to 9 with libdeflate at that level), joins it
+// to the stream (deflate_join.h) and writes it, and close() writes the
+// stream's end. Bytes written count the compressed bytes.
 class OutFile : public JsonBuf {
  public:
   OutFile() = default;
