@@ -155,6 +155,23 @@ TEST_CASE("deflate_fast: texts of every kind round-trip through zlib", "[outputs
                           3 * 65536u + 600u})
       round_trip(base.substr(0, n));
   }
+  SECTION("skewed texts whose Huffman codes need the 15-bit limit") {
+    // Byte k with probability about q^k (k counted up while a uniform draw
+    // is below q): frequencies that fall geometrically give a code tree
+    // deeper than 15 levels, which the encoder must cut down to a complete
+    // code of at most 15 bits (and the code lengths' own code to 7).
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      Rng r(seed);
+      const double q = 0.55 + 0.1 * static_cast<double>(seed % 5);
+      std::string s(20000 + r.below(120000), '\0');
+      for (char& c : s) {
+        int k = 0;
+        while (k < 255 && static_cast<double>(r.next() >> 11) * (1.0 / 9007199254740992.0) < q) ++k;
+        c = static_cast<char>(seed % 2 ? k : (k * 37) & 255);
+      }
+      round_trip(s);
+    }
+  }
   SECTION("text of the outputs' kind") {
     const std::string s = json_rows(1 << 20, 11);
     round_trip(s);

@@ -22,7 +22,13 @@ constexpr int kSkipShift = 6;                // a run of r literals steps 1 + r 
 constexpr int kHashLen = 6;
 
 constexpr unsigned kMinMatch = 4, kMaxMatch = 258, kWindow = 32768;
-constexpr std::size_t kTail = 8;  // the last bytes of a piece, always literals (the matcher reads 8 at a time)
+// No match starts in the last kTail bytes of a piece (the matcher reads 8 at
+// a time); a match may run into them.
+constexpr std::size_t kTail = 8;
+
+// The bit buffer is stored with memcpy, and match lengths come from the
+// lowest differing byte of two little-endian words.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "deflate_fast assumes a little-endian host");
 
 // RFC 1951, 3.2.5.
 constexpr std::uint16_t kLenBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
@@ -40,25 +46,18 @@ constexpr std::size_t kMaxPiece = std::size_t{1} << 30;  // compress splits long
 
 constexpr int kLitSyms = 286, kDistSyms = 30, kClenSyms = 19;
 
-// Length -> its code's index (0..28); distance - 1 -> its code: below 256
-// directly, above by (d - 1) >> 7 (every distance code from 16 on starts
-// at a multiple of 128 after the - 1).
+// Length -> its code's index (0..28), built at compile time (so a call
+// from another unit's static initialisation finds it filled).
 struct SymTables {
-  std::uint8_t len_sym[kMaxMatch + 1];
-  std::uint8_t dist_small[256], dist_big[256];
-  SymTables() {
+  std::uint8_t len_sym[kMaxMatch + 1] = {};
+  constexpr SymTables() {
     for (int s = 0; s < 29; ++s)
       for (int l = kLenBase[s]; l < kLenBase[s] + (1 << kLenExtra[s]) && l <= 258; ++l)
         len_sym[l] = static_cast<std::uint8_t>(s);
     len_sym[258] = 28;  // 258 has a code of its own (284 + 31 would say 258 too, with 5 extra bits)
-    for (int s = 0; s < 30; ++s)
-      for (int d = kDistBase[s]; d < kDistBase[s] + (1 << kDistExtra[s]); ++d) {
-        if (d <= 256) dist_small[d - 1] = static_cast<std::uint8_t>(s);
-        else dist_big[(d - 1) >> 7] = static_cast<std::uint8_t>(s);
-      }
   }
 };
-const SymTables kSym;
+constexpr SymTables kSym;
 
 // Without a branch (a distance's size is random, a mispredicted branch
 // per match): x = d - 1 below 4 is its own code; above, two codes per
