@@ -73,13 +73,31 @@ void TensorMap::erase(std::int32_t e) {
       g->second.by_first.erase(it);
       break;
     }
-  if (g->second.by_first.empty()) groups_.erase(g);
+  // An address left without entries keeps its group for a while: an INOUT
+  // argument's lookup removes the entry its own insert puts back at the end
+  // of the submit, and a group made and dropped per submit (a hash-table node
+  // and its tree) cost more than the lookup. Groups still empty are dropped
+  // every kEmptyGroups such moments, so the map holds at most that many empty
+  // groups. A kept group's max_span only widens the scan of a lookup to
+  // entries that cannot reach its view, which it skips: the same matches.
+  if (g->second.by_first.empty()) {
+    emptied_.push_back(en.view.addr);
+    if (emptied_.size() >= kEmptyGroups) drop_empty_groups();
+  }
   --bucket_len_[bucket_of(en.view.addr)];
   en.used = false;
   ++en.generation;  // invalidates references in order_
   free_.push_back(e);
   --in_use_;
   ++freed_total_;
+}
+
+void TensorMap::drop_empty_groups() {
+  for (std::uint64_t addr : emptied_) {
+    auto g = groups_.find(addr);
+    if (g != groups_.end() && g->second.by_first.empty()) groups_.erase(g);
+  }
+  emptied_.clear();
 }
 
 std::uint64_t TensorMap::cleanup_ring(int ring) {

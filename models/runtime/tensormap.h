@@ -104,6 +104,8 @@ class TensorMap {
 
   bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
   void erase(std::int32_t e);
+  // Drops the groups of `emptied_` still without entries.
+  void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.
   std::uint64_t cleanup_ring(int ring);
 
@@ -117,6 +119,8 @@ class TensorMap {
   std::unique_ptr<NodePool> pool_ = std::make_unique<NodePool>();
   std::pmr::unordered_map<std::uint64_t, Group> groups_{pool_.get()};
   std::array<RingQueue<Ref>, kNumRings> order_;  // insertion order per ring
+  static constexpr std::size_t kEmptyGroups = 256;
+  std::vector<std::uint64_t> emptied_;  // addresses whose group became empty since the last drop
   std::uint64_t in_use_ = 0;
   std::uint64_t freed_total_ = 0;
   std::uint64_t next_seq_ = 0;

@@ -519,7 +519,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
     if (t.kernel && in_kernel_scope(t.policy_set)) check_bypass_writes(t, s);
     if (t.kernel) launch_.check(*t.kernel, s, t.path);
-    s.site = t.site;
+    if (!s.site.empty() || !t.site.empty()) s.site = t.site;  // most submits name no site
     s.path = t.path;
   }
 
