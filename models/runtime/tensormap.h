@@ -17,7 +17,11 @@
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
 // The map's nodes (per entry and per address) come from a NodePool that
-// recycles them, so inserts and frees do not reach malloc once warm.
+// recycles them, so inserts and frees do not reach malloc once warm. An
+// address whose last entry is freed keeps its (empty) group until the next
+// sweep of such groups (TensorMap::erase), so an INOUT argument's submit,
+// which removes the entry its own insert puts back, does not drop and make
+// the group each time.
 //
 // The runtime's lookup walks the whole chain of the address's bucket
 // (PTO2TensorMap::lookup: PTO2_TENSORMAP_NUM_BUCKETS 4096 buckets, hash() of
