@@ -42,6 +42,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
 }
 
 void TensorMap::insert(const Tensor& view, TaskId producer) {
+  if (emptied_.size() >= kEmptyGroups) drop_empty_groups();
   std::int32_t e;
   if (!free_.empty()) {
     e = free_.back();
@@ -77,13 +78,12 @@ void TensorMap::erase(std::int32_t e) {
   // argument's lookup removes the entry its own insert puts back at the end
   // of the submit, and a group made and dropped per submit (a hash-table node
   // and its tree) cost more than the lookup. Groups still empty are dropped
-  // every kEmptyGroups such moments, so the map holds at most that many empty
-  // groups. A kept group's max_span only widens the scan of a lookup to
-  // entries that cannot reach its view, which it skips: the same matches.
-  if (g->second.by_first.empty()) {
-    emptied_.push_back(en.view.addr);
-    if (emptied_.size() >= kEmptyGroups) drop_empty_groups();
-  }
+  // at an insert once kEmptyGroups of them are listed (never inside a
+  // lookup's walk of a group), so the map holds about that many empty groups
+  // between inserts. A kept group's max_span only widens the scan of a
+  // lookup to entries that cannot reach its view, which it skips: the same
+  // matches.
+  if (g->second.by_first.empty()) emptied_.push_back(en.view.addr);
   --bucket_len_[bucket_of(en.view.addr)];
   en.used = false;
   ++en.generation;  // invalidates references in order_
