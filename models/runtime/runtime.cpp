@@ -230,9 +230,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     t.scope_bypass = 0;
     for (std::size_t i = 0; i < req.args.size(); ++i)
       if (req.args[i].cache_bypass) t.scope_bypass |= std::uint32_t{1} << i;
-    t.predicate = req.predicate;
-    t.writes = req.writes;
-    t.site = req.site;
+    // take_slot left these empty: most submits have none to copy.
+    if (req.predicate) t.predicate = req.predicate;
+    if (!req.writes.empty()) t.writes = req.writes;
+    if (!req.site.empty()) t.site = req.site;
     t.submit_idx = submit_counter_++;
     t.heap_begin = block.begin;
     t.heap_end = block.end;

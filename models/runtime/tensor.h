@@ -71,10 +71,32 @@ struct Tensor {
     for (int k = d + 1; k < ndims; ++k) s *= buf_shape[k];
     return s;
   }
+  // stride(d) of every dimension d < ndims, in one pass from the last
+  // dimension (stride(d) alone multiplies the extents after d each time: the
+  // tensormap's overlap tests took most of their time there). The same
+  // products of the same integers, so the same values.
+  void strides_into(std::array<std::int64_t, kMaxDims>& s) const {
+    if (strided) {
+      s = strides;
+      return;
+    }
+    std::int64_t acc = 1;
+    for (int d = ndims - 1; d >= 0; --d) {
+      s[d] = acc;
+      if (d > 0) acc *= buf_shape[d];
+    }
+  }
   std::int64_t start_offset() const {  // first element of the view, linear
     if (strided) return start;
+    std::array<std::int64_t, kMaxDims> s;
+    strides_into(s);
+    return start_offset(s);
+  }
+  // start_offset() with the strides already at hand (strides_into).
+  std::int64_t start_offset(const std::array<std::int64_t, kMaxDims>& s) const {
+    if (strided) return start;
     std::int64_t o = 0;
-    for (int d = 0; d < ndims; ++d) o += offset[d] * stride(d);
+    for (int d = 0; d < ndims; ++d) o += offset[d] * s[d];
     return o;
   }
   bool empty() const {
@@ -84,11 +106,17 @@ struct Tensor {
   }
   // Linear extent of the view in elements, [first, last]; last < first when empty.
   void extent(std::int64_t& first, std::int64_t& last) const {
-    first = start_offset();
+    std::array<std::int64_t, kMaxDims> s;
+    strides_into(s);
+    extent(s, first, last);
+  }
+  // extent() with the strides already at hand (strides_into).
+  void extent(const std::array<std::int64_t, kMaxDims>& s, std::int64_t& first, std::int64_t& last) const {
+    first = start_offset(s);
     last = first - 1;
     if (empty()) return;
     last = first;
-    for (int d = 0; d < ndims; ++d) last += (shape[d] - 1) * stride(d);
+    for (int d = 0; d < ndims; ++d) last += (shape[d] - 1) * s[d];
   }
   std::uint64_t buffer_bytes() const {
     return static_cast<std::uint64_t>(buffer_numel()) * dtype_bytes(dtype);
@@ -134,16 +162,16 @@ inline Overlap view_overlap(const Tensor& consumer, const Tensor& producer) {
   if (consumer.addr != producer.addr) return Overlap::None;
   if (consumer.version > producer.version) return Overlap::Other;
   std::int64_t c_first, c_last, p_first, p_last;  // [first, last + 1); last = first - 1 when empty
-  consumer.extent(c_first, c_last);
-  producer.extent(p_first, p_last);
+  std::array<std::int64_t, kMaxDims> stride, p_stride, ref{};  // each view's stride(d), d < its ndims
+  consumer.strides_into(stride);
+  producer.strides_into(p_stride);
+  consumer.extent(stride, c_first, c_last);
+  producer.extent(p_stride, p_first, p_last);
   if (c_last < p_first || p_last < c_first) return Overlap::None;
   const int n = consumer.ndims;
   if (consumer.dtype != producer.dtype || n != producer.ndims || n == 0) return Overlap::Other;
-  std::array<std::int64_t, kMaxDims> stride{}, ref{};
-  for (int d = 0; d < n; ++d) {
-    stride[d] = consumer.stride(d);
-    if (stride[d] <= 0 || stride[d] != producer.stride(d)) return Overlap::Other;
-  }
+  for (int d = 0; d < n; ++d)
+    if (stride[d] <= 0 || stride[d] != p_stride[d]) return Overlap::Other;
   if (stride[n - 1] != 1) return Overlap::Other;
   for (int d = 1; d < n; ++d) {
     if (stride[d - 1] % stride[d] != 0) return Overlap::Other;

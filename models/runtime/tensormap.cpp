@@ -42,6 +42,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
 }
 
 void TensorMap::insert(const Tensor& view, TaskId producer) {
+  if (emptied_.size() >= kEmptyGroups) drop_empty_groups();
   std::int32_t e;
   if (!free_.empty()) {
     e = free_.back();
@@ -73,13 +74,30 @@ void TensorMap::erase(std::int32_t e) {
       g->second.by_first.erase(it);
       break;
     }
-  if (g->second.by_first.empty()) groups_.erase(g);
+  // An address left without entries keeps its group for a while: an INOUT
+  // argument's lookup removes the entry its own insert puts back at the end
+  // of the submit, and a group made and dropped per submit (a hash-table node
+  // and its tree) cost more than the lookup. Groups still empty are dropped
+  // at an insert once kEmptyGroups of them are listed (never inside a
+  // lookup's walk of a group), so the map holds about that many empty groups
+  // between inserts. A kept group's max_span only widens the scan of a
+  // lookup to entries that cannot reach its view, which it skips: the same
+  // matches.
+  if (g->second.by_first.empty()) emptied_.push_back(en.view.addr);
   --bucket_len_[bucket_of(en.view.addr)];
   en.used = false;
   ++en.generation;  // invalidates references in order_
   free_.push_back(e);
   --in_use_;
   ++freed_total_;
+}
+
+void TensorMap::drop_empty_groups() {
+  for (std::uint64_t addr : emptied_) {
+    auto g = groups_.find(addr);
+    if (g != groups_.end() && g->second.by_first.empty()) groups_.erase(g);
+  }
+  emptied_.clear();
 }
 
 std::uint64_t TensorMap::cleanup_ring(int ring) {

@@ -17,7 +17,11 @@
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
 // The map's nodes (per entry and per address) come from a NodePool that
-// recycles them, so inserts and frees do not reach malloc once warm.
+// recycles them, so inserts and frees do not reach malloc once warm. An
+// address whose last entry is freed keeps its (empty) group until the next
+// sweep of such groups (TensorMap::erase), so an INOUT argument's submit,
+// which removes the entry its own insert puts back, does not drop and make
+// the group each time.
 //
 // The runtime's lookup walks the whole chain of the address's bucket
 // (PTO2TensorMap::lookup: PTO2_TENSORMAP_NUM_BUCKETS 4096 buckets, hash() of
@@ -104,6 +108,8 @@ class TensorMap {
 
   bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
   void erase(std::int32_t e);
+  // Drops the groups of `emptied_` still without entries.
+  void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.
   std::uint64_t cleanup_ring(int ring);
 
@@ -117,6 +123,8 @@ class TensorMap {
   std::unique_ptr<NodePool> pool_ = std::make_unique<NodePool>();
   std::pmr::unordered_map<std::uint64_t, Group> groups_{pool_.get()};
   std::array<RingQueue<Ref>, kNumRings> order_;  // insertion order per ring
+  static constexpr std::size_t kEmptyGroups = 256;
+  std::vector<std::uint64_t> emptied_;  // addresses whose group became empty since the last drop
   std::uint64_t in_use_ = 0;
   std::uint64_t freed_total_ = 0;
   std::uint64_t next_seq_ = 0;

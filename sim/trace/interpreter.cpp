@@ -4,6 +4,7 @@
 // the caller's OrchOp has grown to the program's largest op (the set of
 // (kernel, block_num) pairs whose phase expressions were checked grows with
 // the distinct pairs, not the operations).
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -143,12 +144,10 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (!pending_task_) throw std::logic_error("OpSource::deliver_task: no alloc, submit or dummy is pending");
     const TaskOp& t = *pending_task_;
     pending_task_ = nullptr;
-    std::size_t k = 0;
-    for (const ArgSpec& a : t.args) k += a.tag == ArgTag::Output;
-    if (k != outputs.size())
+    if (t.outputs != outputs.size())
       throw std::logic_error("OpSource::deliver_task: " + std::to_string(outputs.size()) + " outputs for " +
-                             std::to_string(k) + " OUTPUT arguments at " + t.path);
-    k = 0;
+                             std::to_string(t.outputs) + " OUTPUT arguments at " + t.path);
+    std::size_t k = 0;
     for (const ArgSpec& a : t.args)
       if (a.tag == ArgTag::Output) set_tensor(a.name.slot, outputs[k++]);
     if (t.id_slot >= 0) {
@@ -247,17 +246,17 @@ class Interpreter final : public OpSource, private ExprEnv {
     return v.task;
   }
 
+  // A constant is returned as it is (checked at load time); a value in its
+  // field's range costs no message string.
   std::int64_t eval(const IntField& f) const {
+    if (f.expr.is_const()) return f.expr.const_value();
     std::int64_t v = 0;
     try {
       v = f.expr.eval(*this);
     } catch (const EvalError& e) {
       fail(f.path, e.what());
     }
-    if (!f.expr.is_const()) {  // constants were checked at load time
-      std::string err = int_field_error(f, v);
-      if (!err.empty()) fail(f.path, err);
-    }
+    if (v < f.lo || v > f.hi || (f.nonzero && v == 0)) fail(f.path, int_field_error(f, v));
     return v;
   }
 
@@ -520,7 +519,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
     if (t.kernel && in_kernel_scope(t.policy_set)) check_bypass_writes(t, s);
     if (t.kernel) launch_.check(*t.kernel, s, t.path);
-    s.site = t.site;
+    if (!s.site.empty() || !t.site.empty()) s.site = t.site;  // most submits name no site
     s.path = t.path;
   }
 
@@ -555,14 +554,16 @@ std::unique_ptr<OpSource> make_interpreter(const Trace& trace, DataStore& data, 
 // out-of-range value is an input error here, not a failure inside the model.
 void LaunchChecker::check(const KernelDef& k, const SubmitRequest& req, const std::string& submit_path) {
   const int nargs = static_cast<int>(req.args.size());
-  for (const LaneBody& lane : k.lanes)
-    for (const Phase& ph : lane.phases)
-      for (int a : {ph.arg, ph.workspace_arg})
-        if (a >= nargs)
-          throw InputError(file_, submit_path, "kernel \"" + k.name + "\" uses argument " + std::to_string(a) +
-                                                   " (at " + ph.path + "), but the submit passes " +
-                                                   std::to_string(nargs));
-  if (checked_.insert({&k, req.block_num}).second) {
+  const KernelFacts f = facts(k);
+  if (f.max_arg >= nargs)  // the phases again, for the first one out of range
+    for (const LaneBody& lane : k.lanes)
+      for (const Phase& ph : lane.phases)
+        for (int a : {ph.arg, ph.workspace_arg})
+          if (a >= nargs)
+            throw InputError(file_, submit_path, "kernel \"" + k.name + "\" uses argument " + std::to_string(a) +
+                                                     " (at " + ph.path + "), but the submit passes " +
+                                                     std::to_string(nargs));
+  if (first_use(&k, req.block_num)) {
     for (const LaneBody& lane : k.lanes)
       for (const Phase& ph : lane.phases) {
         check_block_expr(ph.offset, ph.path, phase_key(ph.kind), "offset", 0, kMaxTransferBytes, req.block_num,
@@ -573,6 +574,7 @@ void LaunchChecker::check(const KernelDef& k, const SubmitRequest& req, const st
                          std::numeric_limits<std::int64_t>::max(), req.block_num, submit_path);
       }
   }
+  if (!f.workspace) return;
   for (const LaneBody& lane : k.lanes)
     for (const Phase& ph : lane.phases) {
       if (ph.workspace_arg < 0) continue;
@@ -583,6 +585,34 @@ void LaunchChecker::check(const KernelDef& k, const SubmitRequest& req, const st
                              " must be an int32 tensor of at least 16 elements, got " + dtype_trace_name(ws.dtype) +
                              " with " + std::to_string(ws.view_numel()) + " elements");
     }
+}
+
+// The pairs met first are kept in a short list too, searched before the set:
+// a program submits a few pairs over and over, and a tree lookup per submit
+// cost more than the rest of the check.
+bool LaunchChecker::first_use(const KernelDef* k, int block_num) {
+  for (const auto& [kk, n] : recent_)
+    if (kk == k && n == block_num) return false;
+  if (!checked_.insert({k, block_num}).second) return false;
+  if (recent_.size() < kRecent) recent_.emplace_back(k, block_num);
+  return true;
+}
+
+// What a kernel's phases ask of every submit, gathered once per kernel (the
+// first kRecent kernels; any others each time): the check of each submit
+// walked every phase twice.
+LaunchChecker::KernelFacts LaunchChecker::facts(const KernelDef& k) {
+  for (const KernelFacts& f : kernels_)
+    if (f.kernel == &k) return f;
+  KernelFacts f;
+  f.kernel = &k;
+  for (const LaneBody& lane : k.lanes)
+    for (const Phase& ph : lane.phases) {
+      f.max_arg = std::max({f.max_arg, ph.arg, ph.workspace_arg});
+      f.workspace = f.workspace || ph.workspace_arg >= 0;
+    }
+  if (kernels_.size() < kRecent) kernels_.push_back(f);
+  return f;
 }
 
 void LaunchChecker::check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,

@@ -1253,6 +1253,7 @@ class Loader {
 
   void finish_task(TaskOp t) {
     t.policy_set = policy_set_;
+    for (const ArgSpec& a : t.args) t.outputs += a.tag == ArgTag::Output;
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));
     emit(Code::Task, prog_->tasks.size() - 1);

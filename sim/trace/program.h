@@ -139,6 +139,7 @@ struct TaskOp {
   std::string site;
   std::string path;
   int policy_set = 0;  // the enclosing scope's PolicySet
+  std::uint32_t outputs = 0;  // OUTPUT arguments among `args` (counted at load, not per run)
 };
 
 // `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a

@@ -132,8 +132,19 @@ class LaunchChecker {
  private:
   void check_block_expr(const Expr& e, const std::string& phase_path, const char* key, const char* name,
                         std::int64_t lo, std::int64_t hi, int block_num, const std::string& submit_path) const;
+  struct KernelFacts {
+    const KernelDef* kernel = nullptr;
+    int max_arg = -1;        // the largest argument index a phase uses (arg, workspace_arg)
+    bool workspace = false;  // some phase has a syncall workspace argument
+  };
+  KernelFacts facts(const KernelDef& k);
+  std::vector<KernelFacts> kernels_;
+  // True the first time the pair is met (it is then recorded).
+  bool first_use(const KernelDef* k, int block_num);
   std::string file_;
   std::set<std::pair<const KernelDef*, int>> checked_;
+  static constexpr std::size_t kRecent = 16;
+  std::vector<std::pair<const KernelDef*, int>> recent_;  // the first kRecent pairs of checked_
 };
 
 // For a dry run without a device (npusim check, the fuzz targets): the
