@@ -402,7 +402,13 @@ bool SchedulerThread::quiet(Time t, bool dummies) {
   sync(t);
   const Runtime& rt = *ctx_.rt;
   if (phase_dispatch_count_ != 0 || (dummies && rt.dummy_queue_size() != 0) || rt.any_ready()) return false;
-  return !ctx_.rt->any_early() || !has_free_slot();
+  return !early_work();
+}
+
+// early_dispatch_phase's gate: every normal ready queue empty, an early
+// candidate queued (stale front entries dropped), a free slot to stage on.
+bool SchedulerThread::early_work() {
+  return !ctx_.rt->any_ready() && ctx_.rt->any_early() && has_free_slot();
 }
 
 // --------------------------------------------------------------- complete
@@ -1062,7 +1068,7 @@ int SchedulerThread::empty_tier_misses() const {
 // still runs the regular early staging; the drain stops the next iteration.
 void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
   sync(t);
-  if (ctx_.rt->any_ready() || !ctx_.rt->any_early() || !has_free_slot()) return;
+  if (!early_work()) return;
   const Time start = t;
   int staged = 0;
   // Tier 0: one sync-start candidate per pass.

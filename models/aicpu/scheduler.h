@@ -159,6 +159,7 @@ class SchedulerThread : public sc_core::sc_module {
   std::uint64_t wake_count() const;
   void dispatch_phase(Time& t, bool& progress);
   bool quiet(Time t, bool dummies);  // the iteration's remaining phases would do nothing
+  bool early_work();  // early_dispatch_phase may stage something (drops stale early entries)
   int empty_tier_misses() const;  // dispatch_phase's pop misses on a tier with every queue empty
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);

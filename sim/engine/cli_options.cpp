@@ -12,8 +12,9 @@ namespace cfg = npusim::config;
 
 namespace {
 
-// "--compress": none, gzip (level 1, libdeflate's fastest) or gzip:1..9; the
-// gzip level, 0 for none. Plain gzip is the fast level, not zlib's default 6:
+// "--compress": none, gzip (level 1: npusim's own fast encoder,
+// sim/record/deflate_fast.h) or gzip:1..9 (2..9: libdeflate's); the gzip
+// level, 0 for none. Plain gzip is the fast level, not zlib's default 6:
 // the outputs are transient traces that Perfetto and the runtime's tools
 // read, and compressing must stay cheap beside the simulation (level 1 is
 // about three times as fast as 6, docs/outputs.md); gzip:6..9 remain for

@@ -322,6 +322,21 @@ libdeflate_compressor* thread_compressor(int level) {
   return c;
 }
 
+// Allocates the calling thread's compressor for `level` now, so that an
+// allocation failure shows at the caller, not on the I/O thread.
+void reserve_compressor(int level) {
+  if (level > 1) {
+    thread_compressor(level);
+    return;
+  }
+  try {
+    deflate_fast::reserve();
+  } catch (const std::bad_alloc&) {
+    out_of_memory() = true;
+    throw;
+  }
+}
+
 // The room compress_piece needs for n bytes of text.
 std::size_t piece_bound(int level, std::size_t n) {
   if (level == 1) return deflate_fast::bound(n);
@@ -376,17 +391,7 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   if (gzip_level > 0) {
     std::unique_ptr<Gzip, GzipDelete> gz(new Gzip);
     gz->level = std::min(gzip_level, 9);
-    // An allocation failure shows here, not on the I/O thread.
-    if (gz->level > 1) {
-      thread_compressor(gz->level);
-    } else {
-      try {
-        deflate_fast::reserve();
-      } catch (const std::bad_alloc&) {
-        out_of_memory() = true;
-        throw;
-      }
-    }
+    reserve_compressor(gz->level);
     gz_ = std::move(gz);
   }
 }

@@ -256,7 +256,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     } catch (const EvalError& e) {
       fail(f.path, e.what());
     }
-    if (v < f.lo || v > f.hi || (f.nonzero && v == 0)) fail(f.path, int_field_error(f, v));
+    if (!int_field_ok(f, v)) fail(f.path, int_field_error(f, v));
     return v;
   }
 

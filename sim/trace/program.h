@@ -54,11 +54,14 @@ struct IntField {
 };
 
 // "" if `v` is an acceptable value of `f`, else what is wrong with it.
+inline bool int_field_ok(const IntField& f, std::int64_t v) {
+  return v >= f.lo && v <= f.hi && !(f.nonzero && v == 0);
+}
 inline std::string int_field_error(const IntField& f, std::int64_t v) {
   const std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
   const std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (f.nonzero && v == 0) return f.name + " must not be 0";
-  if (v >= f.lo && v <= f.hi) return "";
+  if (int_field_ok(f, v)) return "";
   std::string range = f.hi == kMax ? ">= " + std::to_string(f.lo)
                     : f.lo == kMin ? "<= " + std::to_string(f.hi)
                                    : "in [" + std::to_string(f.lo) + ", " + std::to_string(f.hi) + "]";
