@@ -36,11 +36,7 @@ int AicoreComplex::free_slot(const Core& c) const {
 const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>& clusters) {
   ClusterView& v = views_.emplace_back();
   const int n = static_cast<int>(clusters.size());
-  for (int l = 0; l < kNumLanes; ++l) {
-    v.idle[l].resize(n);
-    v.occupied[l].resize(n);
-    v.parked[l].resize(n);
-  }
+  v.resize(n);
   for (int k = 0; k < n; ++k)
     for (int l = 0; l < kNumLanes; ++l) {
       const int core = map_.of_lane(clusters[static_cast<std::size_t>(k)], l);
@@ -56,10 +52,7 @@ void AicoreComplex::update_view(int core) {
   const Core& c = cores_[core];
   if (!c.view) return;
   ++c.view->version;
-  const auto lane = static_cast<std::size_t>(c.view_lane);
-  c.view->idle[lane].set(c.view_index, c.running < 0);
-  c.view->occupied[lane].set(c.view_index, c.pending_occupied);
-  c.view->parked[lane].set(c.view_index, parked(core));
+  c.view->set(c.view_index, c.view_lane, c.running < 0, c.pending_occupied, parked(core));
 }
 
 std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane, int record,

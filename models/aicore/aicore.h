@@ -111,17 +111,51 @@ class AicoreComplex : public sc_core::sc_module {
   // parked (below), by the cluster's index in the group. (CoreTracker keeps
   // them as bit masks too.)
   struct ClusterView {
-    std::array<ClusterSet, kNumLanes> idle, occupied, parked;
+    using Word = ClusterSet::Word;
+    // The nine words of 64 clusters (idle, occupied, parked per lane) and
+    // which of their bits name a cluster, side by side: the scheduler asks
+    // them together in every iteration (its own and its peers'), and a
+    // thread's clusters fit one group on any platform up to 64 clusters per
+    // thread, so a question reads one or two cache lines where nine
+    // ClusterSets (136 bytes apart) took nine.
+    struct Group {
+      Word idle[kNumLanes] = {}, occupied[kNumLanes] = {}, parked[kNumLanes] = {};
+      Word valid = 0;
+    };
     // Bumped at every update of one of the group's cores, which follows every
     // change of what next_observable reads (the running and pending slots,
     // pending_occupied, a slot's start and end): an unchanged version means
     // every core's next_observable is unchanged too.
     std::uint64_t version = 0;
+    int nwords = 0;  // groups in use: (clusters + 63) / 64
+    std::array<Group, ClusterSet::kMaxClusters / 64> g{};
+
+    void resize(int clusters) {
+      nwords = (clusters + 63) / 64;
+      for (int i = 0; i < nwords; ++i) {
+        const int rest = clusters - 64 * i;
+        g[static_cast<std::size_t>(i)].valid = rest >= 64 ? ~Word{0} : (Word{1} << rest) - 1;
+      }
+    }
+    int words() const { return nwords; }
+    const Group& group(int i) const { return g[static_cast<std::size_t>(i)]; }
+    Word valid(int i) const { return group(i).valid; }
+    Word idle(int lane, int i) const { return group(i).idle[lane]; }
+    Word occupied(int lane, int i) const { return group(i).occupied[lane]; }
+    Word parked(int lane, int i) const { return group(i).parked[lane]; }
     // Word `i` of the clusters whose core of `lane` the completion phase
     // polls: running (not idle) and not parked.
-    ClusterSet::Word polled(int lane, int i) const {
-      const auto l = static_cast<std::size_t>(lane);
-      return ~idle[l].word(i) & ~parked[l].word(i) & idle[l].valid(i);
+    Word polled(int lane, int i) const {
+      const Group& w = group(i);
+      return ~w.idle[lane] & ~w.parked[lane] & w.valid;
+    }
+    // One core's bits (cluster `k`, lane `lane`).
+    void set(int k, int lane, bool idle_now, bool occupied_now, bool parked_now) {
+      Group& w = g[static_cast<std::size_t>(k >> 6)];
+      const Word b = Word{1} << (k & 63);
+      w.idle[lane] = idle_now ? (w.idle[lane] | b) : (w.idle[lane] & ~b);
+      w.occupied[lane] = occupied_now ? (w.occupied[lane] | b) : (w.occupied[lane] & ~b);
+      w.parked[lane] = parked_now ? (w.parked[lane] | b) : (w.parked[lane] & ~b);
     }
   };
   // Registers a group (each cluster in at most one); the view stays where it

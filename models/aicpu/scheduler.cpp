@@ -33,7 +33,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   if (ticks > 0)
     resolve_min_ = static_cast<Time>(static_cast<unsigned __int128>(ticks - 1) * 1000000000000ull / freq) + 1;
   view_ = &ctx_.cores->add_view(clusters_);
-  for (ClusterSet& lane : taken_) lane.resize(static_cast<int>(clusters_.size()));
 }
 
 void SchedulerThread::wake_up() { ctx_.clock->wake(clock_id_); }
@@ -43,15 +42,18 @@ void SchedulerThread::sleep_for_wake(Time t) { ctx_.clock->sleep(clock_id_, t, t
 
 int SchedulerThread::running_cores() const {
   int n = 0;
-  for (const ClusterSet& idle : view().idle)
-    for (int i = 0; i < idle.words(); ++i) n += ClusterSet::count(~idle.word(i) & idle.valid(i));
+  const AicoreComplex::ClusterView& v = view();
+  for (int l = 0; l < kNumLanes; ++l)
+    for (int i = 0; i < v.words(); ++i) n += ClusterSet::count(~v.idle(l, i) & v.valid(i));
   return n;
 }
 
 inline bool SchedulerThread::any_running() const {
-  for (const ClusterSet& idle : view().idle)
-    for (int i = 0; i < idle.words(); ++i)
-      if (~idle.word(i) & idle.valid(i)) return true;
+  const AicoreComplex::ClusterView& v = view();
+  for (int i = 0; i < v.words(); ++i) {
+    const AicoreComplex::ClusterView::Group& w = v.group(i);
+    if (~(w.idle[kLaneAic] & w.idle[kLaneAiv0] & w.idle[kLaneAiv1]) & w.valid) return true;
+  }
   return false;
 }
 
@@ -345,7 +347,7 @@ inline int SchedulerThread::polled_cores() const {
   int n = 0;
   const AicoreComplex::ClusterView& v = view();
   for (int l = 0; l < kNumLanes; ++l)
-    for (int i = 0; i < v.idle[static_cast<std::size_t>(l)].words(); ++i) n += ClusterSet::count(v.polled(l, i));
+    for (int i = 0; i < v.words(); ++i) n += ClusterSet::count(v.polled(l, i));
   return n;
 }
 
@@ -713,7 +715,7 @@ void SchedulerThread::publish(bool gated, Time& t) {
     rec.thread = m.thread_of(p.core, num_threads_);
     rec.gated = gated;
     ctx_.cores->dispatch(p.core, p.task, p.block, p.lane, p.task->add_block(rec), t, gated);
-    taken_[m.lane_of(p.core)].set(local_cluster(p.core), false);
+    set_taken(p.core, false);
   }
   first_dispatch_ = std::min(first_dispatch_, dispatch_ts);
   if (gated) {
@@ -730,9 +732,11 @@ void SchedulerThread::publish(bool gated, Time& t) {
 bool SchedulerThread::has_free_slot() const {
   // idle(c) || pending_free(c): a core with a pending slot is pending_occupied.
   const AicoreComplex::ClusterView& v = view();
-  for (int l = 0; l < kNumLanes; ++l)
-    for (int i = 0; i < v.idle[l].words(); ++i)
-      if ((v.idle[l].word(i) | ~v.occupied[l].word(i)) & v.idle[l].valid(i)) return true;
+  for (int i = 0; i < v.words(); ++i) {
+    const AicoreComplex::ClusterView::Group& w = v.group(i);
+    for (int l = 0; l < kNumLanes; ++l)
+      if ((w.idle[l] | ~w.occupied[l]) & w.valid) return true;
+  }
   return false;
 }
 
@@ -740,16 +744,16 @@ bool SchedulerThread::has_free_slot() const {
 
 inline ClusterSet::Word SchedulerThread::free_word(int lane, Stage stage, int i) const {
   const AicoreComplex::ClusterView& v = view();
-  const ClusterSet::Word idle = v.idle[lane].word(i);
-  const ClusterSet::Word free =
-      stage == Stage::Idle ? idle : ~idle & ~v.occupied[lane].word(i) & v.idle[lane].valid(i);
-  return free & ~taken_[lane].word(i);
+  const AicoreComplex::ClusterView::Group& w = v.group(i);
+  const ClusterSet::Word idle = w.idle[lane];
+  const ClusterSet::Word free = stage == Stage::Idle ? idle : ~idle & ~w.occupied[lane] & w.valid;
+  return free & ~taken_[static_cast<std::size_t>(i)][lane];
 }
 
 void SchedulerThread::dispatchable(Shape s, Stage stage, std::vector<int>& out) const {
   out.clear();
   const CoreMap& m = ctx_.cores->map();
-  const int words = taken_[0].words();
+  const int words = view().words();
   for (int i = 0; i < words; ++i) {
     if (s == Shape::AIC) {
       ClusterSet::for_each_bit(i, free_word(kLaneAic, stage, i),
@@ -768,7 +772,7 @@ void SchedulerThread::dispatchable(Shape s, Stage stage, std::vector<int>& out) 
 
 int SchedulerThread::count_dispatchable(Shape s, Stage stage) const {
   int n = 0;
-  const int words = taken_[0].words();
+  const int words = view().words();
   for (int i = 0; i < words; ++i) {
     if (s == Shape::AIC)
       n += ClusterSet::count(free_word(kLaneAic, stage, i));
@@ -779,7 +783,7 @@ int SchedulerThread::count_dispatchable(Shape s, Stage stage) const {
 }
 
 inline bool SchedulerThread::any_dispatchable(Shape s, Stage stage) const {
-  const int words = taken_[0].words();
+  const int words = view().words();
   for (int i = 0; i < words; ++i)
     if (s == Shape::AIC ? free_word(kLaneAic, stage, i) : free_word(kLaneAiv0, stage, i) | free_word(kLaneAiv1, stage, i))
       return true;
@@ -818,9 +822,9 @@ inline bool SchedulerThread::peer_has_idle(Shape s) const {
     for (SchedulerThread* p : ctx_.threads) {  // each peer's get_idle_core_offset_states
       if (p == this) continue;
       const AicoreComplex::ClusterView& v = p->view();
-      for (int i = 0; i < v.idle[kLaneAic].words(); ++i) {
-        const ClusterSet::Word c = v.idle[kLaneAic].word(i), v0 = v.idle[kLaneAiv0].word(i),
-                               v1 = v.idle[kLaneAiv1].word(i);
+      for (int i = 0; i < v.words(); ++i) {
+        const AicoreComplex::ClusterView::Group& w = v.group(i);
+        const ClusterSet::Word c = w.idle[kLaneAic], v0 = w.idle[kLaneAiv0], v1 = w.idle[kLaneAiv1];
         aic |= c;
         aiv |= v0 | v1;
         mix |= c & v0 & v1;  // get_valid_cluster_offset_states(MIX): all three cores of a cluster idle
@@ -845,7 +849,7 @@ int SchedulerThread::prepare(Task& task, int unit, int block, Time& t) {
   const CoreMap& m = ctx_.cores->map();
   int payloads = 0;
   auto one = [&](int core, int lane) {
-    taken_[m.lane_of(core)].set(local_cluster(core), true);
+    set_taken(core, true);
     plan_.push_back(Placement{&task, core, block, lane});
     t += costs_.dispatch_block;  // build_payload: one payload per core
     ++payloads;
@@ -1036,14 +1040,14 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
 int SchedulerThread::empty_tier_misses() const {
   const AicoreComplex::ClusterView& v = view();
   ClusterSet::Word aic_idle = 0, aiv_idle = 0, aic_pending = 0, aiv_pending = 0;
-  const int words = taken_[0].words();
+  const int words = v.words();
   for (int i = 0; i < words; ++i) {
-    const ClusterSet::Word valid = v.idle[kLaneAic].valid(i);  // every lane's set has the same size
+    const AicoreComplex::ClusterView::Group& g = v.group(i);
     ClusterSet::Word idle[kNumLanes], pending[kNumLanes];
     for (int l = 0; l < kNumLanes; ++l) {  // free_word for both stages
-      const ClusterSet::Word w = v.idle[l].word(i), free = ~taken_[l].word(i);
+      const ClusterSet::Word w = g.idle[l], free = ~taken_[static_cast<std::size_t>(i)][l];
       idle[l] = w & free;
-      pending[l] = ~w & ~v.occupied[l].word(i) & valid & free;
+      pending[l] = ~w & ~g.occupied[l] & g.valid & free;
     }
     aic_idle |= idle[kLaneAic];
     aiv_idle |= idle[kLaneAiv0] | idle[kLaneAiv1];

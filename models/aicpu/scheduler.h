@@ -176,7 +176,7 @@ class SchedulerThread : public sc_core::sc_module {
   template <typename F>
   void for_each_polled(F&& f) const {
     const AicoreComplex::ClusterView& v = view();
-    const int words = v.idle[0].words();  // every lane's set has the same size
+    const int words = v.words();
     for (int i = 0; i < words; ++i) {
       ClusterSet::Word p[kNumLanes];
       auto read = [&] {
@@ -238,7 +238,16 @@ class SchedulerThread : public sc_core::sc_module {
   bool any_running() const;  // running_cores() > 0
   // This thread's index of the cluster of one of its cores (clusters_ order).
   int local_cluster(int core) const { return ctx_.cores->map().cluster_of(core) / num_threads_; }
-  bool taken(int core) const { return taken_[ctx_.cores->map().lane_of(core)].test(local_cluster(core)); }
+  bool taken(int core) const {
+    const int k = local_cluster(core);
+    return taken_[static_cast<std::size_t>(k >> 6)][ctx_.cores->map().lane_of(core)] >> (k & 63) & 1;
+  }
+  void set_taken(int core, bool on) {
+    const int k = local_cluster(core);
+    ClusterSet::Word& w = taken_[static_cast<std::size_t>(k >> 6)][ctx_.cores->map().lane_of(core)];
+    const ClusterSet::Word b = ClusterSet::Word{1} << (k & 63);
+    w = on ? (w | b) : (w & ~b);
+  }
   // classify_mix_cluster: where a MIX block with lane `mask` can go on cluster `ci`.
   MixPlacement classify_mix(int ci, std::uint8_t mask) const;
   // has_idle_in_other_threads. A peer's idle bits change only in its own
@@ -326,8 +335,9 @@ class SchedulerThread : public sc_core::sc_module {
   std::vector<Placement> plan_;
   std::vector<FinishedBlock> done_;
   const AicoreComplex::ClusterView* view_ = nullptr;  // this thread's clusters' bits, kept by the cores
-  // Per lane, by local cluster index: the core is claimed in this dispatch pass.
-  std::array<ClusterSet, kNumLanes> taken_;
+  // By word of local cluster indices, per lane: the core is claimed in this
+  // dispatch pass (a word's three lanes side by side, as in the view).
+  std::array<std::array<ClusterSet::Word, kNumLanes>, ClusterSet::kMaxClusters / 64> taken_{};
   // Scratch of dispatch_shape / early_dispatch_shape, kept across calls so
   // the per-iteration path allocates nothing (neither is re-entered).
   std::vector<int> units_, selected_;
