@@ -123,6 +123,109 @@ TEST_CASE("stream: the skimming parse keeps the document but the program's ops, 
   CHECK(dup.error_key == "op");
 }
 
+// The same value with the same type everywhere (nlohmann's == calls an
+// unsigned 1 and a signed 1 equal), members in the same order.
+bool same(const J& a, const J& b) {
+  if (a.type() != b.type()) return false;
+  if (a.is_object()) {
+    if (a.size() != b.size()) return false;
+    for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y)
+      if (x.key() != y.key() || !same(x.value(), y.value())) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// quick_accept against JsonDom with the skip key: a yes only where JsonDom
+// accepts, the list where JsonDom skipped it; quick_parse's document where it
+// builds one is JsonDom's. Returns quick_accept's answer.
+bool agrees_with_dom(const std::string& text) {
+  std::size_t at = 0, end = 0;
+  const bool quick = json_input::quick_accept(text, "program", &at, &end);
+  json_input::JsonDom<J> skim("program");
+  const bool dom_ok = skim.parse(text);
+  INFO(text);
+  if (quick) {
+    REQUIRE(dom_ok);
+    CHECK(skim.skipped == (at != std::string::npos));
+    if (at != std::string::npos) {
+      CHECK(text[at] == '[');
+      CHECK(text[end - 1] == ']');
+      CHECK(json_input::json_member_at(text, "program") == at);
+    }
+  }
+  if (dom_ok) {
+    json_input::JsonDom<J> whole;
+    REQUIRE(whole.parse(text));
+    J quick_doc;
+    if (json_input::quick_parse(text, quick_doc)) CHECK(same(quick_doc, whole.take()));
+  }
+  return quick;
+}
+
+TEST_CASE("stream: the quick scan says yes only to what JsonDom accepts and builds JsonDom's document") {
+  const std::string good = trace_text(
+      R"([{"op": "let", "var": "v", "value": -12}, {"op": "scope", "body": [{"op": "submit", "kernel": "K",)"
+      R"( "args": [{"in": "a"}, {"out": "y", "shape": [16, 0], "dtype": "fp32", "fill": 2.5}]}]},)"
+      R"( {"x_note": "tab\t \"q\" \\ \/", "z": [true, false, null, {}, []]}])");
+  CHECK(agrees_with_dom(good));
+  // Yes: plain JSON, any root, numbers of every plain form.
+  for (const std::string& yes : {std::string("{}"), std::string(" [ ] "), std::string("0"), std::string("-0"),
+                                 std::string("\"s\""), std::string("[1.5, -0.25, 123456789012345678, 1234567890123456789012]"),
+                                 std::string(R"({"program": 5})"), std::string(R"({"x": {"program": [1]}})"),
+                                 std::string(R"({"program": []})"), std::string(R"({"a": 1, "b": {"a": 2}})")})
+    CHECK(agrees_with_dom(yes));
+  // No: errors, and what the scan leaves to JsonDom (accepted or not there).
+  for (const std::string& no :
+       {std::string(""), std::string(" "), std::string("{"), std::string("[1,]"), std::string("{,}"),
+        std::string(R"({"a" 1})"), std::string(R"({"a": 1, "a": 2})"), std::string(R"([{"k": 1, "k": 1}])"),
+        std::string("01"), std::string("1."), std::string("-"), std::string(".5"), std::string("1e5"),
+        std::string("1E-2"), std::string("1e400"), std::string("tru"), std::string("nul"), std::string("[1] x"),
+        std::string("\"a\nb\""), std::string("\"\\x\""), std::string("\"\\u0041\""), std::string("\"caf\xc3\xa9\""),
+        std::string("\xef\xbb\xbf{}"), std::string(R"({"\u0061": 1, "a": 2})"), std::string(R"({"a\/": 1})"),
+        std::string(1, '\0'), std::string("[" + std::string(400, '1') + "]"),
+        std::string(300, '[') + std::string(300, ']'),
+        trace_text(R"([{"op": "let"}, {"op": "let", "var": "v", "op": "x"}])")})
+    CHECK_FALSE(agrees_with_dom(no));
+  // Nesting: kMaxJsonNesting levels are accepted, one more is not.
+  const int max = json_input::kMaxJsonNesting;
+  CHECK(agrees_with_dom(std::string(max, '[') + std::string(max, ']')));
+  CHECK_FALSE(agrees_with_dom(std::string(max + 1, '[') + std::string(max + 1, ']')));
+  // Many keys (the set beyond a few): a duplicate still found.
+  std::string many = "{";
+  for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  CHECK(agrees_with_dom(many + "\"last\": 0}"));
+  CHECK_FALSE(agrees_with_dom(many + "\"k7\": 0}"));
+  // Every text one edit away from a trace: a yes only where JsonDom accepts.
+  const std::string alphabet = std::string("{}[],:\" \\0123456789-+.eEtrufalsnx\t\n") + "\x01\xc3\x7f";
+  std::uint64_t seed = 29;
+  auto next = [&seed](std::size_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>((seed >> 33) % n);
+  };
+  int yes = 0;
+  for (int k = 0; k < 3000; ++k) {
+    std::string t = good;
+    for (int e = 1 + static_cast<int>(next(2)); e > 0; --e) {
+      const std::size_t at = next(t.size());
+      const char c = alphabet[next(alphabet.size())];
+      switch (next(3)) {
+        case 0: t.erase(at, 1); break;
+        case 1: t.insert(at, 1, c); break;
+        default: t[at] = c;
+      }
+    }
+    yes += agrees_with_dom(t) ? 1 : 0;
+  }
+  CHECK(yes > 100);  // the edits inside strings and white space
+}
+
 TEST_CASE("stream: a loaded trace holds none of its ops, the interpreter compiles them one at a time") {
   std::string program = "[";
   for (int i = 0; i < 1000; ++i)

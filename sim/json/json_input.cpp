@@ -13,6 +13,7 @@
 
 #include "sim/json/json_read.h"
 #include "sim/json/json_util.h"
+#include "sim/json/stream.h"
 
 namespace npusim::json_input {
 namespace {
@@ -122,6 +123,21 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
 
 nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
                                                const std::string& skip_key, bool* skipped) {
+  // The quick scan accepts the whole text (stream.h): the document is the
+  // text without the list's elements, which JsonDom with the skip key would
+  // have checked and dropped. Anything the scan does not accept is left to
+  // JsonDom, for its error or its yes.
+  std::size_t list_at = 0, list_end = 0;
+  if (quick_accept(text, skip_key, &list_at, &list_end) && list_at != std::string::npos) {
+    std::string rest;
+    rest.reserve(text.size() - (list_end - list_at) + 2);
+    rest.append(text, 0, list_at).append("[]").append(text, list_end, std::string::npos);
+    JsonDom<nlohmann::ordered_json> dom;
+    if (dom.parse(rest)) {
+      if (skipped) *skipped = true;
+      return dom.take();
+    }
+  }
   JsonDom<nlohmann::ordered_json> dom(skip_key);
   nlohmann::ordered_json root = document_or_error(dom, text, file);
   if (skipped) *skipped = dom.skipped;
@@ -129,6 +145,14 @@ nlohmann::ordered_json parse_document_skimming(const std::string& text, const st
 }
 
 nlohmann::ordered_json parse_accepted(std::string_view text) {
+  nlohmann::ordered_json quick;
+  try {
+    if (quick_parse(text, quick)) return quick;
+  } catch (const std::bad_alloc&) {
+    dismantle(quick);  // see dismantle: freeing must not allocate
+    throw;
+  }
+  dismantle(quick);
   JsonDom<nlohmann::ordered_json> dom;
   if (!dom.parse(std::string(text))) throw std::logic_error("JSON text a parser accepted did not parse again");
   return dom.take();

@@ -47,13 +47,15 @@ nlohmann::ordered_json parse_document(const std::string& text, const std::string
 // `skip_key`, when it is a list, are checked (the same errors) and not kept:
 // the document holds an empty list there and *skipped is true
 // (JsonDom with a skip key, json_read.h; the trace's program, docs/trace-format.md "How a
-// trace is loaded").
+// trace is loaded"). Plain text takes stream.h's quick_accept to the same
+// document; every error is JsonDom's.
 nlohmann::ordered_json parse_document_skimming(const std::string& text, const std::string& file,
                                                const std::string& skip_key, bool* skipped);
 
 // One element of a list that parse_document_skimming accepted (its text from
 // JsonListCursor): ordered; since the whole text was accepted, a failure here
-// is a bug (std::logic_error), never bad input.
+// is a bug (std::logic_error), never bad input. Plain text is built by
+// stream.h's quick_parse, the rest by JsonDom.
 nlohmann::ordered_json parse_accepted(std::string_view text);
 
 // The file a child process wrote: null when it cannot be opened, a discarded

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/common/errors.h"
@@ -15,9 +16,13 @@
 namespace npusim::json_input {
 
 // Appends one reference token to a JSON pointer ("~" -> "~0", "/" -> "~1").
-inline std::string pointer_join(const std::string& path, const std::string& key) {
-  std::string s = path;
-  s += '/';
+// One allocation of the result's size: the loader joins a few dozen
+// pointers for every op it compiles (the paths its ops keep for messages).
+inline std::string pointer_join(const std::string& path, std::string_view key) {
+  std::string s;
+  s.reserve(path.size() + 1 + key.size());
+  s.append(path).push_back('/');
+  if (key.find_first_of("~/") == std::string_view::npos) return s.append(key);
   for (char c : key) {
     if (c == '~') s += "~0";
     else if (c == '/') s += "~1";
@@ -26,7 +31,17 @@ inline std::string pointer_join(const std::string& path, const std::string& key)
   return s;
 }
 inline std::string pointer_join(const std::string& path, std::size_t index) {
-  return path + "/" + std::to_string(index);
+  char digits[20];
+  char* const end = digits + sizeof digits;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + index % 10);
+    index /= 10;
+  } while (index != 0);
+  std::string s;
+  s.reserve(path.size() + 1 + static_cast<std::size_t>(end - p));
+  s.append(path).push_back('/');
+  return s.append(p, end);
 }
 
 // Keys that start with "x_" are annotations, ignored everywhere.

@@ -193,11 +193,25 @@ class Loader {
         if (v.get_ref<const std::string&>() == options[i]) return static_cast<int>(i);
     expected("one of " + quoted_list(options), v, path);
   }
+  // The same for the member `key` of the object at `parent`: its pointer is
+  // joined only for the message (every op names its "op").
+  int choice(const J& v, const std::string& parent, std::string_view key, const Keys& options) const {
+    if (v.is_string())
+      for (std::size_t i = 0; i < options.size(); ++i)
+        if (v.get_ref<const std::string&>() == options[i]) return static_cast<int>(i);
+    expected("one of " + quoted_list(options), v, pointer_join(parent, key));
+  }
   DType dtype(const J& v, const std::string& path) const {
     std::optional<DType> d;
     if (v.is_string()) d = dtype_from_trace_name(v.get<std::string>());
     if (!d) expected(std::string("a dtype (one of: ") + dtype_names_list() + ")", v, path);
     return *d;
+  }
+  // The member `key` of the object at `parent`, its pointer joined only for the message.
+  DType dtype(const J& v, const std::string& parent, std::string_view key) const {
+    if (v.is_string())
+      if (std::optional<DType> d = dtype_from_trace_name(v.get_ref<const std::string&>())) return *d;
+    return dtype(v, pointer_join(parent, key));
   }
   // The key as a string_view: the object's keys are compared by length
   // first, not each with a strlen of `key` (std::string == const char*); a
@@ -282,6 +296,7 @@ class Loader {
     if (!v.is_array() || v.empty() || v.size() > static_cast<std::size_t>(kMaxDims))
       expected("a list of 1 to " + std::to_string(kMaxDims) + " integers", v, path);
     std::vector<IntField> out;
+    out.reserve(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) out.push_back(int_field(v[i], pointer_join(path, i), name, lo));
     return out;
   }
@@ -819,6 +834,8 @@ class Loader {
 
   // ---- program ---------------------------------------------------------------
   int slot_of(const std::string& name) {
+    // Found first: emplace would build (allocate) a node for every use of a known name.
+    if (auto known = slots_.find(name); known != slots_.end()) return known->second;
     auto [it, fresh] = slots_.emplace(name, static_cast<int>(prog_->slot_names.size()));
     if (fresh) {
       prog_->slot_names.push_back(name);
@@ -850,7 +867,7 @@ class Loader {
     static const Keys ops = {"scope", "alloc", "view", "submit", "dummy", "read", "for", "let", "set", "fatal",
                              "set_cache_policy"};
     object(v, path);
-    const int op = choice(need(v, path, "op"), pointer_join(path, "op"), ops);
+    const int op = choice(need(v, path, "op"), path, "op", ops);
     switch (op) {
       case 0: return compile_scope(v, path, manual);
       case 1: return compile_alloc(v, path);
@@ -1068,10 +1085,10 @@ class Loader {
     ArgSpec a;
     a.tag = ArgTag::Output;
     a.path = path;
-    a.name.slot = target(need(v, path, name_key), pointer_join(path, name_key));
     a.name.path = pointer_join(path, name_key);
+    a.name.slot = target(need(v, path, name_key), a.name.path);
     a.out_shape = dims(need(v, path, "shape"), pointer_join(path, "shape"), "shape", 1);
-    a.dtype = dtype(need(v, path, "dtype"), pointer_join(path, "dtype"));
+    a.dtype = dtype(need(v, path, "dtype"), path, "dtype");
     a.out_tensor.dtype = a.dtype;
     a.out_tensor.ndims = static_cast<std::uint8_t>(a.out_shape.size());
     for (std::size_t d = 0; d < a.out_shape.size(); ++d)
@@ -1210,7 +1227,9 @@ class Loader {
     t.path = path;
     if (submit) {
       const J& kname = need(v, path, "kernel");
-      auto it = kernels_.find(nonempty_string(kname, pointer_join(path, "kernel")));
+      if (!kname.is_string() || kname.get_ref<const std::string&>().empty())
+        expected("a non-empty string", kname, pointer_join(path, "kernel"));
+      auto it = kernels_.find(kname.get_ref<const std::string&>());
       if (it == kernels_.end()) fail(pointer_join(path, "kernel"), "unknown kernel " + kname.dump());
       t.kernel = it->second;
     }
@@ -1218,6 +1237,7 @@ class Loader {
       const std::string ap = pointer_join(path, "args");
       list(*args, ap);
       check_arg_count(args->size(), ap);
+      t.args.reserve(args->size());  // an ArgSpec is large: no move on growth
       for (std::size_t i = 0; i < args->size(); ++i) t.args.push_back(argument((*args)[i], pointer_join(ap, i)));
     }
     t.block_num = int_field_or(v, path, "block_num", 1, 1, kMaxBlockNum);
