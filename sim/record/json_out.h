@@ -119,13 +119,13 @@ inline int digits(std::uint64_t v) {
 // end. Stores up to max(8, digits(v)) bytes from p (at most 20): the bytes
 // after the digits are scratch, so a caller leaves 20 bytes of room for any
 // integer, as the formatters' bounds do.
-[[gnu::always_inline]] inline char* write_u(char* p, std::uint64_t v) {
+inline char* write_u(char* p, std::uint64_t v) {
   if (v < 100000000u) return write_small(p, static_cast<std::uint32_t>(v));
   return write_wide(p, v);
 }
 
 // Writes v with a '-' if negative (21 bytes at most); returns the end.
-[[gnu::always_inline]] inline char* write_i(char* p, std::int64_t v) {
+inline char* write_i(char* p, std::int64_t v) {
   if (v >= 0) return write_u(p, static_cast<std::uint64_t>(v));
   *p = '-';
   return write_u(p + 1, 0 - static_cast<std::uint64_t>(v));  // INT64_MIN too
