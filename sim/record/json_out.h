@@ -2,9 +2,9 @@
 // append-only files with their own buffer (scratch files and final files).
 //
 // The writers are on by default and sit on the simulator's hot path, so text
-// is built by hand: integers with std::to_chars, times as exact decimals of
-// the integer picosecond clock (no floating point, so output is identical on
-// every run and machine).
+// is built by hand: integers by decimal::write_u (eight digits a word),
+// times as exact decimals of the integer picosecond clock (no floating
+// point, so output is identical on every run and machine).
 #pragma once
 
 #include <algorithm>
