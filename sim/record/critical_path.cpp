@@ -91,7 +91,9 @@ CriticalPath walk_critical_path(PathTasks tasks, Time w0, Time w1) {
     // The producer that completed last; it held the task up when it
     // completed after the task's submit began.
     std::optional<std::uint32_t> prev;
-    for (std::uint32_t q : t.preds) {
+    const auto [preds_first, preds_last] = tasks.preds(*cur);
+    for (const std::uint32_t* it = preds_first; it != preds_last; ++it) {
+      const std::uint32_t q = *it;
       if (q >= tasks.size() || tasks[q].complete == kNever || done_of(tasks[q], p.to) == kNever) continue;
       if (!prev || tasks[q].complete > tasks[*prev].complete ||
           (tasks[q].complete == tasks[*prev].complete && tasks[q].id < tasks[*prev].id))
@@ -157,18 +159,24 @@ std::uint32_t CriticalPathCollector::number(TaskId id) {
 
 void CriticalPathCollector::on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) {
   const std::uint32_t n = number(t.id);
-  std::vector<std::uint32_t> preds;
+  // The producers go to one pool, a range per task (a vector per task was
+  // an allocation and a free per task); a task submitted again takes a new range.
+  const std::size_t begin = preds_.size();
   for (const EdgeInfo& e : edges)
-    if (e.pred != kNoTask && e.pred != t.id && (e.flags & kDepWait)) preds.push_back(number(e.pred));
-  std::sort(preds.begin(), preds.end());
-  preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-  tasks_[n].preds = std::move(preds);
+    if (e.pred != kNoTask && e.pred != t.id && (e.flags & kDepWait)) preds_.push_back(number(e.pred));
+  const auto first = preds_.begin() + static_cast<std::ptrdiff_t>(begin);
+  std::sort(first, preds_.end());
+  preds_.erase(std::unique(first, preds_.end()), preds_.end());
+  tasks_[n].preds_from = static_cast<std::uint32_t>(begin);
+  tasks_[n].preds_to = static_cast<std::uint32_t>(preds_.size());
 }
 
 void CriticalPathCollector::add_block(std::uint32_t task, const BlockRecord& b) {
   // A block still running at the stop (a failed run) has no end yet.
   const Time end = b.end == kNever || b.end < b.start || b.end == 0 ? kNever : b.end;
-  blocks_.push_back({b.start, end, task, b.core});
+  const auto core = static_cast<std::size_t>(b.core);
+  if (core >= blocks_.size()) blocks_.resize(core + 1);
+  blocks_[core].push_back({b.start, end, task});
 }
 
 void CriticalPathCollector::on_block_finished(const Task& t, const BlockRecord& b) {
@@ -194,36 +202,47 @@ void CriticalPathCollector::on_retired(Task& t) {
     if (b.core >= 0 && b.start != 0 && b.start != kNever) add_block(n, b);
 }
 
+// Each core's blocks in (start, task) order. A core runs its blocks one
+// after another and they arrive as they finish, so they are nearly always in
+// that order already; a core's list is sorted only when it is not (a failed
+// run's blocks still in flight, added at retirement). A std::sort of every
+// block by (core, start, task) was about a percent of a run with every output on.
+void CriticalPathCollector::sort_blocks() {
+  const auto before = [](const Block& a, const Block& b) { return a.start != b.start ? a.start < b.start : a.task < b.task; };
+  for (std::vector<Block>& on_core : blocks_)
+    if (!std::is_sorted(on_core.begin(), on_core.end(), before)) std::sort(on_core.begin(), on_core.end(), before);
+}
+
 ordered_json CriticalPathCollector::to_json(Time w0, Time w1) {
   for (PathTask& t : tasks_) t.start = t.end = t.core_free = kNever;
   // Each task's first start and last end; the moment the core of its first
   // block was freed by the block before it there (sorted by core, start).
-  std::sort(blocks_.begin(), blocks_.end(), [](const Block& a, const Block& b) {
-    return a.core != b.core ? a.core < b.core : a.start != b.start ? a.start < b.start : a.task < b.task;
-  });
+  sort_blocks();
   std::vector<Time> last_end(tasks_.size(), 0);  // 0: no block ended yet (kNever: one is running)
-  for (const Block& b : blocks_) {
-    PathTask& t = tasks_[b.task];
-    t.start = std::min(t.start, b.start);
-    if (b.end == kNever || last_end[b.task] == kNever) last_end[b.task] = kNever;
-    else last_end[b.task] = std::max(last_end[b.task], b.end);
-  }
+  for (const std::vector<Block>& on_core : blocks_)
+    for (const Block& b : on_core) {
+      PathTask& t = tasks_[b.task];
+      t.start = std::min(t.start, b.start);
+      if (b.end == kNever || last_end[b.task] == kNever) last_end[b.task] = kNever;
+      else last_end[b.task] = std::max(last_end[b.task], b.end);
+    }
   for (std::size_t i = 0; i < tasks_.size(); ++i)
     if (tasks_[i].start != kNever) tasks_[i].end = last_end[i];
-  int core = -1;
-  Time freed = kNever;  // the latest end of the earlier blocks on `core`
-  for (const Block& b : blocks_) {
-    if (b.core != core) core = b.core, freed = kNever;
-    PathTask& t = tasks_[b.task];
-    if (b.start == t.start && freed != kNever && freed <= b.start &&
-        (t.core_free == kNever || freed > t.core_free))
-      t.core_free = freed;
-    if (b.end != kNever) freed = freed == kNever ? b.end : std::max(freed, b.end);
+  for (const std::vector<Block>& on_core : blocks_) {
+    Time freed = kNever;  // the latest end of the earlier blocks on this core
+    for (const Block& b : on_core) {
+      PathTask& t = tasks_[b.task];
+      if (b.start == t.start && freed != kNever && freed <= b.start &&
+          (t.core_free == kNever || freed > t.core_free))
+        t.core_free = freed;
+      if (b.end != kNever) freed = freed == kNever ? b.end : std::max(freed, b.end);
+    }
   }
   bool any = false;
   for (const PathTask& t : tasks_) any = any || t.start != kNever;
   if (!any || w1 < w0) return nullptr;
-  return critical_path_json(walk_critical_path(tasks_, w0, w1), tasks_, kPathListed);
+  const PathTasks tasks(tasks_, preds_);
+  return critical_path_json(walk_critical_path(tasks, w0, w1), tasks, kPathListed);
 }
 
 }  // namespace npusim::record

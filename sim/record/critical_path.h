@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,9 @@ struct PathTask {
   Time complete = kNever;
   Time core_free = kNever;             // the core of its first block: the previous block there ended
   std::vector<std::uint32_t> preds;    // producers (indices into the task list), WAIT edges
+  // Or, in a task list with a pool of producers (the collector's: no vector
+  // allocated per task), its producers are pool[preds_from, preds_to).
+  std::uint32_t preds_from = 0, preds_to = 0;
 };
 
 // One interval of the path.
@@ -78,19 +82,27 @@ struct CriticalPath {
   std::array<Time, kPathParts> parts{}; // sum to - from
 };
 
-// The task list the walk reads: a std::vector (tests) or the collector's
-// BigVector, without a copy.
+// The task list the walk reads: a std::vector (tests; each task's `preds`)
+// or the collector's BigVector and its pool of producers, without a copy.
 class PathTasks {
  public:
   PathTasks() = default;  // none
   PathTasks(const std::vector<PathTask>& v) : p_(v.data()), n_(v.size()) {}
-  PathTasks(const BigVector<PathTask>& v) : p_(v.data()), n_(v.size()) {}
+  PathTasks(const BigVector<PathTask>& v, const BigVector<std::uint32_t>& pool)
+      : p_(v.data()), n_(v.size()), pool_(pool.data()) {}
   const PathTask& operator[](std::size_t i) const { return p_[i]; }
   std::size_t size() const { return n_; }
+  // Task i's producers, [first, second).
+  std::pair<const std::uint32_t*, const std::uint32_t*> preds(std::size_t i) const {
+    const PathTask& t = p_[i];
+    if (pool_) return {pool_ + t.preds_from, pool_ + t.preds_to};
+    return {t.preds.data(), t.preds.data() + t.preds.size()};
+  }
 
  private:
   const PathTask* p_ = nullptr;
   std::size_t n_ = 0;
+  const std::uint32_t* pool_ = nullptr;  // null: each task's `preds`
 };
 
 // The walk over [w0, w1]; `tasks` with started kernels (start != kNever)
@@ -117,10 +129,12 @@ class CriticalPathCollector : public SimObserver {
  private:
   std::uint32_t number(TaskId id);
   void add_block(std::uint32_t task, const BlockRecord& b);
-  struct Block { Time start, end; std::uint32_t task; int core; };
+  void sort_blocks();
+  struct Block { Time start, end; std::uint32_t task; };
   TaskIndex index_;
   BigVector<PathTask> tasks_;  // on huge pages: big_array.h
-  BigVector<Block> blocks_;
+  std::vector<std::vector<Block>> blocks_;  // by core, as they arrived (sort_blocks: in start order)
+  BigVector<std::uint32_t> preds_;  // every task's producers, a range per task (PathTask::preds_from)
 };
 
 }  // namespace npusim::record

@@ -57,19 +57,33 @@ class ScopeStatsWriter : public OutputWriter {
       : OutputWriter(dir, gzip_level), rows_(dir, "scope_stats") {}
 
   void on_scope_sample(const ScopeSample& x) override {
-    site_.clear();
-    put_site(site_, x.site ? std::string_view(*x.site) : std::string_view());
-    rows_.raw("{\"site\": ").str(site_.text());
-    rows_.raw(x.begin ? ", \"phase\": \"begin\"" : ", \"phase\": \"end\"");
-    rows_.raw(", \"depth\": ").i(x.depth);
-    rows_.raw(", \"ring\": ").i(x.ring);
-    rows_.raw(", \"task_window_start\": ").u(x.task_window_start);
-    rows_.raw(", \"task_window_end\": ").u(x.task_window_end);
-    rows_.raw(", \"heap_start\": ").u(x.heap_start);
-    rows_.raw(", \"heap_end\": ").u(x.heap_end);
-    rows_.raw(", \"dep_pool_start\": ").u(x.dep_pool_start);
-    rows_.raw(", \"dep_pool_end\": ").u(x.dep_pool_end);
-    rows_.raw(", \"tensormap\": ").u(x.tensormap).raw("}\n");
+    // The site's quoted text, kept for the next sample of the same site
+    // (a scope's begin and end, a loop's scopes: the same few sites).
+    const std::string_view site = x.site ? std::string_view(*x.site) : std::string_view();
+    if (!site_valid_ || site != last_site_) {
+      last_site_.assign(site);
+      site_valid_ = true;
+      site_.clear();
+      put_site(site_, site);
+      quoted_.clear();
+      quoted_.str(site_.text());
+    }
+    {
+      // The quoted site, 177 bytes of text, nine integers.
+      JsonBuf::Direct d(rows_, quoted_.size() + 384);
+      d.raw("{\"site\": ").raw(quoted_.text());
+      if (x.begin) d.raw(", \"phase\": \"begin\"");
+      else d.raw(", \"phase\": \"end\"");
+      d.raw(", \"depth\": ").i(x.depth);
+      d.raw(", \"ring\": ").i(x.ring);
+      d.raw(", \"task_window_start\": ").u(x.task_window_start);
+      d.raw(", \"task_window_end\": ").u(x.task_window_end);
+      d.raw(", \"heap_start\": ").u(x.heap_start);
+      d.raw(", \"heap_end\": ").u(x.heap_end);
+      d.raw(", \"dep_pool_start\": ").u(x.dep_pool_start);
+      d.raw(", \"dep_pool_end\": ").u(x.dep_pool_end);
+      d.raw(", \"tensormap\": ").u(x.tensormap).raw("}\n");
+    }
     rows_.commit();
     ++total_;
   }
@@ -102,7 +116,9 @@ class ScopeStatsWriter : public OutputWriter {
  private:
   bool fatal_ = false;
   ScratchFile rows_;
-  JsonBuf site_;
+  JsonBuf site_, quoted_;      // the last sample's site: as the device prints it, then quoted
+  std::string last_site_;      // ... and as the sample named it
+  bool site_valid_ = false;
   std::uint64_t total_ = 0;
 };
 

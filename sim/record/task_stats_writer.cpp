@@ -65,7 +65,8 @@ class TaskStatsWriter : public OutputWriter {
   // A text field as RFC 4180 has it: quoted (quotes doubled) when it holds a
   // comma, a quote or a line break.
   OutFile& csv_field(const std::string& v) {
-    if (v.find_first_of(",\"\r\n") == std::string::npos) {
+    // One pass over the name (find_first_of called memchr once per character).
+    if (std::none_of(v.begin(), v.end(), [](char c) { return c == ',' || c == '"' || c == '\r' || c == '\n'; })) {
       out_.raw(v);
       return out_;
     }
