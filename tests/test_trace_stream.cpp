@@ -202,6 +202,23 @@ TEST_CASE("stream: the quick scan says yes only to what JsonDom accepts and buil
   for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
   CHECK(agrees_with_dom(many + "\"last\": 0}"));
   CHECK_FALSE(agrees_with_dom(many + "\"k7\": 0}"));
+  // An object of many keys, then objects at the same depth: each starts with
+  // no keys (a fresh set, not the big one cleared: clear() zeroes every
+  // bucket, which made the scan quadratic), and a duplicate in a later one is
+  // still found.
+  std::string big = "[{";
+  for (int i = 0; i < 5000; ++i) big += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": 0";
+  big += "}";
+  for (int i = 0; i < 50; ++i) big += R"(, {"k1": 1, "k2": 2})";
+  CHECK(agrees_with_dom(big + "]"));
+  CHECK_FALSE(agrees_with_dom(big + R"(, {"k3": 1, "k3": 2}])"));
+  // A large op, then small ones: the builder's stacks, grown by the first and
+  // given back after it, build the next ones as JsonDom does.
+  std::string large = "[";
+  for (int i = 0; i < 20000; ++i) large += (i ? ", " : "") + std::to_string(i);
+  large += "]";
+  CHECK(agrees_with_dom(large));
+  CHECK(agrees_with_dom(R"({"op": "let", "var": "v", "value": [1, {"a": [2, 3]}]})"));
   // Every text one edit away from a trace: a yes only where JsonDom accepts.
   const std::string alphabet = std::string("{}[],:\" \\0123456789-+.eEtrufalsnx\t\n") + "\x01\xc3\x7f";
   std::uint64_t seed = 29;

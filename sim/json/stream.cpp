@@ -143,6 +143,12 @@ class QuickBuilder {
   }
 
  private:
+  // Empties a value being built on the way out (json_read.h dismantle: J's
+  // destructor allocates); a no-op on a value moved into a stack.
+  struct Dismantle {
+    J& j;
+    ~Dismantle() { dismantle(j); }
+  };
   char at(std::size_t i) const { return i < t_.size() ? t_[i] : '\0'; }
 
   // The text of the string at i_ (its quote), i_ after it; false on an escape.
@@ -188,6 +194,7 @@ class QuickBuilder {
         if (at(i_) != ':') return false;
         i_ = skip_space(t_, i_ + 1);
         J v;
+        const Dismantle guard{v};  // a bad_alloc below: v emptied without allocating
         if (!value(v)) return false;
         members_.emplace_back(std::string(k), std::move(v));
         i_ = skip_space(t_, i_);
@@ -213,6 +220,7 @@ class QuickBuilder {
     if (at(i_) != ']') {
       for (;;) {
         J v;
+        const Dismantle guard{v};
         if (!value(v)) return false;
         elements_.push_back(std::move(v));
         i_ = skip_space(t_, i_);
@@ -285,7 +293,9 @@ bool quick_accept(std::string_view t, std::string_view list_key, std::size_t* li
           f.list = !f.object && depth == 1 && frames[0].object && frames[0].key == list_key;
           if (f.list) found_at = i;
           f.keys.clear();
-          f.many.clear();
+          // A fresh set, not clear(): clear() zeroes every bucket, and a set that once
+          // held a large object's keys would cost that much at each object opened here.
+          if (!f.many.empty()) std::unordered_set<std::string_view>().swap(f.many);
           ++depth;
           i = skip_space(t, i + 1);
           if (i < n && t[i] == (f.object ? '}' : ']')) {
@@ -351,7 +361,10 @@ bool quick_accept(std::string_view t, std::string_view list_key, std::size_t* li
 
 bool quick_parse(std::string_view text, nlohmann::ordered_json& out) {
   // The stacks keep their capacity from one op to the next; emptied (their
-  // partial values freed) whatever the outcome.
+  // partial values freed) whatever the outcome. A stack grown past kKeep
+  // entries by one large op gives its memory back (16 bytes an element),
+  // as the old path's per-op document did.
+  constexpr std::size_t kKeep = 4096;
   thread_local std::vector<QuickBuilder::Member> members;
   thread_local std::vector<nlohmann::ordered_json> elements;
   struct Empty {
@@ -360,6 +373,8 @@ bool quick_parse(std::string_view text, nlohmann::ordered_json& out) {
       for (auto& e : elements) dismantle(e);
       members.clear();
       elements.clear();
+      if (members.capacity() > kKeep) std::vector<QuickBuilder::Member>().swap(members);
+      if (elements.capacity() > kKeep) std::vector<nlohmann::ordered_json>().swap(elements);
     }
   } empty;
   return QuickBuilder(text, members, elements).document(out);
