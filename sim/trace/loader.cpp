@@ -158,9 +158,15 @@ class Loader {
     if (!v.is_array()) expected("a list", v, path);
     return v;
   }
-  std::string nonempty_string(const J& v, const std::string& path) const {
+  // The string itself, in `v` (callers copy what they keep).
+  const std::string& nonempty_string(const J& v, const std::string& path) const {
     if (!v.is_string() || v.get_ref<const std::string&>().empty()) expected("a non-empty string", v, path);
-    return v.get<std::string>();
+    return v.get_ref<const std::string&>();
+  }
+  // The member `key` of the object at `parent`, its pointer joined only for the message.
+  const std::string& nonempty_string(const J& v, const std::string& parent, std::string_view key) const {
+    if (v.is_string() && !v.get_ref<const std::string&>().empty()) return v.get_ref<const std::string&>();
+    return nonempty_string(v, pointer_join(parent, key));
   }
   bool boolean(const J& v, const std::string& path) const {
     if (!v.is_boolean()) expected("true or false", v, path);
@@ -186,20 +192,24 @@ class Loader {
       expected("a number in [0, 3.6e12]", v, path);
     return v.get<double>();
   }
-  // Index of `v` in `options`.
-  int choice(const J& v, const std::string& path, const Keys& options) const {
+  // Index of `v` in `options`, or -1.
+  static int option_index(const J& v, const Keys& options) {
     if (v.is_string())
       for (std::size_t i = 0; i < options.size(); ++i)
         if (v.get_ref<const std::string&>() == options[i]) return static_cast<int>(i);
-    expected("one of " + quoted_list(options), v, path);
+    return -1;
+  }
+  // Index of `v` in `options`.
+  int choice(const J& v, const std::string& path, const Keys& options) const {
+    const int i = option_index(v, options);
+    if (i < 0) expected("one of " + quoted_list(options), v, path);
+    return i;
   }
   // The same for the member `key` of the object at `parent`: its pointer is
   // joined only for the message (every op names its "op").
   int choice(const J& v, const std::string& parent, std::string_view key, const Keys& options) const {
-    if (v.is_string())
-      for (std::size_t i = 0; i < options.size(); ++i)
-        if (v.get_ref<const std::string&>() == options[i]) return static_cast<int>(i);
-    expected("one of " + quoted_list(options), v, pointer_join(parent, key));
+    const int i = option_index(v, options);
+    return i >= 0 ? i : choice(v, pointer_join(parent, key), options);
   }
   DType dtype(const J& v, const std::string& path) const {
     std::optional<DType> d;
@@ -1227,9 +1237,7 @@ class Loader {
     t.path = path;
     if (submit) {
       const J& kname = need(v, path, "kernel");
-      if (!kname.is_string() || kname.get_ref<const std::string&>().empty())
-        expected("a non-empty string", kname, pointer_join(path, "kernel"));
-      auto it = kernels_.find(kname.get_ref<const std::string&>());
+      auto it = kernels_.find(nonempty_string(kname, path, "kernel"));
       if (it == kernels_.end()) fail(pointer_join(path, "kernel"), "unknown kernel " + kname.dump());
       t.kernel = it->second;
     }
