@@ -64,15 +64,22 @@ std::string_view dtype_name(DType t) { return cached_name<&dtype_runtime_name, D
 std::string_view tag_name(ArgTag t) { return cached_name<&arg_tag_name, ArgTag::NoDep>(t); }
 std::string_view source_name(EdgeSource s) { return cached_name<&edge_source_name, EdgeSource::Tensormap>(s); }
 
-// `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`
-void put_view(JsonBuf& out, std::string_view prefix, const Tensor& v) {
+// `"<prefix>shape":[..],"<prefix>start_offset":"..","<prefix>strides":[..]`.
+// The prefix is a literal ("", "consumer_", "producer_"): each copy of it a
+// fixed-size store, not a call to memcpy (a third of the run's memcpy calls
+// were these). The strides computed once for the offset and the list
+// (Tensor::stride(d) multiplies the extents after d on each call).
+template <std::size_t N>
+void put_view(JsonBuf& out, const char (&prefix)[N], const Tensor& v) {
+  std::array<std::int64_t, kMaxDims> s;
+  v.strides_into(s);
   // The prefix three times, 37 bytes of text, 2 * ndims + 1 integers with their commas and quotes.
-  JsonBuf::Direct b(out, 3 * prefix.size() + 64 + 42 * static_cast<std::size_t>(v.ndims));
+  JsonBuf::Direct b(out, 3 * (N - 1) + 64 + 42 * static_cast<std::size_t>(v.ndims));
   b.ch('"').raw(prefix).raw("shape\":[");
   for (int d = 0; d < v.ndims; ++d) (d ? b.ch(',') : b).i(v.shape[d]);
-  b.raw("],\"").raw(prefix).raw("start_offset\":").qi(v.start_offset());
+  b.raw("],\"").raw(prefix).raw("start_offset\":").qi(v.start_offset(s));
   b.raw(",\"").raw(prefix).raw("strides\":[");
-  for (int d = 0; d < v.ndims; ++d) (d ? b.ch(',') : b).i(v.stride(d));
+  for (int d = 0; d < v.ndims; ++d) (d ? b.ch(',') : b).i(s[d]);
   b.ch(']');
 }
 
@@ -95,8 +102,10 @@ class ReplayTensorMap {
     Group* g = find(view.addr);
     if (!g) return;
     Group& grp = *g;
-    const std::int64_t first = view.start_offset();
-    const std::int64_t last = first + extent(view);
+    std::array<std::int64_t, kMaxDims> s;
+    view.strides_into(s);
+    const std::int64_t first = view.start_offset(s);
+    const std::int64_t last = first + extent(view, s);
     // An entry reaching `first` starts no earlier than first - max_span.
     hits_.clear();
     std::vector<Hit>& hits = hits_;
@@ -123,8 +132,10 @@ class ReplayTensorMap {
 
   void insert(const Tensor& view, TaskId producer) {
     Group& g = find_or_add(view.addr);
-    g.max_span = std::max(g.max_span, extent(view));
-    g.by_first.emplace(view.start_offset(), Entry{view, producer, seq_++});
+    std::array<std::int64_t, kMaxDims> s;
+    view.strides_into(s);
+    g.max_span = std::max(g.max_span, extent(view, s));
+    g.by_first.emplace(view.start_offset(s), Entry{view, producer, seq_++});
   }
 
   // Starts loading the cache line of `addr`'s group slot (a hint).
@@ -145,10 +156,11 @@ class ReplayTensorMap {
     std::int64_t max_span = -1;
     std::multimap<std::int64_t, Entry> by_first;
   };
-  // Linear extent of a view beyond its first element, in elements.
-  static std::int64_t extent(const Tensor& v) {
+  // Linear extent of a view beyond its first element, in elements, from its
+  // strides (Tensor::strides_into).
+  static std::int64_t extent(const Tensor& v, const std::array<std::int64_t, kMaxDims>& s) {
     std::int64_t e = 0;
-    for (int d = 0; d < v.ndims; ++d) e += (v.shape[d] - 1) * v.stride(d);
+    for (int d = 0; d < v.ndims; ++d) e += (v.shape[d] - 1) * s[d];
     return e;
   }
   // The groups by buffer address, with open addressing (an unordered_map
@@ -202,6 +214,7 @@ class DepsWriter : public OutputWriter {
 
   void on_submitted(const Task& t, const SubmitRequest& req, const std::vector<EdgeInfo>&) override {
     if (t.kind == TaskKind::Alloc) return;  // alloc_tensors is not recorded; its tasks appear only as pred
+    task_text_.set_quoted(t.id);
     put_task(t);
     replay(t, req);
     tasks_.commit();
@@ -227,7 +240,7 @@ class DepsWriter : public OutputWriter {
       // 67 bytes of text at most, the id and kNumLanes integers with their commas.
       JsonBuf::Direct d(tasks_, 128 + 21 * kNumLanes);
       if (n_tasks_++) d.ch(',');
-      d.raw("{\"task_id\":").qu(t.id);
+      d.raw("{\"task_id\":").raw(task_text_);
       if (t.manual_scope) d.raw(",\"scope\":\"manual\"");
       else d.raw(",\"scope\":\"auto\"");
       d.raw(",\"early_dispatch\":");
@@ -248,17 +261,19 @@ class DepsWriter : public OutputWriter {
       if (!t.manual_scope && (tag == ArgTag::Input || tag == ArgTag::Inout)) tensormap_.prefetch(t.args[k].addr);
     }
     tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
-    for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
+    const std::size_t n = std::min(t.args.size(), t.arg_tags.size());
+    if (arg_ids_.size() < n) arg_ids_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
       const bool listed = t.arg_tags[k] != ArgTag::Output;
       const Tensor& v = t.args[k];
-      const std::uint64_t id = listed ? put_tensor(v) : 0;
+      if (listed) put_tensor(v, arg_ids_[k]);
       {
         const std::string_view tag = tag_name(t.arg_tags[k]), dtype = dtype_name(v.dtype);
-        // Both names, 43 bytes of text, two integers with their quotes.
+        // Both names, 43 bytes of text, an integer and the quoted id (32 bytes, Text32).
         JsonBuf::Direct d(tasks_, tag.size() + dtype.size() + 128);
         if (k) d.ch(',');
         d.raw("{\"idx\":").u(k).raw(",\"type\":\"").raw(tag).ch('"');
-        if (listed) d.raw(",\"tensor_id\":").qu(id).raw(",\"dtype\":\"").raw(dtype).raw("\",");
+        if (listed) d.raw(",\"tensor_id\":").raw(arg_ids_[k]).raw(",\"dtype\":\"").raw(dtype).raw("\",");
       }
       if (listed) put_view(tasks_, "", v);
       tasks_.ch('}');
@@ -266,15 +281,19 @@ class DepsWriter : public OutputWriter {
     tasks_.raw("]}");
   }
 
-  // Lists the tensor on first sight; returns its id.
-  std::uint64_t put_tensor(const Tensor& v) {
-    std::uint64_t id = dep_gen_tensor_id(v.addr, v.version);
-    if (!seen_.insert(id)) return id;
-    if (n_tensors_++) tensors_.ch(',');
-    tensors_.raw("{\"tensor_id\":").qu(id).raw(",\"buffer_addr\":").qu(v.addr);
-    tensors_.raw(",\"version\":").u(v.version).raw(",\"dtype\":\"").raw(dtype_name(v.dtype));
-    tensors_.raw("\",\"buffer_numel\":").qi(v.buffer_numel()).ch('}');
-    return id;
+  // Lists the tensor on first sight; `id` becomes its id's quoted text (the
+  // task's argument and a creator edge of the task print it again).
+  void put_tensor(const Tensor& v, Text32& id_text) {
+    const std::uint64_t id = dep_gen_tensor_id(v.addr, v.version);
+    id_text.set_quoted(id);
+    if (!seen_.insert(id)) return;
+    const std::string_view dtype = dtype_name(v.dtype);
+    // The name, 67 bytes of text, the quoted id (32 bytes), three integers with their quotes.
+    JsonBuf::Direct d(tensors_, dtype.size() + 192);
+    if (n_tensors_++) d.ch(',');
+    d.raw("{\"tensor_id\":").raw(id_text).raw(",\"buffer_addr\":").qu(v.addr);
+    d.raw(",\"version\":").u(v.version).raw(",\"dtype\":\"").raw(dtype);
+    d.raw("\",\"buffer_numel\":").qi(v.buffer_numel()).ch('}');
   }
 
   // dep_gen_replay_emit_deps_json's per-record steps (STEP 1, the annot
@@ -283,7 +302,7 @@ class DepsWriter : public OutputWriter {
     preds_.clear();
     pred_set_.clear();
     for (TaskId d : req.deps)
-      if (first_edge(d)) put_edge(d, t.id, -1, EdgeSource::Explicit, kDepWait | kDepRetain);
+      if (first_edge(d)) put_edge(d, -1, EdgeSource::Explicit, kDepWait | kDepRetain);
     const std::size_t n = std::min(t.args.size(), t.arg_tags.size());
     if (!t.manual_scope) {
       for (std::size_t i = 0; i < n; ++i) {
@@ -292,12 +311,12 @@ class DepsWriter : public OutputWriter {
         const Tensor& v = t.args[i];
         const int arg = static_cast<int>(i);
         if (v.owner != kNoTask && first_edge(v.owner))
-          put_edge(v.owner, t.id, arg, EdgeSource::Creator, kDepWait | kDepRetain, &v);
+          put_edge(v.owner, arg, EdgeSource::Creator, kDepWait | kDepRetain, &v, nullptr, &arg_ids_[i]);
         if ((tag != ArgTag::Input && tag != ArgTag::Inout) || manual_dep(req, i)) continue;
         tensormap_.lookup(v, tag == ArgTag::Inout, matches_);
         for (const ReplayTensorMap::Match& m : matches_) {
           first_edge(m.producer);
-          put_edge(m.producer, t.id, arg, EdgeSource::Tensormap, kDepWait, &v, &m);
+          put_edge(m.producer, arg, EdgeSource::Tensormap, kDepWait, &v, &m);
         }
       }
       for (std::size_t i = 0; i < n; ++i)
@@ -320,15 +339,18 @@ class DepsWriter : public OutputWriter {
     return pred_set_.insert(producer).second;
   }
 
-  void put_edge(TaskId pred, TaskId succ, int arg, EdgeSource source, std::uint8_t flags,
-                const Tensor* consumer = nullptr, const ReplayTensorMap::Match* m = nullptr) {
+  // An edge into the current task (task_text_). `consumer_id`: the quoted
+  // tensor id of `consumer` when the caller has it (the argument's).
+  void put_edge(TaskId pred, int arg, EdgeSource source, std::uint8_t flags, const Tensor* consumer = nullptr,
+                const ReplayTensorMap::Match* m = nullptr, const Text32* consumer_id = nullptr) {
     {
       const std::string_view source_text = source_name(source);
       const std::string_view dtype_text = consumer ? dtype_name(consumer->dtype) : std::string_view();
-      // Both names, 134 bytes of text at most, four integers with their quotes.
-      JsonBuf::Direct e(edges_, source_text.size() + dtype_text.size() + 240);
+      // Both names, 134 bytes of text at most, two integers with their
+      // quotes and two quoted ids of 32 bytes (Text32) at most.
+      JsonBuf::Direct e(edges_, source_text.size() + dtype_text.size() + 256);
       if (n_edges_++) e.ch(',');
-      e.raw("{\"pred\":").qu(pred).raw(",\"succ\":").qu(succ).raw(",\"arg\":").i(arg);
+      e.raw("{\"pred\":").qu(pred).raw(",\"succ\":").raw(task_text_).raw(",\"arg\":").i(arg);
       e.raw(",\"source\":\"").raw(source_text).ch('"');
       if (flags & kDepRetain) e.raw(",\"flags\":[\"wait\",\"retain\"]");
       else e.raw(",\"flags\":[\"wait\"]");
@@ -338,8 +360,12 @@ class DepsWriter : public OutputWriter {
       }
       if (consumer) {
         // A tensormap edge names the producer's entry (its address and version).
-        const Tensor& id_of = m ? *m->view : *consumer;
-        e.raw(",\"tensor_id\":").qu(dep_gen_tensor_id(id_of.addr, id_of.version));
+        e.raw(",\"tensor_id\":");
+        if (!m && consumer_id) e.raw(*consumer_id);
+        else {
+          const Tensor& id_of = m ? *m->view : *consumer;
+          e.qu(dep_gen_tensor_id(id_of.addr, id_of.version));
+        }
         e.raw(",\"consumer_dtype\":\"").raw(dtype_text).raw("\",");
       }
     }
@@ -355,6 +381,11 @@ class DepsWriter : public OutputWriter {
 
   ScratchFile tasks_, tensors_, edges_;
   std::uint64_t n_tasks_ = 0, n_tensors_ = 0, n_edges_ = 0;
+  // The current task's id and its listed arguments' tensor ids, quoted, as
+  // formatted once for the task's record (every edge into the task and each
+  // creator edge print them again; 20-digit ids are the slowest integers).
+  Text32 task_text_;
+  std::vector<Text32> arg_ids_;
   FlatSet64 seen_;  // tensor ids already listed
   ReplayTensorMap tensormap_;
   std::vector<ReplayTensorMap::Match> matches_;

@@ -161,6 +161,8 @@ inline char* write_us(char* p, std::uint64_t ps) {
 }
 }  // namespace decimal
 
+struct Text32;  // below
+
 // A text buffer with chainable JSON formatters. Appends are inline copies
 // into a growable block (string literals copy with a compile-time length).
 class JsonBuf {
@@ -249,6 +251,19 @@ class JsonBuf {
       p_ = decimal::write_us(p_, t);
       return *this;
     }
+    // The first n bytes of a block of N readable bytes, as one fixed-size
+    // copy of all N (no call; the bytes after the n are scratch for the
+    // next write to cover): counts N against the record's room.
+    template <std::size_t N>
+    Direct& raw_block(const char (&block)[N], std::size_t n) {
+      std::memcpy(p_, block, N);
+      p_ += n;
+      return *this;
+    }
+    // Text formatted beforehand (a Text32): its bytes, stored as one
+    // fixed-size copy of 32 bytes (no call, no branch on the length; the
+    // bytes after the text are scratch for the next write to cover).
+    Direct& raw(const Text32& t);
 
    private:
     JsonBuf& b_;
@@ -300,6 +315,26 @@ class JsonBuf {
   char* b_ = nullptr;
   std::size_t len_ = 0, cap_ = 0;
 };
+
+// At most 32 bytes of text formatted once and written many times (a
+// deps.json task id that every edge of the task repeats, a tensor id the
+// task's argument, its tensor entry and its creator edge repeat): written
+// through a Direct as one fixed-size copy (Direct::raw), which counts 32
+// bytes against the record's room.
+struct Text32 {
+  char text[32];
+  std::uint8_t size = 0;
+  // `"<v>"` (22 bytes at most), as JsonBuf::qu writes it.
+  void set_quoted(std::uint64_t v) {
+    text[0] = '"';
+    char* e = decimal::write_u(text + 1, v);  // stores up to 20 bytes from text + 1
+    *e = '"';
+    size = static_cast<std::uint8_t>(e + 1 - text);
+  }
+  std::string_view view() const { return {text, size}; }
+};
+
+inline JsonBuf::Direct& JsonBuf::Direct::raw(const Text32& t) { return raw_block(t.text, t.size); }
 
 // An append-only file written through a JsonBuf: format into it, then call
 // `commit()` after each record; the buffer goes to disk in large chunks.

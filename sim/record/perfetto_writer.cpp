@@ -609,25 +609,45 @@ class PerfettoWriter : public OutputWriter {
                                          {"oh_all_overhead", 9121}, {"oh_has_overhead", 9122}};
     // Each track's text before its value and between its value and the
     // time, made once (an event formatted the name twice and the pid and tid
-    // each time, most of a counter event's instructions).
-    std::array<std::string, 8> head, middle;
+    // each time, most of a counter event's instructions), in fixed-size
+    // blocks that are copied without a call to memcpy; an interval's time is
+    // formatted once for the events that start there.
+    struct TrackText {
+      char head[32];
+      char middle[96];
+      std::size_t head_size, middle_size;
+    };
+    std::array<TrackText, 8> text{};
     for (std::size_t k = 0; k < 8; ++k) {
       const std::string name = kTracks[k].name;
-      head[k] = "{\"args\": {\"" + name + "\": ";
-      middle[k] = "}, \"cat\": \"overhead\", \"name\": \"" + name + "\", \"ph\": \"C\", \"pid\": " +
-                  std::to_string(kPidSched) + ", \"tid\": " + std::to_string(kTracks[k].tid) + ", \"ts\": ";
+      const std::string head = "{\"args\": {\"" + name + "\": ";
+      const std::string middle = "}, \"cat\": \"overhead\", \"name\": \"" + name + "\", \"ph\": \"C\", \"pid\": " +
+                                 std::to_string(kPidSched) + ", \"tid\": " + std::to_string(kTracks[k].tid) + ", \"ts\": ";
+      if (head.size() > sizeof text[k].head || middle.size() > sizeof text[k].middle) std::abort();  // kTracks' names fit
+      std::memcpy(text[k].head, head.data(), head.size());
+      std::memcpy(text[k].middle, middle.data(), middle.size());
+      text[k].head_size = head.size();
+      text[k].middle_size = middle.size();
     }
     std::array<long, 8> prev;
     prev.fill(-1);
+    Text32 ts;
     sweep_overhead(overhead_->steps(clusters), [&](Time from, Time, const OverheadLevels& l) {
       const long v[8] = {l.idle[0], l.ready[0], l.over[0], l.idle[1], l.ready[1], l.over[1], l.all, l.has};
+      bool ts_made = false;
       for (std::size_t k = 0; k < 8; ++k) {
         if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
         prev[k] = v[k];
+        if (!ts_made) {
+          ts.size = static_cast<std::uint8_t>(decimal::write_us(ts.text, at(from)) - ts.text);  // 27 bytes at most
+          ts_made = true;
+        }
         {
-          // The track's two texts, 3 bytes of text, an integer, a time.
-          JsonBuf::Direct d(events_, head[k].size() + middle[k].size() + 64);
-          d.raw(head[k]).i(v[k]).raw(middle[k]).us(at(from)).raw("},\n");
+          // The track's two texts (fixed-size copies of 32 and 96 bytes), 3
+          // bytes of text, an integer, the time (32 bytes, a Text32).
+          JsonBuf::Direct d(events_, sizeof(TrackText::head) + sizeof(TrackText::middle) + 96);
+          d.raw_block(text[k].head, text[k].head_size).i(v[k]);
+          d.raw_block(text[k].middle, text[k].middle_size).raw(ts).raw("},\n");
         }
         events_.commit();
       }
