@@ -29,6 +29,7 @@
 #include "sim/engine/watch.h"
 #include "sim/json/json_input.h"
 #include "sim/platform/platform_loader.h"
+#include "sim/record/big_array.h"
 #include "sim/record/critical_path.h"
 #include "sim/record/figures.h"
 #include "sim/record/json_out.h"
@@ -731,6 +732,7 @@ void check_runnable(const std::string& text, const Platform& platform, const std
 
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
+  record::huge_pages::heap_on_huge_pages(std::size_t{64} << 20);  // before the run allocates (big_array.h)
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
     diagnose::StaticRules::cross_chip(l.trace, 1);              // one chip: no peer to reach
@@ -750,6 +752,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
 
 int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ostream& err) {
   const Stopwatch wall;
+  record::huge_pages::heap_on_huge_pages(std::size_t{64} << 20);  // as run's
   try {
     std::vector<Loaded> loaded(req.traces.size());             // each chip's platform, program and configuration
     std::vector<Loaded*> each;

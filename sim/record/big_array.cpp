@@ -1,8 +1,14 @@
 #include "sim/record/big_array.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #include <sys/mman.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "models/common/errors.h"
 
@@ -30,5 +36,45 @@ void* allocate(std::size_t bytes) {
 }
 
 void release(void* p, std::size_t bytes) { ::munmap(p, rounded(bytes)); }
+
+// A run with every output on touched about 6,500 fresh 4 KB pages of the
+// heap and its mappings, about 5,000 of them whatever the task count (the
+// output blocks of some 85 files, each grown from empty; the chip swimlane's
+// per-core rows; the containers' first growth), at several microseconds a
+// fault on a virtual machine: most of why paged_attention_case1 cost more
+// per task than bench_pa_100k. glibc's own switch for this (the tunable
+// glibc.malloc.hugetlb=1) is read from the environment at start-up only, so
+// the same is done here: the heap is grown once by `bytes` (M_TOP_PAD, the
+// room malloc asks the kernel for beyond a request) and that room marked
+// MADV_HUGEPAGE, the way glibc marks what it adds to the heap under that
+// tunable. Nothing is touched here: memory is still taken as it is used, by
+// whole 2 MB pages. Blocks up to 32 MB (the output blocks, most vectors)
+// come from this heap instead of mappings of their own (M_MMAP_THRESHOLD),
+// and freed heap memory is kept for the next allocation instead of being
+// handed back and faulted in again (M_TRIM_THRESHOLD).
+void heap_on_huge_pages(std::size_t bytes) {
+#if defined(__GLIBC__)
+  static bool done = false;
+  if (done) return;
+  done = true;
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(bytes * 2, 1u << 30)));
+  ::mallopt(M_TOP_PAD, static_cast<int>(std::min<std::size_t>(bytes, 1u << 30)));
+  // A request larger than what the heap has free makes malloc grow it by the
+  // request and M_TOP_PAD; freed, the block stays at the heap's top (below
+  // the trim threshold) for the allocations that follow.
+  void* probe = std::malloc(std::size_t{1} << 20);
+  if (!probe) return;
+  const auto from = reinterpret_cast<std::uintptr_t>(probe);
+  std::free(probe);
+  const auto to = reinterpret_cast<std::uintptr_t>(::sbrk(0));
+  if (to == static_cast<std::uintptr_t>(-1) || to <= from) return;  // not a brk heap above the block
+  const std::uintptr_t start = (from + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
+  const std::uintptr_t end = to & ~(std::uintptr_t{kHuge} - 1);
+  if (end > start) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);  // a hint, as allocate's
+#else
+  (void)bytes;
+#endif
+}
 
 }  // namespace npusim::record::huge_pages

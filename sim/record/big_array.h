@@ -23,6 +23,13 @@ constexpr std::size_t kMin = std::size_t{1} << 20;  // smaller: malloc
 // `bytes` (>= kMin) of zeroed memory aligned to 2 MB; throws std::bad_alloc.
 void* allocate(std::size_t bytes);
 void release(void* p, std::size_t bytes);  // what allocate(bytes) returned
+// Puts the next `bytes` of the malloc heap on transparent huge pages and
+// keeps freed heap memory for reuse (glibc; elsewhere nothing). Called once,
+// before a run allocates: the writers' output blocks and the containers of
+// the writers and the model then fault once per 2 MB instead of once per
+// 4 KB page (docs/architecture.md, "Page faults that do not grow with the
+// tasks").
+void heap_on_huge_pages(std::size_t bytes);
 }  // namespace huge_pages
 
 template <class T>
