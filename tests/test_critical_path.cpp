@@ -6,6 +6,7 @@
 #include "tests/catch.h"
 
 #include <filesystem>
+#include <initializer_list>
 #include <regex>
 #include <string>
 #include <vector>
@@ -22,20 +23,43 @@ using npusim::Time;
 using npusim::record::CriticalPath;
 using npusim::record::PathPart;
 using npusim::record::PathTask;
+using npusim::record::PathTasks;
 using npusim::record::walk_critical_path;
 
 namespace {
 
+// A hand-made task and its producers (indices into the list).
+struct Made {
+  PathTask task;
+  std::vector<std::uint32_t> preds;
+};
+
 // A kernel task: submit, ready, release (dispatch), kernel [start, end), complete.
-PathTask kernel_task(npusim::TaskId id, Time submit, Time ready, Time release, Time start, Time end,
-                     Time complete, std::vector<std::uint32_t> preds = {}) {
+Made kernel_task(npusim::TaskId id, Time submit, Time ready, Time release, Time start, Time end, Time complete,
+                 std::vector<std::uint32_t> preds = {}) {
   PathTask t;
   t.id = id;
   t.kernel = "K";
   t.submit = submit, t.ready = ready, t.release = release, t.start = start, t.end = end, t.complete = complete;
-  t.preds = std::move(preds);
-  return t;
+  return {t, std::move(preds)};
 }
+
+// Hand-made tasks as the collector keeps them: the list, and one pool of
+// every task's producers (PathTask::preds_from, preds_to).
+struct Tasks {
+  std::vector<PathTask> list;
+  std::vector<std::uint32_t> pool;
+  Tasks(std::initializer_list<Made> made) {
+    for (const Made& m : made) {
+      list.push_back(m.task);
+      list.back().preds_from = static_cast<std::uint32_t>(pool.size());
+      pool.insert(pool.end(), m.preds.begin(), m.preds.end());
+      list.back().preds_to = static_cast<std::uint32_t>(pool.size());
+    }
+  }
+  PathTask& operator[](std::size_t i) { return list[i]; }
+  operator PathTasks() const { return PathTasks(list, pool); }
+};
 
 Time part(const CriticalPath& p, PathPart k) { return p.parts[static_cast<std::size_t>(k)]; }
 
@@ -58,8 +82,7 @@ void check_tiles(const CriticalPath& p) {
 TEST_CASE("critical path: a producer and its consumer, each part to the picosecond", "[critical_path]") {
   // t0 runs [30, 100), completes at 105; t1 (consumes t0) ready at 110,
   // dispatched at 120, runs [130, 200). The makespan is [30, 200].
-  std::vector<PathTask> tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105),
-                                 kernel_task(1, 5, 110, 120, 130, 200, 205, {0})};
+  Tasks tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105), kernel_task(1, 5, 110, 120, 130, 200, 205, {0})};
   CriticalPath p = walk_critical_path(tasks, 30, 200);
   check_tiles(p);
   REQUIRE(p.steps.size() == 2);
@@ -94,8 +117,7 @@ TEST_CASE("critical path: a producer and its consumer, each part to the picoseco
 TEST_CASE("critical path: a task submitted after its producer completed is orchestrator-bound", "[critical_path]") {
   // t1 is submitted at 150, long after t0 completed (105): it became ready at
   // its submit; the path ends there and [30, 150) is the orchestrator's.
-  const std::vector<PathTask> tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105),
-                                       kernel_task(1, 150, 150, 160, 170, 200, 205, {0})};
+  const Tasks tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105), kernel_task(1, 150, 150, 160, 170, 200, 205, {0})};
   const CriticalPath p = walk_critical_path(tasks, 30, 200);
   check_tiles(p);
   REQUIRE(p.steps.size() == 1);
@@ -108,13 +130,12 @@ TEST_CASE("critical path: a task submitted after its producer completed is orche
 TEST_CASE("critical path: a dummy task between two kernels counts by its real moments", "[critical_path]") {
   // t0 [30, 100) completes at 105; dummy d1 (no kernel, consumes t0) ready at
   // 110, completes at 115; t2 (consumes d1) ready at 120, runs [130, 200).
-  PathTask d;
-  d.id = 1;
-  d.kind = "dummy";
-  d.submit = 2, d.ready = 110, d.complete = 115;
+  Made d;
+  d.task.id = 1;
+  d.task.kind = "dummy";
+  d.task.submit = 2, d.task.ready = 110, d.task.complete = 115;
   d.preds = {0};
-  const std::vector<PathTask> tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105), d,
-                                       kernel_task(2, 3, 120, 125, 130, 200, 205, {1})};
+  const Tasks tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105), d, kernel_task(2, 3, 120, 125, 130, 200, 205, {1})};
   const CriticalPath p = walk_critical_path(tasks, 30, 200);
   check_tiles(p);
   REQUIRE(p.steps.size() == 3);
@@ -127,8 +148,7 @@ TEST_CASE("critical path: a dummy task between two kernels counts by its real mo
 TEST_CASE("critical path: an early-staged block counts from its doorbell, not its early dispatch", "[critical_path]") {
   // t1's block was staged on its core at 50, before t0 ended; it became
   // ready at 104 and its doorbell rang at 106 (the release): never negative.
-  const std::vector<PathTask> tasks = {kernel_task(0, 0, 10, 20, 30, 100, 102),
-                                       kernel_task(1, 5, 104, 106, 108, 200, 205, {0})};
+  const Tasks tasks = {kernel_task(0, 0, 10, 20, 30, 100, 102), kernel_task(1, 5, 104, 106, 108, 200, 205, {0})};
   const CriticalPath p = walk_critical_path(tasks, 30, 200);
   check_tiles(p);
   CHECK(part(p, PathPart::SchedOverhead) == 4);  // ready 104 -> doorbell 106 -> start 108
@@ -137,8 +157,7 @@ TEST_CASE("critical path: an early-staged block counts from its doorbell, not it
 
 TEST_CASE("critical path: a failed run's path ends at the stop, a kernel still running counts up to it", "[critical_path]") {
   // t1 started at 130 and was still running when the device stopped at 150.
-  const std::vector<PathTask> tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105),
-                                       kernel_task(1, 5, 110, 120, 130, kNever, kNever, {0})};
+  const Tasks tasks = {kernel_task(0, 0, 10, 20, 30, 100, 105), kernel_task(1, 5, 110, 120, 130, kNever, kNever, {0})};
   const CriticalPath p = walk_critical_path(tasks, 30, 150);
   check_tiles(p);
   CHECK(part(p, PathPart::Kernel) == 70 + 20);

@@ -58,9 +58,9 @@ struct PathTask {
   Time start = kNever, end = kNever;   // first kernel start, last kernel end (kNever: running at the stop)
   Time complete = kNever;
   Time core_free = kNever;             // the core of its first block: the previous block there ended
-  std::vector<std::uint32_t> preds;    // producers (indices into the task list), WAIT edges
-  // Or, in a task list with a pool of producers (the collector's: no vector
-  // allocated per task), its producers are pool[preds_from, preds_to).
+  // Its producers (indices into the task list; WAIT edges) are
+  // pool[preds_from, preds_to) of the list's pool (PathTasks): one array for
+  // every task's, not a vector allocated per task.
   std::uint32_t preds_from = 0, preds_to = 0;
 };
 
@@ -82,27 +82,27 @@ struct CriticalPath {
   std::array<Time, kPathParts> parts{}; // sum to - from
 };
 
-// The task list the walk reads: a std::vector (tests; each task's `preds`)
-// or the collector's BigVector and its pool of producers, without a copy.
+// The task list the walk reads and the pool of their producers: the
+// collector's BigVectors (or a test's vectors), without a copy.
 class PathTasks {
  public:
   PathTasks() = default;  // none
-  PathTasks(const std::vector<PathTask>& v) : p_(v.data()), n_(v.size()) {}
   PathTasks(const BigVector<PathTask>& v, const BigVector<std::uint32_t>& pool)
+      : p_(v.data()), n_(v.size()), pool_(pool.data()) {}
+  PathTasks(const std::vector<PathTask>& v, const std::vector<std::uint32_t>& pool)
       : p_(v.data()), n_(v.size()), pool_(pool.data()) {}
   const PathTask& operator[](std::size_t i) const { return p_[i]; }
   std::size_t size() const { return n_; }
   // Task i's producers, [first, second).
   std::pair<const std::uint32_t*, const std::uint32_t*> preds(std::size_t i) const {
     const PathTask& t = p_[i];
-    if (pool_) return {pool_ + t.preds_from, pool_ + t.preds_to};
-    return {t.preds.data(), t.preds.data() + t.preds.size()};
+    return {pool_ + t.preds_from, pool_ + t.preds_to};
   }
 
  private:
   const PathTask* p_ = nullptr;
   std::size_t n_ = 0;
-  const std::uint32_t* pool_ = nullptr;  // null: each task's `preds`
+  const std::uint32_t* pool_ = nullptr;
 };
 
 // The walk over [w0, w1]; `tasks` with started kernels (start != kNever)

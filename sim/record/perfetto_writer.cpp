@@ -622,8 +622,10 @@ class PerfettoWriter : public OutputWriter {
       const std::string name = kTracks[k].name;
       const std::string head = "{\"args\": {\"" + name + "\": ";
       const std::string middle = "}, \"cat\": \"overhead\", \"name\": \"" + name + "\", \"ph\": \"C\", \"pid\": " +
-                                 std::to_string(kPidSched) + ", \"tid\": " + std::to_string(kTracks[k].tid) + ", \"ts\": ";
-      if (head.size() > sizeof text[k].head || middle.size() > sizeof text[k].middle) std::abort();  // kTracks' names fit
+                                 std::to_string(kPidSched) + ", \"tid\": " + std::to_string(kTracks[k].tid) +
+                                 ", \"ts\": ";
+      // kTracks' names fit (a longer one would be a bug, never output).
+      if (head.size() > sizeof text[k].head || middle.size() > sizeof text[k].middle) std::abort();
       std::memcpy(text[k].head, head.data(), head.size());
       std::memcpy(text[k].middle, middle.data(), middle.size());
       text[k].head_size = head.size();
