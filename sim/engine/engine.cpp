@@ -730,9 +730,19 @@ void check_runnable(const std::string& text, const Platform& platform, const std
   }
 }
 
+// The per-task output files' blocks and collectors fault the heap in page
+// by page; with them on, the heap goes on huge pages before the run
+// allocates (big_array.h). Without them there are few faults to save, and
+// whole 2 MB pages would add their rounding to the peak memory of a run
+// whose memory follows the live window.
+static void heap_for_outputs(const RunRequest& req) {
+  if (req.outputs && (req.swimlane_level > 0 || req.deps || req.scope_stats || req.task_stats))
+    record::huge_pages::heap_on_huge_pages(std::size_t{64} << 20);
+}
+
 int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const Stopwatch wall;
-  record::huge_pages::heap_on_huge_pages(std::size_t{64} << 20);  // before the run allocates (big_array.h)
+  heap_for_outputs(req);
   try {
     Loaded l = load(req);                                       // the platform, the trace or scene, the configuration
     diagnose::StaticRules::cross_chip(l.trace, 1);              // one chip: no peer to reach
@@ -752,7 +762,7 @@ int run(const RunRequest& req, std::ostream& out, std::ostream& err) {
 
 int run_chips(const ChipsRequest& req, std::vector<ChipOutcome>& chips, std::ostream& err) {
   const Stopwatch wall;
-  record::huge_pages::heap_on_huge_pages(std::size_t{64} << 20);  // as run's
+  heap_for_outputs(req.run);
   try {
     std::vector<Loaded> loaded(req.traces.size());             // each chip's platform, program and configuration
     std::vector<Loaded*> each;
