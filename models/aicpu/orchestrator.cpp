@@ -148,8 +148,10 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   rec.start = t0;
   rec.end = t;
   obs_.on_orch_submit(rec);
-  rt_.outputs_of(task, outputs_);
-  source_.deliver_task(task.id, outputs_);
+  if (!source_.deliver_task_args(task.id, task.args, task.arg_tags)) {
+    rt_.outputs_of(task, outputs_);
+    source_.deliver_task(task.id, outputs_);
+  }
   return true;
 }
 

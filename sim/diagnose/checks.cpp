@@ -107,12 +107,25 @@ void StaticRules::on_op(const OrchOp& op) {
                              "the run");
       break;
     case OrchOp::Kind::Submit:
+      // check_launch finds nothing in a launch without sync_start of a
+      // kernel without a hard syncall: most submits, which skip it.
+      if (!op.submit.kernel || (!op.submit.sync_start && !hard_syncall_of(op.submit.kernel))) break;
       for (Finding& f : check_launch(platform_, op.submit, op.path))
         if (seen_.insert(f.path + "\n" + f.message).second) launches_.push_back(std::move(f));
       break;
     default:
       break;
   }
+}
+
+// The kernels met first keep their answer in a short list (a submit asked
+// for it walked the kernel's phases each time).
+bool StaticRules::hard_syncall_of(const KernelDef* k) {
+  for (const auto& [kk, hard] : hard_syncall_)
+    if (kk == k) return hard;
+  const bool hard = hard_syncall(*k) != nullptr;
+  if (hard_syncall_.size() < kKernels) hard_syncall_.emplace_back(k, hard);
+  return hard;
 }
 
 std::vector<Finding> StaticRules::findings(const std::vector<const KernelDef*>& kernels) const {
@@ -134,6 +147,9 @@ class RuledSource final : public OpSource {
     return true;
   }
   void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override { inner_->deliver_task(id, outputs); }
+  bool deliver_task_args(TaskId id, const std::vector<Tensor>& args, const std::vector<ArgTag>& tags) override {
+    return inner_->deliver_task_args(id, args, tags);
+  }
   void deliver_value(std::int64_t value) override { inner_->deliver_value(value); }
 
  private:

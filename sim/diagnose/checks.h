@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/common/kernel.h"
@@ -69,6 +70,11 @@ class StaticRules {
   std::string file_;
   std::set<std::string> seen_;
   std::vector<Finding> launches_;
+  // Whether a kernel has a hard syncall (check_launch's barrier rules), for
+  // the first kKernels kernels met.
+  bool hard_syncall_of(const KernelDef* k);
+  static constexpr std::size_t kKernels = 16;
+  std::vector<std::pair<const KernelDef*, bool>> hard_syncall_;
 };
 
 // `src` with every operation passed through `rules` before it is returned.

@@ -141,15 +141,42 @@ class Interpreter final : public OpSource, private ExprEnv {
   }
 
   void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override {
-    if (!pending_task_) throw std::logic_error("OpSource::deliver_task: no alloc, submit or dummy is pending");
-    const TaskOp& t = *pending_task_;
-    pending_task_ = nullptr;
+    const TaskOp& t = take_pending_task("deliver_task");
     if (t.outputs != outputs.size())
       throw std::logic_error("OpSource::deliver_task: " + std::to_string(outputs.size()) + " outputs for " +
                              std::to_string(t.outputs) + " OUTPUT arguments at " + t.path);
     std::size_t k = 0;
     for (const ArgSpec& a : t.args)
       if (a.tag == ArgTag::Output) set_tensor(a.name.slot, outputs[k++]);
+    bind_task_id(t, id);
+  }
+
+  // The outputs read where the runtime keeps them: the task's arguments are
+  // the op's, in order (its alloc outputs or submit args).
+  bool deliver_task_args(TaskId id, const std::vector<Tensor>& args, const std::vector<ArgTag>& tags) override {
+    const TaskOp& t = take_pending_task("deliver_task_args");
+    if (args.size() != t.args.size() || tags.size() != t.args.size())
+      throw std::logic_error("OpSource::deliver_task_args: " + std::to_string(args.size()) + " arguments for " +
+                             std::to_string(t.args.size()) + " at " + t.path);
+    for (std::size_t i = 0; i < t.args.size(); ++i) {
+      const ArgSpec& a = t.args[i];
+      if (a.tag != ArgTag::Output) continue;
+      if (tags[i] != ArgTag::Output)
+        throw std::logic_error("OpSource::deliver_task_args: argument " + std::to_string(i) + " is no OUTPUT at " + t.path);
+      set_tensor(a.name.slot, args[i]);
+    }
+    bind_task_id(t, id);
+    return true;
+  }
+
+  const TaskOp& take_pending_task(const char* what) {
+    if (!pending_task_)
+      throw std::logic_error(std::string("OpSource::") + what + ": no alloc, submit or dummy is pending");
+    const TaskOp& t = *pending_task_;
+    pending_task_ = nullptr;
+    return t;
+  }
+  void bind_task_id(const TaskOp& t, TaskId id) {
     if (t.id_slot >= 0) {
       Value& v = vars_[t.id_slot];
       v.kind = Value::Kind::Task;
