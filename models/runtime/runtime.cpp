@@ -38,10 +38,6 @@ void Runtime::begin_orchestration() {
   sample_scope(scopes_.back(), true);
 }
 
-bool Runtime::in_manual_scope() const {
-  return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual;
-}
-
 bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
   int depth = static_cast<int>(scopes_.size());
   if (depth > max_user_scope_depth(platform_)) {

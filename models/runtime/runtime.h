@@ -117,6 +117,15 @@ struct SubmitWork {
   };
   std::vector<Released> released;
   int walk_edges = 0;  // edges of the current fanout walk visited so far
+  // As a new SubmitWork, `released` keeping its capacity (a submit's reset
+  // made and freed a vector).
+  void reset() {
+    args = lookups = 0;
+    lookup_entries = 0;
+    ready_pushes = predicate_evals = 0;
+    released.clear();
+    walk_edges = 0;
+  }
   // What making those tasks ready costs the thread that did it: the pushes
   // onto ready queues and the predicate reads.
   Time ready_cost(const SchedCosts& c) const { return ready_cost(c, ready_pushes, predicate_evals); }
@@ -153,7 +162,7 @@ struct SubmitProgress {
     wire_decided = wire_live = false;
     edges.clear();
     merged.clear();
-    work = SubmitWork{};
+    work.reset();
   }
 };
 
@@ -245,7 +254,7 @@ class Runtime {
   BootClass boot_classify(std::uint64_t local, Time now, SubmitWork& work);
   BootRoots boot_roots();  // what the whole scan pushes, per queue
   int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
-  bool in_manual_scope() const;
+  bool in_manual_scope() const { return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual; }
 
   // --------------------------------------------------------------- scheduler
   // Ready queues: shape AIC/AIV/MIX, normal or sync-start tier.

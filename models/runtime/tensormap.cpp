@@ -38,8 +38,9 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
     // search of the group for them (erase(e) finds both).
     if (remove_covered && ov == Overlap::Covered) erase_node(e, g->second, node, true);
   }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
-            [](const Match& a, const Match& b) { return a.seq > b.seq; });
+  if (out.size() - before > 1)  // most lookups match one entry or none
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
+              [](const Match& a, const Match& b) { return a.seq > b.seq; });
   return walked;
 }
 

@@ -96,7 +96,7 @@ void StaticRules::cross_chip(const trace::Trace& t, int chips) {
       }
 }
 
-void StaticRules::on_op(const OrchOp& op) {
+void StaticRules::check_op(const OrchOp& op) {
   switch (op.kind) {
     case OrchOp::Kind::Read:
     case OrchOp::Kind::Write:
@@ -107,9 +107,6 @@ void StaticRules::on_op(const OrchOp& op) {
                              "the run");
       break;
     case OrchOp::Kind::Submit:
-      // check_launch finds nothing in a launch without sync_start of a
-      // kernel without a hard syncall: most submits, which skip it.
-      if (!op.submit.kernel || (!op.submit.sync_start && !hard_syncall_of(op.submit.kernel))) break;
       for (Finding& f : check_launch(platform_, op.submit, op.path))
         if (seen_.insert(f.path + "\n" + f.message).second) launches_.push_back(std::move(f));
       break;
@@ -118,11 +115,7 @@ void StaticRules::on_op(const OrchOp& op) {
   }
 }
 
-// The kernels met first keep their answer in a short list (a submit asked
-// for it walked the kernel's phases each time).
-bool StaticRules::hard_syncall_of(const KernelDef* k) {
-  for (const auto& [kk, hard] : hard_syncall_)
-    if (kk == k) return hard;
+bool StaticRules::find_hard_syncall(const KernelDef* k) {
   const bool hard = hard_syncall(*k) != nullptr;
   if (hard_syncall_.size() < kKernels) hard_syncall_.emplace_back(k, hard);
   return hard;

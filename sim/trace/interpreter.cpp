@@ -107,13 +107,13 @@ class Interpreter final : public OpSource, private ExprEnv {
           const ScopeOp& s = prog_.scopes[in.index];
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
-          op.site = s.site;
+          if (op.kind == OrchOp::Kind::ScopeBegin) op.site = s.site;  // a ScopeBegin's field (orch_ops.h)
           op.path = s.path;
           return true;
         }
         case Code::Task: {
           const TaskOp& t = prog_.tasks[in.index];
-          fill_task(t, op);
+          fill_task(t, in.index, op);
           pending_task_ = &t;
           return true;
         }
@@ -508,7 +508,20 @@ class Interpreter final : public OpSource, private ExprEnv {
     for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
   }
 
-  void fill_task(const TaskOp& t, OrchOp& op) {
+  // Each task op of the program keeps an argument list of its own length,
+  // lent to the caller's submit while that op is the current one (a swap of
+  // two vectors): the ops of a loop body take turns, and one list shared by
+  // all of them was cut to each op's length and grown again by copies of
+  // blank_arg_ at every submit. Every element is filled again (fill_arg).
+  void lend_args(std::uint32_t index, std::vector<SubmitArg>& args) {
+    if (lent_ == index) return;
+    if (lent_ != kNoneLent) args.swap(arg_lists_[lent_]);  // the last op's list back, the caller's own out
+    if (index >= arg_lists_.size()) arg_lists_.resize(index + 1);
+    args.swap(arg_lists_[index]);
+    lent_ = index;
+  }
+
+  void fill_task(const TaskOp& t, std::uint32_t index, OrchOp& op) {
     op.kind = t.kind;
     op.path = t.path;
     if (t.kind == OrchOp::Kind::Alloc) {
@@ -517,6 +530,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
     SubmitRequest& s = op.submit;
     s.kernel = t.kernel;
+    lend_args(index, s.args);
     fill_args(t.args, s.args);
     s.block_num = static_cast<int>(eval(t.block_num));
     s.deps.clear();
@@ -565,6 +579,9 @@ class Interpreter final : public OpSource, private ExprEnv {
   const ReadOp* pending_read_ = nullptr;
   Tensor scratch_;  // a view of a tensor bound to its own name
   SubmitArg blank_arg_;  // fill_args
+  static constexpr std::uint32_t kNoneLent = ~0u;
+  std::vector<std::vector<SubmitArg>> arg_lists_;  // lend_args, by task op
+  std::uint32_t lent_ = kNoneLent;                 // the task op whose list the caller's submit holds
 };
 
 }  // namespace
