@@ -267,7 +267,12 @@ class Runtime {
   std::size_t queue_size(Shape s, bool sync_tier) const {
     return (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)].size();
   }
-  bool any_ready() const;
+  // Inline: the scheduler asks at every iteration, mostly of empty queues.
+  bool any_ready() const {
+    for (int s = 0; s < 3; ++s)
+      if (!ready_queues_[s].empty() || !sync_queues_[s].empty()) return true;
+    return false;
+  }
   // Tasks lost to a full ready queue, in order (push_ready_entry).
   const std::vector<TaskId>& dropped_ready() const { return dropped_ready_; }
   Task* pop_dummy();
@@ -296,7 +301,14 @@ class Runtime {
     return t.staged_cores > 0 && !t.launched && t.early == Task::Early::Released &&
            t.running_slot_count == t.staged_cores;
   }
-  bool any_early();
+  // Inline when every early queue is empty (most of the scheduler's
+  // iterations), else the walk that drops stale front entries.
+  bool any_early() {
+    if (early_sync_queue_.empty() && early_queues_[0].empty() && early_queues_[1].empty() &&
+        early_queues_[2].empty())
+      return false;
+    return any_early_walk();
+  }
   // Every block of `t` is placed and launch-visible: flagged producers tell
   // their consumers, which may become early candidates (§5.8 chaining).
   void task_published(Task& t, Time now);
@@ -383,6 +395,7 @@ class Runtime {
   std::uint64_t packed_block_of(std::uint64_t total) const;  // the block for that total (wrapped as the device's int32)
 
  private:
+  bool any_early_walk();
   void route_ready(Task& t, Time now, SubmitWork& work);
   void maybe_candidate(Task& c);
   void register_wake(Task& c);  // host_build_graph: wait on the last unmet producer
