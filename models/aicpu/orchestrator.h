@@ -61,7 +61,7 @@ class OrchestratorThread : public sc_core::sc_module {
   void sync(Time t);
   void sleep_or_progress(Time t);
   Time now() const { return clock_.now(); }
-  // Returns false when a fatal error was latched.
+  // Returns false when a fatal error was latched. The op's path is op_path_.
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
   // Runs one resumable step of a submit, spinning while it is blocked; false
@@ -93,7 +93,7 @@ class OrchestratorThread : public sc_core::sc_module {
   // suspended for good, and a suspended frame is never unwound (its heap
   // would leak; LeakSanitizer reports it).
   OrchOp op_;
-  std::string op_path_;
+  std::string op_path_;  // the path of op_, swapped out of it (orchestrate): op_.path is stale
   OrchOp::Kind op_kind_ = OrchOp::Kind::Submit;
   bool done_ = false;
   Time start_ = 0, end_ = 0;

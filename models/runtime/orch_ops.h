@@ -121,6 +121,16 @@ class OpSource {
   // Result of the last Alloc/Submit/Dummy: the task id and the tensors its
   // OUTPUT args (in order) became. Must be called before the next `next`.
   virtual void deliver_task(TaskId id, const std::vector<Tensor>& outputs) = 0;
+  // The same result as the runtime holds it: the task's argument views and
+  // tags (Task::args, Task::arg_tags), whose Output-tagged views are the
+  // outputs, in order. Returns false when the source takes only
+  // deliver_task (the caller then gathers the outputs and calls it). The
+  // trace interpreter reads the views in place: gathering them copied each
+  // output's ~200-byte view into a vector per task, to be copied again.
+  virtual bool deliver_task_args(TaskId /*id*/, const std::vector<Tensor>& /*args*/,
+                                 const std::vector<ArgTag>& /*tags*/) {
+    return false;
+  }
   // Result of the last Read.
   virtual void deliver_value(std::int64_t value) = 0;
 };

@@ -38,10 +38,6 @@ void Runtime::begin_orchestration() {
   sample_scope(scopes_.back(), true);
 }
 
-bool Runtime::in_manual_scope() const {
-  return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual;
-}
-
 bool Runtime::scope_begin(ScopeMode mode, const std::string& site, Time now) {
   int depth = static_cast<int>(scopes_.size());
   if (depth > max_user_scope_depth(platform_)) {
@@ -741,12 +737,6 @@ void Runtime::push_ready_entry(RingQueue<Task*>& q, Task& t, Time now) {
                            "unchecked); it never runs and the run hangs (reported once per run)");
 }
 
-bool Runtime::any_ready() const {
-  for (int s = 0; s < 3; ++s)
-    if (!ready_queues_[s].empty() || !sync_queues_[s].empty()) return true;
-  return false;
-}
-
 void Runtime::maybe_candidate(Task& c) {
   // host_build_graph stubs early dispatch: its propagate_dispatch_fanin is
   // empty ("Milestone 1", host_build_graph/runtime/scheduler/pto_scheduler.h),
@@ -812,7 +802,7 @@ void Runtime::cancel_early_sync(Task& t) {
 // Asked at every scheduler iteration, mostly of empty queues: each queue is
 // dropped of its stale front entries in place (as peek_early does), without
 // a call per shape.
-bool Runtime::any_early() {
+bool Runtime::any_early_walk() {
   while (!early_sync_queue_.empty() && !early_candidate(*early_sync_queue_.front())) early_sync_queue_.pop_front();
   if (!early_sync_queue_.empty()) return true;
   for (RingQueue<Task*>& q : early_queues_) {

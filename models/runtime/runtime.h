@@ -117,6 +117,15 @@ struct SubmitWork {
   };
   std::vector<Released> released;
   int walk_edges = 0;  // edges of the current fanout walk visited so far
+  // As a new SubmitWork, `released` keeping its capacity (a submit's reset
+  // made and freed a vector).
+  void reset() {
+    args = lookups = 0;
+    lookup_entries = 0;
+    ready_pushes = predicate_evals = 0;
+    released.clear();
+    walk_edges = 0;
+  }
   // What making those tasks ready costs the thread that did it: the pushes
   // onto ready queues and the predicate reads.
   Time ready_cost(const SchedCosts& c) const { return ready_cost(c, ready_pushes, predicate_evals); }
@@ -153,7 +162,7 @@ struct SubmitProgress {
     wire_decided = wire_live = false;
     edges.clear();
     merged.clear();
-    work = SubmitWork{};
+    work.reset();
   }
 };
 
@@ -245,7 +254,7 @@ class Runtime {
   BootClass boot_classify(std::uint64_t local, Time now, SubmitWork& work);
   BootRoots boot_roots();  // what the whole scan pushes, per queue
   int scope_depth() const { return static_cast<int>(scopes_.size()) - 1; }
-  bool in_manual_scope() const;
+  bool in_manual_scope() const { return !scopes_.empty() && scopes_.back().mode == ScopeMode::Manual; }
 
   // --------------------------------------------------------------- scheduler
   // Ready queues: shape AIC/AIV/MIX, normal or sync-start tier.
@@ -258,7 +267,12 @@ class Runtime {
   std::size_t queue_size(Shape s, bool sync_tier) const {
     return (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)].size();
   }
-  bool any_ready() const;
+  // Inline: the scheduler asks at every iteration, mostly of empty queues.
+  bool any_ready() const {
+    for (int s = 0; s < 3; ++s)
+      if (!ready_queues_[s].empty() || !sync_queues_[s].empty()) return true;
+    return false;
+  }
   // Tasks lost to a full ready queue, in order (push_ready_entry).
   const std::vector<TaskId>& dropped_ready() const { return dropped_ready_; }
   Task* pop_dummy();
@@ -287,7 +301,14 @@ class Runtime {
     return t.staged_cores > 0 && !t.launched && t.early == Task::Early::Released &&
            t.running_slot_count == t.staged_cores;
   }
-  bool any_early();
+  // Inline when every early queue is empty (most of the scheduler's
+  // iterations), else the walk that drops stale front entries.
+  bool any_early() {
+    if (early_sync_queue_.empty() && early_queues_[0].empty() && early_queues_[1].empty() &&
+        early_queues_[2].empty())
+      return false;
+    return any_early_walk();
+  }
   // Every block of `t` is placed and launch-visible: flagged producers tell
   // their consumers, which may become early candidates (§5.8 chaining).
   void task_published(Task& t, Time now);
@@ -374,6 +395,7 @@ class Runtime {
   std::uint64_t packed_block_of(std::uint64_t total) const;  // the block for that total (wrapped as the device's int32)
 
  private:
+  bool any_early_walk();
   void route_ready(Task& t, Time now, SubmitWork& work);
   void maybe_candidate(Task& c);
   void register_wake(Task& c);  // host_build_graph: wait on the last unmet producer

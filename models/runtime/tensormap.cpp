@@ -27,17 +27,20 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
   const bool every = view.version > 0;
   auto it = every ? by_first.begin() : by_first.lower_bound(first - g->second.max_span);
   while (it != by_first.end() && (every || it->first <= last)) {
-    std::int32_t e = it->second;
-    ++it;
+    const auto node = it++;
+    const std::int32_t e = node->second;
     Entry& en = entries_[e];
     if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
     if (ov == Overlap::None) continue;
     out.push_back(Match{en.producer, ov, en.seq});
-    if (remove_covered && ov == Overlap::Covered) erase(e);
+    // The walk holds the entry's group and node: no second hash probe and
+    // search of the group for them (erase(e) finds both).
+    if (remove_covered && ov == Overlap::Covered) erase_node(e, g->second, node, true);
   }
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
-            [](const Match& a, const Match& b) { return a.seq > b.seq; });
+  if (out.size() - before > 1)  // most lookups match one entry or none
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
+              [](const Match& a, const Match& b) { return a.seq > b.seq; });
   return walked;
 }
 
@@ -69,11 +72,15 @@ void TensorMap::erase(std::int32_t e) {
   Entry& en = entries_[e];
   auto g = groups_.find(en.view.addr);
   auto range = g->second.by_first.equal_range(en.first);
-  for (auto it = range.first; it != range.second; ++it)
-    if (it->second == e) {
-      g->second.by_first.erase(it);
-      break;
-    }
+  auto it = range.first;
+  while (it != range.second && it->second != e) ++it;
+  erase_node(e, g->second, it, it != range.second);
+}
+
+void TensorMap::erase_node(std::int32_t e, Group& g, std::pmr::multimap<std::int64_t, std::int32_t>::iterator node,
+                           bool in_group) {
+  Entry& en = entries_[e];
+  if (in_group) g.by_first.erase(node);
   // An address left without entries keeps its group for a while: an INOUT
   // argument's lookup removes the entry its own insert puts back at the end
   // of the submit, and a group made and dropped per submit (a hash-table node
@@ -83,7 +90,7 @@ void TensorMap::erase(std::int32_t e) {
   // between inserts. A kept group's max_span only widens the scan of a
   // lookup to entries that cannot reach its view, which it skips: the same
   // matches.
-  if (g->second.by_first.empty()) emptied_.push_back(en.view.addr);
+  if (g.by_first.empty()) emptied_.push_back(en.view.addr);
   --bucket_len_[bucket_of(en.view.addr)];
   en.used = false;
   ++en.generation;  // invalidates references in order_

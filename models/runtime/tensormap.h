@@ -108,6 +108,10 @@ class TensorMap {
 
   bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
   void erase(std::int32_t e);
+  // erase(e) with its group and its node in the group at hand (`in_group`
+  // false: erase(e) found no node of the entry to remove).
+  void erase_node(std::int32_t e, Group& g, std::pmr::multimap<std::int64_t, std::int32_t>::iterator node,
+                  bool in_group);
   // Drops the groups of `emptied_` still without entries.
   void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.

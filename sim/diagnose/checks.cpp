@@ -96,7 +96,7 @@ void StaticRules::cross_chip(const trace::Trace& t, int chips) {
       }
 }
 
-void StaticRules::on_op(const OrchOp& op) {
+void StaticRules::check_op(const OrchOp& op) {
   switch (op.kind) {
     case OrchOp::Kind::Read:
     case OrchOp::Kind::Write:
@@ -113,6 +113,12 @@ void StaticRules::on_op(const OrchOp& op) {
     default:
       break;
   }
+}
+
+bool StaticRules::find_hard_syncall(const KernelDef* k) {
+  const bool hard = hard_syncall(*k) != nullptr;
+  if (hard_syncall_.size() < kKernels) hard_syncall_.emplace_back(k, hard);
+  return hard;
 }
 
 std::vector<Finding> StaticRules::findings(const std::vector<const KernelDef*>& kernels) const {
@@ -134,6 +140,9 @@ class RuledSource final : public OpSource {
     return true;
   }
   void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override { inner_->deliver_task(id, outputs); }
+  bool deliver_task_args(TaskId id, const std::vector<Tensor>& args, const std::vector<ArgTag>& tags) override {
+    return inner_->deliver_task_args(id, args, tags);
+  }
   void deliver_value(std::int64_t value) override { inner_->deliver_value(value); }
 
  private:

@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "models/common/kernel.h"
@@ -59,7 +60,13 @@ class StaticRules {
   static void cross_chip(const trace::Trace& t, int chips);
   // One operation as the orchestrator takes it: InputError for a fixed rule
   // (a read or set under host_build_graph); the findings of a launch.
-  void on_op(const OrchOp& op);
+  // Inline: most operations (scopes, most submits) have nothing to check.
+  void on_op(const OrchOp& op) {
+    if (op.kind == OrchOp::Kind::Submit ? quiet_launch(op.submit)
+                                        : op.kind != OrchOp::Kind::Read && op.kind != OrchOp::Kind::Write)
+      return;
+    check_op(op);
+  }
   // The kernels' findings, then the launches' (each once per site and message).
   std::vector<Finding> findings(const std::vector<const KernelDef*>& kernels) const;
 
@@ -69,6 +76,22 @@ class StaticRules {
   std::string file_;
   std::set<std::string> seen_;
   std::vector<Finding> launches_;
+  void check_op(const OrchOp& op);
+  // check_launch finds nothing in a launch without sync_start of a kernel
+  // without a hard syncall (its only rules): most submits, which skip it.
+  bool quiet_launch(const SubmitRequest& req) {
+    return !req.kernel || (!req.sync_start && !hard_syncall_of(req.kernel));
+  }
+  // Whether a kernel has a hard syncall, kept for the first kKernels kernels
+  // met (a submit asked for it walked the kernel's phases each time).
+  bool hard_syncall_of(const KernelDef* k) {
+    for (const auto& [kk, hard] : hard_syncall_)
+      if (kk == k) return hard;
+    return find_hard_syncall(k);
+  }
+  bool find_hard_syncall(const KernelDef* k);
+  static constexpr std::size_t kKernels = 16;
+  std::vector<std::pair<const KernelDef*, bool>> hard_syncall_;
 };
 
 // `src` with every operation passed through `rules` before it is returned.

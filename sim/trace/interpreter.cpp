@@ -107,13 +107,13 @@ class Interpreter final : public OpSource, private ExprEnv {
           const ScopeOp& s = prog_.scopes[in.index];
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
-          op.site = s.site;
+          if (op.kind == OrchOp::Kind::ScopeBegin) op.site = s.site;  // a ScopeBegin's field (orch_ops.h)
           op.path = s.path;
           return true;
         }
         case Code::Task: {
           const TaskOp& t = prog_.tasks[in.index];
-          fill_task(t, op);
+          fill_task(t, in.index, op);
           pending_task_ = &t;
           return true;
         }
@@ -141,15 +141,42 @@ class Interpreter final : public OpSource, private ExprEnv {
   }
 
   void deliver_task(TaskId id, const std::vector<Tensor>& outputs) override {
-    if (!pending_task_) throw std::logic_error("OpSource::deliver_task: no alloc, submit or dummy is pending");
-    const TaskOp& t = *pending_task_;
-    pending_task_ = nullptr;
+    const TaskOp& t = take_pending_task("deliver_task");
     if (t.outputs != outputs.size())
       throw std::logic_error("OpSource::deliver_task: " + std::to_string(outputs.size()) + " outputs for " +
                              std::to_string(t.outputs) + " OUTPUT arguments at " + t.path);
     std::size_t k = 0;
     for (const ArgSpec& a : t.args)
       if (a.tag == ArgTag::Output) set_tensor(a.name.slot, outputs[k++]);
+    bind_task_id(t, id);
+  }
+
+  // The outputs read where the runtime keeps them: the task's arguments are
+  // the op's, in order (its alloc outputs or submit args).
+  bool deliver_task_args(TaskId id, const std::vector<Tensor>& args, const std::vector<ArgTag>& tags) override {
+    const TaskOp& t = take_pending_task("deliver_task_args");
+    if (args.size() != t.args.size() || tags.size() != t.args.size())
+      throw std::logic_error("OpSource::deliver_task_args: " + std::to_string(args.size()) + " arguments for " +
+                             std::to_string(t.args.size()) + " at " + t.path);
+    for (std::size_t i = 0; i < t.args.size(); ++i) {
+      const ArgSpec& a = t.args[i];
+      if (a.tag != ArgTag::Output) continue;
+      if (tags[i] != ArgTag::Output)
+        throw std::logic_error("OpSource::deliver_task_args: argument " + std::to_string(i) + " is no OUTPUT at " + t.path);
+      set_tensor(a.name.slot, args[i]);
+    }
+    bind_task_id(t, id);
+    return true;
+  }
+
+  const TaskOp& take_pending_task(const char* what) {
+    if (!pending_task_)
+      throw std::logic_error(std::string("OpSource::") + what + ": no alloc, submit or dummy is pending");
+    const TaskOp& t = *pending_task_;
+    pending_task_ = nullptr;
+    return t;
+  }
+  void bind_task_id(const TaskOp& t, TaskId id) {
     if (t.id_slot >= 0) {
       Value& v = vars_[t.id_slot];
       v.kind = Value::Kind::Task;
@@ -481,7 +508,20 @@ class Interpreter final : public OpSource, private ExprEnv {
     for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
   }
 
-  void fill_task(const TaskOp& t, OrchOp& op) {
+  // Each task op of the program keeps an argument list of its own length,
+  // lent to the caller's submit while that op is the current one (a swap of
+  // two vectors): the ops of a loop body take turns, and one list shared by
+  // all of them was cut to each op's length and grown again by copies of
+  // blank_arg_ at every submit. Every element is filled again (fill_arg).
+  void lend_args(std::uint32_t index, std::vector<SubmitArg>& args) {
+    if (lent_ == index) return;
+    if (lent_ != kNoneLent) args.swap(arg_lists_[lent_]);  // the last op's list back, the caller's own out
+    if (index >= arg_lists_.size()) arg_lists_.resize(index + 1);
+    args.swap(arg_lists_[index]);
+    lent_ = index;
+  }
+
+  void fill_task(const TaskOp& t, std::uint32_t index, OrchOp& op) {
     op.kind = t.kind;
     op.path = t.path;
     if (t.kind == OrchOp::Kind::Alloc) {
@@ -490,6 +530,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
     SubmitRequest& s = op.submit;
     s.kernel = t.kernel;
+    lend_args(index, s.args);
     fill_args(t.args, s.args);
     s.block_num = static_cast<int>(eval(t.block_num));
     s.deps.clear();
@@ -538,6 +579,9 @@ class Interpreter final : public OpSource, private ExprEnv {
   const ReadOp* pending_read_ = nullptr;
   Tensor scratch_;  // a view of a tensor bound to its own name
   SubmitArg blank_arg_;  // fill_args
+  static constexpr std::uint32_t kNoneLent = ~0u;
+  std::vector<std::vector<SubmitArg>> arg_lists_;  // lend_args, by task op
+  std::uint32_t lent_ = kNoneLent;                 // the task op whose list the caller's submit holds
 };
 
 }  // namespace
