@@ -96,6 +96,10 @@ void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processe
 
 void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
   SchedPhaseRecord r = phase_record(kind, start, end, processed);
+  if (!detail_) {  // no observer reads the snapshots or the pop counts
+    ctx_.obs->on_sched_phase(r);
+    return;
+  }
   r.shared_at_start = phase_start_shared_;
   r.shared_at_end = shared_sample(fresh);
   phase_start_shared_ = r.shared_at_end;
@@ -180,6 +184,7 @@ void SchedulerThread::body(void* self) { static_cast<SchedulerThread*>(self)->lo
 
 void SchedulerThread::loop() {
   Time t = now();
+  detail_ = ctx_.obs->reads_sched_detail();
   if (ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph) boot_scan(t);
   phase_start_shared_ = queue_depths();
   last_progress_ = t;  // the watchdog's budget starts with the thread
@@ -216,7 +221,7 @@ void SchedulerThread::loop() {
         // Nothing to pop anywhere (most idle iterations): what the three
         // phases below come to, without their walks.
         entered_drain_ = false;
-        pop_miss_ += 2 * static_cast<std::uint64_t>(empty_tier_misses());
+        if (detail_) pop_miss_ += 2 * static_cast<std::uint64_t>(empty_tier_misses());
       } else {
         if (dummies) dummy_phase(t, progress);
         dispatch_phase(t, progress);
@@ -281,7 +286,7 @@ void SchedulerThread::loop() {
       t = t + m * P;
     }
     loop_iter_ += skipped;
-    if (!ctx_.drain.active) pop_miss_ += skipped * idle_misses_;
+    if (!ctx_.drain.active && detail_) pop_miss_ += skipped * idle_misses_;
   }
   // Loop exit, whichever path left the loop (resolve_and_dispatch,
   // scheduler_dispatch.cpp): first the tasks still on the deferred list are
@@ -292,10 +297,10 @@ void SchedulerThread::loop() {
   // check_and_handle_consumed, so the run's last tasks retire and the ring's
   // tail reaches its head. Then the pops since the last dispatch record go
   // into a zero-length dispatch record, so the records' pop counts add up to
-  // the thread's.
+  // the thread's (written only for an observer that reads the counts).
   t = std::max(t, now());
   release_phase(t, false);
-  if (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_)
+  if (detail_ && (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_))
     record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
 }
 
@@ -880,7 +885,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
   // An empty queue (most stages of most iterations): the stage only counts
   // its pop miss, if it has a unit; no list is built.
   if (ctx_.rt->queue_size(s, sync_tier) == 0) {
-    if (mix ? !clusters_.empty() : any_dispatchable(s, stage)) ++pop_miss_;
+    if (detail_ && (mix ? !clusters_.empty() : any_dispatchable(s, stage))) ++pop_miss_;
     return;
   }
   std::vector<int>& units = units_;
@@ -1009,6 +1014,7 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
     const bool sync_tier = tier == 0;
     if (ctx_.rt->queue_size(Shape::AIC, sync_tier) == 0 && ctx_.rt->queue_size(Shape::AIV, sync_tier) == 0 &&
         ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) {
+      if (!detail_) continue;  // its pop misses are all it comes to, and no one reads them
       if (empty_misses < 0) empty_misses = empty_tier_misses();
       pop_miss_ += static_cast<std::uint64_t>(empty_misses);
       continue;
