@@ -874,6 +874,23 @@ void SchedulerThread::flush(bool gated, Time& t) {
   if (!plan_.empty()) publish(gated, t);
 }
 
+namespace {
+
+// An AIC/AIV stage's free cores as dispatchable() lists them (by cluster,
+// AIV0 before AIV1), taken from the front: the words of the list, not the
+// list. A stage uses one or two of its cores in most pops (one queued task
+// of one block), so building the whole list, then erasing its front, cost
+// more than the placements.
+struct FreeCores {
+  ClusterSet::Word first[ClusterSet::kMaxClusters / 64];   // AIC, or AIV0
+  ClusterSet::Word second[ClusterSet::kMaxClusters / 64];  // AIV1 (0 for AIC)
+  int words = 0;
+  int at = 0;     // the first word that may still hold a core
+  int count = 0;  // cores left
+};
+
+}  // namespace
+
 // dispatch_shape (scheduler_dispatch.cpp): while this thread has units for
 // the shape, pop a batch of up to that many tasks (pop_ready_tasks_batch; an
 // empty pop is a pop_miss), place each task's claimed block range, re-push a
@@ -888,18 +905,48 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     if (detail_ && (mix ? !clusters_.empty() : any_dispatchable(s, stage))) ++pop_miss_;
     return;
   }
+  // MIX: every owned cluster, a list (a placement takes the clusters it
+  // selected); AIC/AIV: the free cores' words (FreeCores).
   std::vector<int>& units = units_;
+  FreeCores fc;
+  const CoreMap& m = ctx_.cores->map();
   auto query = [&] {
-    if (mix)
-      units = clusters_;  // MIX: every owned cluster
-    else
-      dispatchable(s, stage, units);
+    if (mix) {
+      units = clusters_;
+      return;
+    }
+    fc.words = view().words();
+    fc.at = 0;
+    fc.count = 0;
+    for (int i = 0; i < fc.words; ++i) {
+      const ClusterSet::Word a = free_word(s == Shape::AIC ? kLaneAic : kLaneAiv0, stage, i);
+      const ClusterSet::Word b = s == Shape::AIC ? 0 : free_word(kLaneAiv1, stage, i);
+      fc.first[i] = a;
+      fc.second[i] = b;
+      fc.count += ClusterSet::count(a) + ClusterSet::count(b);
+    }
+  };
+  auto left = [&]() -> std::size_t { return mix ? units.size() : static_cast<std::size_t>(fc.count); };
+  // The front core of the list, removed from it (AIC/AIV).
+  auto take_front = [&] {
+    while (!(fc.first[fc.at] | fc.second[fc.at])) ++fc.at;
+    ClusterSet::Word& a = fc.first[fc.at];
+    ClusterSet::Word& b = fc.second[fc.at];
+    const int bit = __builtin_ctzll(a | b);
+    const int ci = clusters_[static_cast<std::size_t>(64 * fc.at + bit)];
+    --fc.count;
+    if (a >> bit & 1) {
+      a &= a - 1;  // the lowest set bit is this one
+      return s == Shape::AIC ? m.aic(ci) : m.aiv0(ci);
+    }
+    b &= b - 1;
+    return m.aiv1(ci);
   };
   query();
-  if (units.empty()) return;
+  if (left() == 0) return;
   std::vector<Task*>& batch = batch_;
-  while (!units.empty() && !entered_drain_) {
-    const std::size_t want = units.size();
+  while (left() != 0 && !entered_drain_) {
+    const std::size_t want = left();
     batch.clear();
     while (batch.size() < want) {
       Task* x = ctx_.rt->pop_ready(s, sync_tier);
@@ -935,7 +982,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           push_back(task, false, t);
           continue;
         }
-        const int avail = static_cast<int>(mix ? selected.size() : units.size());
+        const int avail = static_cast<int>(mix ? selected.size() : left());
         if (avail < task.block_num) {
           flush(false, t);
           if (!start_drain(&task, false)) push_back(task, false, t);
@@ -944,13 +991,13 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           break;
         }
       }
-      if (units.empty()) {
+      if (left() == 0) {
         flush(false, t);
         t += costs_.ready_push;  // push_batch of the rest: one queue operation
         for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue(*batch[r]);
         break;
       }
-      const int avail = static_cast<int>(mix ? selected.size() : units.size());
+      const int avail = static_cast<int>(mix ? selected.size() : left());
       const int n = std::min(task.blocks_remaining(), avail);
       if (n == 0) continue;
       const int first = task.next_block;
@@ -962,8 +1009,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           unit = selected[static_cast<std::size_t>(b)];
           units.erase(std::find(units.begin(), units.end(), unit));
         } else {
-          unit = units.front();
-          units.erase(units.begin());
+          unit = take_front();
         }
         phase_dispatch_count_ += prepare(task, unit, first + b, t);
       }
@@ -971,7 +1017,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     }
     flush(false, t);
     if (!dispatched_any) break;
-    if (units.empty()) query();
+    if (left() == 0) query();
   }
 }
 
