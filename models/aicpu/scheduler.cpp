@@ -77,7 +77,7 @@ const std::array<int, 3>& SchedulerThread::shared_sample(bool fresh) {
   return iter_shared_;
 }
 
-SchedPhaseRecord SchedulerThread::phase_record(SchedPhase kind, Time start, Time end, int processed) const {
+__attribute__((always_inline)) inline SchedPhaseRecord SchedulerThread::phase_record(SchedPhase kind, Time start, Time end, int processed) const {
   SchedPhaseRecord r;
   r.thread = index_;
   r.kind = kind;
@@ -114,7 +114,7 @@ void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int p
 
 // ------------------------------------------------------------------ the loop
 
-std::uint64_t SchedulerThread::wake_count() const {
+__attribute__((always_inline)) inline std::uint64_t SchedulerThread::wake_count() const {
   return resolver_ ? ctx_.epoch + ctx_.handoffs : ctx_.epoch;
 }
 
@@ -405,7 +405,7 @@ Time SchedulerThread::next_event_iteration(Time T, Time P, Time& m_out) const {
 // then counts empty_tier_misses), and no early work it could stage (a stale
 // early entry is dropped here as early_dispatch_phase's check drops it); and
 // no dispatch record pending (the dispatch phase would write it).
-bool SchedulerThread::quiet(Time t, bool dummies) {
+__attribute__((always_inline)) inline bool SchedulerThread::quiet(Time t, bool dummies) {
   sync(t);
   const Runtime& rt = *ctx_.rt;
   if (phase_dispatch_count_ != 0 || (dummies && rt.dummy_queue_size() != 0) || rt.any_ready()) return false;
@@ -414,7 +414,7 @@ bool SchedulerThread::quiet(Time t, bool dummies) {
 
 // early_dispatch_phase's gate: every normal ready queue empty, an early
 // candidate queued (stale front entries dropped), a free slot to stage on.
-bool SchedulerThread::early_work() {
+__attribute__((always_inline)) inline bool SchedulerThread::early_work() {
   return !ctx_.rt->any_ready() && ctx_.rt->any_early() && has_free_slot();
 }
 
