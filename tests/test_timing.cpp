@@ -62,6 +62,7 @@ struct Blocks : SimObserver {
   std::vector<OrchSubmitRecord> submits;
   void on_block_finished(const Task& t, const BlockRecord& b) override { done.emplace_back(t.id, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { phases.push_back(r); }
+  bool reads_sched_detail() const override { return true; }
   void on_orch_submit(const OrchSubmitRecord& r) override { submits.push_back(r); }
 };
 

@@ -48,7 +48,7 @@ const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>
   return v;
 }
 
-void AicoreComplex::update_view(int core) {
+__attribute__((always_inline)) inline void AicoreComplex::update_view(int core) {
   const Core& c = cores_[core];
   if (!c.view) return;
   ++c.view->version;

@@ -39,8 +39,9 @@ void AicpuClock::end_of_elaboration() {
 }
 
 // The due times sit in an array of their own, scanned without a branch per
-// slot (a hand-over asks this several times per simulated task).
-int AicpuClock::next() const {
+// slot (a hand-over asks this several times per simulated task). Inline in
+// choose(), and choose() in sleep(): a hand-over is one function.
+__attribute__((always_inline)) inline int AicpuClock::next() const {
   int best = -1;
   Time first = kNever;  // a slot due at kNever is not due
   for (int i = 0; i < static_cast<int>(due_.size()); ++i) {
@@ -64,7 +65,7 @@ int AicpuClock::next() const {
 // timed notification where it had a delta one; at one time stamp SystemC
 // runs the methods made runnable before the threads, so the complex still
 // acts before an AICPU thread due at the same time, as it did.
-int AicpuClock::choose() {
+__attribute__((always_inline)) inline int AicpuClock::choose() {
   const int i = next();
   // Alone, the kernel's time moves only while the host waits on it, and the
   // host catches the clock up when it returns (drive): no kernel read here.

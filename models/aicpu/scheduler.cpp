@@ -77,7 +77,7 @@ const std::array<int, 3>& SchedulerThread::shared_sample(bool fresh) {
   return iter_shared_;
 }
 
-SchedPhaseRecord SchedulerThread::phase_record(SchedPhase kind, Time start, Time end, int processed) const {
+__attribute__((always_inline)) inline SchedPhaseRecord SchedulerThread::phase_record(SchedPhase kind, Time start, Time end, int processed) const {
   SchedPhaseRecord r;
   r.thread = index_;
   r.kind = kind;
@@ -96,6 +96,10 @@ void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processe
 
 void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
   SchedPhaseRecord r = phase_record(kind, start, end, processed);
+  if (!detail_) {  // no observer reads the snapshots or the pop counts
+    ctx_.obs->on_sched_phase(r);
+    return;
+  }
   r.shared_at_start = phase_start_shared_;
   r.shared_at_end = shared_sample(fresh);
   phase_start_shared_ = r.shared_at_end;
@@ -110,7 +114,7 @@ void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int p
 
 // ------------------------------------------------------------------ the loop
 
-std::uint64_t SchedulerThread::wake_count() const {
+__attribute__((always_inline)) inline std::uint64_t SchedulerThread::wake_count() const {
   return resolver_ ? ctx_.epoch + ctx_.handoffs : ctx_.epoch;
 }
 
@@ -180,6 +184,7 @@ void SchedulerThread::body(void* self) { static_cast<SchedulerThread*>(self)->lo
 
 void SchedulerThread::loop() {
   Time t = now();
+  detail_ = ctx_.obs->reads_sched_detail();
   if (ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph) boot_scan(t);
   phase_start_shared_ = queue_depths();
   last_progress_ = t;  // the watchdog's budget starts with the thread
@@ -216,7 +221,7 @@ void SchedulerThread::loop() {
         // Nothing to pop anywhere (most idle iterations): what the three
         // phases below come to, without their walks.
         entered_drain_ = false;
-        pop_miss_ += 2 * static_cast<std::uint64_t>(empty_tier_misses());
+        if (detail_) pop_miss_ += 2 * static_cast<std::uint64_t>(empty_tier_misses());
       } else {
         if (dummies) dummy_phase(t, progress);
         dispatch_phase(t, progress);
@@ -281,7 +286,7 @@ void SchedulerThread::loop() {
       t = t + m * P;
     }
     loop_iter_ += skipped;
-    if (!ctx_.drain.active) pop_miss_ += skipped * idle_misses_;
+    if (!ctx_.drain.active && detail_) pop_miss_ += skipped * idle_misses_;
   }
   // Loop exit, whichever path left the loop (resolve_and_dispatch,
   // scheduler_dispatch.cpp): first the tasks still on the deferred list are
@@ -292,10 +297,10 @@ void SchedulerThread::loop() {
   // check_and_handle_consumed, so the run's last tasks retire and the ring's
   // tail reaches its head. Then the pops since the last dispatch record go
   // into a zero-length dispatch record, so the records' pop counts add up to
-  // the thread's.
+  // the thread's (written only for an observer that reads the counts).
   t = std::max(t, now());
   release_phase(t, false);
-  if (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_)
+  if (detail_ && (pop_hit_ != pop_hit_emitted_ || pop_miss_ != pop_miss_emitted_))
     record_shared(SchedPhase::Dispatch, now(), now(), 0, false);
 }
 
@@ -400,7 +405,7 @@ Time SchedulerThread::next_event_iteration(Time T, Time P, Time& m_out) const {
 // then counts empty_tier_misses), and no early work it could stage (a stale
 // early entry is dropped here as early_dispatch_phase's check drops it); and
 // no dispatch record pending (the dispatch phase would write it).
-bool SchedulerThread::quiet(Time t, bool dummies) {
+__attribute__((always_inline)) inline bool SchedulerThread::quiet(Time t, bool dummies) {
   sync(t);
   const Runtime& rt = *ctx_.rt;
   if (phase_dispatch_count_ != 0 || (dummies && rt.dummy_queue_size() != 0) || rt.any_ready()) return false;
@@ -409,7 +414,7 @@ bool SchedulerThread::quiet(Time t, bool dummies) {
 
 // early_dispatch_phase's gate: every normal ready queue empty, an early
 // candidate queued (stale front entries dropped), a free slot to stage on.
-bool SchedulerThread::early_work() {
+__attribute__((always_inline)) inline bool SchedulerThread::early_work() {
   return !ctx_.rt->any_ready() && ctx_.rt->any_early() && has_free_slot();
 }
 
@@ -869,6 +874,23 @@ void SchedulerThread::flush(bool gated, Time& t) {
   if (!plan_.empty()) publish(gated, t);
 }
 
+namespace {
+
+// An AIC/AIV stage's free cores as dispatchable() lists them (by cluster,
+// AIV0 before AIV1), taken from the front: the words of the list, not the
+// list. A stage uses one or two of its cores in most pops (one queued task
+// of one block), so building the whole list, then erasing its front, cost
+// more than the placements.
+struct FreeCores {
+  ClusterSet::Word first[ClusterSet::kMaxClusters / 64];   // AIC, or AIV0
+  ClusterSet::Word second[ClusterSet::kMaxClusters / 64];  // AIV1 (0 for AIC)
+  int words = 0;
+  int at = 0;     // the first word that may still hold a core
+  int count = 0;  // cores left
+};
+
+}  // namespace
+
 // dispatch_shape (scheduler_dispatch.cpp): while this thread has units for
 // the shape, pop a batch of up to that many tasks (pop_ready_tasks_batch; an
 // empty pop is a pop_miss), place each task's claimed block range, re-push a
@@ -880,21 +902,51 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
   // An empty queue (most stages of most iterations): the stage only counts
   // its pop miss, if it has a unit; no list is built.
   if (ctx_.rt->queue_size(s, sync_tier) == 0) {
-    if (mix ? !clusters_.empty() : any_dispatchable(s, stage)) ++pop_miss_;
+    if (detail_ && (mix ? !clusters_.empty() : any_dispatchable(s, stage))) ++pop_miss_;
     return;
   }
+  // MIX: every owned cluster, a list (a placement takes the clusters it
+  // selected); AIC/AIV: the free cores' words (FreeCores).
   std::vector<int>& units = units_;
+  FreeCores fc;
+  const CoreMap& m = ctx_.cores->map();
   auto query = [&] {
-    if (mix)
-      units = clusters_;  // MIX: every owned cluster
-    else
-      dispatchable(s, stage, units);
+    if (mix) {
+      units = clusters_;
+      return;
+    }
+    fc.words = view().words();
+    fc.at = 0;
+    fc.count = 0;
+    for (int i = 0; i < fc.words; ++i) {
+      const ClusterSet::Word a = free_word(s == Shape::AIC ? kLaneAic : kLaneAiv0, stage, i);
+      const ClusterSet::Word b = s == Shape::AIC ? 0 : free_word(kLaneAiv1, stage, i);
+      fc.first[i] = a;
+      fc.second[i] = b;
+      fc.count += ClusterSet::count(a) + ClusterSet::count(b);
+    }
+  };
+  auto left = [&]() -> std::size_t { return mix ? units.size() : static_cast<std::size_t>(fc.count); };
+  // The front core of the list, removed from it (AIC/AIV).
+  auto take_front = [&] {
+    while (!(fc.first[fc.at] | fc.second[fc.at])) ++fc.at;
+    ClusterSet::Word& a = fc.first[fc.at];
+    ClusterSet::Word& b = fc.second[fc.at];
+    const int bit = __builtin_ctzll(a | b);
+    const int ci = clusters_[static_cast<std::size_t>(64 * fc.at + bit)];
+    --fc.count;
+    if (a >> bit & 1) {
+      a &= a - 1;  // the lowest set bit is this one
+      return s == Shape::AIC ? m.aic(ci) : m.aiv0(ci);
+    }
+    b &= b - 1;
+    return m.aiv1(ci);
   };
   query();
-  if (units.empty()) return;
+  if (left() == 0) return;
   std::vector<Task*>& batch = batch_;
-  while (!units.empty() && !entered_drain_) {
-    const std::size_t want = units.size();
+  while (left() != 0 && !entered_drain_) {
+    const std::size_t want = left();
     batch.clear();
     while (batch.size() < want) {
       Task* x = ctx_.rt->pop_ready(s, sync_tier);
@@ -930,7 +982,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           push_back(task, false, t);
           continue;
         }
-        const int avail = static_cast<int>(mix ? selected.size() : units.size());
+        const int avail = static_cast<int>(mix ? selected.size() : left());
         if (avail < task.block_num) {
           flush(false, t);
           if (!start_drain(&task, false)) push_back(task, false, t);
@@ -939,13 +991,13 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           break;
         }
       }
-      if (units.empty()) {
+      if (left() == 0) {
         flush(false, t);
         t += costs_.ready_push;  // push_batch of the rest: one queue operation
         for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue(*batch[r]);
         break;
       }
-      const int avail = static_cast<int>(mix ? selected.size() : units.size());
+      const int avail = static_cast<int>(mix ? selected.size() : left());
       const int n = std::min(task.blocks_remaining(), avail);
       if (n == 0) continue;
       const int first = task.next_block;
@@ -957,8 +1009,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
           unit = selected[static_cast<std::size_t>(b)];
           units.erase(std::find(units.begin(), units.end(), unit));
         } else {
-          unit = units.front();
-          units.erase(units.begin());
+          unit = take_front();
         }
         phase_dispatch_count_ += prepare(task, unit, first + b, t);
       }
@@ -966,7 +1017,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     }
     flush(false, t);
     if (!dispatched_any) break;
-    if (units.empty()) query();
+    if (left() == 0) query();
   }
 }
 
@@ -1009,6 +1060,7 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
     const bool sync_tier = tier == 0;
     if (ctx_.rt->queue_size(Shape::AIC, sync_tier) == 0 && ctx_.rt->queue_size(Shape::AIV, sync_tier) == 0 &&
         ctx_.rt->queue_size(Shape::MIX, sync_tier) == 0) {
+      if (!detail_) continue;  // its pop misses are all it comes to, and no one reads them
       if (empty_misses < 0) empty_misses = empty_tier_misses();
       pop_miss_ += static_cast<std::uint64_t>(empty_misses);
       continue;

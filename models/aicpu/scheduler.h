@@ -354,6 +354,10 @@ class SchedulerThread : public sc_core::sc_module {
   std::uint64_t pop_hit_ = 0, pop_miss_ = 0, pop_hit_emitted_ = 0, pop_miss_emitted_ = 0;
   int phase_dispatch_count_ = 0;
   std::uint64_t idle_misses_ = 0;  // empty pops of the last idle iteration
+  // Some observer reads the records' pop counts and queue snapshots
+  // (SimObserver::reads_sched_detail, asked when the loop starts): without
+  // one, pops are not counted and the snapshots are not taken.
+  bool detail_ = true;
   Time phase_t0_ = 0;
   std::array<int, 3> phase_start_shared_{};
   std::array<int, 3> iter_shared_{};

@@ -88,6 +88,16 @@ class SimObserver : public RuntimeHooks {
   // A block (one sub-task on one core) whose FIN the AICPU observed.
   virtual void on_block_finished(const Task&, const BlockRecord&) {}
   virtual void on_sched_phase(const SchedPhaseRecord&) {}
+  // Whether this observer reads a phase record's detail: the dispatch
+  // records' pop counts (pop_hit, pop_miss), the ready-queue snapshots
+  // (shared_at_start, shared_at_end) and the loop-exit dispatch record that
+  // only carries the last pop counts. Asked once, when the scheduler threads
+  // start; an observer attached later is not asked. With no reader the
+  // scheduler does not count its pops (an idle iteration's empty pops were
+  // a sixth of its own work per task with every output off) and leaves
+  // those fields zero; every other field and record is as before. An
+  // observer that overrides on_sched_phase and reads any of them says so.
+  virtual bool reads_sched_detail() const { return false; }
   virtual void on_orch_submit(const OrchSubmitRecord&) {}
   // A core spent [start, end) waiting on something outside it inside a block
   // (a doorbell, a cross-core slot, a barrier, a contended GM line).
@@ -116,6 +126,11 @@ class ObserverFanout : public SimObserver {
   void on_warning(const std::string& k, const std::string& m) override { for (auto* s : sinks_) s->on_warning(k, m); }
   void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
   void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
+  bool reads_sched_detail() const override {
+    for (auto* s : sinks_)
+      if (s->reads_sched_detail()) return true;
+    return false;
+  }
   void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
   void on_core_wait(int c, const Task& t, int b, WaitKind k, Time s0, Time s1) override {
     for (auto* s : sinks_) s->on_core_wait(c, t, b, k, s0, s1);

@@ -51,6 +51,8 @@ class ChipSwimlaneWriter : public OutputWriter {
     blocks_[static_cast<std::size_t>(b.core)]->record(BlockRow{t.id, b});
   }
 
+  // Level 3 and up writes the pop counts and queue snapshots.
+  bool reads_sched_detail() const override { return level_ >= 3; }
   void on_sched_phase(const SchedPhaseRecord& x) override {
     if (level_ < 3 || x.thread < 0) return;
     grow(phases_, x.thread, "swimlane_sched");

@@ -226,6 +226,8 @@ class PerfettoWriter : public OutputWriter {
     }
   }
 
+  // Level 3 and up writes the pop counts and queue snapshots.
+  bool reads_sched_detail() const override { return level_ >= 3; }
   void on_sched_phase(const SchedPhaseRecord& x) override {
     if (level_ < 3) return;
     if (latched_) {

@@ -34,6 +34,10 @@ struct Recorder : npusim::SimObserver {
   void on_ready(npusim::Task& t) override { ready.push_back(t.id); }
   void on_block_finished(const npusim::Task& t, const npusim::BlockRecord& b) override { blocks.push_back({t.id, b}); }
   void on_sched_phase(const npusim::SchedPhaseRecord& r) override { phases.push_back(r); }
+  // Pop counts and queue snapshots (as a level-3 swimlane writer); a test
+  // may turn it off before run().
+  bool detail = true;
+  bool reads_sched_detail() const override { return detail; }
   void on_error(const npusim::LatchedError& e) override { errors.push_back(e); }
   void on_completed(npusim::Task& t) override { completed[t.id] = t.complete_time; }
   // on_retired carries no time: the retiring thread's present, which runs

@@ -119,6 +119,32 @@ TEST_CASE("each pop is published behind its own write barrier", "[conformance]")
   CHECK(v[0].start == at(2935 + 300 + 200 + 500));
 }
 
+// Without an observer that reads them (outputs off, or a swimlane level
+// below 3) the scheduler counts no pops and samples no queue: the records
+// are the same but for those fields, and the loop-exit record, which only
+// carries pop counts, is not written (SimObserver::reads_sched_detail).
+TEST_CASE("scheduler phase records without a detail reader: same spans and counts - no pops - no snapshots",
+          "[conformance]") {
+  ConfSim s("sched_one_task.json");
+  s.obs.detail = false;
+  s.run();
+  REQUIRE(s.finished());
+  const auto d = s.phases(SchedPhase::Dispatch);
+  REQUIRE(d.size() == 1);  // no loop-exit record
+  CHECK(d[0].start == at(190));
+  CHECK(d[0].end == at(320));
+  CHECK(d[0].tasks_processed == 1);
+  CHECK(d[0].pop_hit == 0);
+  CHECK(d[0].pop_miss == 0);
+  for (const SchedPhaseRecord& r : s.obs.phases) {
+    CHECK(r.pop_hit == 0);
+    CHECK(r.pop_miss == 0);
+    CHECK(r.shared_at_start == std::array<int, 3>{});
+    CHECK(r.shared_at_end == std::array<int, 3>{});
+  }
+  CHECK_FALSE(s.phases(SchedPhase::Complete).empty());
+}
+
 // Upstream: scheduler_dispatch.cpp SchedulerContext::resolve_and_dispatch
 // (a dispatch record per iteration that prepared subtasks, spanning the time
 // since the previous record of the iteration; pop_hit / pop_miss as
