@@ -63,7 +63,7 @@ void load_rest(Loaded& l, const RunRequest& req, bool for_check);
 // provenance (check writes nothing).
 Loaded load(const RunRequest& req, bool for_check = false) {
   Loaded l;
-  l.platform = platform::load_platform(req.platform);
+  l.platform = platform::load_platform(req.platform, &l.platform_text);  // and its canonical text
   l.trace = scene::load_program(req.trace_path, &l.text, !for_check);
   try {
     load_rest(l, req, for_check);
@@ -81,9 +81,9 @@ void load_rest(Loaded& l, const RunRequest& req, bool for_check) {
   l.config.swimlane_level = req.swimlane_level;
   l.config.scope_stats = req.scope_stats && l.config.runtime == RuntimeKind::TensormapRingbuffer;
   l.config.deps = req.deps;
-  // The platform as loaded, in a canonical form: key order and white space
-  // do not change its digest, a changed value does (docs/outputs.md, "Provenance").
-  l.platform_text = json_input::read_file(l.platform.path).dump(2) + "\n";
+  // The platform's digest is that of its canonical text (load_platform's:
+  // key order and white space do not change it, a changed value does;
+  // docs/outputs.md, "Provenance").
   if (!for_check)
     l.provenance = {record::npusim_version(), record::digest(*l.text), record::digest(l.platform_text)};
 }

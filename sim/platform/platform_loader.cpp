@@ -496,7 +496,7 @@ Platform parse_platform(const std::string& text, const std::string& file) {
   return p;
 }
 
-Platform load_platform(const std::string& name_or_path) {
+Platform load_platform(const std::string& name_or_path, std::string* canonical) {
   if (name_or_path.empty()) throw InputError("", "", "expected a platform name or file, found an empty string");
   std::string path = name_or_path;
   if (!looks_like_path(name_or_path)) {
@@ -522,6 +522,7 @@ Platform load_platform(const std::string& name_or_path) {
   Platform p;
   p.path = path;
   Reader(path, p).document(doc);
+  if (canonical) *canonical = doc.dump(2) + "\n";
   return p;
 }
 

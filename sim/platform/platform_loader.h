@@ -12,7 +12,10 @@ namespace npusim::platform {
 // `name_or_path`: a file path (contains '/' or ends in ".json"), or a name
 // looked up as <dir>/<name>.json in platform_search_dirs(). Throws InputError
 // (file, JSON path, expectation) for a missing file or a bad description.
-Platform load_platform(const std::string& name_or_path);
+// With `canonical`, also the file in a canonical form (dump(2) and a newline:
+// key order and white space do not change it, a changed value does), from
+// the same parse.
+Platform load_platform(const std::string& name_or_path, std::string* canonical = nullptr);
 
 // Parses platform JSON text; `file` labels messages.
 Platform parse_platform(const std::string& text, const std::string& file);
