@@ -21,6 +21,7 @@
 #include "sim/host/interrupt.h"
 #include "sim/host/process.h"
 #include "sim/import/commands.h"
+#include "sim/record/big_array.h"
 #include "sim/report/commands.h"
 #include "sim/study/commands.h"
 
@@ -29,6 +30,7 @@
 int main(int argc, char* argv[]) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   npusim::host::prepare_process();
+  npusim::record::huge_pages::allow_heap_tuning();  // the process is npusim's: a run may tune malloc (big_array.h)
   npusim::host::interrupt::install();
   const int status = sc_core::sc_elab_and_sim(argc, argv);
 #if defined(__SANITIZE_ADDRESS__)

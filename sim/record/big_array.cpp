@@ -37,6 +37,12 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p, std::size_t bytes) { ::munmap(p, rounded(bytes)); }
 
+namespace {
+bool tuning_allowed = false;
+}  // namespace
+
+void allow_heap_tuning() { tuning_allowed = true; }
+
 // A run with every output on touched about 6,500 fresh 4 KB pages of the
 // heap and its mappings, about 5,000 of them whatever the task count (the
 // output blocks of some 85 files, each grown from empty; the chip swimlane's
@@ -55,7 +61,7 @@ void release(void* p, std::size_t bytes) { ::munmap(p, rounded(bytes)); }
 void heap_on_huge_pages(std::size_t bytes) {
 #if defined(__GLIBC__)
   static bool done = false;
-  if (done) return;
+  if (done || !tuning_allowed) return;
   done = true;
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(bytes * 2, 1u << 30)));

@@ -30,6 +30,10 @@ void release(void* p, std::size_t bytes);  // what allocate(bytes) returned
 // 4 KB page (docs/architecture.md, "Page faults that do not grow with the
 // tasks").
 void heap_on_huge_pages(std::size_t bytes);
+// Lets heap_on_huge_pages change malloc's settings, which are the whole
+// process's: npusim's own main allows it; a program that embeds npusim (the
+// Python module, the unit tests) keeps its allocator as it set it.
+void allow_heap_tuning();
 }  // namespace huge_pages
 
 template <class T>
