@@ -331,7 +331,8 @@ struct Text32 {
     *e = '"';
     size = static_cast<std::uint8_t>(e + 1 - text);
   }
-  std::string_view view() const { return {text, size}; }
+  // Picoseconds as microseconds (27 bytes at most), as JsonBuf::us writes them.
+  void set_us(std::uint64_t ps) { size = static_cast<std::uint8_t>(decimal::write_us(text, ps) - text); }
 };
 
 inline JsonBuf::Direct& JsonBuf::Direct::raw(const Text32& t) { return raw_block(t.text, t.size); }

@@ -643,7 +643,7 @@ class PerfettoWriter : public OutputWriter {
         if ((k < 3 && !l.present[0]) || (k >= 3 && k < 6 && !l.present[1]) || v[k] == prev[k]) continue;
         prev[k] = v[k];
         if (!ts_made) {
-          ts.size = static_cast<std::uint8_t>(decimal::write_us(ts.text, at(from)) - ts.text);  // 27 bytes at most
+          ts.set_us(at(from));
           ts_made = true;
         }
         {
