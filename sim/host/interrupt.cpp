@@ -23,10 +23,14 @@ constexpr int kEntries = 64;
 constexpr std::size_t kPathBytes = 4096;
 constexpr int kDepth = 8;  // folder levels removed below a registered tree
 
+// Every member has a constant initialiser, so the table is constant-initialised
+// (zeros in .bss, untouched until used): a member left without one made the
+// compiler write each entry's kind and seq at start-up, a page fault per entry
+// (64 of them, in every npusim process).
 struct Entry {
   std::atomic<int> kind{0};  // 0 = free, else 1 + Kind
   std::uint64_t seq = 0;     // registration order
-  char path[kPathBytes];
+  char path[kPathBytes] = {};
 };
 
 Entry g_entries[kEntries];
