@@ -84,10 +84,14 @@ inline std::uint32_t hash_at(const unsigned char* p, int shift) {
 }
 
 // A literal run followed by a match (len 0: the block's last run, no match).
+// `lits_ds`: the run's length (below 2^17: a segment and a match) and, in
+// the top byte, the distance's code, found once by the matcher (which
+// counts it) and read by the emitter.
 struct Seq {
-  std::uint32_t lits;
+  std::uint32_t lits_ds;
   std::uint16_t len, dist;
 };
+constexpr std::uint32_t kLitsMask = 0xffffff;
 
 // A thread's matcher state, kept for the thread's life. The hash table holds
 // positions offset by `base`, which grows by each piece's size, so a piece
@@ -200,6 +204,17 @@ void build_lengths(const std::uint32_t* freq, int nsyms, int max_bits, std::uint
     for (int c = count[l]; c > 0; --c) len[key[k++] & 511] = static_cast<std::uint8_t>(l);
 }
 
+// Each byte's bits in reverse order, built at compile time.
+struct Reversed {
+  std::uint8_t byte[256] = {};
+  constexpr Reversed() {
+    for (int v = 0; v < 256; ++v)
+      for (int b = 0; b < 8; ++b)
+        if (v >> b & 1) byte[v] = static_cast<std::uint8_t>(byte[v] | 1 << (7 - b));
+  }
+};
+constexpr Reversed kRev;
+
 // Canonical codes (3.2.2) for the lengths, bit-reversed for LSB-first output.
 void build_codes(const std::uint8_t* len, int nsyms, std::uint32_t* code) {
   int count[16] = {};
@@ -214,10 +229,8 @@ void build_codes(const std::uint8_t* len, int nsyms, std::uint32_t* code) {
   for (int s = 0; s < nsyms; ++s) {
     const int l = len[s];
     if (!l) continue;
-    const std::uint32_t v = next[l]++;
-    std::uint32_t r = 0;
-    for (int b = 0; b < l; ++b) r |= ((v >> b) & 1u) << (l - 1 - b);
-    code[s] = r;
+    const std::uint32_t v = next[l]++;  // below 1 << l, l <= 15
+    code[s] = (static_cast<std::uint32_t>(kRev.byte[v & 255]) << 8 | kRev.byte[v >> 8]) >> (16 - l);
   }
 }
 
@@ -339,6 +352,14 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
     len_bits[l] = b.lit_code[257 + s] | (l - kLenBase[s]) << b.lit_len[257 + s];
     len_n[l] = static_cast<std::uint8_t>(b.lit_len[257 + s] + kLenExtra[s]);
   }
+  // A distance's code and extra bits as one field: (dist << len) + off is
+  // code | (dist - base) << len (the code is below 1 << len).
+  std::uint64_t dist_off[kDistSyms];
+  std::uint8_t dist_n[kDistSyms];
+  for (int ds = 0; ds < kDistSyms; ++ds) {
+    dist_off[ds] = b.dist_code[ds] - (static_cast<std::uint64_t>(kDistBase[ds]) << b.dist_len[ds]);
+    dist_n[ds] = static_cast<std::uint8_t>(b.dist_len[ds] + kDistExtra[ds]);
+  }
   const std::uint32_t* lc = b.lit_code;
   const std::uint8_t* ll = b.lit_len;
   const unsigned char* q = p + start;
@@ -346,7 +367,7 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
   if (nseq && !seqs[nseq - 1].len) --last;  // the block's last run, without a match after it
   for (std::size_t i = 0; i < last; ++i) {
     const Seq& s = seqs[i];
-    std::uint32_t k = s.lits;
+    std::uint32_t k = s.lits_ds & kLitsMask;
     if (k > 2) {
       for (; k > 2; k -= 3, q += 3) {  // 3 x 15 bits at most between flushes
         out.put(lc[q[0]], ll[q[0]]);
@@ -362,14 +383,14 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
     out.put(lc[q[1]] & m1, ll[q[1]] & m1);
     q += k;
     out.flush();
-    const unsigned ds = dist_sym(s.dist);
-    const std::uint64_t dbits = b.dist_code[ds] | static_cast<std::uint64_t>(s.dist - kDistBase[ds]) << b.dist_len[ds];
-    out.put(len_bits[s.len] | dbits << len_n[s.len], len_n[s.len] + b.dist_len[ds] + kDistExtra[ds]);
+    const unsigned ds = s.lits_ds >> 24;
+    const std::uint64_t dbits = (static_cast<std::uint64_t>(s.dist) << b.dist_len[ds]) + dist_off[ds];
+    out.put(len_bits[s.len] | dbits << len_n[s.len], len_n[s.len] + dist_n[ds]);
     out.flush();
     q += s.len;
   }
   if (last < nseq)
-    for (std::uint32_t k = seqs[last].lits; k > 0; --k, ++q) {
+    for (std::uint32_t k = seqs[last].lits_ds & kLitsMask; k > 0; --k, ++q) {
       out.put(lc[*q], ll[*q]);
       out.flush();
     }
@@ -436,10 +457,11 @@ std::size_t compress_piece(const unsigned char* p, std::size_t n, unsigned char*
         x = load64(a + len) ^ load64(c + len);
       }
       len = std::min(len, max);
-      seqs[nseq++] = Seq{static_cast<std::uint32_t>(pos - lit_start), static_cast<std::uint16_t>(len),
+      const unsigned ds = dist_sym(d);
+      seqs[nseq++] = Seq{static_cast<std::uint32_t>(pos - lit_start) | ds << 24, static_cast<std::uint16_t>(len),
                          static_cast<std::uint16_t>(d)};
       ++lit_freq[257 + kSym.len_sym[len]];
-      ++st.dist_freq[dist_sym(d)];
+      ++st.dist_freq[ds];
       if (pos + 1 + 8 <= n)  // the match's second position too: more matches found, at little cost
         table[hash_at(a + 1, shift)] = base + static_cast<std::uint32_t>(pos + 1);
       pos += len;
