@@ -240,11 +240,14 @@ void SchedulerThread::loop() {
     // The drain has work for this thread: the coordinator with every thread
     // acknowledged checks capacity, a thread released to stage stages (a
     // peer's notification may have come while this thread was not waiting).
-    if (!resolver_ && drain_has_work()) continue;
+    if (!resolver_ && ctx_.drain.active && drain_has_work()) continue;
     // Idle: skip to the first iteration that can see something new, or to
     // the iteration that notices a wake-up. Each skipped iteration polls the
     // same cores and pops the same empty queues.
-    const Time P = costs_.loop + static_cast<Time>(polled_cores()) * costs_.poll_cond;
+    // The polled cores are those the summary counted (the same walk over the
+    // same bits, kept while the view's version holds; the idle skip below
+    // reads the summary anyway): no count over the view's words here.
+    const Time P = costs_.loop + static_cast<Time>(poll_summary().count) * costs_.poll_cond;
     idle_grid_ = IdleGrid{t, loop_iter_ - progress_iter_, P};
     // Catch up with simulated time first: a wake-up (work made available,
     // a core's timeline becoming known) notified while this thread was not
@@ -346,14 +349,6 @@ void SchedulerThread::scheduler_timeout(Time at) {
   e.idle_iterations = loop_iter_ - progress_iter_;
   e.since = last_progress_;
   ctx_.rt->latch_error(e);
-}
-
-inline int SchedulerThread::polled_cores() const {
-  int n = 0;
-  const AicoreComplex::ClusterView& v = view();
-  for (int l = 0; l < kNumLanes; ++l)
-    for (int i = 0; i < v.words(); ++i) n += ClusterSet::count(v.polled(l, i));
-  return n;
 }
 
 const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {

@@ -164,7 +164,6 @@ class SchedulerThread : public sc_core::sc_module {
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);
   void defer_release(Task* task, Time& t);
-  int polled_cores() const;  // running cores this thread's completion phase reads
   // Calls f(core) for each core the completion phase polls (running, not
   // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
   // are read when the walk reaches it, so a core that f's work parks,
