@@ -1028,18 +1028,18 @@ const Shape* SchedulerThread::aic_aiv_order() const {
 // unless a peer has an idle MIX cluster; then, unless MIX work remains,
 // AIC/AIV into pending slots, each skipped while a peer has an idle core of
 // its shape. `stage(shape, stage)` returns true to stop the pass.
-template <typename StageFn, typename ResidualFn>
-void SchedulerThread::staging_order(StageFn&& stage, ResidualFn&& residual_mix) {
+template <typename StageFn, typename ResidualFn, typename HasWorkFn>
+void SchedulerThread::staging_order(StageFn&& stage, ResidualFn&& residual_mix, HasWorkFn&& has_work) {
   const Shape* aic_aiv = aic_aiv_order();
-  if (stage(Shape::MIX, Stage::Idle)) return;
+  if (has_work(Shape::MIX) && stage(Shape::MIX, Stage::Idle)) return;
   bool skip_aic_aiv = residual_mix();
   if (!skip_aic_aiv)
     for (int k = 0; k < 2; ++k)
-      if (stage(aic_aiv[k], Stage::Idle)) return;
-  if (!peer_has_idle(Shape::MIX) && stage(Shape::MIX, Stage::Pending)) return;
+      if (has_work(aic_aiv[k]) && stage(aic_aiv[k], Stage::Idle)) return;
+  if (has_work(Shape::MIX) && !peer_has_idle(Shape::MIX) && stage(Shape::MIX, Stage::Pending)) return;
   if (skip_aic_aiv || residual_mix()) return;
   for (int k = 0; k < 2; ++k)
-    if (!peer_has_idle(aic_aiv[k]) && stage(aic_aiv[k], Stage::Pending)) return;
+    if (has_work(aic_aiv[k]) && !peer_has_idle(aic_aiv[k]) && stage(aic_aiv[k], Stage::Pending)) return;
 }
 
 void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
@@ -1061,12 +1061,18 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
       continue;
     }
     empty_misses = -1;
+    // A stage on an empty queue only counts its pop miss (dispatch_shape),
+    // which no one reads without a detail reader: then it is not called (the
+    // queue is read at the moment dispatch_shape would read it), and neither
+    // are the peers' idle cores read for it. Most stages of a tier with work
+    // find their queue empty (one shape's queue holds the work).
     staging_order(
         [&](Shape s, Stage stage) {
           dispatch_shape(s, sync_tier, stage, t);
           return entered_drain_;
         },
-        [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; });
+        [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; },
+        [&](Shape s) { return detail_ || ctx_.rt->queue_size(s, sync_tier) != 0; });
   }
   if (phase_dispatch_count_ > prepared) progress = true;
   // The record covers the time since the previous record of this iteration;
@@ -1129,7 +1135,8 @@ void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
         staged += early_dispatch_shape(s, stage, t);
         return false;
       },
-      [&] { return ctx_.rt->early_queue_size(Shape::MIX) > 0; });
+      [&] { return ctx_.rt->early_queue_size(Shape::MIX) > 0; },
+      [&](Shape s) { return ctx_.rt->early_queue_size(s) != 0; });  // early_dispatch_shape's first test
   if (staged == 0) return;
   progress = true;
   record(SchedPhase::EarlyDispatch, start, t, staged);

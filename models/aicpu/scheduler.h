@@ -262,8 +262,11 @@ class SchedulerThread : public sc_core::sc_module {
   void flush(bool gated, Time& t);
 
   // The stage order both dispatch and early dispatch follow.
-  template <typename StageFn, typename ResidualFn>
-  void staging_order(StageFn&& stage, ResidualFn&& residual_mix);
+  // `has_work(shape)`: false only when the shape's stages can do nothing
+  // at all (an empty queue, no pop miss counted): they are then not called,
+  // and no peer's idle cores are asked about for them.
+  template <typename StageFn, typename ResidualFn, typename HasWorkFn>
+  void staging_order(StageFn&& stage, ResidualFn&& residual_mix, HasWorkFn&& has_work);
   // One early_dispatch_shape call: candidates of one early queue staged gated
   // on this thread's units for the shape and stage; returns the blocks staged.
   int early_dispatch_shape(Shape s, Stage stage, Time& t);
