@@ -351,11 +351,15 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
-const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {
-  const std::uint64_t version = view().version;
-  if (polls_.version == version) return polls_;
+// The check inline (the idle skip asks twice per idle iteration, nearly
+// always of an unchanged view), the walk out of line.
+__attribute__((always_inline)) inline const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {
+  return polls_.version == view().version ? polls_ : summarize_polls();
+}
+
+const SchedulerThread::PollSummary& SchedulerThread::summarize_polls() const {
   PollSummary p;
-  p.version = version;
+  p.version = view().version;
   for_each_polled([&](int c) {
     const Time x = ctx_.cores->next_observable(c);
     const Time offset = costs_.loop + static_cast<Time>(p.count + 1) * costs_.poll_cond;
@@ -427,9 +431,17 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
   }
   int fins = 0;
   int tasks = 0;  // completed_this_turn
-  // A walk that polls nothing leaves the summary of what it saw.
+  // The walk leaves the summary of what it saw (poll_summary's, as a walk
+  // after it would take it) when it polled nothing, or when its polls only
+  // moved cores that stay polled (an ACK read: the pending block promoted or
+  // the running one's ACK seen, no FIN): such a read changes only that
+  // core's state (AicoreComplex::poll), so its term is taken after the read
+  // and every other term and position stands. The idle skip that follows
+  // (most ACK reads end an iteration without progress) then needs no walk of
+  // its own. A FIN, a promotion or a catch-up (other threads run) leaves no
+  // summary.
   PollSummary seen;
-  seen.version = view().version;
+  bool summary_ok = true;
   bool polled = false;
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
@@ -440,6 +452,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A core whose timeline is not known yet may finish before this read.
     if (x == kNever) {
       sync(t);
+      summary_ok = false;
     } else if (x > t) {
       seen.least = std::min(seen.least, x - offset);  // x > t >= offset
       return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
@@ -448,6 +461,17 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
+    if (summary_ok) {
+      if (!done_.empty() || up.task || ctx_.drain.active || ctx_.cores->idle(c) || ctx_.cores->parked(c)) {
+        summary_ok = false;
+      } else {
+        const Time y = ctx_.cores->next_observable(c);  // as poll_summary reads it
+        if (y == kNever)
+          seen.never = true;
+        else
+          seen.least = std::min(seen.least, y > offset ? y - offset : 0);
+      }
+    }
     // A drain waits for idle cores: tell its leader.
     if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.wake_all();
     for (const FinishedBlock& f : done_) {
@@ -471,7 +495,10 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
     return true;
   });
-  if (!polled) polls_ = seen;
+  if (summary_ok) {
+    seen.version = view().version;  // after the walk's own reads
+    polls_ = seen;
+  }
   if (fins == 0) return;
   count_completed(tasks, t);
   progress = true;

@@ -317,6 +317,7 @@ class SchedulerThread : public sc_core::sc_module {
     int count = 0;
   };
   const PollSummary& poll_summary() const;
+  const PollSummary& summarize_polls() const;  // poll_summary's walk: polls_ taken anew
   mutable PollSummary polls_;
   // The no-progress watchdog: the end of the idle iteration (from `t`,
   // period `P`) at which it fires, kNever when it is not armed; and the latch.
