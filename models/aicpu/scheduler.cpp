@@ -240,11 +240,14 @@ void SchedulerThread::loop() {
     // The drain has work for this thread: the coordinator with every thread
     // acknowledged checks capacity, a thread released to stage stages (a
     // peer's notification may have come while this thread was not waiting).
-    if (!resolver_ && drain_has_work()) continue;
+    if (!resolver_ && ctx_.drain.active && drain_has_work()) continue;
     // Idle: skip to the first iteration that can see something new, or to
     // the iteration that notices a wake-up. Each skipped iteration polls the
     // same cores and pops the same empty queues.
-    const Time P = costs_.loop + static_cast<Time>(polled_cores()) * costs_.poll_cond;
+    // The polled cores are those the summary counted (the same walk over the
+    // same bits, kept while the view's version holds; the idle skip below
+    // reads the summary anyway): no count over the view's words here.
+    const Time P = costs_.loop + static_cast<Time>(poll_summary().count) * costs_.poll_cond;
     idle_grid_ = IdleGrid{t, loop_iter_ - progress_iter_, P};
     // Catch up with simulated time first: a wake-up (work made available,
     // a core's timeline becoming known) notified while this thread was not
@@ -348,19 +351,15 @@ void SchedulerThread::scheduler_timeout(Time at) {
   ctx_.rt->latch_error(e);
 }
 
-inline int SchedulerThread::polled_cores() const {
-  int n = 0;
-  const AicoreComplex::ClusterView& v = view();
-  for (int l = 0; l < kNumLanes; ++l)
-    for (int i = 0; i < v.words(); ++i) n += ClusterSet::count(v.polled(l, i));
-  return n;
+// The check inline (the idle skip asks twice per idle iteration, nearly
+// always of an unchanged view), the walk out of line.
+__attribute__((always_inline)) inline const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {
+  return polls_.version == view().version ? polls_ : summarize_polls();
 }
 
-const SchedulerThread::PollSummary& SchedulerThread::poll_summary() const {
-  const std::uint64_t version = view().version;
-  if (polls_.version == version) return polls_;
+const SchedulerThread::PollSummary& SchedulerThread::summarize_polls() const {
   PollSummary p;
-  p.version = version;
+  p.version = view().version;
   for_each_polled([&](int c) {
     const Time x = ctx_.cores->next_observable(c);
     const Time offset = costs_.loop + static_cast<Time>(p.count + 1) * costs_.poll_cond;
@@ -432,9 +431,17 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
   }
   int fins = 0;
   int tasks = 0;  // completed_this_turn
-  // A walk that polls nothing leaves the summary of what it saw.
+  // The walk leaves the summary of what it saw (poll_summary's, as a walk
+  // after it would take it) when it polled nothing, or when its polls only
+  // moved cores that stay polled (an ACK read: the pending block promoted or
+  // the running one's ACK seen, no FIN): such a read changes only that
+  // core's state (AicoreComplex::poll), so its term is taken after the read
+  // and every other term and position stands. The idle skip that follows
+  // (most ACK reads end an iteration without progress) then needs no walk of
+  // its own. A FIN, a promotion or a catch-up (other threads run) leaves no
+  // summary.
   PollSummary seen;
-  seen.version = view().version;
+  bool summary_ok = true;
   bool polled = false;
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
@@ -445,6 +452,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     // A core whose timeline is not known yet may finish before this read.
     if (x == kNever) {
       sync(t);
+      summary_ok = false;
     } else if (x > t) {
       seen.least = std::min(seen.least, x - offset);  // x > t >= offset
       return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
@@ -453,6 +461,17 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
+    if (summary_ok) {
+      if (!done_.empty() || up.task || ctx_.drain.active || ctx_.cores->idle(c) || ctx_.cores->parked(c)) {
+        summary_ok = false;
+      } else {
+        const Time y = ctx_.cores->next_observable(c);  // as poll_summary reads it
+        if (y == kNever)
+          seen.never = true;
+        else
+          seen.least = std::min(seen.least, y > offset ? y - offset : 0);
+      }
+    }
     // A drain waits for idle cores: tell its leader.
     if (ctx_.drain.active && ctx_.cores->idle(c) && index_ != 0) ctx_.wake_all();
     for (const FinishedBlock& f : done_) {
@@ -476,7 +495,10 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
     if (up.task && up.task->sync_start && !up.task->launched) promoted(*up.task, t);
     return true;
   });
-  if (!polled) polls_ = seen;
+  if (summary_ok) {
+    seen.version = view().version;  // after the walk's own reads
+    polls_ = seen;
+  }
   if (fins == 0) return;
   count_completed(tasks, t);
   progress = true;
@@ -1033,18 +1055,18 @@ const Shape* SchedulerThread::aic_aiv_order() const {
 // unless a peer has an idle MIX cluster; then, unless MIX work remains,
 // AIC/AIV into pending slots, each skipped while a peer has an idle core of
 // its shape. `stage(shape, stage)` returns true to stop the pass.
-template <typename StageFn, typename ResidualFn>
-void SchedulerThread::staging_order(StageFn&& stage, ResidualFn&& residual_mix) {
+template <typename StageFn, typename ResidualFn, typename HasWorkFn>
+void SchedulerThread::staging_order(StageFn&& stage, ResidualFn&& residual_mix, HasWorkFn&& has_work) {
   const Shape* aic_aiv = aic_aiv_order();
-  if (stage(Shape::MIX, Stage::Idle)) return;
+  if (has_work(Shape::MIX) && stage(Shape::MIX, Stage::Idle)) return;
   bool skip_aic_aiv = residual_mix();
   if (!skip_aic_aiv)
     for (int k = 0; k < 2; ++k)
-      if (stage(aic_aiv[k], Stage::Idle)) return;
-  if (!peer_has_idle(Shape::MIX) && stage(Shape::MIX, Stage::Pending)) return;
+      if (has_work(aic_aiv[k]) && stage(aic_aiv[k], Stage::Idle)) return;
+  if (has_work(Shape::MIX) && !peer_has_idle(Shape::MIX) && stage(Shape::MIX, Stage::Pending)) return;
   if (skip_aic_aiv || residual_mix()) return;
   for (int k = 0; k < 2; ++k)
-    if (!peer_has_idle(aic_aiv[k]) && stage(aic_aiv[k], Stage::Pending)) return;
+    if (has_work(aic_aiv[k]) && !peer_has_idle(aic_aiv[k]) && stage(aic_aiv[k], Stage::Pending)) return;
 }
 
 void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
@@ -1066,12 +1088,18 @@ void SchedulerThread::dispatch_phase(Time& t, bool& progress) {
       continue;
     }
     empty_misses = -1;
+    // A stage on an empty queue only counts its pop miss (dispatch_shape),
+    // which no one reads without a detail reader: then it is not called (the
+    // queue is read at the moment dispatch_shape would read it), and neither
+    // are the peers' idle cores read for it. Most stages of a tier with work
+    // find their queue empty (one shape's queue holds the work).
     staging_order(
         [&](Shape s, Stage stage) {
           dispatch_shape(s, sync_tier, stage, t);
           return entered_drain_;
         },
-        [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; });
+        [&] { return ctx_.rt->queue_size(Shape::MIX, sync_tier) > 0; },
+        [&](Shape s) { return detail_ || ctx_.rt->queue_size(s, sync_tier) != 0; });
   }
   if (phase_dispatch_count_ > prepared) progress = true;
   // The record covers the time since the previous record of this iteration;
@@ -1134,7 +1162,8 @@ void SchedulerThread::early_dispatch_phase(Time& t, bool& progress) {
         staged += early_dispatch_shape(s, stage, t);
         return false;
       },
-      [&] { return ctx_.rt->early_queue_size(Shape::MIX) > 0; });
+      [&] { return ctx_.rt->early_queue_size(Shape::MIX) > 0; },
+      [&](Shape s) { return ctx_.rt->early_queue_size(s) != 0; });  // early_dispatch_shape's first test
   if (staged == 0) return;
   progress = true;
   record(SchedPhase::EarlyDispatch, start, t, staged);

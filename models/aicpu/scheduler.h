@@ -164,7 +164,6 @@ class SchedulerThread : public sc_core::sc_module {
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);
   void defer_release(Task* task, Time& t);
-  int polled_cores() const;  // running cores this thread's completion phase reads
   // Calls f(core) for each core the completion phase polls (running, not
   // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
   // are read when the walk reaches it, so a core that f's work parks,
@@ -263,8 +262,11 @@ class SchedulerThread : public sc_core::sc_module {
   void flush(bool gated, Time& t);
 
   // The stage order both dispatch and early dispatch follow.
-  template <typename StageFn, typename ResidualFn>
-  void staging_order(StageFn&& stage, ResidualFn&& residual_mix);
+  // `has_work(shape)`: false only when the shape's stages can do nothing
+  // at all (an empty queue, no pop miss counted): they are then not called,
+  // and no peer's idle cores are asked about for them.
+  template <typename StageFn, typename ResidualFn, typename HasWorkFn>
+  void staging_order(StageFn&& stage, ResidualFn&& residual_mix, HasWorkFn&& has_work);
   // One early_dispatch_shape call: candidates of one early queue staged gated
   // on this thread's units for the shape and stage; returns the blocks staged.
   int early_dispatch_shape(Shape s, Stage stage, Time& t);
@@ -315,6 +317,7 @@ class SchedulerThread : public sc_core::sc_module {
     int count = 0;
   };
   const PollSummary& poll_summary() const;
+  const PollSummary& summarize_polls() const;  // poll_summary's walk: polls_ taken anew
   mutable PollSummary polls_;
   // The no-progress watchdog: the end of the idle iteration (from `t`,
   // period `P`) at which it fires, kNever when it is not armed; and the latch.
