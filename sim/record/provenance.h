@@ -12,6 +12,13 @@ namespace npusim::record {
 // `sha256sum` prints for a file of those bytes.
 std::string sha256_hex(const std::string& bytes);
 
+// For the tests: the portable computation, and whether sha256_hex uses the
+// CPU's SHA instructions instead (x86-64 with SHA-NI).
+namespace sha256_detail {
+std::string portable_hex(const std::string& bytes);
+bool uses_cpu_instructions();
+}  // namespace sha256_detail
+
 // "sha256:" + sha256_hex(bytes): the form of a digest in the outputs.
 std::string digest(const std::string& bytes);
 
