@@ -151,10 +151,19 @@ Time AicoreComplex::gated_start(const Slot& s) const {
   return seen + k.ack_write;
 }
 
-PhaseHandler* AicoreComplex::handler_for(const Phase& ph) const {
-  for (PhaseHandler* h : handlers_)
-    if (h->handles(ph)) return h;
-  return nullptr;
+void AicoreComplex::add_handler(PhaseHandler* h) {
+  handlers_.push_back(h);
+  // The first handler (in the order added) that takes a phase executes it.
+  Phase probe;
+  for (std::size_t k = 0; k < kPhaseKinds; ++k)
+    for (const bool peer : {false, true})
+      for (const SyncMode mode : {SyncMode::Hard, SyncMode::Soft}) {
+        PhaseHandler*& slot = handler_of_[handler_key(static_cast<PhaseKind>(k), peer, mode)];
+        probe.kind = static_cast<PhaseKind>(k);
+        probe.peer = peer;
+        probe.sync_mode = mode;
+        if (!slot && h->handles(probe)) slot = h;
+      }
 }
 
 bool AicoreComplex::run_local(int core, Slot& s) {

@@ -249,14 +249,25 @@ void FiguresCollector::on_retired(Task& t) {
 
 void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
   if (r.end <= r.start) return;
-  auto it = std::find_if(phases_.begin(), phases_.end(), [&](const ThreadPhases& p) { return p.thread >= r.thread; });
-  if (it == phases_.end() || it->thread != r.thread) {
-    it = phases_.insert(it, ThreadPhases{});
-    it->thread = r.thread;
+  const auto n = static_cast<std::size_t>(static_cast<unsigned>(r.thread));  // a negative thread: past the end
+  if (n < phases_.size()) {
+    phases_[n][static_cast<std::size_t>(r.kind)] += r.end - r.start;
+    return;
   }
-  const auto k = static_cast<std::size_t>(r.kind);
-  it->time[k] += r.end - r.start;
-  it->seen[k] = true;
+  add_phase_slow(r);
+}
+
+void FiguresCollector::add_phase_slow(const SchedPhaseRecord& r) {
+  ThreadPhases* p;
+  if (r.thread >= 0) {
+    phases_.resize(static_cast<std::size_t>(r.thread) + 1, ThreadPhases{});
+    p = &phases_[static_cast<std::size_t>(r.thread)];
+  } else {
+    auto it = std::find_if(odd_phases_.begin(), odd_phases_.end(), [&](const auto& e) { return e.first >= r.thread; });
+    if (it == odd_phases_.end() || it->first != r.thread) it = odd_phases_.insert(it, {r.thread, ThreadPhases{}});
+    p = &it->second;
+  }
+  (*p)[static_cast<std::size_t>(r.kind)] += r.end - r.start;
 }
 
 void FiguresCollector::on_scope_sample(const ScopeSample& x) {
@@ -330,15 +341,17 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   f["overhead"] = sweep_ ? overhead_json(sum_overhead(overhead_.steps(clusters_))) : ordered_json(nullptr);
 
   ordered_json threads = ordered_json::object();
-  for (const ThreadPhases& p : phases_) {
+  auto put_thread = [&](int thread, const ThreadPhases& p) {
     Time total = 0;
-    for (std::size_t k = 0; k < kPhaseKinds; ++k)
-      if (p.seen[k]) total += p.time[k];
+    for (std::size_t k = 0; k < kPhaseKinds; ++k) total += p[k];
+    if (total == 0) return;  // no record with time
     ordered_json shares = ordered_json::object();
     for (std::size_t k = 0; k < kPhaseKinds; ++k)
-      if (p.seen[k]) shares[sched_phase_name(static_cast<SchedPhase>(k))] = share(p.time[k], total);
-    threads[std::to_string(p.thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
-  }
+      if (p[k] != 0) shares[sched_phase_name(static_cast<SchedPhase>(k))] = share(p[k], total);
+    threads[std::to_string(thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
+  };
+  for (const auto& [thread, p] : odd_phases_) put_thread(thread, p);  // in increasing thread number
+  for (std::size_t n = 0; n < phases_.size(); ++n) put_thread(static_cast<int>(n), phases_[n]);
   f["sched_phases"] = threads;
 
   ordered_json rings = ordered_json::object();

@@ -132,6 +132,10 @@ class OverheadCollector {
 class FiguresCollector : public SimObserver {
  public:
   FiguresCollector(int clusters, bool overhead) : clusters_(clusters), sweep_(overhead) {}
+  // The submits only feed the overhead sweep.
+  std::uint32_t hooks() const override {
+    return (sweep_ ? hook::Submitted : 0u) | hook::BlockFinished | hook::Retired | hook::SchedPhase | hook::ScopeSample;
+  }
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override;
   void on_retired(Task& t) override;
@@ -155,15 +159,18 @@ class FiguresCollector : public SimObserver {
   Time until_ = kNever;
   Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
-  // Per thread (in increasing thread number; a handful): time per phase kind
-  // and the kinds that had any.
+  // Per thread, indexed by the thread's number (scheduler threads count
+  // from 0; a handful): time per phase kind. Only records with time are
+  // added, so a kind had a record iff its time is not 0 (a thread's phases
+  // lie in the run, under 10^18 ps: no sum wraps), and a thread with all
+  // zeros had none and is not reported. One index per record, where a
+  // search of the threads seen was most of this collector's work per task
+  // with every output off.
   static constexpr std::size_t kPhaseKinds = static_cast<std::size_t>(SchedPhase::DrainPublish) + 1;
-  struct ThreadPhases {
-    int thread = 0;
-    std::array<Time, kPhaseKinds> time{};
-    std::array<bool, kPhaseKinds> seen{};
-  };
+  using ThreadPhases = std::array<Time, kPhaseKinds>;
   std::vector<ThreadPhases> phases_;
+  std::vector<std::pair<int, ThreadPhases>> odd_phases_;  // a negative thread number, if one ever comes (sorted)
+  void add_phase_slow(const SchedPhaseRecord& r);  // a thread not yet in phases_
   struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; };
   std::map<int, RingPeak> rings_;
 };
