@@ -80,10 +80,11 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   else
     c.pending = idx;
   c.pending_occupied = true;
-  update_view(core);
   if (c.exec < 0) c.exec = idx;
   task->blocks[record].token = s.token;
-  advance(core, false);
+  // The view once, after the timeline is laid out (advance updates it only
+  // when a block started or ended): nothing reads it in between.
+  if (!advance(core, false)) update_view(core);
   return s.token;
 }
 
@@ -98,7 +99,7 @@ void AicoreComplex::ring_doorbell(int core, Task* task, int record, Time t_write
     }
 }
 
-void AicoreComplex::advance(int core, bool notify) {
+bool AicoreComplex::advance(int core, bool notify) {
   Core& c = cores_[core];
   bool changed = false;
   while (c.exec >= 0) {
@@ -136,6 +137,7 @@ void AicoreComplex::advance(int core, bool notify) {
   }
   if (changed) update_view(core);  // a started block is no longer parked
   if (notify && changed && c.wake) c.wake(c.wake_arg);
+  return changed;
 }
 
 // aicore_executor.cpp aicore_execute: a gated block (src_payload != 0)

@@ -298,8 +298,9 @@ class AicoreComplex : public sc_core::sc_module {
   // Brings the core's bits in its ClusterView up to date (after its running
   // slot or pending_occupied changed).
   void update_view(int core);
-  // Lays out as much of the core's timeline as is known (AICore side).
-  void advance(int core, bool notify);
+  // Lays out as much of the core's timeline as is known (AICore side);
+  // true if a block started or ended (the view was updated).
+  bool advance(int core, bool notify);
   // Runs the slot's phases from its current position; false if it stopped
   // at a phase that must be executed at its time.
   bool run_local(int core, Slot& s);
