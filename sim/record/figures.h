@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <utility>
 #include <vector>
@@ -33,7 +34,25 @@ nlohmann::ordered_json percentiles_json(std::vector<double> sample);
 // in an ordered map).
 class Histogram {
  public:
-  void add(double value, std::uint64_t n = 1);
+  // A value already counted (most adds of a run) is counted here, inline;
+  // a new one goes to `insert`.
+  void add(double value, std::uint64_t n = 1) {
+    if (n == 0) return;
+    if (value == 0.0) value = 0.0;  // -0.0: the key of 0.0
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    if (!slots_.empty())
+      for (std::size_t i = slot_of(bits);; i = (i + 1) & mask_) {
+        Slot& s = slots_[i];
+        if (s.count == 0) break;
+        if (s.bits == bits) {
+          s.count += n;
+          total_ += n;
+          return;
+        }
+      }
+    insert(bits, n);
+  }
   std::uint64_t total() const { return total_; }
   std::size_t distinct() const { return used_; }
   // (value, count) in increasing value.
@@ -41,8 +60,15 @@ class Histogram {
 
  private:
   struct Slot { std::uint64_t bits = 0, count = 0; };  // count 0: empty
+  // Fibonacci hashing, the product's top bits: a double's low mantissa bits
+  // are often all zero (whole or short decimal values), and the low bits of
+  // the product depend only on those.
+  std::size_t slot_of(std::uint64_t bits) const { return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void insert(std::uint64_t bits, std::uint64_t n);
   void grow();
   std::vector<Slot> slots_;
+  std::size_t mask_ = 0;  // slots_.size() - 1
+  int shift_ = 64;        // 64 - log2(slots_.size())
   std::size_t used_ = 0;
   std::uint64_t total_ = 0;
 };
@@ -171,8 +197,12 @@ class FiguresCollector : public SimObserver {
   std::vector<ThreadPhases> phases_;
   std::vector<std::pair<int, ThreadPhases>> odd_phases_;  // a negative thread number, if one ever comes (sorted)
   void add_phase_slow(const SchedPhaseRecord& r);  // a thread not yet in phases_
-  struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; };
-  std::map<int, RingPeak> rings_;
+  // Per ring, indexed by the ring's number (a handful, from 0): a vector
+  // indexed per scope sample where a map was searched; `seen` rings only
+  // are reported, in increasing number as the map gave them.
+  struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; bool seen = false; };
+  std::vector<RingPeak> rings_;
+  std::map<int, RingPeak> odd_rings_;  // a negative ring number, if one ever comes
 };
 
 // A sweep over the moments where a count changes, as compute_overhead in the
