@@ -1090,3 +1090,55 @@ TEST_CASE("writers cost per event", "[.bench]") {
     WARN(names[which] << ": " << ev << " ns per event, finish " << fin << " ns per task (" << n << " tasks)");
   }
 }
+
+namespace {
+// Logs each hook it is called for, as "<name>:<hook>".
+class HookLog : public SimObserver {
+ public:
+  HookLog(std::vector<std::string>& log, std::string name, std::uint32_t mask)
+      : log_(log), name_(std::move(name)), mask_(mask) {}
+  std::uint32_t hooks() const override { return mask_; }
+  void on_submitted(const Task&, const SubmitRequest&, const std::vector<EdgeInfo>&) override { put("submitted"); }
+  void on_ready(Task&) override { put("ready"); }
+  void on_completed(Task&) override { put("completed"); }
+  void on_retired(Task&) override { put("retired"); }
+  void on_block_finished(const Task&, const BlockRecord&) override { put("block"); }
+  void on_sched_phase(const SchedPhaseRecord&) override { put("phase"); }
+  void on_orch_submit(const OrchSubmitRecord&) override { put("orch"); }
+
+ private:
+  void put(const char* h) { log_.push_back(name_ + ":" + h); }
+  std::vector<std::string>& log_;
+  std::string name_;
+  std::uint32_t mask_;
+};
+}  // namespace
+
+TEST_CASE("the observer fan-out calls each observer for the hooks it names only - in the order added", "[writers]") {
+  std::vector<std::string> log;
+  HookLog all(log, "all", hook::All), phases(log, "phases", hook::SchedPhase | hook::Retired),
+      none(log, "none", 0), mask(log, "mask", hook::All);
+  ObserverFanout fan;
+  fan.add(&all);
+  fan.add(&phases);
+  fan.add(&none);
+  fan.add(&mask, hook::Ready | hook::SchedPhase);  // the mask given, not the observer's
+  fan.add(nullptr);
+  Task t;
+  SubmitRequest q;
+  BlockRecord b;
+  fan.on_submitted(t, q, {});     // one observer: the tail call
+  fan.on_ready(t);                // two
+  fan.on_sched_phase({});         // three
+  fan.on_retired(t);              // two
+  fan.on_block_finished(t, b);    // one
+  fan.on_orch_submit({});         // one
+  fan.on_completed(t);            // one
+  fan.on_ring_progress(0);        // nobody overrides it: the default, nothing logged
+  CHECK(log == std::vector<std::string>{"all:submitted", "all:ready", "mask:ready", "all:phase", "phases:phase",
+                                        "mask:phase", "all:retired", "phases:retired", "all:block", "all:orch",
+                                        "all:completed"});
+  ObserverFanout empty;
+  empty.on_sched_phase({});  // no observer: nothing to call
+  CHECK(empty.empty());
+}

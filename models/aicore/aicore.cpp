@@ -80,10 +80,11 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   else
     c.pending = idx;
   c.pending_occupied = true;
-  update_view(core);
   if (c.exec < 0) c.exec = idx;
   task->blocks[record].token = s.token;
-  advance(core, false);
+  // The view once, after the timeline is laid out (advance updates it only
+  // when a block started or ended): nothing reads it in between.
+  if (!advance(core, false)) update_view(core);
   return s.token;
 }
 
@@ -98,7 +99,7 @@ void AicoreComplex::ring_doorbell(int core, Task* task, int record, Time t_write
     }
 }
 
-void AicoreComplex::advance(int core, bool notify) {
+bool AicoreComplex::advance(int core, bool notify) {
   Core& c = cores_[core];
   bool changed = false;
   while (c.exec >= 0) {
@@ -136,6 +137,7 @@ void AicoreComplex::advance(int core, bool notify) {
   }
   if (changed) update_view(core);  // a started block is no longer parked
   if (notify && changed && c.wake) c.wake(c.wake_arg);
+  return changed;
 }
 
 // aicore_executor.cpp aicore_execute: a gated block (src_payload != 0)
@@ -151,10 +153,19 @@ Time AicoreComplex::gated_start(const Slot& s) const {
   return seen + k.ack_write;
 }
 
-PhaseHandler* AicoreComplex::handler_for(const Phase& ph) const {
-  for (PhaseHandler* h : handlers_)
-    if (h->handles(ph)) return h;
-  return nullptr;
+void AicoreComplex::add_handler(PhaseHandler* h) {
+  handlers_.push_back(h);
+  // The first handler (in the order added) that takes a phase executes it.
+  Phase probe;
+  for (std::size_t k = 0; k < kPhaseKinds; ++k)
+    for (const bool peer : {false, true})
+      for (const SyncMode mode : {SyncMode::Hard, SyncMode::Soft}) {
+        PhaseHandler*& slot = handler_of_[handler_key(static_cast<PhaseKind>(k), peer, mode)];
+        probe.kind = static_cast<PhaseKind>(k);
+        probe.peer = peer;
+        probe.sync_mode = mode;
+        if (!slot && h->handles(probe)) slot = h;
+      }
 }
 
 bool AicoreComplex::run_local(int core, Slot& s) {

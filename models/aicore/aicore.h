@@ -60,7 +60,9 @@ class PhaseHandler {
   // must wait; the handler then calls AicoreComplex::resume later.
   virtual Time execute(const PhaseCtx& ctx, Time t) = 0;
   // Does this handler take this phase? (HARD and SOFT syncall go to
-  // different handlers.)
+  // different handlers.) The answer may depend on the phase's kind, `peer`
+  // and `sync_mode` only: the complex asks once per such triple, when a
+  // handler is added, and looks the answer up per phase.
   virtual bool handles(const Phase& ph) const = 0;
   // Block `block` of `task` on `core` ends at `end` (known once its last
   // phase executed; `end` may lie ahead of the current time). The GM model
@@ -88,7 +90,7 @@ class AicoreComplex : public sc_core::sc_module {
                 SimObserver* observer);
 
   const CoreMap& map() const { return map_; }
-  void add_handler(PhaseHandler* h) { handlers_.push_back(h); }
+  void add_handler(PhaseHandler* h);
   // The earliest time the complex's SC_METHOD is due to act (its queue's
   // first event), kNever when nothing is queued: the AICPU clock runs ahead
   // of the kernel only up to before this time.
@@ -296,13 +298,20 @@ class AicoreComplex : public sc_core::sc_module {
   // Brings the core's bits in its ClusterView up to date (after its running
   // slot or pending_occupied changed).
   void update_view(int core);
-  // Lays out as much of the core's timeline as is known (AICore side).
-  void advance(int core, bool notify);
+  // Lays out as much of the core's timeline as is known (AICore side);
+  // true if a block started or ended (the view was updated).
+  bool advance(int core, bool notify);
   // Runs the slot's phases from its current position; false if it stopped
   // at a phase that must be executed at its time.
   bool run_local(int core, Slot& s);
   Time gated_start(const Slot& s) const;  // a gated block: ACK and start after its doorbell
-  PhaseHandler* handler_for(const Phase& ph) const;
+  // The handler of a phase (nullptr: the core runs it itself), from the
+  // table add_handler fills: a Compute phase, most of a kernel's, asked each
+  // handler in turn (a virtual call each) at every dispatch.
+  static std::size_t handler_key(PhaseKind kind, bool peer, SyncMode mode) {
+    return (static_cast<std::size_t>(kind) * 2 + (peer ? 1 : 0)) * 2 + static_cast<std::size_t>(mode);
+  }
+  PhaseHandler* handler_for(const Phase& ph) const { return handler_of_[handler_key(ph.kind, ph.peer, ph.sync_mode)]; }
   Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);
@@ -319,6 +328,8 @@ class AicoreComplex : public sc_core::sc_module {
   CoreMap map_;
   std::vector<Core> cores_;
   std::vector<PhaseHandler*> handlers_;
+  static constexpr std::size_t kPhaseKinds = static_cast<std::size_t>(PhaseKind::Free) + 1;
+  std::array<PhaseHandler*, kPhaseKinds * 4> handler_of_{};  // by handler_key: the first handler that takes it
   std::deque<ClusterView> views_;  // stable addresses
   Time fin_notice_;
   Time first_start_ = kNever, last_end_ = 0;

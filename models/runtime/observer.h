@@ -83,6 +83,17 @@ struct OrchSubmitRecord {
   Time start = 0, end = 0;
 };
 
+// The hooks an observer reads, one bit each (SimObserver::hooks): the
+// fan-out calls an observer only for the hooks it lists.
+namespace hook {
+enum : std::uint32_t {
+  Submitted = 1u << 0, Ready = 1u << 1, EarlyCandidate = 1u << 2, Completed = 1u << 3, Retired = 1u << 4,
+  RingProgress = 1u << 5, ScopeSample = 1u << 6, Error = 1u << 7, Warning = 1u << 8, BlockFinished = 1u << 9,
+  SchedPhase = 1u << 10, OrchSubmit = 1u << 11, CoreWait = 1u << 12, L2Access = 1u << 13,
+  All = (1u << 14) - 1
+};
+}  // namespace hook
+
 class SimObserver : public RuntimeHooks {
  public:
   // A block (one sub-task on one core) whose FIN the AICPU observed.
@@ -98,6 +109,13 @@ class SimObserver : public RuntimeHooks {
   // those fields zero; every other field and record is as before. An
   // observer that overrides on_sched_phase and reads any of them says so.
   virtual bool reads_sched_detail() const { return false; }
+  // The hooks this observer overrides (hook:: bits), asked once when it is
+  // added to a fan-out, which then calls it for those only. The default is
+  // every hook; an observer that names its hooks must name each one it
+  // overrides (the observers that stay on with every output off do: most
+  // events of a run are read by none of them, and each was a virtual call
+  // per observer).
+  virtual std::uint32_t hooks() const { return hook::All; }
   virtual void on_orch_submit(const OrchSubmitRecord&) {}
   // A core spent [start, end) waiting on something outside it inside a block
   // (a doorbell, a cross-core slot, a barrier, a contended GM line).
@@ -107,40 +125,104 @@ class SimObserver : public RuntimeHooks {
   virtual void on_l2_access(const Task&, std::uint64_t /*lines*/, std::uint64_t /*hits*/, std::uint64_t /*hbm_bytes*/) {}
 };
 
-// Forwards every event to several observers, in order.
+// Forwards every event to several observers, in the order they were added:
+// each hook to the observers that read it (their `hooks()`, or the mask
+// given to `add`), so an event no observer reads costs one empty-list test.
 class ObserverFanout : public SimObserver {
  public:
-  void add(SimObserver* o) { if (o) sinks_.push_back(o); }
+  void add(SimObserver* o) { if (o) add(o, o->hooks()); }
+  // `o` for the hooks in `mask` only: for an observer whose class does not
+  // name its hooks itself.
+  void add(SimObserver* o, std::uint32_t mask) {
+    if (!o) return;
+    sinks_.push_back(o);
+    for (std::size_t k = 0; k < kHooks; ++k)
+      if (mask & (1u << k)) {
+        by_hook_[k].push_back(o);
+        only_[k] = by_hook_[k].size() == 1 ? o : nullptr;
+      }
+  }
   bool empty() const { return sinks_.empty(); }
 
+  // Each hook: a list of one observer called straight away (a tail call),
+  // the test of a longer list inline and its calls out of line (with the
+  // loop inline the test paid the loop's register saves, ~20 instructions
+  // for an event no observer reads).
   void on_submitted(const Task& t, const SubmitRequest& q, const std::vector<EdgeInfo>& e) override {
-    for (auto* s : sinks_) s->on_submitted(t, q, e);
+    if (SimObserver* s = only(hook::Submitted)) return s->on_submitted(t, q, e);
+    if (has(hook::Submitted)) each(hook::Submitted, [&](SimObserver* s) { s->on_submitted(t, q, e); });
   }
-  void on_ready(Task& t) override { for (auto* s : sinks_) s->on_ready(t); }
-  void on_early_candidate(Task& t) override { for (auto* s : sinks_) s->on_early_candidate(t); }
-  void on_completed(Task& t) override { for (auto* s : sinks_) s->on_completed(t); }
-  void on_retired(Task& t) override { for (auto* s : sinks_) s->on_retired(t); }
-  void on_ring_progress(int r) override { for (auto* s : sinks_) s->on_ring_progress(r); }
-  void on_scope_sample(const ScopeSample& x) override { for (auto* s : sinks_) s->on_scope_sample(x); }
-  void on_error(const LatchedError& e) override { for (auto* s : sinks_) s->on_error(e); }
-  void on_warning(const std::string& k, const std::string& m) override { for (auto* s : sinks_) s->on_warning(k, m); }
-  void on_block_finished(const Task& t, const BlockRecord& b) override { for (auto* s : sinks_) s->on_block_finished(t, b); }
-  void on_sched_phase(const SchedPhaseRecord& r) override { for (auto* s : sinks_) s->on_sched_phase(r); }
+  void on_ready(Task& t) override {
+    if (SimObserver* s = only(hook::Ready)) return s->on_ready(t);
+    if (has(hook::Ready)) each(hook::Ready, [&](SimObserver* s) { s->on_ready(t); });
+  }
+  void on_early_candidate(Task& t) override {
+    if (SimObserver* s = only(hook::EarlyCandidate)) return s->on_early_candidate(t);
+    if (has(hook::EarlyCandidate)) each(hook::EarlyCandidate, [&](SimObserver* s) { s->on_early_candidate(t); });
+  }
+  void on_completed(Task& t) override {
+    if (SimObserver* s = only(hook::Completed)) return s->on_completed(t);
+    if (has(hook::Completed)) each(hook::Completed, [&](SimObserver* s) { s->on_completed(t); });
+  }
+  void on_retired(Task& t) override {
+    if (SimObserver* s = only(hook::Retired)) return s->on_retired(t);
+    if (has(hook::Retired)) each(hook::Retired, [&](SimObserver* s) { s->on_retired(t); });
+  }
+  void on_ring_progress(int r) override {
+    if (SimObserver* s = only(hook::RingProgress)) return s->on_ring_progress(r);
+    if (has(hook::RingProgress)) each(hook::RingProgress, [&](SimObserver* s) { s->on_ring_progress(r); });
+  }
+  void on_scope_sample(const ScopeSample& x) override {
+    if (SimObserver* s = only(hook::ScopeSample)) return s->on_scope_sample(x);
+    if (has(hook::ScopeSample)) each(hook::ScopeSample, [&](SimObserver* s) { s->on_scope_sample(x); });
+  }
+  void on_error(const LatchedError& e) override {
+    if (SimObserver* s = only(hook::Error)) return s->on_error(e);
+    if (has(hook::Error)) each(hook::Error, [&](SimObserver* s) { s->on_error(e); });
+  }
+  void on_warning(const std::string& k, const std::string& m) override {
+    if (SimObserver* s = only(hook::Warning)) return s->on_warning(k, m);
+    if (has(hook::Warning)) each(hook::Warning, [&](SimObserver* s) { s->on_warning(k, m); });
+  }
+  void on_block_finished(const Task& t, const BlockRecord& b) override {
+    if (SimObserver* s = only(hook::BlockFinished)) return s->on_block_finished(t, b);
+    if (has(hook::BlockFinished)) each(hook::BlockFinished, [&](SimObserver* s) { s->on_block_finished(t, b); });
+  }
+  void on_sched_phase(const SchedPhaseRecord& r) override {
+    if (SimObserver* s = only(hook::SchedPhase)) return s->on_sched_phase(r);
+    if (has(hook::SchedPhase)) each(hook::SchedPhase, [&](SimObserver* s) { s->on_sched_phase(r); });
+  }
   bool reads_sched_detail() const override {
     for (auto* s : sinks_)
       if (s->reads_sched_detail()) return true;
     return false;
   }
-  void on_orch_submit(const OrchSubmitRecord& r) override { for (auto* s : sinks_) s->on_orch_submit(r); }
+  void on_orch_submit(const OrchSubmitRecord& r) override {
+    if (SimObserver* s = only(hook::OrchSubmit)) return s->on_orch_submit(r);
+    if (has(hook::OrchSubmit)) each(hook::OrchSubmit, [&](SimObserver* s) { s->on_orch_submit(r); });
+  }
   void on_core_wait(int c, const Task& t, int b, WaitKind k, Time s0, Time s1) override {
-    for (auto* s : sinks_) s->on_core_wait(c, t, b, k, s0, s1);
+    if (SimObserver* s = only(hook::CoreWait)) return s->on_core_wait(c, t, b, k, s0, s1);
+    if (has(hook::CoreWait)) each(hook::CoreWait, [&](SimObserver* s) { s->on_core_wait(c, t, b, k, s0, s1); });
   }
   void on_l2_access(const Task& t, std::uint64_t n, std::uint64_t h, std::uint64_t b) override {
-    for (auto* s : sinks_) s->on_l2_access(t, n, h, b);
+    if (SimObserver* s = only(hook::L2Access)) return s->on_l2_access(t, n, h, b);
+    if (has(hook::L2Access)) each(hook::L2Access, [&](SimObserver* s) { s->on_l2_access(t, n, h, b); });
   }
 
  private:
+  static constexpr std::size_t kHooks = 14;
+  static_assert(hook::All == (1u << kHooks) - 1);
+  static constexpr std::size_t index(std::uint32_t bit) { return static_cast<std::size_t>(__builtin_ctz(bit)); }
+  bool has(std::uint32_t bit) const { return !by_hook_[index(bit)].empty(); }
+  SimObserver* only(std::uint32_t bit) const { return only_[index(bit)]; }
+  template <class Call>
+  __attribute__((noinline)) void each(std::uint32_t bit, const Call& call) {
+    for (SimObserver* s : by_hook_[index(bit)]) call(s);
+  }
   std::vector<SimObserver*> sinks_;
+  std::array<std::vector<SimObserver*>, kHooks> by_hook_;
+  std::array<SimObserver*, kHooks> only_{};  // the hook's one observer, when it has exactly one
 };
 
 }  // namespace npusim

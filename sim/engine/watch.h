@@ -29,6 +29,7 @@ class RunWatch : public SimObserver {
   void on_submitted(const Task&, const SubmitRequest&, const std::vector<EdgeInfo>&) override;
   void on_completed(Task&) override;
   void on_block_finished(const Task&, const BlockRecord&) override;
+  std::uint32_t hooks() const override { return hook::Submitted | hook::Completed | hook::BlockFinished; }
 
   // Why the simulation was stopped ("" if it was not).
   const std::string& stopped() const { return stopped_; }
@@ -37,6 +38,7 @@ class RunWatch : public SimObserver {
 
  private:
   void check();
+  void check_periodic();
   void stop(const std::string& why);
   void print_progress();
   void put(const char* s) const;

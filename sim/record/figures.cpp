@@ -62,18 +62,9 @@ void sort_by_time(BigVector<OverheadSteps::Step>& v, Time w0, Time w1) {
 
 }  // namespace
 
-void Histogram::add(double value, std::uint64_t n) {
-  if (n == 0) return;
-  if (value == 0.0) value = 0.0;  // -0.0: the key of 0.0
-  std::uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+void Histogram::insert(std::uint64_t bits, std::uint64_t n) {
   if (2 * (used_ + 1) > slots_.size()) grow();
-  const std::size_t mask = slots_.size() - 1;
-  // Fibonacci hashing, the product's top bits: a double's low mantissa bits
-  // are often all zero (whole or short decimal values), and the low bits of
-  // the product depend only on those.
-  const int shift = 64 - __builtin_ctzll(slots_.size());
-  for (std::size_t i = static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift);; i = (i + 1) & mask) {
+  for (std::size_t i = slot_of(bits);; i = (i + 1) & mask_) {
     Slot& s = slots_[i];
     if (s.count == 0) {
       s.bits = bits;
@@ -92,14 +83,12 @@ void Histogram::add(double value, std::uint64_t n) {
 void Histogram::grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+  mask_ = slots_.size() - 1;
+  shift_ = 64 - __builtin_ctzll(slots_.size());
   used_ = 0;
   total_ = 0;
   for (const Slot& s : old)
-    if (s.count) {
-      double v;
-      std::memcpy(&v, &s.bits, sizeof v);
-      add(v, s.count);
-    }
+    if (s.count) insert(s.bits, s.count);  // each key once: always a new one
 }
 
 std::vector<std::pair<double, std::uint64_t>> Histogram::sorted() const {
@@ -249,18 +238,38 @@ void FiguresCollector::on_retired(Task& t) {
 
 void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
   if (r.end <= r.start) return;
-  auto it = std::find_if(phases_.begin(), phases_.end(), [&](const ThreadPhases& p) { return p.thread >= r.thread; });
-  if (it == phases_.end() || it->thread != r.thread) {
-    it = phases_.insert(it, ThreadPhases{});
-    it->thread = r.thread;
+  const auto n = static_cast<std::size_t>(static_cast<unsigned>(r.thread));  // a negative thread: past the end
+  if (n < phases_.size()) {
+    phases_[n][static_cast<std::size_t>(r.kind)] += r.end - r.start;
+    return;
   }
-  const auto k = static_cast<std::size_t>(r.kind);
-  it->time[k] += r.end - r.start;
-  it->seen[k] = true;
+  add_phase_slow(r);
+}
+
+void FiguresCollector::add_phase_slow(const SchedPhaseRecord& r) {
+  ThreadPhases* p;
+  if (r.thread >= 0) {
+    phases_.resize(static_cast<std::size_t>(r.thread) + 1, ThreadPhases{});
+    p = &phases_[static_cast<std::size_t>(r.thread)];
+  } else {
+    auto it = std::find_if(odd_phases_.begin(), odd_phases_.end(), [&](const auto& e) { return e.first >= r.thread; });
+    if (it == odd_phases_.end() || it->first != r.thread) it = odd_phases_.insert(it, {r.thread, ThreadPhases{}});
+    p = &it->second;
+  }
+  (*p)[static_cast<std::size_t>(r.kind)] += r.end - r.start;
 }
 
 void FiguresCollector::on_scope_sample(const ScopeSample& x) {
-  RingPeak& p = rings_[x.ring];
+  RingPeak* q;
+  if (x.ring >= 0) {
+    const auto n = static_cast<std::size_t>(x.ring);
+    if (n >= rings_.size()) rings_.resize(n + 1);
+    q = &rings_[n];
+  } else {
+    q = &odd_rings_[x.ring];
+  }
+  RingPeak& p = *q;
+  p.seen = true;
   p.task_slots = std::max(p.task_slots, x.task_window_end - x.task_window_start);
   p.heap_bytes = std::max(p.heap_bytes, x.heap_end - x.heap_start);
   p.dep_pool = std::max(p.dep_pool, x.dep_pool_end - x.dep_pool_start);
@@ -330,20 +339,26 @@ ordered_json FiguresCollector::to_json(Time makespan, int aic_cores, int aiv_cor
   f["overhead"] = sweep_ ? overhead_json(sum_overhead(overhead_.steps(clusters_))) : ordered_json(nullptr);
 
   ordered_json threads = ordered_json::object();
-  for (const ThreadPhases& p : phases_) {
+  auto put_thread = [&](int thread, const ThreadPhases& p) {
     Time total = 0;
-    for (std::size_t k = 0; k < kPhaseKinds; ++k)
-      if (p.seen[k]) total += p.time[k];
+    for (std::size_t k = 0; k < kPhaseKinds; ++k) total += p[k];
+    if (total == 0) return;  // no record with time
     ordered_json shares = ordered_json::object();
     for (std::size_t k = 0; k < kPhaseKinds; ++k)
-      if (p.seen[k]) shares[sched_phase_name(static_cast<SchedPhase>(k))] = share(p.time[k], total);
-    threads[std::to_string(p.thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
-  }
+      if (p[k] != 0) shares[sched_phase_name(static_cast<SchedPhase>(k))] = share(p[k], total);
+    threads[std::to_string(thread)] = {{"phase_ns", to_ns(total)}, {"shares", shares}};
+  };
+  for (const auto& [thread, p] : odd_phases_) put_thread(thread, p);  // in increasing thread number
+  for (std::size_t n = 0; n < phases_.size(); ++n) put_thread(static_cast<int>(n), phases_[n]);
   f["sched_phases"] = threads;
 
   ordered_json rings = ordered_json::object();
-  for (const auto& [ring, p] : rings_)
-    rings[std::to_string(ring)] = {{"task_slots", p.task_slots}, {"heap_bytes", p.heap_bytes}, {"dep_pool", p.dep_pool}};
+  auto put_ring = [&](int ring, const RingPeak& p) {
+    if (p.seen)
+      rings[std::to_string(ring)] = {{"task_slots", p.task_slots}, {"heap_bytes", p.heap_bytes}, {"dep_pool", p.dep_pool}};
+  };
+  for (const auto& [ring, p] : odd_rings_) put_ring(ring, p);
+  for (std::size_t n = 0; n < rings_.size(); ++n) put_ring(static_cast<int>(n), rings_[n]);
   f["ring_peaks"] = rings;
   return f;
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <utility>
 #include <vector>
@@ -33,7 +34,25 @@ nlohmann::ordered_json percentiles_json(std::vector<double> sample);
 // in an ordered map).
 class Histogram {
  public:
-  void add(double value, std::uint64_t n = 1);
+  // A value already counted (most adds of a run) is counted here, inline;
+  // a new one goes to `insert`.
+  void add(double value, std::uint64_t n = 1) {
+    if (n == 0) return;
+    if (value == 0.0) value = 0.0;  // -0.0: the key of 0.0
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    if (!slots_.empty())
+      for (std::size_t i = slot_of(bits);; i = (i + 1) & mask_) {
+        Slot& s = slots_[i];
+        if (s.count == 0) break;
+        if (s.bits == bits) {
+          s.count += n;
+          total_ += n;
+          return;
+        }
+      }
+    insert(bits, n);
+  }
   std::uint64_t total() const { return total_; }
   std::size_t distinct() const { return used_; }
   // (value, count) in increasing value.
@@ -41,8 +60,15 @@ class Histogram {
 
  private:
   struct Slot { std::uint64_t bits = 0, count = 0; };  // count 0: empty
+  // Fibonacci hashing, the product's top bits: a double's low mantissa bits
+  // are often all zero (whole or short decimal values), and the low bits of
+  // the product depend only on those.
+  std::size_t slot_of(std::uint64_t bits) const { return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void insert(std::uint64_t bits, std::uint64_t n);
   void grow();
   std::vector<Slot> slots_;
+  std::size_t mask_ = 0;  // slots_.size() - 1
+  int shift_ = 64;        // 64 - log2(slots_.size())
   std::size_t used_ = 0;
   std::uint64_t total_ = 0;
 };
@@ -132,6 +158,10 @@ class OverheadCollector {
 class FiguresCollector : public SimObserver {
  public:
   FiguresCollector(int clusters, bool overhead) : clusters_(clusters), sweep_(overhead) {}
+  // The submits only feed the overhead sweep.
+  std::uint32_t hooks() const override {
+    return (sweep_ ? hook::Submitted : 0u) | hook::BlockFinished | hook::Retired | hook::SchedPhase | hook::ScopeSample;
+  }
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override;
   void on_retired(Task& t) override;
@@ -155,17 +185,24 @@ class FiguresCollector : public SimObserver {
   Time until_ = kNever;
   Histogram dispatch_to_start_, ready_to_dispatch_;
   OverheadCollector overhead_;
-  // Per thread (in increasing thread number; a handful): time per phase kind
-  // and the kinds that had any.
+  // Per thread, indexed by the thread's number (scheduler threads count
+  // from 0; a handful): time per phase kind. Only records with time are
+  // added, so a kind had a record iff its time is not 0 (a thread's phases
+  // lie in the run, under 10^18 ps: no sum wraps), and a thread with all
+  // zeros had none and is not reported. One index per record, where a
+  // search of the threads seen was most of this collector's work per task
+  // with every output off.
   static constexpr std::size_t kPhaseKinds = static_cast<std::size_t>(SchedPhase::DrainPublish) + 1;
-  struct ThreadPhases {
-    int thread = 0;
-    std::array<Time, kPhaseKinds> time{};
-    std::array<bool, kPhaseKinds> seen{};
-  };
+  using ThreadPhases = std::array<Time, kPhaseKinds>;
   std::vector<ThreadPhases> phases_;
-  struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; };
-  std::map<int, RingPeak> rings_;
+  std::vector<std::pair<int, ThreadPhases>> odd_phases_;  // a negative thread number, if one ever comes (sorted)
+  void add_phase_slow(const SchedPhaseRecord& r);  // a thread not yet in phases_
+  // Per ring, indexed by the ring's number (a handful, from 0): a vector
+  // indexed per scope sample where a map was searched; `seen` rings only
+  // are reported, in increasing number as the map gave them.
+  struct RingPeak { std::uint64_t task_slots = 0, heap_bytes = 0, dep_pool = 0; bool seen = false; };
+  std::vector<RingPeak> rings_;
+  std::map<int, RingPeak> odd_rings_;  // a negative ring number, if one ever comes
 };
 
 // A sweep over the moments where a count changes, as compute_overhead in the

@@ -461,9 +461,11 @@ void OutFile::note_write_error(int err) {
 namespace {
 std::string g_stop_reason;
 }
+bool detail::g_stop_requested = false;
 
 void stop_run(const std::string& why) {
   if (g_stop_reason.empty()) g_stop_reason = why;
+  detail::g_stop_requested = !g_stop_reason.empty();
 }
 
 const std::string& stop_reason() { return g_stop_reason; }

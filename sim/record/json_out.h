@@ -536,6 +536,10 @@ bool write_failed();
 // reports `why` (exit 2, nothing written). The first reason is kept.
 void stop_run(const std::string& why);
 const std::string& stop_reason();  // "" if none
+// Whether stop_run was called: a load, for a test per simulated event
+// (engine::RunWatch).
+namespace detail { extern bool g_stop_requested; }
+inline bool stop_requested() { return detail::g_stop_requested; }
 
 // The test seam of docs/testing.md, "Write errors": the nth write(2) from
 // now on (1: the next one), over every output file of the process, fails with

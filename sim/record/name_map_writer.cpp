@@ -12,6 +12,7 @@ namespace {
 class NameMapWriter : public OutputWriter {
  public:
   using OutputWriter::OutputWriter;
+  std::uint32_t hooks() const override { return 0; }  // no event: the fan-out never calls it
 
   void finish(const RunInfo& info) override {
     // The engine gives the safe component (engine::file_component); a writer
