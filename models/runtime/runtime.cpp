@@ -192,7 +192,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     p.heap_bytes = packed_block_of(total);
     if (total >= (std::uint64_t{1} << 31))
       hooks_->on_warning("output_size_wrap",
-                         req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
+                         req.path_text() + ": the task's OUTPUT buffers total " + std::to_string(total) +
                              " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +
                              std::to_string(static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu))) +
                              " and the heap allocator takes a " + std::to_string(p.heap_bytes) +
@@ -460,7 +460,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       check_consumed(*prod);
     }
   scopes_.back().tasks.push_back(t.id);
-  if (t.predicate) check_predicate_producers(t, req.path);
+  if (t.predicate) check_predicate_producers(t, req.path_text());
   hooks_->on_submitted(t, req, p.edges);
 
   if (t.kind == TaskKind::Alloc) {
