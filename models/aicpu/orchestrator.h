@@ -51,7 +51,7 @@ class OrchestratorThread : public sc_core::sc_module {
   std::exception_ptr input_error() const { return input_error_; }
   // JSON pointer of the op being executed (or last executed): the op's own
   // path, which the source writes only once the next op is complete.
-  const std::string& op_path() const { return op_.path; }
+  const std::string& op_path() const { return op_.path_text(); }
   OrchOp::Kind op_kind() const { return op_kind_; }  // of the op at op_path()
   // The submit in progress (what it needs, once prepared up to a stall).
   const SubmitProgress& pending_submit() const { return sp_; }
@@ -62,7 +62,7 @@ class OrchestratorThread : public sc_core::sc_module {
   void sync(Time t);
   void sleep_or_progress(Time t);
   Time now() const { return clock_.now(); }
-  // Returns false when a fatal error was latched. The op's path is op.path.
+  // Returns false when a fatal error was latched. The op's path is op.path_text().
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
   // Runs one resumable step of a submit, spinning while it is blocked; false
