@@ -53,7 +53,7 @@ std::vector<std::string> run_ops(const trace::Trace& t) {
   OrchOp op;
   TaskId next = 0;
   while (src->next(op)) {
-    seen.push_back(std::to_string(static_cast<int>(op.kind)) + " " + op.path);
+    seen.push_back(std::to_string(static_cast<int>(op.kind)) + " " + op.path_text());
     if (op.kind == OrchOp::Kind::Submit || op.kind == OrchOp::Kind::Dummy || op.kind == OrchOp::Kind::Alloc)
       src->deliver_task(next, outs.make(op.submit.args, next)), ++next;
     if (op.kind == OrchOp::Kind::Read) src->deliver_value(0);

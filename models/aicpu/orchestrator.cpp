@@ -48,12 +48,8 @@ void OrchestratorThread::orchestrate() {
   bool ok = true;
   try {
     while (ok && !rt_.has_orch_error() && source_.next(op)) {
-      // The op's path moves to op_path_, a swap rather than a copy per op:
-      // op.path holds an older path until the source writes the next op's,
-      // so the op's path is read from op_path_ below, and op_path_ keeps the
-      // path of the op taken even when the next call fails part-way through
-      // the next op (as the copy did).
-      op_path_.swap(op.path);
+      // The op's path (op.path_text()) stays until the next op is complete
+      // (sources write it last), so it is read in place: no copy per op.
       op_kind_ = op.kind;
       switch (op.kind) {
         case OrchOp::Kind::ScopeBegin:
@@ -119,13 +115,13 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   const bool alloc = op.kind == OrchOp::Kind::Alloc;
   if (alloc) {  // alloc_tensors: a kernel-less task whose args are its outputs
     alloc_req_.args = op.alloc_outputs;
-    alloc_req_.path = op_path_;
+    alloc_req_.path_ref = &op.path_text();
   }
   const SubmitRequest& req = alloc ? alloc_req_ : op.submit;
   sp_.reset();
   // Slot and heap, fanin discovery, fanin spill and tensormap room.
   auto prepare = [&] { return rt_.submit_prepare(req, sp_, alloc, now()); };
-  if (!run_stage(prepare, op_path_)) return false;
+  if (!run_stage(prepare, op.path_text())) return false;
   // The submit's own work (§9): alloc, argument copy, lookups, wiring, inserts.
   Time cost = (alloc ? costs_.alloc_tensors : costs_.submit_base) +
               static_cast<Time>(sp_.work.args) * costs_.submit_arg +
@@ -138,7 +134,7 @@ bool OrchestratorThread::do_submit(const OrchOp& op, Time& t) {
   // The wiring's dep-pool entries, reserved as the runtime does at the end of
   // the submit (orch_wire_live_fanin_task).
   auto wire = [&] { return rt_.submit_wire(sp_); };
-  if (!run_stage(wire, op_path_)) return false;
+  if (!run_stage(wire, op.path_text())) return false;
   rt_.submit_commit(req, sp_, now());
   t = std::max(t, now());
   Task& task = *sp_.task;
@@ -289,7 +285,7 @@ bool OrchestratorThread::do_access(const OrchOp& op, Time& t) {
       if (done()) continue;
       const Time t0 = now();
       const Time deadline = t0 + fires_after;
-      wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op_path_, producer, phase == 1};
+      wait_ = OrchWait{OrchWait::Kind::Read, Resource::None, 0, t0, op.path_text(), producer, phase == 1};
       while (!done()) {
         // An orchestrator fatal latched elsewhere ends the wait; a scheduler's
         // does not (wait_for_tensor_ready reads orch_error_code only).

@@ -49,8 +49,9 @@ class OrchestratorThread : public sc_core::sc_module {
   const OrchWait& waiting() const { return wait_; }
   // An input error raised while evaluating the program (rethrown by the engine).
   std::exception_ptr input_error() const { return input_error_; }
-  // JSON pointer of the op being executed (or last executed).
-  const std::string& op_path() const { return op_path_; }
+  // JSON pointer of the op being executed (or last executed): the op's own
+  // path, which the source writes only once the next op is complete.
+  const std::string& op_path() const { return op_.path_text(); }
   OrchOp::Kind op_kind() const { return op_kind_; }  // of the op at op_path()
   // The submit in progress (what it needs, once prepared up to a stall).
   const SubmitProgress& pending_submit() const { return sp_; }
@@ -61,7 +62,7 @@ class OrchestratorThread : public sc_core::sc_module {
   void sync(Time t);
   void sleep_or_progress(Time t);
   Time now() const { return clock_.now(); }
-  // Returns false when a fatal error was latched. The op's path is op_path_.
+  // Returns false when a fatal error was latched. The op's path is op.path_text().
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write
   // Runs one resumable step of a submit, spinning while it is blocked; false
@@ -93,7 +94,6 @@ class OrchestratorThread : public sc_core::sc_module {
   // suspended for good, and a suspended frame is never unwound (its heap
   // would leak; LeakSanitizer reports it).
   OrchOp op_;
-  std::string op_path_;  // the path of op_, swapped out of it (orchestrate): op_.path is stale
   OrchOp::Kind op_kind_ = OrchOp::Kind::Submit;
   bool done_ = false;
   Time start_ = 0, end_ = 0;

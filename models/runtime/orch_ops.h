@@ -86,7 +86,12 @@ struct SubmitRequest {
   std::optional<PredicateSpec> predicate;
   std::vector<WriteSpec> writes;
   std::string site;                   // "" if the trace gave none
-  std::string path;                   // JSON pointer of the op (messages)
+  std::string path;                   // JSON pointer of the op (messages), unless path_ref is set
+  // The op's path where the source keeps it (the trace interpreter points at
+  // the op's path in its program, valid until its next op): one string copy
+  // fewer per submit. Readers take path_text().
+  const std::string* path_ref = nullptr;
+  const std::string& path_text() const { return path_ref ? *path_ref : path; }
 };
 
 struct OrchOp {
@@ -107,8 +112,15 @@ struct OrchOp {
   // Fatal: the runtime's error code (PTO2_ERROR_*) and the message
   int fatal_code = 0;
   std::string fatal_message;
-  // All kinds
+  // All kinds: the op's JSON pointer, in `path` or where the source keeps it
+  // (`path_ref`: the trace interpreter points at its program's string, valid
+  // until its next op, so no string is copied per op). Readers take
+  // path_text(). A source writes them once the op is complete (the trace
+  // interpreter does, so an op that fails part-way leaves the last op's
+  // path: the orchestrator reads it as the path of the op taken).
   std::string path;
+  const std::string* path_ref = nullptr;
+  const std::string& path_text() const { return path_ref ? *path_ref : path; }
 };
 
 class OpSource {

@@ -17,6 +17,13 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
+// The set bits of a core mask (8 bits): two table reads, not a call of
+// libgcc's __popcountdi2 per submit (the build does not assume POPCNT).
+std::uint32_t bits_of(std::uint8_t mask) {
+  static constexpr std::uint8_t kNibble[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+  return kNibble[mask & 15u] + kNibble[mask >> 4];
+}
+
 }  // namespace
 
 Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
@@ -192,7 +199,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     p.heap_bytes = packed_block_of(total);
     if (total >= (std::uint64_t{1} << 31))
       hooks_->on_warning("output_size_wrap",
-                         req.path + ": the task's OUTPUT buffers total " + std::to_string(total) +
+                         req.path_text() + ": the task's OUTPUT buffers total " + std::to_string(total) +
                              " bytes (padded), 2 GiB or more: the runtime's int32 total_output_size wraps to " +
                              std::to_string(static_cast<std::int32_t>(static_cast<std::uint32_t>(total & 0xffffffffu))) +
                              " and the heap allocator takes a " + std::to_string(p.heap_bytes) +
@@ -235,7 +242,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     t.heap_end = block.end;
     t.heap_end_unwrapped = block.end_unwrapped;
     t.total_subtasks = static_cast<std::uint32_t>(t.block_num) *
-                       static_cast<std::uint32_t>(__builtin_popcount(t.active_mask));
+                       bits_of(t.active_mask);
     // Place the OUTPUT buffers in the packed block.
     std::uint64_t off = block.begin;
     t.args.reserve(req.args.size());
@@ -373,7 +380,9 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   Task* prod = find(pred);
   if (!prod || prod->state == TaskState::Consumed) return;
   prod->fanout_count++;
-  prod->all_consumers.push_back(p.task->id);
+  // Every consumer, for the Perfetto writer's fanout hints: the only reader,
+  // which a run has only with a swimlane (sim/engine/engine.cpp Writers).
+  if (config_.swimlane_level > 0) prod->all_consumers.push_back(p.task->id);
   p.merged.push_back(FaninRef{pred, flags});
 }
 
@@ -419,8 +428,9 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
 void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   Task& t = *p.task;
   Ring& r = rings_[p.ring];
-  // TensorMap inserts (§4.1 step 5).
-  if (!t.manual_scope) {
+  // TensorMap inserts (§4.1 step 5). discover_fanin counted them
+  // (p.inserts): most submits have none, and skip the walk of their arguments.
+  if (!t.manual_scope && p.inserts) {
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const SubmitArg& a = req.args[i];
       if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) {
@@ -460,7 +470,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       check_consumed(*prod);
     }
   scopes_.back().tasks.push_back(t.id);
-  if (t.predicate) check_predicate_producers(t, req.path);
+  if (t.predicate) check_predicate_producers(t, req.path_text());
   hooks_->on_submitted(t, req, p.edges);
 
   if (t.kind == TaskKind::Alloc) {

@@ -101,13 +101,13 @@ void StaticRules::check_op(const OrchOp& op) {
     case OrchOp::Kind::Read:
     case OrchOp::Kind::Write:
       if (config_.runtime == RuntimeKind::HostBuildGraph)
-        throw InputError(file_, op.path,
+        throw InputError(file_, op.path_text(),
                          std::string(op.kind == OrchOp::Kind::Read ? "read (get_tensor_data)" : "set (set_tensor_data)") +
                              " is not available with runtime host_build_graph: the graph is built on the host before "
                              "the run");
       break;
     case OrchOp::Kind::Submit:
-      for (Finding& f : check_launch(platform_, op.submit, op.path))
+      for (Finding& f : check_launch(platform_, op.submit, op.path_text()))
         if (seen_.insert(f.path + "\n" + f.message).second) launches_.push_back(std::move(f));
       break;
     default:
@@ -217,7 +217,7 @@ std::uint64_t dry_run(OpSource& src0, DataStore& data, const Platform& p, Static
           for (const WriteSpec& w : q.writes) {
             const std::size_t a = static_cast<std::size_t>(w.arg);
             const ArgTag tag = q.args[a].tag;
-            const std::string who = task_display(id) + (q.kernel ? " (kernel " + q.kernel->name + ", " : " (") + op.path + ")";
+            const std::string who = task_display(id) + (q.kernel ? " (kernel " + q.kernel->name + ", " : " (") + op.path_text() + ")";
             if (unsure)
               uncertain.mark(args[a].buffer, w.element, who + " is predicated on a value check cannot know: " + *unsure);
             else if (tag == ArgTag::Input || tag == ArgTag::NoDep)
@@ -233,7 +233,7 @@ std::uint64_t dry_run(OpSource& src0, DataStore& data, const Platform& p, Static
       }
       case OrchOp::Kind::ScopeBegin:
         if (++depth > Runtime::max_user_scope_depth(p)) {  // the device asserts here and stops
-          findings.push_back(Finding{true, "ScopeDepth", op.path,
+          findings.push_back(Finding{true, "ScopeDepth", op.path_text(),
                                      "scope nesting reaches " + std::to_string(depth) + " levels, more than the " +
                                          std::to_string(Runtime::max_user_scope_depth(p)) +
                                          " the runtime's scope stack holds besides its root scope: begin_scope "
@@ -247,8 +247,8 @@ std::uint64_t dry_run(OpSource& src0, DataStore& data, const Platform& p, Static
       case OrchOp::Kind::Read: {
         const std::int64_t v = data.get(op.read_tensor.buffer, op.read_element);
         if (const std::string* why = uncertain.find(op.read_tensor.buffer, op.read_element);
-            why && seen.insert(op.path).second)
-          findings.push_back(Finding{false, "ReadValueUnknown", op.path,
+            why && seen.insert(op.path_text()).second)
+          findings.push_back(Finding{false, "ReadValueUnknown", op.path_text(),
                                      "check cannot know the value this read returns on the device (it answered " +
                                          std::to_string(v) + ", every task done in submit order): " + *why +
                                          "; what the program does after it may differ in a run"});
@@ -259,7 +259,7 @@ std::uint64_t dry_run(OpSource& src0, DataStore& data, const Platform& p, Static
         data.set(op.read_tensor.buffer, op.read_element, op.write_value);
         break;
       case OrchOp::Kind::Fatal:  // the device stops here: nothing after it runs
-        findings.push_back(Finding{true, "ReportedFatal", op.path,
+        findings.push_back(Finding{true, "ReportedFatal", op.path_text(),
                                    "the program reports FATAL(code=" + std::to_string(op.fatal_code) + ")" +
                                        (op.fatal_message.empty() ? "" : ": " + op.fatal_message)});
         return n;

@@ -56,7 +56,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (pending_task_ || pending_read_)
       throw std::logic_error("OpSource::next: the result of the previous operation was not delivered");
     const std::vector<Instr>& code = prog_.code;
-    while (pc_ < code.size() || refill()) {
+    while (pc_ < code.size() || refill(op)) {
       const Instr in = code[pc_++];
       switch (in.code) {
         case Code::Let: {
@@ -108,7 +108,7 @@ class Interpreter final : public OpSource, private ExprEnv {
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
           if (op.kind == OrchOp::Kind::ScopeBegin) op.site = s.site;  // a ScopeBegin's field (orch_ops.h)
-          op.path = s.path;
+          op.path_ref = &s.path;
           return true;
         }
         case Code::Task: {
@@ -123,7 +123,7 @@ class Interpreter final : public OpSource, private ExprEnv {
           op.read_tensor = tensor_var(r.tensor);
           op.read_element = element_of(op.read_tensor, r.index, r.element, r.path);
           if (r.set) op.write_value = eval(r.value);
-          op.path = r.path;
+          op.path_ref = &r.path;
           if (!r.set) pending_read_ = &r;
           return true;
         }
@@ -132,7 +132,7 @@ class Interpreter final : public OpSource, private ExprEnv {
           op.kind = OrchOp::Kind::Fatal;
           op.fatal_code = f.code;
           op.fatal_message = f.message;
-          op.path = f.path;
+          op.path_ref = &f.path;
           return true;
         }
       }
@@ -205,8 +205,17 @@ class Interpreter final : public OpSource, private ExprEnv {
   // A streamed program: the next top-level op, compiled in place of the
   // last one (sim/trace/program.h).
   // (A top-level set_cache_policy compiles to no code.)
-  bool refill() {
+  // The op's path points into the program's tables, which the next op's
+  // replace: it becomes the op's own string first (once per top-level op),
+  // so the orchestrator still reads the last op's path if this one fails.
+  bool refill(OrchOp& op) {
+    if (reader_ && op.path_ref) {
+      op.path = *op.path_ref;
+      op.path_ref = nullptr;
+      op.submit.path_ref = nullptr;  // read only during a submit
+    }
     while (reader_ && reader_->next()) {
+      launch_passed_.clear();  // the task ops' indices are the new op's
       vars_.resize(prog_.slot_names.size());
       loops_.resize(prog_.fors.size());
       pc_ = 0;
@@ -523,9 +532,9 @@ class Interpreter final : public OpSource, private ExprEnv {
 
   void fill_task(const TaskOp& t, std::uint32_t index, OrchOp& op) {
     op.kind = t.kind;
-    op.path = t.path;
     if (t.kind == OrchOp::Kind::Alloc) {
       fill_args(t.args, op.alloc_outputs);
+      op.path_ref = &t.path;  // last: an op that fails leaves the last op's path (orch_ops.h)
       return;
     }
     SubmitRequest& s = op.submit;
@@ -559,9 +568,36 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
     if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
     if (t.kernel && in_kernel_scope(t.policy_set)) check_bypass_writes(t, s);
-    if (t.kernel) launch_.check(*t.kernel, s, t.path);
+    if (t.kernel) check_launch(t, index, s);
     if (!s.site.empty() || !t.site.empty()) s.site = t.site;  // most submits name no site
-    s.path = t.path;
+    // The op's and the submit's path are the program's, read in place
+    // (OrchOp::path_ref, SubmitRequest::path_ref); written last, so an op
+    // that fails leaves the last op's path.
+    s.path_ref = &t.path;
+    op.path_ref = &t.path;
+  }
+
+  // The launch check of a task op, skipped when it passed for this op with
+  // the same block_num and its kernel has no syncall workspace: it depends
+  // on nothing else (the kernel and the number of arguments are the op's;
+  // the (kernel, block_num) pair is then already recorded), so it would
+  // pass again and change nothing. Most programs submit each op of a loop
+  // body with one block_num: a call, a search of the kernels' facts and of
+  // the checked pairs per submit, each time to no effect.
+  struct LaunchPassed {
+    bool valid = false;
+    int block_num = 0;
+  };
+  std::vector<LaunchPassed> launch_passed_;  // by task op, for the current top-level op (refill clears it)
+  void check_launch(const TaskOp& t, std::uint32_t index, const SubmitRequest& s) {
+    if (index < launch_passed_.size() && launch_passed_[index].valid && launch_passed_[index].block_num == s.block_num)
+      return;
+    launch_.check(*t.kernel, s, t.path);
+    bool workspace = false;
+    for (const LaneBody& lane : t.kernel->lanes)
+      for (const Phase& ph : lane.phases) workspace = workspace || ph.workspace_arg >= 0;
+    if (index >= launch_passed_.size()) launch_passed_.resize(index + 1);
+    launch_passed_[index] = LaunchPassed{!workspace, s.block_num};
   }
 
   std::string file_;
