@@ -187,6 +187,7 @@ bool AicoreComplex::run_local(int core, Slot& s) {
 
 void AicoreComplex::schedule(int core, Time t, PhaseHandler* timer) {
   queue_.push(Event{t, seq_++, core, timer});
+  note_next_event();
   // An AICPU thread may call this while it runs ahead of the kernel: an
   // event due before the model's present is due at the present (as a delta
   // notification was when the kernel kept up), and the delay counts from the
@@ -214,6 +215,7 @@ void AicoreComplex::process() {
   while (!queue_.empty() && queue_.top().t <= now) {
     Event ev = queue_.top();
     queue_.pop();
+    note_next_event();
     Core& c = cores_[ev.core];
     if (c.exec < 0) continue;
     Slot& s = c.slots[c.exec];

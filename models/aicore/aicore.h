@@ -93,8 +93,10 @@ class AicoreComplex : public sc_core::sc_module {
   void add_handler(PhaseHandler* h);
   // The earliest time the complex's SC_METHOD is due to act (its queue's
   // first event), kNever when nothing is queued: the AICPU clock runs ahead
-  // of the kernel only up to before this time.
-  Time next_event() const { return queue_.empty() ? kNever : queue_.top().t; }
+  // of the kernel only up to before this time. Kept as the queue changes, so
+  // the clock reads it where it stands (next_event_time()) at a hand-over.
+  Time next_event() const { return next_event_; }
+  const Time* next_event_time() const { return &next_event_; }
 
   // ------------------------------------------------ AICPU view (scheduler side)
   bool idle(int core) const { return cores_[core].running < 0; }
@@ -333,6 +335,9 @@ class AicoreComplex : public sc_core::sc_module {
   std::deque<ClusterView> views_;  // stable addresses
   Time fin_notice_;
   Time first_start_ = kNever, last_end_ = 0;
+  // The queue's first event time (kNever: empty), set after every push and pop.
+  void note_next_event() { next_event_ = queue_.empty() ? kNever : queue_.top().t; }
+  Time next_event_ = kNever;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   std::uint64_t seq_ = 0;
   sc_core::sc_event queue_ev_;

@@ -77,14 +77,12 @@ class AicpuClock : public sc_core::sc_module {
     return running_ >= 0 ? now_ : std::max<Time>(sc_core::sc_time_stamp().value(), now_);
   }
 
-  // Running ahead (temporal decoupling): `fn(arg)` gives the earliest time
-  // at which any other SystemC process can act (the AICore complex's queue);
-  // the clock starts a thread due before that time without waiting on the
-  // kernel. Without a horizon (the default; several chips) it always waits.
-  void set_horizon(Time (*fn)(const void*), const void* arg) {
-    horizon_ = fn;
-    horizon_arg_ = arg;
-  }
+  // Running ahead (temporal decoupling): `*next` is the earliest time at
+  // which any other SystemC process can act (the AICore complex's queue,
+  // which keeps it current); the clock starts a thread due before that time
+  // without waiting on the kernel. Without a horizon (nullptr: the default;
+  // several chips) it always waits.
+  void set_horizon(const Time* next) { horizon_ = next; }
 
   // Sleeps of the AICPU threads.
   std::uint64_t handovers() const { return handovers_; }
@@ -124,7 +122,7 @@ class AicpuClock : public sc_core::sc_module {
   Fiber& context(int i) { return i < 0 ? host_ : *slots_[static_cast<std::size_t>(i)].fiber; }
 
   bool may_run_ahead(Time due) const {
-    return horizon_ && !ModelPresent::hold && due < kTimeLimit && due < horizon_(horizon_arg_);
+    return horizon_ && !ModelPresent::hold && due < kTimeLimit && due < *horizon_;
   }
 
   std::vector<Slot> slots_;
@@ -135,8 +133,7 @@ class AicpuClock : public sc_core::sc_module {
   int running_ = -1;
   int wakeable_ = 0;  // slots waiting for a wake-up: a kick can come only when > 0
   Time now_ = 0;      // the clock's present: at or after the kernel's while a thread runs
-  Time (*horizon_)(const void*) = nullptr;
-  const void* horizon_arg_ = nullptr;
+  const Time* horizon_ = nullptr;
   sc_core::sc_event kick_;
   std::uint64_t handovers_ = 0;
   std::uint64_t ran_ahead_ = 0;

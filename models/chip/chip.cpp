@@ -26,8 +26,7 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   // (a check that running ahead changes no output, tests/test_aicpu_clock.cpp).
   const char* lockstep = std::getenv("NPUSIM_AICPU_LOCKSTEP");
   if (!lockstep || std::string(lockstep) != "1")
-    clock_->set_horizon([](const void* c) { return static_cast<const AicoreComplex*>(c)->next_event(); },
-                        cores_.get());
+    clock_->set_horizon(cores_->next_event_time());
   ctx_.rt = &runtime_;
   ctx_.cores = cores_.get();
   ctx_.obs = obs_;

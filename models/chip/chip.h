@@ -53,7 +53,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
     port_ = &port;
     // Several chips: another chip's threads and the fabric act on the kernel
     // too, and the clock does not see their times: no running ahead.
-    clock_->set_horizon(nullptr, nullptr);
+    clock_->set_horizon(nullptr);
   }
   const PeerPort* port() const { return port_; }
 
