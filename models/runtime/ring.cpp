@@ -125,7 +125,13 @@ void Ring::set_dep_mark(Task& t, std::uint64_t mark) {
   t.dep_pool_mark = mark;
   const std::uint64_t local = t.id & 0xffffffffull;
   const std::uint64_t s = slot_of(local);
-  if (s >= dep_marks_.size()) dep_marks_.resize(s + 1, 0);
+  if (s >= dep_marks_.size()) {
+    // Grown by doubling (up to the window), not by one slot per new id: a
+    // slot not yet written reads 0 either way (slot_dep_mark).
+    std::size_t n = std::max<std::size_t>(s + 1, 2 * dep_marks_.size());
+    if (window_ > 0) n = std::min<std::size_t>(n, std::max<std::size_t>(s + 1, window_));
+    dep_marks_.resize(n, 0);
+  }
   dep_marks_[s] = mark;
 }
 
