@@ -247,6 +247,10 @@ class JsonBuf {
     }
     Direct& qu(std::uint64_t v) { return ch('"').u(v).ch('"'); }  // 22 bytes at most
     Direct& qi(std::int64_t v) { return ch('"').i(v).ch('"'); }
+    Direct& task(TaskId id) {  // JsonBuf::task's text, 43 bytes at most
+      if (int r = task_ring(id)) ch('r').i(r);
+      return ch('t').u(task_local(id));
+    }
     Direct& us(Time t) {  // 27 bytes at most
       p_ = decimal::write_us(p_, t);
       return *this;
