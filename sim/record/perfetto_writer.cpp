@@ -251,25 +251,25 @@ class PerfettoWriter : public OutputWriter {
       JsonBuf::Direct d(events_, 2 * phase.size() + color.size() + 512);
       d.raw("{\"args\": ");  // begin_event()
       d.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
-      d.raw(", \"tasks_processed\": ").i(x.tasks_processed);
+      d.raw(", \"tasks_processed\": ").small_i(x.tasks_processed);
       if (x.kind == SchedPhase::Dispatch) d.raw(", \"pop_hit\": ").u(x.pop_hit).raw(", \"pop_miss\": ").u(x.pop_miss);
       d.raw(", \"shared_at_start (aic,aiv,mix)\": ");
       put_depths(d, x.shared_at_start);
       d.raw(", \"shared_at_end (aic,aiv,mix)\": ");
       put_depths(d, x.shared_at_end);
       if (x.kind == SchedPhase::Complete) {
-        d.raw(", \"finishes_processed\": ").i(x.tasks_processed);
-        d.raw(", \"finish_rows_attributed\": ").i(x.tasks_processed);
+        d.raw(", \"finishes_processed\": ").small_i(x.tasks_processed);
+        d.raw(", \"finish_rows_attributed\": ").small_i(x.tasks_processed);
       }
       d.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(color);
-      d.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
+      d.raw("\", \"name\": \"").raw(phase).ch('(').small_i(x.tasks_processed).raw(")\"");
     }
     end_x(kPidSched, sched_tid(x.thread), x.start, span(x.start, x.end));
     if (x.kind == SchedPhase::Complete || x.kind == SchedPhase::Dispatch) {
       {
         JsonBuf::Direct d(events_, 288);  // 121 bytes of text, five integers, a time
-        d.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
-        d.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
+        d.raw("{\"args\": {\"AIC\": ").small_i(x.shared_at_end[0]).raw(", \"AIV\": ").small_i(x.shared_at_end[1]);
+        d.raw(", \"MIX\": ").small_i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
         d.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
         d.raw(", \"ts\": ").us(at(x.end)).raw("},\n");
       }
@@ -494,7 +494,7 @@ class PerfettoWriter : public OutputWriter {
   }
 
   static void put_depths(JsonBuf::Direct& w, const std::array<int, 3>& d) {  // 6 bytes of text, three integers
-    w.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
+    w.ch('[').small_i(d[0]).raw(", ").small_i(d[1]).raw(", ").small_i(d[2]).ch(']');
   }
 
   // A Worker View bar starts when the core reads the dispatch token
@@ -700,16 +700,18 @@ class PerfettoWriter : public OutputWriter {
   }
 
   // A flow pair: "s" on the source lane, "f" (bound to the enclosing slice) on the target.
-  void put_flow(const char* name, int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
+  // The name a literal: its two copies are fixed-size stores (a strlen and
+  // two calls to memcpy when it was a pointer).
+  template <std::size_t N>
+  void put_flow(const char (&name)[N], int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
     const std::uint64_t id = next_flow_++;
     ts0 = at(ts0);
     ts1 = at(ts1);
-    const std::string_view n(name);
     {
-      JsonBuf::Direct d(events_, 2 * n.size() + 400);  // the name twice, 160 bytes of text, six integers, two times
-      d.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      JsonBuf::Direct d(events_, 2 * N + 400);  // the name twice, 160 bytes of text, six integers, two times
+      d.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
       d.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
-      d.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      d.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
       d.raw("\", \"ph\": \"f\", \"pid\": ").i(pid1).raw(", \"tid\": ").i(tid1).raw(", \"ts\": ").us(ts1);
       d.raw(", \"bp\": \"e\"},\n");
     }
