@@ -50,13 +50,17 @@ constexpr const char* kDepsFile = "deps.json";
 // of `Name(e)` for every enumerator up to `Last`, built once (a value past
 // `Last`, which no loader produces, reads as `Last`'s name: ArgTag's
 // "UNKNOWN", as arg_tag_name spells it).
+// The tables are made when the program starts (a function's static was a
+// guard check and a call per name printed).
 template <auto Name, auto Last>
-std::string_view cached_name(decltype(Last) e) {
-  static const auto names = [] {
-    std::array<std::string_view, static_cast<std::size_t>(Last) + 1> n;
-    for (std::size_t k = 0; k < n.size(); ++k) n[k] = Name(static_cast<decltype(Last)>(k));
-    return n;
-  }();
+const auto kNames = [] {
+  std::array<std::string_view, static_cast<std::size_t>(Last) + 1> n;
+  for (std::size_t k = 0; k < n.size(); ++k) n[k] = Name(static_cast<decltype(Last)>(k));
+  return n;
+}();
+template <auto Name, auto Last>
+[[gnu::always_inline]] inline std::string_view cached_name(decltype(Last) e) {
+  const auto& names = kNames<Name, Last>;
   const auto k = static_cast<std::size_t>(e);
   return names[std::min(k, names.size() - 1)];
 }
@@ -255,18 +259,25 @@ class DepsWriter : public OutputWriter {
     // Start the loads of the arguments' slots in the set of listed tensor
     // ids (hashed, so nearly every probe misses the cache) before they are needed.
     // The replay's lookups (INPUT, INOUT) likewise start the loads of their buffers' group slots.
-    for (std::size_t k = 0; k < t.args.size() && k < t.arg_tags.size(); ++k) {
+    // Each listed argument's tensor id hashed once, here, for its prefetch and its entry.
+    const std::size_t n = std::min(t.args.size(), t.arg_tags.size());
+    if (arg_ids_.size() < n) {
+      arg_ids_.resize(n);
+      arg_hashes_.resize(n);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
       const ArgTag tag = t.arg_tags[k];
-      if (tag != ArgTag::Output) seen_.prefetch(dep_gen_tensor_id(t.args[k].addr, t.args[k].version));
+      if (tag != ArgTag::Output) {
+        arg_hashes_[k] = dep_gen_tensor_id(t.args[k].addr, t.args[k].version);
+        seen_.prefetch(arg_hashes_[k]);
+      }
       if (!t.manual_scope && (tag == ArgTag::Input || tag == ArgTag::Inout)) tensormap_.prefetch(t.args[k].addr);
     }
     tasks_.raw("],\"block_num\":").i(std::max(t.block_num, 1)).raw(",\"args\":[");
-    const std::size_t n = std::min(t.args.size(), t.arg_tags.size());
-    if (arg_ids_.size() < n) arg_ids_.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
       const bool listed = t.arg_tags[k] != ArgTag::Output;
       const Tensor& v = t.args[k];
-      if (listed) put_tensor(v, arg_ids_[k]);
+      if (listed) put_tensor(v, arg_hashes_[k], arg_ids_[k]);
       {
         const std::string_view tag = tag_name(t.arg_tags[k]), dtype = dtype_name(v.dtype);
         // Both names, 43 bytes of text, an integer and the quoted id (32 bytes, Text32).
@@ -281,10 +292,9 @@ class DepsWriter : public OutputWriter {
     tasks_.raw("]}");
   }
 
-  // Lists the tensor on first sight; `id` becomes its id's quoted text (the
+  // Lists the tensor (its id `id`) on first sight; `id_text` becomes the id's quoted text (the
   // task's argument and a creator edge of the task print it again).
-  void put_tensor(const Tensor& v, Text32& id_text) {
-    const std::uint64_t id = dep_gen_tensor_id(v.addr, v.version);
+  void put_tensor(const Tensor& v, std::uint64_t id, Text32& id_text) {
     id_text.set_quoted(id);
     if (!seen_.insert(id)) return;
     const std::string_view dtype = dtype_name(v.dtype);
@@ -386,6 +396,7 @@ class DepsWriter : public OutputWriter {
   // creator edge print them again; 20-digit ids are the slowest integers).
   Text32 task_text_;
   std::vector<Text32> arg_ids_;
+  std::vector<std::uint64_t> arg_hashes_;  // their ids (dep_gen_tensor_id)
   FlatSet64 seen_;  // tensor ids already listed
   ReplayTensorMap tensormap_;
   std::vector<ReplayTensorMap::Match> matches_;

@@ -245,8 +245,22 @@ class JsonBuf {
       p_ = decimal::write_i(p_, v);
       return *this;
     }
+    // i(v) for an integer that is nearly always 0..99 (a queue's depth, a
+    // count of tasks): those written here, two stores at most, where i()
+    // is a call (write_u's body does not fit the callers' inlining).
+    Direct& small_i(std::int64_t v) {  // 20 bytes at most
+      if (static_cast<std::uint64_t>(v) >= 100) return i(v);
+      if (v < 10) return ch(static_cast<char>('0' + v));
+      std::memcpy(p_, decimal::kPairs + 2 * v, 2);
+      p_ += 2;
+      return *this;
+    }
     Direct& qu(std::uint64_t v) { return ch('"').u(v).ch('"'); }  // 22 bytes at most
     Direct& qi(std::int64_t v) { return ch('"').i(v).ch('"'); }
+    Direct& task(TaskId id) {  // JsonBuf::task's text, 43 bytes at most
+      if (int r = task_ring(id)) ch('r').i(r);
+      return ch('t').u(task_local(id));
+    }
     Direct& us(Time t) {  // 27 bytes at most
       p_ = decimal::write_us(p_, t);
       return *this;

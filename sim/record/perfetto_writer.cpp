@@ -35,7 +35,9 @@
 // and complete->ready flows, the overhead counters and AICPU markers at >= 3;
 // the orchestrator and its submit->dispatch flows at 4.
 #include <algorithm>
+#include <array>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -249,25 +251,25 @@ class PerfettoWriter : public OutputWriter {
       JsonBuf::Direct d(events_, 2 * phase.size() + color.size() + 512);
       d.raw("{\"args\": ");  // begin_event()
       d.raw("{\"phase\": \"").raw(phase).raw("\", \"loop_iter\": ").u(x.loop_iter);
-      d.raw(", \"tasks_processed\": ").i(x.tasks_processed);
+      d.raw(", \"tasks_processed\": ").small_i(x.tasks_processed);
       if (x.kind == SchedPhase::Dispatch) d.raw(", \"pop_hit\": ").u(x.pop_hit).raw(", \"pop_miss\": ").u(x.pop_miss);
       d.raw(", \"shared_at_start (aic,aiv,mix)\": ");
       put_depths(d, x.shared_at_start);
       d.raw(", \"shared_at_end (aic,aiv,mix)\": ");
       put_depths(d, x.shared_at_end);
       if (x.kind == SchedPhase::Complete) {
-        d.raw(", \"finishes_processed\": ").i(x.tasks_processed);
-        d.raw(", \"finish_rows_attributed\": ").i(x.tasks_processed);
+        d.raw(", \"finishes_processed\": ").small_i(x.tasks_processed);
+        d.raw(", \"finish_rows_attributed\": ").small_i(x.tasks_processed);
       }
       d.raw("}, \"cat\": \"scheduler\", \"cname\": \"").raw(color);
-      d.raw("\", \"name\": \"").raw(phase).ch('(').i(x.tasks_processed).raw(")\"");
+      d.raw("\", \"name\": \"").raw(phase).ch('(').small_i(x.tasks_processed).raw(")\"");
     }
     end_x(kPidSched, sched_tid(x.thread), x.start, span(x.start, x.end));
     if (x.kind == SchedPhase::Complete || x.kind == SchedPhase::Dispatch) {
       {
         JsonBuf::Direct d(events_, 288);  // 121 bytes of text, five integers, a time
-        d.raw("{\"args\": {\"AIC\": ").i(x.shared_at_end[0]).raw(", \"AIV\": ").i(x.shared_at_end[1]);
-        d.raw(", \"MIX\": ").i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
+        d.raw("{\"args\": {\"AIC\": ").small_i(x.shared_at_end[0]).raw(", \"AIV\": ").small_i(x.shared_at_end[1]);
+        d.raw(", \"MIX\": ").small_i(x.shared_at_end[2]).raw("}, \"cat\": \"queue\", \"name\": \"shared_ready_queue\"");
         d.raw(", \"ph\": \"C\", \"pid\": ").i(kPidSched).raw(", \"tid\": ").i(kTidQueue);
         d.raw(", \"ts\": ").us(at(x.end)).raw("},\n");
       }
@@ -419,10 +421,37 @@ class PerfettoWriter : public OutputWriter {
     return t - (wait - gap_);
   }
 
-  JsonBuf& put_event_hint(TaskId id, const KernelDef* kernel, int core) {
-    events_.raw("{\"event-hint\": \"Task:");
-    events_.task(id).raw(", FuncId:").i(kernel ? kernel->func_id : -1);
-    return events_.raw(", CoreId:").i(core).ch('"');
+  // make_label's text as a quoted JSON string (JsonBuf::str of it), the
+  // same bytes: the part before the task's display form is escaped once per
+  // kernel (and per SPMD form) and kept, the display form ("t5", "r2t5")
+  // and ")" need no escaping. Escaping the whole label again for every bar
+  // and Scheduler View slice walked it character by character.
+  void put_label(const KernelDef* kernel, int block_num, TaskId id) {
+    const std::string& head = label_head(kernel, block_num);
+    events_.raw(head).task(id).raw(")\"");
+  }
+  // `"<escaped kernel name>[_spmd](`, or `"dummy(` without a kernel.
+  const std::string& label_head(const KernelDef* kernel, int block_num) {
+    static const std::string kDummy = "\"dummy(";
+    if (!kernel) return kDummy;
+    const bool spmd = block_num > 1;
+    auto& heads = label_heads_[kernel];  // a kernel's definition lives for the run
+    std::string& head = heads[spmd];
+    if (head.empty()) {
+      make_label(label_, kernel, block_num, 0);  // "<name>[_spmd](t0)"
+      const std::string_view label = label_.text();
+      label_.clear();
+      JsonBuf quoted;
+      quoted.str(label.substr(0, label.size() - 3));  // without "t0)"
+      head.assign(quoted.text().substr(0, quoted.size() - 1));  // without the closing quote
+    }
+    return head;
+  }
+
+  // 39 bytes of text, the task's display form, two integers.
+  static JsonBuf::Direct& put_event_hint(JsonBuf::Direct& d, TaskId id, const KernelDef* kernel, int core) {
+    d.raw("{\"event-hint\": \"Task:").task(id).raw(", FuncId:").i(kernel ? kernel->func_id : -1);
+    return d.raw(", CoreId:").i(core).ch('"');
   }
 
   // Scheduler View: dispatch -> finish; a block dispatched into the pending
@@ -436,20 +465,27 @@ class PerfettoWriter : public OutputWriter {
     const Time finish = unfinished ? std::max(held_until(), b.dispatch) : b.finish;
     if (!overflow) view_finish_[b.core] = finish;
     Lanes::mark(lanes_.view_cores, b.core, overflow ? 2 : 1);
-    make_label(label_, kernel, block_num, id);
     const Time dur = span(b.dispatch, finish);
-    begin_event();
-    put_event_hint(id, kernel, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
-    if (!unfinished)
-      events_.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
-    else if (queued)
-      events_.raw(", \"unfinished\": \"queued: its core had not read the token when the device stopped\"");
-    else
-      events_.raw(", \"unfinished\": \"on its core when the device stopped\"");
-    events_.raw(", \"taskId\": ").u(id).raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++);
-    events_.raw(", \"name\": ");
-    if (queued) events_.str("queued " + std::string(label_.text()));
-    else events_.str(label_.text());
+    {
+      // The label's head, 250 bytes of text at most, five integers, three times, two task ids.
+      const std::string& head = label_head(kernel, block_num);
+      JsonBuf::Direct d(events_, head.size() + 512);
+      d.raw("{\"args\": ");  // begin_event()
+      put_event_hint(d, id, kernel, b.core).raw(", \"dispatch-time-us\": ").us(b.dispatch);
+      if (!unfinished)
+        d.raw(", \"finish-time-us\": ").us(b.finish).raw(", \"aicpu-duration-us\": ").us(dur);
+      else if (queued)
+        d.raw(", \"unfinished\": \"queued: its core had not read the token when the device stopped\"");
+      else
+        d.raw(", \"unfinished\": \"on its core when the device stopped\"");
+      d.raw(", \"taskId\": ").u(id).raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++);
+      d.raw(", \"name\": ");
+      if (!queued) d.raw(head).task(id).raw(")\"");  // put_label
+    }
+    if (queued) {
+      make_label(label_, kernel, block_num, id);
+      events_.str("queued " + std::string(label_.text()));
+    }
     end_x(kPidSchedView, core_tid(b.core) + (overflow ? 1 : 0), b.dispatch, dur);
   }
 
@@ -458,7 +494,7 @@ class PerfettoWriter : public OutputWriter {
   }
 
   static void put_depths(JsonBuf::Direct& w, const std::array<int, 3>& d) {  // 6 bytes of text, three integers
-    w.ch('[').i(d[0]).raw(", ").i(d[1]).raw(", ").i(d[2]).ch(']');
+    w.ch('[').small_i(d[0]).raw(", ").small_i(d[1]).raw(", ").small_i(d[2]).ch(']');
   }
 
   // A Worker View bar starts when the core reads the dispatch token
@@ -507,7 +543,6 @@ class PerfettoWriter : public OutputWriter {
   // A task whose GM phases met the L2 (or crossed HBM) carries its figures
   // on every bar: l2_lines, l2_hits, hbm_bytes (the task's, all its blocks).
   void draw_task(const Task& t, std::unordered_map<TaskId, TaskSummary>::const_iterator self) {
-    make_label(label_, t.kernel, t.block_num, t.id);
     hints_.clear();
     hints_.raw(", \"fanout-hint\": \"");
     put_hint(hints_, t.all_consumers, [](TaskId id) { return id; });
@@ -518,6 +553,7 @@ class PerfettoWriter : public OutputWriter {
       hints_.raw(", \"l2_lines\": ").u(self->second.l2_lines).raw(", \"l2_hits\": ").u(self->second.l2_hits);
       hints_.raw(", \"hbm_bytes\": ").u(self->second.hbm_bytes);
     }
+    const std::string& head = label_head(t.kernel, t.block_num);
     for (const BlockRecord& b : drawn_) {
       const bool finished = b.finish != kNever;
       if (!finished && level_ >= 2) put_view(t.id, t.kernel, t.block_num, b, !has_bar(b));
@@ -532,12 +568,17 @@ class PerfettoWriter : public OutputWriter {
       const Time ts = bar_start(b), end = bar_end(b);
       const Time dur = span(ts, end);
       const Time start = std::min(b.start, end);  // the kernel start, or the bar's end if it never started
-      begin_event();
-      put_event_hint(t.id, t.kernel, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
-      events_.raw(", \"kernel-duration-us\": ").us(span(start, end));
-      events_.raw(", \"local_setup_us\": ").us(start - ts).raw(", \"taskId\": ").u(t.id);
-      if (!finished) events_.raw(", \"unfinished\": \"on its core when the device stopped\"");
-      events_.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ").str(label_.text());
+      {
+        // The hints and the label's head, 270 bytes of text at most, five integers, three times, two task ids.
+        JsonBuf::Direct d(events_, hints_.size() + head.size() + 512);
+        d.raw("{\"args\": ");  // begin_event()
+        put_event_hint(d, t.id, t.kernel, b.core).raw(hints_.text()).raw(", \"duration-us\": ").us(dur);
+        d.raw(", \"kernel-duration-us\": ").us(span(start, end));
+        d.raw(", \"local_setup_us\": ").us(start - ts).raw(", \"taskId\": ").u(t.id);
+        if (!finished) d.raw(", \"unfinished\": \"on its core when the device stopped\"");
+        d.raw("}, \"cat\": \"event\", \"id\": ").u(next_id_++).raw(", \"name\": ");
+        d.raw(head).task(t.id).raw(")\"");  // put_label
+      }
       end_x(kPidWorker, core_tid(b.core), ts, dur);
       if (!finished)
         for (const StuckWait& w : stop_.waits)
@@ -659,16 +700,18 @@ class PerfettoWriter : public OutputWriter {
   }
 
   // A flow pair: "s" on the source lane, "f" (bound to the enclosing slice) on the target.
-  void put_flow(const char* name, int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
+  // The name a literal: its two copies are fixed-size stores (a strlen and
+  // two calls to memcpy when it was a pointer).
+  template <std::size_t N>
+  void put_flow(const char (&name)[N], int pid0, int tid0, Time ts0, int pid1, int tid1, Time ts1) {
     const std::uint64_t id = next_flow_++;
     ts0 = at(ts0);
     ts1 = at(ts1);
-    const std::string_view n(name);
     {
-      JsonBuf::Direct d(events_, 2 * n.size() + 400);  // the name twice, 160 bytes of text, six integers, two times
-      d.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      JsonBuf::Direct d(events_, 2 * N + 400);  // the name twice, 160 bytes of text, six integers, two times
+      d.raw("{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
       d.raw("\", \"ph\": \"s\", \"pid\": ").i(pid0).raw(", \"tid\": ").i(tid0).raw(", \"ts\": ").us(ts0);
-      d.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(n);
+      d.raw("},\n{\"cat\": \"flow\", \"id\": ").u(id).raw(", \"name\": \"").raw(name);
       d.raw("\", \"ph\": \"f\", \"pid\": ").i(pid1).raw(", \"tid\": ").i(tid1).raw(", \"ts\": ").us(ts1);
       d.raw(", \"bp\": \"e\"},\n");
     }
@@ -680,16 +723,19 @@ class PerfettoWriter : public OutputWriter {
   void put_marker(const SchedPhaseRecord& x) {
     const bool dummy = x.kind == SchedPhase::DummyTask;
     Lanes::mark(lanes_.aicpu, x.thread);
-    if (dummy) {
-      make_label(label_, nullptr, 1, x.task_id);
-    } else {
+    const KernelDef* kernel = nullptr;
+    int block_num = 1;
+    if (!dummy) {
       auto it = live_.find(x.task_id);
-      make_label(label_, it != live_.end() ? it->second.kernel : nullptr,
-                 it != live_.end() ? it->second.block_num : 1, x.task_id);
+      if (it != live_.end()) {
+        kernel = it->second.kernel;
+        block_num = it->second.block_num;
+      }
     }
     begin_event();
     events_.raw(dummy ? "{\"phase\": \"dummy_task\"" : "{\"phase\": \"predicated_skip\", \"predicated_pass\": false");
-    events_.raw(", \"task_id\": ").u(x.task_id).raw("}, \"cat\": \"scheduler\", \"name\": ").str(label_.text());
+    events_.raw(", \"task_id\": ").u(x.task_id).raw("}, \"cat\": \"scheduler\", \"name\": ");
+    put_label(kernel, block_num, x.task_id);
     end_x(kPidWorker, aicpu_tid(x.thread), x.start, std::max(span(x.start, x.end), kMarkerMin));
   }
 
@@ -754,6 +800,7 @@ class PerfettoWriter : public OutputWriter {
   bool latched_ = false;
   std::vector<std::function<void()>> late_;
   JsonBuf label_, hints_;
+  std::unordered_map<const KernelDef*, std::array<std::string, 2>> label_heads_;  // label_head's, by SPMD form
   std::uint64_t next_id_ = 0, next_flow_ = 0;
 };
 
