@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <type_traits>
 #include <vector>
 
 #include <sys/resource.h>
@@ -363,9 +364,25 @@ class Collectors : public SimObserver {
  public:
   Collectors(SummaryStats& s, record::FiguresCollector& f, diagnose::FailureWitness& w)
       : s_(&s), f_(f), w_(w), stats_hooks_(s.hooks()), figures_hooks_(f.hooks()) {}
-  // FailureWitness (sim/diagnose) does not name its hooks: these are the
-  // ones it overrides.
-  static constexpr std::uint32_t kWitnessHooks = hook::Error | hook::SchedPhase | hook::OrchSubmit;
+  // The witness's hooks, called below by name: it overrides no other (one it
+  // came to override would not be called from here, so the build says so).
+  static constexpr std::uint32_t kWitnessHooks = diagnose::FailureWitness::kHooks;
+  static_assert(kWitnessHooks == (hook::Error | hook::SchedPhase | hook::OrchSubmit));
+  template <class A, class B>
+  static constexpr bool same = std::is_same_v<A, B>;
+  using W = diagnose::FailureWitness;
+  static_assert(same<decltype(&W::on_submitted), decltype(&RuntimeHooks::on_submitted)> &&
+                    same<decltype(&W::on_ready), decltype(&RuntimeHooks::on_ready)> &&
+                    same<decltype(&W::on_early_candidate), decltype(&RuntimeHooks::on_early_candidate)> &&
+                    same<decltype(&W::on_completed), decltype(&RuntimeHooks::on_completed)> &&
+                    same<decltype(&W::on_retired), decltype(&RuntimeHooks::on_retired)> &&
+                    same<decltype(&W::on_ring_progress), decltype(&RuntimeHooks::on_ring_progress)> &&
+                    same<decltype(&W::on_scope_sample), decltype(&RuntimeHooks::on_scope_sample)> &&
+                    same<decltype(&W::on_warning), decltype(&RuntimeHooks::on_warning)> &&
+                    same<decltype(&W::on_block_finished), decltype(&SimObserver::on_block_finished)> &&
+                    same<decltype(&W::on_core_wait), decltype(&SimObserver::on_core_wait)> &&
+                    same<decltype(&W::on_l2_access), decltype(&SimObserver::on_l2_access)>,
+                "FailureWitness overrides a hook outside its kHooks: add it there and call it from Collectors");
   std::uint32_t hooks() const override { return stats_hooks_ | figures_hooks_ | kWitnessHooks; }
 
   void on_submitted(const Task& t, const SubmitRequest& q, const std::vector<EdgeInfo>& e) override {
