@@ -442,7 +442,6 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
   // summary.
   PollSummary seen;
   bool summary_ok = true;
-  bool polled = false;
   // Cores parked on a gated (early-dispatched) block are not polled.
   for_each_polled([&](int c) {
     t += costs_.poll_cond;
@@ -457,7 +456,6 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       seen.least = std::min(seen.least, x - offset);  // x > t >= offset
       return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
     }
-    polled = true;
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
