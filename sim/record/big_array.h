@@ -20,9 +20,14 @@ namespace npusim::record {
 
 namespace huge_pages {
 constexpr std::size_t kMin = std::size_t{1} << 20;  // smaller: malloc
-// `bytes` (>= kMin) of zeroed memory aligned to 2 MB; throws std::bad_alloc.
+constexpr std::size_t kPage = std::size_t{2} << 20;  // a huge page: x86-64's and arm64's (4 KB granule) PMD page
+// `bytes` (>= kMin) of zeroed memory aligned to 2 MB, its whole huge pages
+// marked for transparent huge pages; throws std::bad_alloc.
 void* allocate(std::size_t bytes);
-void release(void* p, std::size_t bytes);  // what allocate(bytes) returned
+// The same, or nullptr when it cannot be mapped (nothing recorded: for a
+// caller with another way, as before main, sim/startup_arrays.cpp).
+void* try_allocate(std::size_t bytes) noexcept;
+void release(void* p, std::size_t bytes);  // what allocate(bytes) or try_allocate(bytes) returned
 // Puts the next `bytes` of the malloc heap on transparent huge pages and
 // keeps freed heap memory for reuse (glibc; elsewhere nothing). Called once,
 // before a run allocates: the writers' output blocks and the containers of

@@ -1,4 +1,4 @@
-// sim/host/startup_arrays.cpp in a program of its own, as in npusim: the
+// sim/startup_arrays.cpp in a program of its own, as in npusim: the
 // array SystemC's initialiser allocates while the library loads (its 3 MB
 // scratch heap) is placed 2 MiB aligned (on huge pages where the kernel
 // gives them) and reads as the zeros SystemC wrote; an array requested once

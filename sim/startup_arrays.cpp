@@ -14,7 +14,8 @@
 // takes two faults. Everything else, and every request once the
 // executable's own initialisers run, goes to the default path (operator
 // new, i.e. malloc). host::prepare_process() then gives the pages back
-// (MADV_DONTNEED), as it did on small pages.
+// (MADV_DONTNEED), as it did on small pages. The mapping is huge_pages's
+// (sim/record/big_array.h), as for the writers' large arrays.
 //
 // Only in the npusim executable (not in the library, the Python module or
 // the test binary: replacing operator new is a whole-program decision), and
@@ -22,8 +23,9 @@
 #include <sys/mman.h>
 
 #include <cstddef>
-#include <cstdint>
 #include <new>
+
+#include "sim/record/big_array.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -38,16 +40,13 @@
 
 namespace {
 
-constexpr std::size_t kHuge = std::size_t{2} << 20;  // x86-64's transparent huge page
+namespace huge_pages = npusim::record::huge_pages;
 
 // The one array placed so (constant-initialised: zero before any initialiser
 // runs). More than one such request while loading would take the default path.
 struct StartupArray {
-  void* mapping;
-  std::size_t mapping_bytes;
   void* array;
   std::size_t bytes;  // asked for
-  std::size_t huge_bytes;  // marked for huge pages, from `array`
 };
 StartupArray g_array{};
 
@@ -61,33 +60,24 @@ __attribute__((constructor)) void libraries_loaded() {
   if (!g_array.array) return;
   const std::size_t page = 4096;
   const std::size_t used = (g_array.bytes + page - 1) / page * page;
-  if (used < g_array.huge_bytes)
-    ::madvise(static_cast<char*>(g_array.array) + used, g_array.huge_bytes - used, MADV_DONTNEED);
-}
-
-void* place_on_huge_pages(std::size_t n) {
-  const std::size_t bytes = (n + kHuge - 1) / kHuge * kHuge;
-  const std::size_t mapping_bytes = bytes + kHuge;  // room to align the start
-  void* m = ::mmap(nullptr, mapping_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return nullptr;
-  const auto start = (reinterpret_cast<std::uintptr_t>(m) + kHuge - 1) & ~(kHuge - 1);
-  void* a = reinterpret_cast<void*>(start);
-  ::madvise(a, bytes, MADV_HUGEPAGE);  // a hint: without it the array is on small pages, as before
-  g_array = {m, mapping_bytes, a, n, bytes};
-  return a;
+  const std::size_t mapped = (g_array.bytes + huge_pages::kPage - 1) / huge_pages::kPage * huge_pages::kPage;
+  if (used < mapped) ::madvise(static_cast<char*>(g_array.array) + used, mapped - used, MADV_DONTNEED);
 }
 
 }  // namespace
 
 void* operator new[](std::size_t n) {
-  if (g_loading_libraries && n >= kHuge && !g_array.array)
-    if (void* a = place_on_huge_pages(n)) return a;
+  if (g_loading_libraries && n >= huge_pages::kPage && !g_array.array)
+    if (void* a = huge_pages::try_allocate(n)) {  // without it the array is on small pages, as before
+      g_array = {a, n};
+      return a;
+    }
   return ::operator new(n);  // what the default operator new[] does
 }
 
 void operator delete[](void* p) noexcept {
   if (p && p == g_array.array) {
-    ::munmap(g_array.mapping, g_array.mapping_bytes);
+    huge_pages::release(p, g_array.bytes);
     g_array = {};
     return;
   }
