@@ -132,6 +132,20 @@ TEST_CASE("deflate_fast: texts of every kind round-trip through zlib", "[outputs
     const std::vector<unsigned char> s = piece(std::string(1 << 20, 'a'));
     CHECK(s.size() < 8000);  // ~1 bit a byte at most: lengths of 258
   }
+  SECTION("matches ending at every length and cut by the piece's end") {
+    // The matcher compares 8 bytes, then 32 a step, then 8, then single
+    // bytes up to 258 or the piece's end: a copy of noise differing first
+    // at byte k (or not at all, ended by the piece), for every k around
+    // those steps, each followed by 0 to 40 bytes more.
+    const std::string r = noise(300, 7);
+    for (std::size_t k = 0; k <= 270; ++k) {
+      std::string changed = r.substr(0, k + 1);
+      changed[k] = static_cast<char>(changed[k] ^ 0x5a);
+      round_trip(r + changed + noise(9, k));
+      round_trip(r + r.substr(0, k));
+      round_trip(r + r.substr(0, k) + noise(k % 41, k + 1000));
+    }
+  }
   SECTION("distances up to the window and just beyond it") {
     // Noise in runs of 40 bytes between markers (no long run of literals,
     // so every position is looked at), then the same again `span` later:
