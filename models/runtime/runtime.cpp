@@ -29,7 +29,8 @@ std::uint32_t bits_of(std::uint8_t mask) {
 Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
                  RuntimeHooks* hooks)
     : platform_(platform), config_(config), data_(data), hooks_(hooks ? hooks : &null_hooks_),
-      whole_graph_(config.runtime == RuntimeKind::HostBuildGraph) {
+      whole_graph_(config.runtime == RuntimeKind::HostBuildGraph), keep_edges_(config.swimlane_level > 0),
+      ready_capacity_(whole_graph_ ? platform.limits.hbg_ready_queue_capacity : platform.limits.ready_queue_capacity) {
   for (int r = 0; r < kNumRings; ++r) {
     rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], whole_graph_);
     rings_[r].set_spill_inline_cap(static_cast<std::uint64_t>(platform_.limits.fanin_inline_cap));
@@ -355,18 +356,23 @@ void Runtime::submit_commit(const SubmitRequest& req, SubmitProgress& p, Time no
   p.stage = SubmitProgress::Stage::Done;
 }
 
-// The submit's edge records are built in place at the end of p.edges;
-// add_edge then merges the last one.
-EdgeInfo& Runtime::new_edge(SubmitProgress& p, EdgeSource source, int arg) {
+// The submit's edge records (deps.json lists each one, "a pair may repeat"),
+// built in place at the end of p.edges, only when someone reads them: the
+// Perfetto writer, the overhead sweep and the critical path, which a run
+// has only with a swimlane (sim/engine/engine.cpp Writers; a test's hooks
+// run with the default level). Without one every submit built ~2.5 records
+// nobody read.
+void Runtime::record_edge(SubmitProgress& p, EdgeSource source, int arg, TaskId pred, std::uint8_t flags,
+                          Overlap overlap) {
   EdgeInfo& e = p.edges.emplace_back();
   e.source = source;
   e.arg = arg;
-  return e;
+  e.pred = pred;
+  e.flags = flags;
+  e.overlap = overlap;
 }
 
 void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
-  p.edges.back().pred = pred;
-  p.edges.back().flags = flags;
   // A producer already claimed by this submit: fold the flags into its edge,
   // no second pin (append_fanin_or_fail's mark_seen / or_flags_into_existing).
   for (FaninRef& f : p.merged)
@@ -392,9 +398,10 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
   for (std::size_t i = 0; i < req.deps.size(); ++i) {
     const TaskId d = req.deps[i];
     if (d == t.id || retired(d)) continue;
-    new_edge(p, EdgeSource::Explicit, -1);
     // add_dep_wait: ordering only, the producer is not retained (pto_types.h, DepFlags).
-    add_edge(p, d, i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain);
+    const std::uint8_t flags = i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain;
+    if (keep_edges_) record_edge(p, EdgeSource::Explicit, -1, d, flags, Overlap::Other);
+    add_edge(p, d, flags);
   }
   if (!t.manual_scope) {
     for (std::size_t i = 0; i < req.args.size(); ++i) {
@@ -403,7 +410,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        new_edge(p, EdgeSource::Creator, static_cast<int>(i));
+        if (keep_edges_) record_edge(p, EdgeSource::Creator, static_cast<int>(i), v.owner, kDepWait | kDepRetain, Overlap::Other);
         add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
@@ -413,7 +420,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          new_edge(p, EdgeSource::Tensormap, static_cast<int>(i)).overlap = m.overlap;
+          if (keep_edges_) record_edge(p, EdgeSource::Tensormap, static_cast<int>(i), m.producer, kDepWait, m.overlap);
           add_edge(p, m.producer, kDepWait);
         }
       }
@@ -698,14 +705,6 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
   hooks_->on_ready(t);
 }
 
-Task* Runtime::pop_ready(Shape s, bool sync_tier) {
-  auto& q = (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)];
-  if (q.empty()) return nullptr;
-  Task* t = q.front();
-  q.pop_front();
-  return t;
-}
-
 void Runtime::requeue(Task& t) {
   push_ready_entry((t.sync_start ? sync_queues_ : ready_queues_)[static_cast<int>(t.shape)], t, t.ready_time);
 }
@@ -721,13 +720,10 @@ void Runtime::requeue(Task& t) {
 // - host_build_graph checks it (its pto_scheduler.h push_ready_routed,
 //   latch_ready_queue_overflow): READY_QUEUE_OVERFLOW (104) in
 //   sched_error_code, and the run stops.
-void Runtime::push_ready_entry(RingQueue<Task*>& q, Task& t, Time now) {
+// The push itself is inline (push_ready_entry, runtime.h); here the queue is full.
+void Runtime::push_full(Task& t, Time now) {
   const bool hbg = config_.runtime == RuntimeKind::HostBuildGraph;
-  const std::uint64_t capacity = hbg ? platform_.limits.hbg_ready_queue_capacity : platform_.limits.ready_queue_capacity;
-  if (q.size() < capacity) {
-    q.push_back(&t);
-    return;
-  }
+  const std::uint64_t capacity = ready_capacity_;
   dropped_ready_.push_back(t.id);
   if (hbg) {
     LatchedError e;

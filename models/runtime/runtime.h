@@ -56,7 +56,8 @@ class RuntimeHooks {
  public:
   virtual ~RuntimeHooks() = default;
   // A task was submitted: `req` is what the orchestration passed (the record
-  // dep_gen captures), `edges` the dependencies the runtime discovered for it.
+  // dep_gen captures), `edges` the dependencies the runtime discovered for it
+  // (empty with swimlane_level 0: no reader then, Runtime::record_edge).
   virtual void on_submitted(const Task&, const SubmitRequest& /*req*/, const std::vector<EdgeInfo>&) {}
   virtual void on_ready(Task&) {}
   virtual void on_early_candidate(Task&) {}
@@ -258,7 +259,14 @@ class Runtime {
 
   // --------------------------------------------------------------- scheduler
   // Ready queues: shape AIC/AIV/MIX, normal or sync-start tier.
-  Task* pop_ready(Shape s, bool sync_tier);
+  // Inline: the scheduler pops at every dispatch stage, often of an empty queue.
+  Task* pop_ready(Shape s, bool sync_tier) {
+    auto& q = (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)];
+    if (q.empty()) return nullptr;
+    Task* t = q.front();
+    q.pop_front();
+    return t;
+  }
   Task* peek_ready(Shape s, bool sync_tier) const {
     const auto& q = (sync_tier ? sync_queues_ : ready_queues_)[static_cast<int>(s)];
     return q.empty() ? nullptr : q.front();
@@ -404,8 +412,8 @@ class Runtime {
   void check_consumed(Task& t);
   void consume(Task& t);
   void sample_scope(const ScopeInfo& s, bool begin);
-  EdgeInfo& new_edge(SubmitProgress& p, EdgeSource source, int arg);
-  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags);  // the edge: p.edges.back()
+  void record_edge(SubmitProgress& p, EdgeSource source, int arg, TaskId pred, std::uint8_t flags, Overlap overlap);
+  void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags);  // claims (or merges) the producer
   void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   void reclaim_tensormap();
@@ -418,6 +426,7 @@ class Runtime {
   RuntimeHooks* hooks_;
   RuntimeHooks null_hooks_;
   bool whole_graph_;  // host_build_graph: the whole graph is built before the device runs
+  bool keep_edges_;   // a submit's edge records have readers (record_edge)
 
   std::array<Ring, kNumRings> rings_;
   TensorMap tensormap_;
@@ -429,7 +438,16 @@ class Runtime {
   std::array<RingQueue<Task*>, 3> sync_queues_;
   RingQueue<Task*> dummy_queue_;
   std::vector<TaskId> dropped_ready_;
-  void push_ready_entry(RingQueue<Task*>& q, Task& t, Time now);
+  // A push onto a queue with room is inline; a full queue is push_full's.
+  void push_ready_entry(RingQueue<Task*>& q, Task& t, Time now) {
+    if (q.size() < ready_capacity_) {
+      q.push_back(&t);
+      return;
+    }
+    push_full(t, now);
+  }
+  void push_full(Task& t, Time now);
+  std::uint64_t ready_capacity_ = 0;  // the queues' bound (push_ready_entry), set at construction
   std::array<RingQueue<Task*>, 3> early_queues_;
   RingQueue<Task*> early_sync_queue_;
 
