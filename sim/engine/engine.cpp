@@ -413,7 +413,7 @@ class Collectors : public SimObserver {
   // Both read the task's block times (those of a run that did not stop:
   // the summary's and the figures' are then the same), taken once here and
   // without a copy when no block is in flight (a task retires with its
-  // blocks finished: each copied the 100-byte sum, a sixth of their work).
+  // blocks finished; each copied the 100-byte sum).
   void on_retired(Task& t) override {
     if ((stats_hooks_ & hook::Retired) && figures(hook::Retired) && s_->until == kNever && f_.stopped_at() == kNever) {
       const BlockTimes* b = &t.finished;
