@@ -11,26 +11,12 @@ namespace npusim {
 AicoreComplex::AicoreComplex(sc_core::sc_module_name name, const Platform& platform,
                              const RunConfig& config, SimObserver* observer)
     : sc_core::sc_module(name), platform_(platform), config_(config), obs_(observer),
-      fin_notice_(platform.core.fin_notice) {
+      fin_notice_(platform.core.fin_notice), seed_hash_(splitmix64(config.seed ^ 0x6A09E667F3BCC909ull)) {
   map_.clusters = platform.topo.clusters;
   cores_.resize(static_cast<std::size_t>(map_.total()));
   SC_METHOD(process);
   sensitive << queue_ev_;
   dont_initialize();
-}
-
-std::uint32_t next_dispatch_token(std::uint64_t& seq) {
-  constexpr std::uint64_t kMask = 0x7FFFFFFFu;      // TASK_ID_MASK
-  constexpr std::uint64_t kReserved = 0x7FFFFFF0u;  // AICORE_EXIT_SIGNAL and above
-  ++seq;
-  if ((seq & kMask) >= kReserved) seq += kMask - (seq & kMask) + 1;
-  return static_cast<std::uint32_t>(seq & kMask);
-}
-
-int AicoreComplex::free_slot(const Core& c) const {
-  for (int i = 0; i < 2; ++i)
-    if (!c.slots[i].used) return i;
-  return -1;
 }
 
 const AicoreComplex::ClusterView& AicoreComplex::add_view(const std::vector<int>& clusters) {
@@ -53,6 +39,43 @@ __attribute__((always_inline)) inline void AicoreComplex::update_view(int core) 
   if (!c.view) return;
   ++c.view->version;
   c.view->set(c.view_index, c.view_lane, c.running < 0, c.pending_occupied, parked(core));
+}
+
+// The dispatch path (dispatch, lay_out, run_local, local_duration and, in
+// the header, free_slot and next_dispatch_token) is one call where it was
+// six: inline, defined before their first use; the sample stays a call.
+inline Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) const {
+  switch (ph.kind) {
+    case PhaseKind::Compute: return sample(ph.duration, s, index);
+    case PhaseKind::Load:
+    case PhaseKind::Store:
+    case PhaseKind::Fence:
+    case PhaseKind::CacheInvalid:  // the GM model (models/gm)
+    case PhaseKind::Syncall:
+    case PhaseKind::Push:
+    case PhaseKind::Pop:
+    case PhaseKind::Free:
+    case PhaseKind::Notify:
+    case PhaseKind::WaitFlag: break;  // always executed by a handler
+  }
+  return 0;
+}
+
+inline bool AicoreComplex::run_local(int core, Slot& s) {
+  const std::vector<Phase>& body = s.task->kernel->lanes[s.lane].phases;
+  while (s.phase < static_cast<int>(body.size())) {
+    const Phase& ph = body[s.phase];
+    if (handler_for(ph)) {
+      // Depends on other cores: executed at its simulated time.
+      s.waiting = true;
+      s.wait_since = s.t;
+      schedule(core, s.t);
+      return false;
+    }
+    s.t = add_time(s.t, local_duration(ph, s, s.phase));  // a long lane stops at the time limit, never wraps
+    ++s.phase;
+  }
+  return true;
 }
 
 std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane, int record,
@@ -82,9 +105,14 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   c.pending_occupied = true;
   if (c.exec < 0) c.exec = idx;
   task->blocks[record].token = s.token;
-  // The view once, after the timeline is laid out (advance updates it only
-  // when a block started or ended): nothing reads it in between.
-  if (!advance(core, false)) update_view(core);
+  lay_out(core, c);
+  // The view once, after the timeline is laid out: nothing reads it in
+  // between. The core now runs a block (not idle) and its latest token is
+  // not ACKed yet; parked if its running block is a gated one still waiting.
+  if (c.view) {
+    ++c.view->version;
+    c.view->set_dispatched(c.view_index, c.view_lane, parked(core));
+  }
   return s.token;
 }
 
@@ -101,6 +129,13 @@ void AicoreComplex::ring_doorbell(int core, Task* task, int record, Time t_write
 
 bool AicoreComplex::advance(int core, bool notify) {
   Core& c = cores_[core];
+  const bool changed = lay_out(core, c);
+  if (changed) update_view(core);  // a started block is no longer parked
+  if (notify && changed && c.wake) c.wake(c.wake_arg);
+  return changed;
+}
+
+inline bool AicoreComplex::lay_out(int core, Core& c) {
   bool changed = false;
   while (c.exec >= 0) {
     Slot& s = c.slots[c.exec];
@@ -135,8 +170,6 @@ bool AicoreComplex::advance(int core, bool notify) {
     int other = 1 - c.exec;
     c.exec = (c.slots[other].used && c.slots[other].end == kNever) ? other : -1;
   }
-  if (changed) update_view(core);  // a started block is no longer parked
-  if (notify && changed && c.wake) c.wake(c.wake_arg);
   return changed;
 }
 
@@ -166,23 +199,6 @@ void AicoreComplex::add_handler(PhaseHandler* h) {
         probe.sync_mode = mode;
         if (!slot && h->handles(probe)) slot = h;
       }
-}
-
-bool AicoreComplex::run_local(int core, Slot& s) {
-  const std::vector<Phase>& body = s.task->kernel->lanes[s.lane].phases;
-  while (s.phase < static_cast<int>(body.size())) {
-    const Phase& ph = body[s.phase];
-    if (handler_for(ph)) {
-      // Depends on other cores: executed at its simulated time.
-      s.waiting = true;
-      s.wait_since = s.t;
-      schedule(core, s.t);
-      return false;
-    }
-    s.t = add_time(s.t, local_duration(ph, s, s.phase));  // a long lane stops at the time limit, never wraps
-    ++s.phase;
-  }
-  return true;
 }
 
 void AicoreComplex::schedule(int core, Time t, PhaseHandler* timer) {
@@ -263,8 +279,12 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
     case Duration::Kind::ByBlock: return from_ns(d.by_block[static_cast<std::size_t>(s.block) % d.by_block.size()]);
     case Duration::Kind::Cycles: return platform_.aicore_cycles(d.a);
     case Duration::Kind::Normal: {
-      std::uint64_t key = hash_key(config_.seed, s.task->id, static_cast<std::uint64_t>(s.block),
-                                   static_cast<std::uint64_t>(s.lane), static_cast<std::uint64_t>(phase));
+      // hash_key(config_.seed, task id, block, lane, phase), its first step
+      // (the seed's) taken once.
+      std::uint64_t key = splitmix64(seed_hash_ ^ static_cast<std::uint64_t>(s.task->id));
+      key = splitmix64(key ^ static_cast<std::uint64_t>(s.block));
+      key = splitmix64(key ^ static_cast<std::uint64_t>(s.lane));
+      key = splitmix64(key ^ static_cast<std::uint64_t>(phase));
       double v = d.a + d.b * standard_normal(key);
       return from_ns(v < 0 ? 0 : v);  // truncated at zero
     }
@@ -272,24 +292,7 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
   return 0;
 }
 
-Time AicoreComplex::local_duration(const Phase& ph, const Slot& s, int index) const {
-  switch (ph.kind) {
-    case PhaseKind::Compute: return sample(ph.duration, s, index);
-    case PhaseKind::Load:
-    case PhaseKind::Store:
-    case PhaseKind::Fence:
-    case PhaseKind::CacheInvalid:  // the GM model (models/gm)
-    case PhaseKind::Syncall:
-    case PhaseKind::Push:
-    case PhaseKind::Pop:
-    case PhaseKind::Free:
-    case PhaseKind::Notify:
-    case PhaseKind::WaitFlag: break;  // always executed by a handler
-  }
-  return 0;
-}
-
-void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done) {
+inline void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done) {
   Slot& s = c.slots[idx];
   done.push_back(FinishedBlock{s.task, s.record});
   s.used = false;
@@ -299,8 +302,30 @@ void AicoreComplex::finish_slot(Core& c, int idx, std::vector<FinishedBlock>& do
 void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {
   Core& c = cores_[core];
   if (c.running < 0) return;
-  decode_cond(c, t, done, promoted);
-  update_view(core);
+  if (c.pending >= 0) {
+    decode_cond(c, t, done, promoted);
+    update_view(core);
+    return;
+  }
+  // No pending block (most reads): the running block's FIN or ACK, and the
+  // view's bits that these change only (its other bits stand: a block whose
+  // FIN is visible had started, so it was not parked).
+  Slot& r = c.slots[c.running];
+  if (visible(r.end, t)) {
+    finish_slot(c, c.running, done);
+    c.running = -1;
+    c.pending_occupied = false;
+    if (c.view) {
+      ++c.view->version;
+      c.view->set_idle(c.view_index, c.view_lane);
+    }
+  } else if (visible(r.start, t) && c.pending_occupied) {
+    c.pending_occupied = false;  // running ACK seen
+    if (c.view) {
+      ++c.view->version;
+      c.view->clear_occupied(c.view_index, c.view_lane);
+    }
+  }
 }
 
 void AicoreComplex::decode_cond(Core& c, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {

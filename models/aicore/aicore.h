@@ -81,7 +81,13 @@ class PhaseHandler {
 // AICORE_EXIT_SIGNAL (0x7FFFFFF0) on is skipped to the next multiple of
 // 2^31, token 0, an even skip that keeps the payload buffer's parity,
 // `task_id & 1`). Advances `seq`; tokens run 1, 2, ..., 0x7FFFFFEF, 0, 1, ...
-std::uint32_t next_dispatch_token(std::uint64_t& seq);
+inline std::uint32_t next_dispatch_token(std::uint64_t& seq) {
+  constexpr std::uint64_t kMask = 0x7FFFFFFFu;      // TASK_ID_MASK
+  constexpr std::uint64_t kReserved = 0x7FFFFFF0u;  // AICORE_EXIT_SIGNAL and above
+  ++seq;
+  if ((seq & kMask) >= kReserved) seq += kMask - (seq & kMask) + 1;
+  return static_cast<std::uint32_t>(seq & kMask);
+}
 
 class AicoreComplex : public sc_core::sc_module {
  public:
@@ -152,6 +158,27 @@ class AicoreComplex : public sc_core::sc_module {
     Word polled(int lane, int i) const {
       const Group& w = group(i);
       return ~w.idle[lane] & ~w.parked[lane] & w.valid;
+    }
+    // The changes whose bits the caller knows (poll's FIN and ACK reads of a
+    // core with no pending block, a dispatch): those bits only, where set
+    // tests all three. A core that became idle: idle, not occupied, not parked.
+    void set_idle(int k, int lane) {
+      Group& w = g[static_cast<std::size_t>(k >> 6)];
+      const Word b = Word{1} << (k & 63);
+      w.idle[lane] |= b;
+      w.occupied[lane] &= ~b;
+      w.parked[lane] &= ~b;
+    }
+    // A block was just written to the core: running, its token not ACKed.
+    void set_dispatched(int k, int lane, bool parked_now) {
+      Group& w = g[static_cast<std::size_t>(k >> 6)];
+      const Word b = Word{1} << (k & 63);
+      w.idle[lane] &= ~b;
+      w.occupied[lane] |= b;
+      w.parked[lane] = parked_now ? (w.parked[lane] | b) : (w.parked[lane] & ~b);
+    }
+    void clear_occupied(int k, int lane) {
+      g[static_cast<std::size_t>(k >> 6)].occupied[lane] &= ~(Word{1} << (k & 63));
     }
     // One core's bits (cluster `k`, lane `lane`).
     void set(int k, int lane, bool idle_now, bool occupied_now, bool parked_now) {
@@ -296,13 +323,16 @@ class AicoreComplex : public sc_core::sc_module {
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
 
-  int free_slot(const Core& c) const;
+  static int free_slot(const Core& c) { return !c.slots[0].used ? 0 : !c.slots[1].used ? 1 : -1; }
   // Brings the core's bits in its ClusterView up to date (after its running
   // slot or pending_occupied changed).
   void update_view(int core);
   // Lays out as much of the core's timeline as is known (AICore side);
   // true if a block started or ended (the view was updated).
   bool advance(int core, bool notify);
+  // advance's work without the view and the wake-up (dispatch updates the
+  // view itself, once).
+  bool lay_out(int core, Core& c);
   // Runs the slot's phases from its current position; false if it stopped
   // at a phase that must be executed at its time.
   bool run_local(int core, Slot& s);
@@ -334,6 +364,7 @@ class AicoreComplex : public sc_core::sc_module {
   std::array<PhaseHandler*, kPhaseKinds * 4> handler_of_{};  // by handler_key: the first handler that takes it
   std::deque<ClusterView> views_;  // stable addresses
   Time fin_notice_;
+  std::uint64_t seed_hash_;  // hash_key's first step, of config_.seed
   Time first_start_ = kNever, last_end_ = 0;
   // The queue's first event time (kNever: empty), set after every push and pop.
   void note_next_event() { next_event_ = queue_.empty() ? kNever : queue_.top().t; }

@@ -94,7 +94,8 @@ void load_rest(Loaded& l, const RunRequest& req, bool for_check) {
 class SummaryStats : public SimObserver {
  public:
   static constexpr std::size_t kKeep = 100;  // warnings kept verbatim
-  std::uint32_t hooks() const override { return hook::Warning | hook::Retired | hook::L2Access | hook::Completed; }
+  static constexpr std::uint32_t kHooks = hook::Warning | hook::Retired | hook::L2Access | hook::Completed;
+  std::uint32_t hooks() const override { return kHooks; }
   void on_warning(const std::string& kind, const std::string& message) override {
     ++warnings_by_kind[kind];
     ++warning_count;
@@ -142,7 +143,10 @@ class SummaryStats : public SimObserver {
   std::unordered_map<const KernelDef*, KernelStats*> by_def_;
   std::array<std::pair<const KernelDef*, KernelStats*>, 8> recent_{};
   std::size_t recent_n_ = 0;
-  void on_retired(Task& t) override {
+  void on_retired(Task& t) override { retired(t, nullptr); }
+  // on_retired with the task's block times (t.block_times(until)) at hand
+  // if `b` is not null.
+  void retired(const Task& t, const BlockTimes* b) {
     dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     if (!t.kernel) return;
     KernelStats& k = kernel_stats(t.kernel);
@@ -152,7 +156,7 @@ class SummaryStats : public SimObserver {
     k.dispatch_ops += static_cast<std::uint64_t>(t.dispatch_ops);
     k.staged_blocks += static_cast<std::uint64_t>(t.staged_blocks);
     if (t.predicate_false) ++k.predicated_skip;
-    k.core_busy += t.block_times(until).busy;
+    k.core_busy += b ? b->busy : t.block_times(until).busy;
   }
   void on_l2_access(const Task& t, std::uint64_t lines, std::uint64_t hits, std::uint64_t hbm) override {
     hbm_bytes += hbm;
@@ -359,11 +363,16 @@ std::vector<record::StuckWait> stuck_waits(const Chip& chip) {
 // a virtual call from the fan-out's loop; a scheduler phase record, ~2.7 per
 // task, is read by two of them. They do not read each other, so a
 // collector the fan-out calls between them before (the critical path's)
-// now comes after them.
+// now comes after them. The run's watch (its caps and progress line) comes
+// last here for the hooks no writer reads (take_watch): it is then the
+// last sink of those hooks, where the fan-out called it, and the hooks
+// that only the collectors and the watch read (a block finished, a task
+// completed, with every output off) go to one sink, a direct call, where
+// the fan-out walked a list of two.
 class Collectors : public SimObserver {
  public:
   Collectors(SummaryStats& s, record::FiguresCollector& f, diagnose::FailureWitness& w)
-      : s_(&s), f_(f), w_(w), stats_hooks_(s.hooks()), figures_hooks_(f.hooks()) {}
+      : s_(&s), f_(f), w_(w), figures_hooks_(f.hooks()) {}
   // The witness's hooks, called below by name: it overrides no other (one it
   // came to override would not be called from here, so the build says so).
   static constexpr std::uint32_t kWitnessHooks = diagnose::FailureWitness::kHooks;
@@ -383,50 +392,76 @@ class Collectors : public SimObserver {
                     same<decltype(&W::on_core_wait), decltype(&SimObserver::on_core_wait)> &&
                     same<decltype(&W::on_l2_access), decltype(&SimObserver::on_l2_access)>,
                 "FailureWitness overrides a hook outside its kHooks: add it there and call it from Collectors");
-  std::uint32_t hooks() const override { return stats_hooks_ | figures_hooks_ | kWitnessHooks; }
+  std::uint32_t hooks() const override { return stats_hooks_ | figures_hooks_ | kWitnessHooks | watch_hooks_; }
+  // The watch's hooks in `mask` (of RunWatch::kHooks) are called from here,
+  // after the collectors'; asked before this is added to a fan-out.
+  void take_watch(RunWatch* w, std::uint32_t mask) {
+    watch_ = w;
+    watch_hooks_ = w ? mask & RunWatch::kHooks : 0u;
+  }
 
   void on_submitted(const Task& t, const SubmitRequest& q, const std::vector<EdgeInfo>& e) override {
     if (stats_hooks_ & hook::Submitted) s_->SummaryStats::on_submitted(t, q, e);
-    if (figures_hooks_ & hook::Submitted) f_.record::FiguresCollector::on_submitted(t, q, e);
+    if (figures(hook::Submitted)) f_.record::FiguresCollector::on_submitted(t, q, e);
+    if (watch_hooks_ & hook::Submitted) watch_->RunWatch::on_submitted(t, q, e);
   }
   void on_completed(Task& t) override {
     if (stats_hooks_ & hook::Completed) s_->SummaryStats::on_completed(t);
-    if (figures_hooks_ & hook::Completed) f_.record::FiguresCollector::on_completed(t);
+    if (figures(hook::Completed)) f_.record::FiguresCollector::on_completed(t);
+    if (watch_hooks_ & hook::Completed) watch_->RunWatch::on_completed(t);
   }
+  // Both read the task's block times (those of a run that did not stop:
+  // the summary's and the figures' are then the same), taken once here and
+  // without a copy when no block is in flight (a task retires with its
+  // blocks finished; each copied the 100-byte sum).
   void on_retired(Task& t) override {
+    if ((stats_hooks_ & hook::Retired) && figures(hook::Retired) && s_->until == kNever && f_.stopped_at() == kNever) {
+      const BlockTimes* b = &t.finished;
+      BlockTimes all;
+      for (const BlockRecord& r : t.blocks)
+        if (r.core >= 0) {
+          all = t.block_times();
+          b = &all;
+          break;
+        }
+      s_->SummaryStats::retired(t, b);
+      f_.record::FiguresCollector::retired(t, *b);
+      return;
+    }
     if (stats_hooks_ & hook::Retired) s_->SummaryStats::on_retired(t);
-    if (figures_hooks_ & hook::Retired) f_.record::FiguresCollector::on_retired(t);
+    if (figures(hook::Retired)) f_.record::FiguresCollector::on_retired(t);
   }
   void on_scope_sample(const ScopeSample& x) override {
     if (stats_hooks_ & hook::ScopeSample) s_->SummaryStats::on_scope_sample(x);
-    if (figures_hooks_ & hook::ScopeSample) f_.record::FiguresCollector::on_scope_sample(x);
+    if (figures(hook::ScopeSample)) f_.record::FiguresCollector::on_scope_sample(x);
   }
   void on_error(const LatchedError& e) override {
     if (stats_hooks_ & hook::Error) s_->SummaryStats::on_error(e);
-    if (figures_hooks_ & hook::Error) f_.record::FiguresCollector::on_error(e);
+    if (figures(hook::Error)) f_.record::FiguresCollector::on_error(e);
     w_.diagnose::FailureWitness::on_error(e);
   }
   void on_warning(const std::string& k, const std::string& m) override {
     if (stats_hooks_ & hook::Warning) s_->SummaryStats::on_warning(k, m);
-    if (figures_hooks_ & hook::Warning) f_.record::FiguresCollector::on_warning(k, m);
+    if (figures(hook::Warning)) f_.record::FiguresCollector::on_warning(k, m);
   }
   void on_block_finished(const Task& t, const BlockRecord& b) override {
     if (stats_hooks_ & hook::BlockFinished) s_->SummaryStats::on_block_finished(t, b);
-    if (figures_hooks_ & hook::BlockFinished) f_.record::FiguresCollector::on_block_finished(t, b);
+    if (figures(hook::BlockFinished)) f_.record::FiguresCollector::on_block_finished(t, b);
+    if (watch_hooks_ & hook::BlockFinished) watch_->RunWatch::on_block_finished(t, b);
   }
   void on_sched_phase(const SchedPhaseRecord& r) override {
     if (stats_hooks_ & hook::SchedPhase) s_->SummaryStats::on_sched_phase(r);
-    if (figures_hooks_ & hook::SchedPhase) f_.record::FiguresCollector::on_sched_phase(r);
+    if (figures(hook::SchedPhase)) f_.record::FiguresCollector::on_sched_phase(r);
     w_.diagnose::FailureWitness::on_sched_phase(r);
   }
   void on_orch_submit(const OrchSubmitRecord& r) override {
     if (stats_hooks_ & hook::OrchSubmit) s_->SummaryStats::on_orch_submit(r);
-    if (figures_hooks_ & hook::OrchSubmit) f_.record::FiguresCollector::on_orch_submit(r);
+    if (figures(hook::OrchSubmit)) f_.record::FiguresCollector::on_orch_submit(r);
     w_.diagnose::FailureWitness::on_orch_submit(r);
   }
   void on_l2_access(const Task& t, std::uint64_t n, std::uint64_t h, std::uint64_t b) override {
     if (stats_hooks_ & hook::L2Access) s_->SummaryStats::on_l2_access(t, n, h, b);
-    if (figures_hooks_ & hook::L2Access) f_.record::FiguresCollector::on_l2_access(t, n, h, b);
+    if (figures(hook::L2Access)) f_.record::FiguresCollector::on_l2_access(t, n, h, b);
   }
   // Neither reads the other hooks (ready, early candidate, ring progress,
   // core wait): hooks() leaves them out, so these defaults are never called.
@@ -439,24 +474,39 @@ class Collectors : public SimObserver {
   SummaryStats* s_;
   record::FiguresCollector& f_;
   diagnose::FailureWitness& w_;
-  std::uint32_t stats_hooks_, figures_hooks_;
+  // The summary's hooks and most of the figures' are known here: their
+  // tests fold away (a register test per collector per event).
+  static constexpr std::uint32_t stats_hooks_ = SummaryStats::kHooks;
+  static constexpr std::uint32_t kFiguresAlways = record::FiguresCollector::kHooks;
+  std::uint32_t figures_hooks_;
+  bool figures(std::uint32_t bit) const { return (kFiguresAlways & bit) || (figures_hooks_ & bit); }
+  RunWatch* watch_ = nullptr;
+  std::uint32_t watch_hooks_ = 0;
 };
 
 // The output writers the request asks for, fed with the summary's counters.
 class Writers {
  public:
-  Writers(const RunRequest& req, const Loaded& l, const std::string& dir)
+  // The fan-out's sinks in order: the collectors, the critical path, the
+  // writers, the run's `watch` (last: the collectors call it for the hooks
+  // none of the others reads, see Collectors).
+  Writers(const RunRequest& req, const Loaded& l, const std::string& dir, RunWatch* watch)
       : stats_(std::make_unique<SummaryStats>()),
         // The overhead sweep keeps every block and task, as the swimlane
         // does; the runtime's analysis reads the same profiling records.
         figures_(l.platform.topo.clusters, req.outputs && l.config.swimlane_level > 0) {
-    fanout_.add(&collectors_);  // stats_, figures_, witness_
     // The critical path keeps every task and block too: with the same records.
-    if (req.outputs && l.config.swimlane_level > 0) {
-      path_ = std::make_unique<record::CriticalPathCollector>();
-      fanout_.add(path_.get());
-    }
-    if (!req.outputs) return;  // npusim record: only the recorded trace is written
+    if (req.outputs && l.config.swimlane_level > 0) path_ = std::make_unique<record::CriticalPathCollector>();
+    if (req.outputs) add_writers(req, l, dir);  // else npusim record: only the recorded trace is written
+    std::uint32_t others = path_ ? path_->hooks() : 0u;
+    for (auto& w : writers_) others |= w->hooks();
+    collectors_.take_watch(watch, RunWatch::kHooks & ~others);
+    fanout_.add(&collectors_);  // stats_, figures_, witness_ (and the watch)
+    fanout_.add(path_.get());
+    for (auto& w : writers_) fanout_.add(w.get());
+    if (watch) fanout_.add(watch, RunWatch::kHooks & others);
+  }
+  void add_writers(const RunRequest& req, const Loaded& l, const std::string& dir) {
     if (l.config.swimlane_level > 0) {
       writers_.push_back(record::make_chip_swimlane_writer(dir, l.config.swimlane_level, req.gzip_level));
       writers_.push_back(
@@ -466,10 +516,8 @@ class Writers {
     if (l.config.scope_stats) writers_.push_back(record::make_scope_stats_writer(dir, req.gzip_level));
     writers_.push_back(record::make_name_map_writer(dir));
     if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir, req.gzip_level));
-    for (auto& w : writers_) fanout_.add(w.get());
   }
   SimObserver& observer() { return fanout_; }
-  void add(SimObserver* o) { fanout_.add(o); }
   SummaryStats& stats() { return *stats_; }
   diagnose::FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
@@ -622,10 +670,9 @@ Result outcome(Chip& chip, const SummaryStats& stats, std::unique_ptr<diagnose::
 class ChipSim {
  public:
   ChipSim(const RunRequest& req, Loaded& l, const std::string& staging_dir, const std::string& name, RunWatch& watch)
-      : l_(l), writers_(req, l, staging_dir), rules_(l.platform, l.config, l.trace.file) {
+      : l_(l), writers_(req, l, staging_dir, &watch), rules_(l.platform, l.config, l.trace.file) {
     SummaryStats& stats = writers_.stats();
     scene::set_hooks(l.trace, {[&stats](const std::string& kind, const std::string& msg) { stats.on_warning(kind, msg); }});
-    writers_.add(&watch);
     // npusim check's rules on every operation the orchestrator takes (checks.h).
     program_ = diagnose::ruled(trace::make_source(l.trace, data_, l.platform, l.config), rules_);
     if (!req.record_path.empty()) {  // npusim record: the operations as the program performs them

@@ -37,21 +37,10 @@ std::chrono::milliseconds progress_period() {
 }  // namespace
 
 RunWatch::RunWatch(const WatchLimits& limits, int progress_fd)
-    : limits_(limits), fd_(progress_fd), period_(progress_period()), start_(std::chrono::steady_clock::now()),
+    : limits_(limits), tasks_cap_(limits.max_tasks ? limits.max_tasks : ~std::uint64_t{0}), fd_(progress_fd), period_(progress_period()), start_(std::chrono::steady_clock::now()),
       last_print_(start_) {}
 
 RunWatch::~RunWatch() { clear_progress(); }
-
-// Per event: a stop asked for by a writer is taken at once; the rest (a
-// failed write, the output cap, the progress line) every 256th event. The
-// first part inline in the three hooks (it was a call per event, ~3 per
-// simulated task).
-inline void RunWatch::check() {
-  if (!stopped_.empty()) return;
-  if (record::stop_requested()) stop(record::stop_reason());
-  if ((++events_ & 255) != 0) return;
-  check_periodic();
-}
 
 void RunWatch::check_periodic() {
   if (record::write_failed()) stop("writing an output file failed");
@@ -66,21 +55,10 @@ void RunWatch::check_periodic() {
   }
 }
 
-void RunWatch::on_submitted(const Task&, const SubmitRequest&, const std::vector<EdgeInfo>&) {
-  ++submitted_;
-  if (limits_.max_tasks && submitted_ > limits_.max_tasks)
-    stop("the run reached --max-tasks " + std::to_string(limits_.max_tasks) + " (task " +
-         std::to_string(submitted_) + " was submitted at " +
-         us_text(model_present()) + " of simulated time)");
-  check();
+void RunWatch::stop_max_tasks() {
+  stop("the run reached --max-tasks " + std::to_string(limits_.max_tasks) + " (task " + std::to_string(submitted_) +
+       " was submitted at " + us_text(model_present()) + " of simulated time)");
 }
-
-void RunWatch::on_completed(Task&) {
-  ++completed_;
-  check();
-}
-
-void RunWatch::on_block_finished(const Task&, const BlockRecord&) { check(); }
 
 void RunWatch::stop(const std::string& why) {
   if (!stopped_.empty()) return;

@@ -205,16 +205,6 @@ void OverheadCollector::on_submitted(const Task& t, const std::vector<EdgeInfo>&
   r.preds_end = static_cast<std::uint32_t>(preds_.size());
 }
 
-void FiguresCollector::on_block_finished(const Task& t, const BlockRecord& b) {
-  if (b.end == kNever || b.end < b.start) return;
-  const int ty = type_of(b.core);
-  busy_[static_cast<std::size_t>(ty)] += b.end - b.start;
-  // The dispatch that let the block start: its doorbell when early-staged.
-  const Time released = b.gated ? b.release : b.dispatch;
-  if (released != kNever) dispatch_to_start_.add(to_ns(b.start) - to_ns(released));
-  if (sweep_) overhead_.on_block_finished(t, b);
-}
-
 void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   if (b.end == kNever || b.end < b.start) return;
   steps_valid_ = false;
@@ -226,24 +216,12 @@ void OverheadCollector::on_block_finished(const Task& t, const BlockRecord& b) {
   r.high_core = std::max(r.high_core, b.core);
 }
 
-void FiguresCollector::on_retired(Task& t) {
-  if (until_ != kNever)
-    for (const BlockRecord& r : t.blocks)  // in flight when the run stopped
-      if (r.core >= 0 && r.start <= until_)
-        busy_[static_cast<std::size_t>(type_of(r.core))] += span(r.start, std::min(r.end, until_));
-  const BlockTimes b = t.block_times();
-  if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
-  ready_to_dispatch_.add(to_ns(b.first_release) - to_ns(t.ready_time));
-}
+void FiguresCollector::on_retired(Task& t) { retired(t, t.block_times()); }
 
-void FiguresCollector::on_sched_phase(const SchedPhaseRecord& r) {
-  if (r.end <= r.start) return;
-  const auto n = static_cast<std::size_t>(static_cast<unsigned>(r.thread));  // a negative thread: past the end
-  if (n < phases_.size()) {
-    phases_[n][static_cast<std::size_t>(r.kind)] += r.end - r.start;
-    return;
-  }
-  add_phase_slow(r);
+void FiguresCollector::retired_until(const Task& t) {
+  for (const BlockRecord& r : t.blocks)  // in flight when the run stopped
+    if (r.core >= 0 && r.start <= until_)
+      busy_[static_cast<std::size_t>(type_of(r.core))] += span(r.start, std::min(r.end, until_));
 }
 
 void FiguresCollector::add_phase_slow(const SchedPhaseRecord& r) {

@@ -159,16 +159,41 @@ class FiguresCollector : public SimObserver {
  public:
   FiguresCollector(int clusters, bool overhead) : clusters_(clusters), sweep_(overhead) {}
   // The submits only feed the overhead sweep.
-  std::uint32_t hooks() const override {
-    return (sweep_ ? hook::Submitted : 0u) | hook::BlockFinished | hook::Retired | hook::SchedPhase | hook::ScopeSample;
-  }
+  // The hooks it always reads (the submits only with the sweep).
+  static constexpr std::uint32_t kHooks = hook::BlockFinished | hook::Retired | hook::SchedPhase | hook::ScopeSample;
+  std::uint32_t hooks() const override { return (sweep_ ? hook::Submitted : 0u) | kHooks; }
+  // The per-event hooks inline: the engine's collectors call them by name.
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
-  void on_block_finished(const Task& t, const BlockRecord& b) override;
+  void on_block_finished(const Task& t, const BlockRecord& b) override {
+    if (b.end == kNever || b.end < b.start) return;
+    const int ty = type_of(b.core);
+    busy_[static_cast<std::size_t>(ty)] += b.end - b.start;
+    // The dispatch that let the block start: its doorbell when early-staged.
+    const Time released = b.gated ? b.release : b.dispatch;
+    if (released != kNever) dispatch_to_start_.add(to_ns(b.start) - to_ns(released));
+    if (sweep_) overhead_.on_block_finished(t, b);
+  }
   void on_retired(Task& t) override;
+  // on_retired with the task's block times (t.block_times()) at hand: the
+  // engine's collectors take them once for the summary and the figures.
+  void retired(const Task& t, const BlockTimes& b) {
+    if (until_ != kNever) retired_until(t);
+    if (b.count == 0 || t.ready_time == kNever || b.first_release == kNever) return;
+    ready_to_dispatch_.add(to_ns(b.first_release) - to_ns(t.ready_time));
+  }
   // A failed run: progress stopped at `t`; a block still on its core counts
   // as busy up to it (its tasks retire after this call).
   void stop_at(Time t) { until_ = t; }
-  void on_sched_phase(const SchedPhaseRecord& r) override;
+  Time stopped_at() const { return until_; }
+  void on_sched_phase(const SchedPhaseRecord& r) override {
+    if (r.end <= r.start) return;
+    const auto n = static_cast<std::size_t>(static_cast<unsigned>(r.thread));  // a negative thread: past the end
+    if (n < phases_.size()) {
+      phases_[n][static_cast<std::size_t>(r.kind)] += r.end - r.start;
+      return;
+    }
+    add_phase_slow(r);
+  }
   void on_scope_sample(const ScopeSample& x) override;
 
   // `makespan` and the platform's core counts per type give the utilisation.
@@ -178,6 +203,7 @@ class FiguresCollector : public SimObserver {
 
  private:
   int type_of(int core) const { return core < clusters_ ? 0 : 1; }
+  void retired_until(const Task& t);  // a failed run's blocks in flight, busy up to until_
 
   int clusters_;
   bool sweep_;
