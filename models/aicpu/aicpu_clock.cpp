@@ -188,9 +188,8 @@ void AicpuClock::exit(int id) {
   s.fiber->switch_to(context(failed_ ? -1 : choose()), true);
 }
 
-void AicpuClock::wake(int id) {
+void AicpuClock::wake_waiting(int id) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
-  if (!s.wakeable) return;
   due_[static_cast<std::size_t>(id)] = now();  // the running thread's time, or (from an SC_METHOD) the kernel's
   s.wakeable = false;
   --wakeable_;

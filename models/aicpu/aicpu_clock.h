@@ -64,7 +64,11 @@ class AicpuClock : public sc_core::sc_module {
   // Wakes thread `id` if it sleeps wakeable: it is due now (among the threads
   // due now, in sequence order), like an immediate notification: a wake-up of
   // a thread not waiting for one is lost. Any process may call it.
-  void wake(int id);
+  // Inline: a wake-up of a thread that does not wait for one (most of
+  // wake_all's) is this test alone.
+  void wake(int id) {
+    if (slots_[static_cast<std::size_t>(id)].wakeable) wake_waiting(id);
+  }
   // Whether anything other than thread `self` can still happen: another
   // AICPU thread due at some time, or activity in the SystemC kernel.
   bool others_pending(int self) const;
@@ -105,6 +109,7 @@ class AicpuClock : public sc_core::sc_module {
   static void fiber_main(void* slot_and_clock);
   void thread_main(int id);            // beside other chips: a thread's SC_THREAD
   void exit(int id);                   // thread `id`'s body returned
+  void wake_waiting(int id);           // wake() of a thread that waits for a wake-up
   // The slot to run now, made the running one (the clock's present moved to
   // its due time if it runs ahead), or -1: the kernel must first advance
   // (wait_on_kernel).

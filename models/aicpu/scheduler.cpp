@@ -35,8 +35,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   view_ = &ctx_.cores->add_view(clusters_);
 }
 
-void SchedulerThread::wake_up() { ctx_.clock->wake(clock_id_); }
-
 // Until a wake-up, or (t != kNever) time t if that comes first.
 void SchedulerThread::sleep_for_wake(Time t) { ctx_.clock->sleep(clock_id_, t, true); }
 
@@ -188,6 +186,11 @@ void SchedulerThread::loop() {
   if (ctx_.rt->config().runtime == RuntimeKind::HostBuildGraph) boot_scan(t);
   phase_start_shared_ = queue_depths();
   last_progress_ = t;  // the watchdog's budget starts with the thread
+  // Fixed for the run: the watchdog's budget, and whether this thread drains
+  // dummies (with a resolution thread, dummies are its work:
+  // run_resolution_thread).
+  const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
+  const bool dummies = !ctx_.resolver && index_ < ctx_.platform->topo.dummy_threads;
   for (;;) {
     const Time T = t;  // this iteration's start
     const std::uint64_t seen_epoch = wake_count();
@@ -214,8 +217,6 @@ void SchedulerThread::loop() {
       // A sync-start drain skips the rest of the iteration.
       if (drain_phase(t)) continue;
     } else {
-      // With a resolution thread, dummies are its work (run_resolution_thread).
-      const bool dummies = !ctx_.resolver && index_ < ctx_.platform->topo.dummy_threads;
       const std::uint64_t misses = pop_miss_;
       if (!progress && quiet(t, dummies)) {
         // Nothing to pop anywhere (most idle iterations): what the three
@@ -259,7 +260,6 @@ void SchedulerThread::loop() {
     // The watchdog fires in the first idle iteration ending after its limit:
     // never before `next` if `next` is not past the limit, and then only
     // `next` matters below (no division for the iteration it would fire in).
-    const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
     const bool before_limit = next != kNever && budget != 0 && next <= last_progress_ + budget;
     const Time fire = before_limit ? kNever : watchdog_iteration(t, P);
     const Time until = std::min(next, fire);
@@ -968,11 +968,10 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
   while (left() != 0 && !entered_drain_) {
     const std::size_t want = left();
     batch.clear();
-    while (batch.size() < want) {
-      Task* x = ctx_.rt->pop_ready(s, sync_tier);
-      if (!x) break;
-      batch.push_back(x);
-    }
+    // As many as the queue holds, up to `want`: its size read where the pop
+    // that returns null would read it (no other thread runs in between).
+    const std::size_t take = std::min(want, ctx_.rt->queue_size(s, sync_tier));
+    while (batch.size() < take) batch.push_back(ctx_.rt->pop_ready(s, sync_tier));
     if (batch.empty()) {
       ++pop_miss_;
       break;
@@ -1037,6 +1036,9 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
     }
     flush(false, t);
     if (!dispatched_any) break;
+    // The next pass would pop an empty queue: only its pop miss, which no one
+    // reads without a detail reader (the queue read where its pop reads it).
+    if (!detail_ && ctx_.rt->queue_size(s, sync_tier) == 0) break;
     if (left() == 0) query();
   }
 }

@@ -94,7 +94,7 @@ class SchedulerThread : public sc_core::sc_module {
   std::uint64_t last_progress_count() const { return last_progress_count_; }
   // Wakes the thread if it waits for a wake-up (a task made ready, a core's
   // timeline known, ...); lost otherwise, like an immediate notification.
-  void wake_up();
+  void wake_up() { ctx_.clock->wake(clock_id_); }
   // The current idle stretch, for the periodic stall dumps (read only by the
   // device log): the end of the latest idle iteration the loop simulated,
   // its idle_iterations count since the last progress, and the period of
