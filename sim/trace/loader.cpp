@@ -1281,7 +1281,12 @@ class Loader {
 
   void finish_task(TaskOp t) {
     t.policy_set = policy_set_;
-    for (const ArgSpec& a : t.args) t.outputs += a.tag == ArgTag::Output;
+    for (int k = policy_set_; k >= 0 && !t.in_kernel_scope; k = prog_->policy_sets[static_cast<std::size_t>(k)].parent)
+      t.in_kernel_scope = prog_->policy_sets[static_cast<std::size_t>(k)].lowers;
+    for (ArgSpec& a : t.args) {
+      t.outputs += a.tag == ArgTag::Output;
+      classify_arg(a);
+    }
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));
     emit(Code::Task, prog_->tasks.size() - 1);

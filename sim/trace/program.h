@@ -105,7 +105,35 @@ struct ArgSpec {
   std::optional<IntField> fill;     // Output: the buffer's initial value
   bool manual_dep = false;
   std::string path;
+  // What the argument's value depends on (classify_arg, at load), so the
+  // interpreter refills a submit's argument only when that changed:
+  // Parent: a view with constant fields of the variable `name` (the plain
+  // `{"in": NAME}` among them), the same while that variable is;
+  // Once: an OUTPUT with constant extents and fill, the same every time;
+  // Every: evaluated at every submit (an expression, a strided view).
+  enum class Reuse : std::uint8_t { Every, Parent, Once };
+  Reuse reuse = Reuse::Every;
+  bool plain = false;  // Parent with no offset/shape/version/creator: the variable's tensor itself
 };
+
+inline bool all_const(const std::vector<IntField>& fs) {
+  for (const IntField& f : fs)
+    if (!f.expr.is_const()) return false;
+  return true;
+}
+inline void classify_arg(ArgSpec& a) {
+  a.reuse = ArgSpec::Reuse::Every;
+  a.plain = false;
+  if (a.tag == ArgTag::Output) {
+    if (all_const(a.out_shape) && (!a.fill || a.fill->expr.is_const())) a.reuse = ArgSpec::Reuse::Once;
+    return;
+  }
+  const ViewSpec& v = a.view;
+  if (v.strided_form || !all_const(v.offset) || !all_const(v.shape) || (v.version && !v.version->expr.is_const()))
+    return;
+  a.reuse = ArgSpec::Reuse::Parent;
+  a.plain = v.offset.empty() && v.shape.empty() && !v.version && !v.no_creator;
+}
 
 // An element of a tensor: `index` within its view, or `element`, the linear
 // element index into its buffer (an extension).
@@ -142,6 +170,7 @@ struct TaskOp {
   std::string site;
   std::string path;
   int policy_set = 0;  // the enclosing scope's PolicySet
+  bool in_kernel_scope = false;  // some enclosing PolicySet lowers (fixed when the op is compiled)
   std::uint32_t outputs = 0;  // OUTPUT arguments among `args` (counted at load, not per run)
 };
 
