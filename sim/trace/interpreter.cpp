@@ -112,7 +112,13 @@ class Interpreter final : public OpSource, private ExprEnv {
           const ScopeOp& s = prog_.scopes[in.index];
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
-          if (op.kind == OrchOp::Kind::ScopeBegin) op.site = s.site;  // a ScopeBegin's field (orch_ops.h)
+          // A ScopeBegin's field (orch_ops.h), which only a ScopeBegin writes:
+          // a scope in a loop finds its own site still there.
+          if (op.kind == OrchOp::Kind::ScopeBegin && (site_of_ != &s || site_in_ != &op)) {
+            op.site = s.site;
+            site_of_ = &s;
+            site_in_ = &op;
+          }
           op.path_ref = &s.path;
           return true;
         }
@@ -223,6 +229,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     while (reader_ && reader_->next()) {
       launch_passed_.clear();  // the task ops' indices are the new op's
       stamps_.clear();
+      site_of_ = nullptr;
       vars_.resize(prog_.slot_names.size());
       loops_.resize(prog_.fors.size());
       pc_ = 0;
@@ -291,10 +298,14 @@ class Interpreter final : public OpSource, private ExprEnv {
     return v.task;
   }
 
-  // A constant is returned as it is (checked at load time); a value in its
-  // field's range costs no message string.
+  // A constant is returned as it is (checked at load time), inline: most
+  // fields are constants (a view's shape, a block_num), and the call cost
+  // more than the test. A value in its field's range costs no message string.
   std::int64_t eval(const IntField& f) const {
     if (f.expr.is_const()) return f.expr.const_value();
+    return eval_expr(f);
+  }
+  [[gnu::noinline]] std::int64_t eval_expr(const IntField& f) const {
     std::int64_t v = 0;
     try {
       v = f.expr.eval(*this);
@@ -462,7 +473,8 @@ class Interpreter final : public OpSource, private ExprEnv {
   void resolve_cache_policies(int set, std::vector<SubmitArg>& args) const {
     for (SubmitArg& a : args) {
       if (a.tag == ArgTag::Output) continue;
-      if (const CachePolicyDecl* d = scope_policy(set, a.tensor.buffer)) a.cache_bypass = d->bypass;
+      const CachePolicyDecl* d = scope_policy(set, a.tensor.buffer);
+      a.cache_bypass = d && d->bypass;  // set or cleared: fill_submit_args leaves an unchanged argument as it was
     }
   }
 
@@ -543,56 +555,45 @@ class Interpreter final : public OpSource, private ExprEnv {
   // A submit's arguments in its op's own list (lend_args), refilled only
   // where they can have changed since that op's last submit: a Parent
   // argument (a view with constant fields, the plain `{"in": NAME}` among
-  // them) when its variable was written since (Value::gen), a Once
-  // argument (an OUTPUT of constant extents) only the first time; nothing
-  // else writes the list, and the consumers read the submit as const. On a
-  // bench of paged attention most arguments are one of the two, and about
-  // half of them unchanged (the batch's accumulators, every output).
-  // `cache_bypass` is the one field resolve_cache_policies sets afterwards:
-  // it is cleared again each time.
-  void fill_submit_args(const std::vector<ArgSpec>& specs, std::uint32_t index, std::vector<SubmitArg>& args) {
+  // them) when its variable was written since (Value::gen), an Every one
+  // always, a Once one (an OUTPUT of constant extents) only at the op's
+  // first submit; after that only the op's `varying` list is walked.
+  // Nothing else writes the list (the consumers read the submit as const),
+  // but for `cache_bypass`, which resolve_cache_policies sets afterwards and
+  // clears itself. On the paged-attention benches most arguments are
+  // Parent or Once, and about half of them unchanged (the batch's
+  // accumulators, every output).
+  void fill_submit_args(const TaskOp& t, std::uint32_t index, std::vector<SubmitArg>& args) {
+    const std::vector<ArgSpec>& specs = t.args;
     if (index >= stamps_.size()) stamps_.resize(index + 1);
     std::vector<std::uint64_t>& stamp = stamps_[index];
-    if (args.size() != specs.size() || stamp.size() != specs.size()) {  // the op's first submit: all filled below
+    if (args.size() != specs.size() || stamp.size() != specs.size()) {  // the op's first submit
       if (args.size() > specs.size()) args.resize(specs.size());
       while (args.size() < specs.size()) args.push_back(blank_arg_);
+      stamp.clear();  // until every argument is filled (fill_arg may throw)
+      for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
       stamp.assign(specs.size(), 0);
+      for (const TaskOp::Varying& w : t.varying)
+        if (w.reuse == ArgSpec::Reuse::Parent) stamp[w.arg] = vars_[w.slot].gen;
+      for (std::size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].reuse == ArgSpec::Reuse::Once) stamp[i] = 1;
+      return;
     }
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const ArgSpec& a = specs[i];
-      SubmitArg& out = args[i];
-      switch (a.reuse) {
-        case ArgSpec::Reuse::Parent: {
-          const Value& v = vars_[a.name.slot];
-          if (v.gen == stamp[i] && v.gen != 0) {
-            out.cache_bypass = false;
-            continue;
-          }
-          stamp[i] = 0;  // set again once the argument is complete
-          if (a.plain) {
-            out.tensor = tensor_var(a.name);
-            out.tag = a.tag;
-            out.manual_dep = a.manual_dep;
-            out.fill = 0;
-            out.cache_bypass = false;
-          } else {
-            fill_arg(a, out);
-          }
-          stamp[i] = v.gen;
-          continue;
-        }
-        case ArgSpec::Reuse::Once:
-          if (stamp[i] != 0) {
-            out.cache_bypass = false;
-            continue;
-          }
-          fill_arg(a, out);
-          stamp[i] = 1;
-          continue;
-        case ArgSpec::Reuse::Every:
-          fill_arg(a, out);
-          continue;
+    for (const TaskOp::Varying& w : t.varying) {
+      SubmitArg& out = args[w.arg];
+      if (w.reuse == ArgSpec::Reuse::Every) {
+        fill_arg(specs[w.arg], out);
+        continue;
       }
+      const Value& v = vars_[w.slot];
+      std::uint64_t& st = stamp[w.arg];
+      if (v.gen == st) continue;
+      st = kNoStamp;  // set again once the argument is complete
+      if (w.plain)
+        out.tensor = tensor_var(specs[w.arg].name);  // the other fields are as the first submit set them
+      else
+        fill_arg(specs[w.arg], out);
+      st = v.gen;
     }
   }
 
@@ -606,11 +607,11 @@ class Interpreter final : public OpSource, private ExprEnv {
     SubmitRequest& s = op.submit;
     s.kernel = t.kernel;
     lend_args(index, s.args);
-    fill_submit_args(t.args, index, s.args);
+    fill_submit_args(t, index, s.args);
     s.block_num = static_cast<int>(eval(t.block_num));
     s.deps.clear();
     for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
-    s.dep_flags = t.dep_flags;
+    if (!s.dep_flags.empty() || !t.dep_flags.empty()) s.dep_flags = t.dep_flags;
     s.early_resolve = t.early_resolve;
     s.sync_start = t.sync_start;
     s.predicate.reset();
@@ -685,8 +686,11 @@ class Interpreter final : public OpSource, private ExprEnv {
   std::vector<std::vector<SubmitArg>> arg_lists_;  // lend_args, by task op
   std::uint32_t lent_ = kNoneLent;                 // the task op whose list the caller's submit holds
   const std::vector<SubmitArg>* lent_to_ = nullptr;  // the caller's list the lent one was swapped into
-  std::vector<std::vector<std::uint64_t>> stamps_;  // fill_submit_args, by task op: per argument, 0 or its Value::gen (Once: 1)
+  static constexpr std::uint64_t kNoStamp = ~0ull;  // matches no Value::gen
+  std::vector<std::vector<std::uint64_t>> stamps_;  // fill_submit_args, by task op: per argument, the Value::gen it was filled from (Parent), 1 (Once) or 0
   std::uint64_t gen_ = 0;                           // Value::gen's last stamp
+  const ScopeOp* site_of_ = nullptr;  // the scope whose site op.site holds (in site_in_), or null
+  const OrchOp* site_in_ = nullptr;
 };
 
 }  // namespace

@@ -1283,9 +1283,12 @@ class Loader {
     t.policy_set = policy_set_;
     for (int k = policy_set_; k >= 0 && !t.in_kernel_scope; k = prog_->policy_sets[static_cast<std::size_t>(k)].parent)
       t.in_kernel_scope = prog_->policy_sets[static_cast<std::size_t>(k)].lowers;
-    for (ArgSpec& a : t.args) {
+    for (std::size_t i = 0; i < t.args.size(); ++i) {
+      ArgSpec& a = t.args[i];
       t.outputs += a.tag == ArgTag::Output;
       classify_arg(a);
+      if (a.reuse != ArgSpec::Reuse::Once)
+        t.varying.push_back({static_cast<std::uint32_t>(i), a.name.slot, a.reuse, a.plain});
     }
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));

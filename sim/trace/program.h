@@ -172,6 +172,16 @@ struct TaskOp {
   int policy_set = 0;  // the enclosing scope's PolicySet
   bool in_kernel_scope = false;  // some enclosing PolicySet lowers (fixed when the op is compiled)
   std::uint32_t outputs = 0;  // OUTPUT arguments among `args` (counted at load, not per run)
+  // The arguments that can differ from this op's last submit (every one but
+  // the Once outputs), in order, each with what the interpreter needs to
+  // tell (made at load): a submit after the op's first walks only these.
+  struct Varying {
+    std::uint32_t arg = 0;
+    int slot = -1;  // the variable a Parent argument is a view of
+    ArgSpec::Reuse reuse = ArgSpec::Reuse::Every;
+    bool plain = false;
+  };
+  std::vector<Varying> varying;
 };
 
 // `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a
