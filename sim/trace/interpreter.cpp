@@ -169,12 +169,10 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (args.size() != t.args.size() || tags.size() != t.args.size())
       throw std::logic_error("OpSource::deliver_task_args: " + std::to_string(args.size()) + " arguments for " +
                              std::to_string(t.args.size()) + " at " + t.path);
-    for (std::size_t i = 0; i < t.args.size(); ++i) {
-      const ArgSpec& a = t.args[i];
-      if (a.tag != ArgTag::Output) continue;
+    for (const std::uint32_t i : t.output_args) {
       if (tags[i] != ArgTag::Output)
         throw std::logic_error("OpSource::deliver_task_args: argument " + std::to_string(i) + " is no OUTPUT at " + t.path);
-      set_tensor(a.name.slot, args[i]);
+      set_tensor(t.args[i].name.slot, args[i]);
     }
     bind_task_id(t, id);
     return true;
@@ -228,7 +226,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
     while (reader_ && reader_->next()) {
       launch_passed_.clear();  // the task ops' indices are the new op's
-      stamps_.clear();
+      for (std::vector<std::uint64_t>& st : stamps_) st.clear();  // kept allocated: a streamed program refills per top-level op
       site_of_ = nullptr;
       vars_.resize(prog_.slot_names.size());
       loops_.resize(prog_.fors.size());
@@ -372,6 +370,19 @@ class Interpreter final : public OpSource, private ExprEnv {
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
       fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
+    if (s.fixed_shape) {  // no extent to evaluate or check, none 0: the loop below without them
+      for (std::size_t d = 0; d < given.size(); ++d) {
+        const std::int64_t extent = parent.shape[d];
+        const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);
+        const std::int64_t shp = s.shape_value[d];
+        if (off > extent - shp)
+          fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
+                           " + shape " + std::to_string(shp) + " > " + std::to_string(extent));
+        t.offset[d] = parent.offset[d] + off;
+        t.shape[d] = shp;
+      }
+      return;
+    }
     // A zero-size view (an extent of 0 in any dimension) captures no bytes:
     // the device keeps the parent's start, takes the shape as given and does
     // not check the offsets, which codegen leaves out of range when it
@@ -542,7 +553,7 @@ class Interpreter final : public OpSource, private ExprEnv {
   // take the lent op's place, so every stamp is dropped then.
   void lend_args(std::uint32_t index, std::vector<SubmitArg>& args) {
     if (&args != lent_to_) {
-      stamps_.clear();
+      for (std::vector<std::uint64_t>& st : stamps_) st.clear();
       lent_to_ = &args;
     }
     if (lent_ == index) return;

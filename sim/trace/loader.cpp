@@ -1035,6 +1035,7 @@ class Loader {
                                             "creator otherwise)");
       s.no_creator = true;
     }
+    finish_view(s);
     return s;
   }
 
@@ -1286,6 +1287,7 @@ class Loader {
     for (std::size_t i = 0; i < t.args.size(); ++i) {
       ArgSpec& a = t.args[i];
       t.outputs += a.tag == ArgTag::Output;
+      if (a.tag == ArgTag::Output) t.output_args.push_back(static_cast<std::uint32_t>(i));
       classify_arg(a);
       if (a.reuse != ArgSpec::Reuse::Once)
         t.varying.push_back({static_cast<std::uint32_t>(i), a.name.slot, a.reuse, a.plain});

@@ -15,6 +15,7 @@
 // policy declarations and the scope count carry from one op to the next.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -91,7 +92,20 @@ struct ViewSpec {
   std::optional<IntField> version;
   bool no_creator = false;  // "creator": false
   std::string path;  // the object holding offset/shape
+  // A box view whose shape is given and constant, every extent > 0 (the
+  // loader's finish_view): the interpreter reads the extents here.
+  bool fixed_shape = false;
+  std::array<std::int64_t, kMaxDims> shape_value{};
 };
+
+// Fills the view's fixed_shape and shape_value.
+inline void finish_view(ViewSpec& s) {
+  s.fixed_shape = !s.strided_form && !s.shape.empty() && s.shape.size() <= kMaxDims;
+  for (std::size_t d = 0; s.fixed_shape && d < s.shape.size(); ++d) {
+    s.fixed_shape = s.shape[d].expr.is_const() && s.shape[d].expr.const_value() > 0;
+    if (s.fixed_shape) s.shape_value[d] = s.shape[d].expr.const_value();
+  }
+}
 
 struct ArgSpec {
   ArgTag tag = ArgTag::Input;
@@ -182,6 +196,7 @@ struct TaskOp {
     bool plain = false;
   };
   std::vector<Varying> varying;
+  std::vector<std::uint32_t> output_args;  // the indices of the OUTPUT arguments, in order
 };
 
 // `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a
