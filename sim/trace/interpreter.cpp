@@ -532,7 +532,8 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
   }
 
-  // The op's arguments: the elements the last op left are filled again as
+  // An alloc's outputs (a submit's arguments: fill_submit_args): the
+  // elements the last op left are filled again as
   // they are (fill_arg sets every field), not cleared and value-initialised
   // anew: a value-initialisation of a ~240-byte argument compiles to a
   // `rep stos`, slow to start, and a copy of blank_arg_ (which the compiler
@@ -547,7 +548,8 @@ class Interpreter final : public OpSource, private ExprEnv {
   // lent to the caller's submit while that op is the current one (a swap of
   // two vectors): the ops of a loop body take turns, and one list shared by
   // all of them was cut to each op's length and grown again by copies of
-  // blank_arg_ at every submit. Every element is filled again (fill_arg).
+  // blank_arg_ at every submit. fill_submit_args refills only what can
+  // have changed since the op's last submit (its stamps_).
   // The lists stay with their ops only while the caller passes the same
   // OrchOp (the orchestrator and the dry run do): another one's list would
   // take the lent op's place, so every stamp is dropped then.
