@@ -169,7 +169,8 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (args.size() != t.args.size() || tags.size() != t.args.size())
       throw std::logic_error("OpSource::deliver_task_args: " + std::to_string(args.size()) + " arguments for " +
                              std::to_string(t.args.size()) + " at " + t.path);
-    for (const std::uint32_t i : t.output_args) {
+    for (const std::uint8_t *o = t.output_args.data(), *end = o + t.outputs; o != end; ++o) {
+      const std::uint32_t i = *o;
       if (tags[i] != ArgTag::Output)
         throw std::logic_error("OpSource::deliver_task_args: argument " + std::to_string(i) + " is no OUTPUT at " + t.path);
       set_tensor(t.args[i].name.slot, args[i]);
@@ -586,13 +587,14 @@ class Interpreter final : public OpSource, private ExprEnv {
       stamp.clear();  // until every argument is filled (fill_arg may throw)
       for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
       stamp.assign(specs.size(), 0);
-      for (const TaskOp::Varying& w : t.varying)
-        if (w.reuse == ArgSpec::Reuse::Parent) stamp[w.arg] = vars_[w.slot].gen;
+      for (std::uint32_t k = 0; k < t.varying_count; ++k)
+        if (t.varying[k].reuse == ArgSpec::Reuse::Parent) stamp[t.varying[k].arg] = vars_[t.varying[k].slot].gen;
       for (std::size_t i = 0; i < specs.size(); ++i)
         if (specs[i].reuse == ArgSpec::Reuse::Once) stamp[i] = 1;
       return;
     }
-    for (const TaskOp::Varying& w : t.varying) {
+    for (const TaskOp::Varying *it = t.varying.data(), *end = it + t.varying_count; it != end; ++it) {
+      const TaskOp::Varying& w = *it;
       SubmitArg& out = args[w.arg];
       if (w.reuse == ArgSpec::Reuse::Every) {
         fill_arg(specs[w.arg], out);

@@ -1286,11 +1286,10 @@ class Loader {
       t.in_kernel_scope = prog_->policy_sets[static_cast<std::size_t>(k)].lowers;
     for (std::size_t i = 0; i < t.args.size(); ++i) {
       ArgSpec& a = t.args[i];
-      t.outputs += a.tag == ArgTag::Output;
-      if (a.tag == ArgTag::Output) t.output_args.push_back(static_cast<std::uint32_t>(i));
+      if (a.tag == ArgTag::Output) t.output_args[t.outputs++] = static_cast<std::uint8_t>(i);  // i < kMaxTensorArgs
       classify_arg(a);
       if (a.reuse != ArgSpec::Reuse::Once)
-        t.varying.push_back({static_cast<std::uint32_t>(i), a.name.slot, a.reuse, a.plain});
+        t.varying[t.varying_count++] = {a.name.slot, static_cast<std::uint8_t>(i), a.reuse, a.plain};
     }
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));

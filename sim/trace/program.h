@@ -189,14 +189,18 @@ struct TaskOp {
   // The arguments that can differ from this op's last submit (every one but
   // the Once outputs), in order, each with what the interpreter needs to
   // tell (made at load): a submit after the op's first walks only these.
+  // Inline arrays, not vectors: a streamed program compiles each op twice
+  // (at load and when the interpreter reaches it), and two allocations per
+  // op were most of what the lists cost a flat program.
   struct Varying {
-    std::uint32_t arg = 0;
     int slot = -1;  // the variable a Parent argument is a view of
+    std::uint8_t arg = 0;
     ArgSpec::Reuse reuse = ArgSpec::Reuse::Every;
     bool plain = false;
   };
-  std::vector<Varying> varying;
-  std::vector<std::uint32_t> output_args;  // the indices of the OUTPUT arguments, in order
+  std::array<Varying, kMaxTensorArgs> varying{};
+  std::uint32_t varying_count = 0;
+  std::array<std::uint8_t, kMaxTensorArgs> output_args{};  // the indices of the `outputs` OUTPUT arguments, in order
 };
 
 // `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a
