@@ -322,6 +322,33 @@ TEST_CASE("interpreter: loop iterations are limited per run") {
   CHECK_FALSE(trace::make_interpreter(z, data, 0)->next(op));
 }
 
+// The interpreter refills a submit's argument only when what it depends on
+// changed since the op's last submit (its variable, for a view with constant
+// fields; nothing, for an OUTPUT of constant extents): each op's arguments
+// still follow their variables from one iteration to the next, and a caller
+// that passes another OrchOp gets every argument filled.
+TEST_CASE("interpreter: a loop's arguments follow their variables") {
+  const char* program = R"([{"op": "for", "var": "i", "to": 3, "body": [
+      {"op": "submit", "kernel": "K", "args": [{"in": "a", "offset": [0, 64], "shape": [8, 64]},
+                                              {"out": "o", "shape": [4], "dtype": "fp32"}]},
+      {"op": "submit", "kernel": "K", "args": [{"in": "o"}, {"inout": "a"}]},
+      {"op": "view", "bind": "r", "of": "a", "offset": ["i", 0], "shape": [1, 128]},
+      {"op": "submit", "kernel": "K", "args": [{"in": "r"}]}]}])";
+  const Ops expected = {"t0 K in:a(0,64)[8x64] out:fp32[4]", "t1 K in:buf3 inout:a", "t2 K in:a(0,0)[1x128]",
+                        "t3 K in:a(0,64)[8x64] out:fp32[4]", "t4 K in:buf4 inout:a", "t5 K in:a(1,0)[1x128]",
+                        "t6 K in:a(0,64)[8x64] out:fp32[4]", "t7 K in:buf5 inout:a", "t8 K in:a(2,0)[1x128]"};
+  Driver d(program);
+  CHECK(d.run() == expected);
+  Driver e(program);  // a new OrchOp for every op
+  Ops out;
+  for (;;) {
+    OrchOp op;
+    if (!e.src->next(op)) break;
+    out.push_back(e.step(op));
+  }
+  CHECK(out == expected);
+}
+
 TEST_CASE("interpreter: results must be delivered before the next op") {
   Trace t = load_program(R"([{"op": "submit", "kernel": "K"}, {"op": "read", "tensor": "gate", "index": [0, 0]},
                      {"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [1], "dtype": "fp32"}]}])");

@@ -22,6 +22,9 @@ namespace {
 struct Value {
   enum class Kind : std::uint8_t { Unbound, Int, Tensor, Task };
   Kind kind = Kind::Unbound;
+  // A stamp of the last write of the slot, unique over the run (0: never
+  // written): an argument filled from this slot is the same while it is.
+  std::uint64_t gen = 0;
   std::int64_t i = 0;
   TaskId task = kNoTask;
   Tensor tensor;
@@ -48,6 +51,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       const ExternalTensor& e = trace.tensors[i];
       Value& v = vars_[prog_.tensor_slots[i]];
       v.kind = Value::Kind::Tensor;
+      v.gen = ++gen_;
       v.tensor = data.add_external(e.name, e.dtype, e.shape, e.fill, e.data);
     }
   }
@@ -68,6 +72,7 @@ class Interpreter final : public OpSource, private ExprEnv {
           const ViewOp& w = prog_.views[in.index];
           // Made in place in the bound slot, unless it is the parent's own.
           Value& v = vars_[w.bind];
+          v.gen = ++gen_;  // first: a view that fails part-way has changed the slot
           if (w.bind != w.of.slot) {
             view_into(tensor_var(w.of), w.view, v.tensor);
           } else {
@@ -107,7 +112,13 @@ class Interpreter final : public OpSource, private ExprEnv {
           const ScopeOp& s = prog_.scopes[in.index];
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
-          if (op.kind == OrchOp::Kind::ScopeBegin) op.site = s.site;  // a ScopeBegin's field (orch_ops.h)
+          // A ScopeBegin's field (orch_ops.h), which only a ScopeBegin writes:
+          // a scope in a loop finds its own site still there.
+          if (op.kind == OrchOp::Kind::ScopeBegin && (site_of_ != &s || site_in_ != &op)) {
+            op.site = s.site;
+            site_of_ = &s;
+            site_in_ = &op;
+          }
           op.path_ref = &s.path;
           return true;
         }
@@ -158,12 +169,11 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (args.size() != t.args.size() || tags.size() != t.args.size())
       throw std::logic_error("OpSource::deliver_task_args: " + std::to_string(args.size()) + " arguments for " +
                              std::to_string(t.args.size()) + " at " + t.path);
-    for (std::size_t i = 0; i < t.args.size(); ++i) {
-      const ArgSpec& a = t.args[i];
-      if (a.tag != ArgTag::Output) continue;
+    for (const std::uint8_t *o = t.output_args.data(), *end = o + t.outputs; o != end; ++o) {
+      const std::uint32_t i = *o;
       if (tags[i] != ArgTag::Output)
         throw std::logic_error("OpSource::deliver_task_args: argument " + std::to_string(i) + " is no OUTPUT at " + t.path);
-      set_tensor(a.name.slot, args[i]);
+      set_tensor(t.args[i].name.slot, args[i]);
     }
     bind_task_id(t, id);
     return true;
@@ -180,6 +190,7 @@ class Interpreter final : public OpSource, private ExprEnv {
     if (t.id_slot >= 0) {
       Value& v = vars_[t.id_slot];
       v.kind = Value::Kind::Task;
+      v.gen = ++gen_;
       v.task = id;
     }
   }
@@ -216,6 +227,8 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
     while (reader_ && reader_->next()) {
       launch_passed_.clear();  // the task ops' indices are the new op's
+      for (std::vector<std::uint64_t>& st : stamps_) st.clear();  // kept allocated: a streamed program refills per top-level op
+      site_of_ = nullptr;
       vars_.resize(prog_.slot_names.size());
       loops_.resize(prog_.fors.size());
       pc_ = 0;
@@ -264,11 +277,13 @@ class Interpreter final : public OpSource, private ExprEnv {
   void set_int(int slot, std::int64_t i) {
     Value& v = vars_[slot];
     v.kind = Value::Kind::Int;
+    v.gen = ++gen_;
     v.i = i;
   }
   void set_tensor(int slot, const Tensor& t) {
     Value& v = vars_[slot];
     v.kind = Value::Kind::Tensor;
+    v.gen = ++gen_;
     v.tensor = t;
   }
   const Tensor& tensor_var(const NameRef& r) const {
@@ -282,10 +297,14 @@ class Interpreter final : public OpSource, private ExprEnv {
     return v.task;
   }
 
-  // A constant is returned as it is (checked at load time); a value in its
-  // field's range costs no message string.
+  // A constant is returned as it is (checked at load time), inline: most
+  // fields are constants (a view's shape, a block_num), and the call cost
+  // more than the test. A value in its field's range costs no message string.
   std::int64_t eval(const IntField& f) const {
     if (f.expr.is_const()) return f.expr.const_value();
+    return eval_expr(f);
+  }
+  [[gnu::noinline]] std::int64_t eval_expr(const IntField& f) const {
     std::int64_t v = 0;
     try {
       v = f.expr.eval(*this);
@@ -352,6 +371,19 @@ class Interpreter final : public OpSource, private ExprEnv {
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
       fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
+    if (s.fixed_shape) {  // no extent to evaluate or check, none 0: the loop below without them
+      for (std::size_t d = 0; d < given.size(); ++d) {
+        const std::int64_t extent = parent.shape[d];
+        const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);
+        const std::int64_t shp = s.shape_value[d];
+        if (off > extent - shp)
+          fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
+                           " + shape " + std::to_string(shp) + " > " + std::to_string(extent));
+        t.offset[d] = parent.offset[d] + off;
+        t.shape[d] = shp;
+      }
+      return;
+    }
     // A zero-size view (an extent of 0 in any dimension) captures no bytes:
     // the device keeps the parent's start, takes the shape as given and does
     // not check the offsets, which codegen leaves out of range when it
@@ -450,16 +482,11 @@ class Interpreter final : public OpSource, private ExprEnv {
     return nullptr;
   }
 
-  bool in_kernel_scope(int set) const {
-    for (int k = set; k >= 0; k = prog_.policy_sets[static_cast<std::size_t>(k)].parent)
-      if (prog_.policy_sets[static_cast<std::size_t>(k)].lowers) return true;
-    return false;
-  }
-
   void resolve_cache_policies(int set, std::vector<SubmitArg>& args) const {
     for (SubmitArg& a : args) {
       if (a.tag == ArgTag::Output) continue;
-      if (const CachePolicyDecl* d = scope_policy(set, a.tensor.buffer)) a.cache_bypass = d->bypass;
+      const CachePolicyDecl* d = scope_policy(set, a.tensor.buffer);
+      a.cache_bypass = d && d->bypass;  // set or cleared: fill_submit_args leaves an unchanged argument as it was
     }
   }
 
@@ -506,7 +533,8 @@ class Interpreter final : public OpSource, private ExprEnv {
     }
   }
 
-  // The op's arguments: the elements the last op left are filled again as
+  // An alloc's outputs (a submit's arguments: fill_submit_args): the
+  // elements the last op left are filled again as
   // they are (fill_arg sets every field), not cleared and value-initialised
   // anew: a value-initialisation of a ~240-byte argument compiles to a
   // `rep stos`, slow to start, and a copy of blank_arg_ (which the compiler
@@ -521,13 +549,67 @@ class Interpreter final : public OpSource, private ExprEnv {
   // lent to the caller's submit while that op is the current one (a swap of
   // two vectors): the ops of a loop body take turns, and one list shared by
   // all of them was cut to each op's length and grown again by copies of
-  // blank_arg_ at every submit. Every element is filled again (fill_arg).
+  // blank_arg_ at every submit. fill_submit_args refills only what can
+  // have changed since the op's last submit (its stamps_).
+  // The lists stay with their ops only while the caller passes the same
+  // OrchOp (the orchestrator and the dry run do): another one's list would
+  // take the lent op's place, so every stamp is dropped then.
   void lend_args(std::uint32_t index, std::vector<SubmitArg>& args) {
+    if (&args != lent_to_) {
+      for (std::vector<std::uint64_t>& st : stamps_) st.clear();
+      lent_to_ = &args;
+    }
     if (lent_ == index) return;
     if (lent_ != kNoneLent) args.swap(arg_lists_[lent_]);  // the last op's list back, the caller's own out
     if (index >= arg_lists_.size()) arg_lists_.resize(index + 1);
     args.swap(arg_lists_[index]);
     lent_ = index;
+  }
+
+  // A submit's arguments in its op's own list (lend_args), refilled only
+  // where they can have changed since that op's last submit: a Parent
+  // argument (a view with constant fields, the plain `{"in": NAME}` among
+  // them) when its variable was written since (Value::gen), an Every one
+  // always, a Once one (an OUTPUT of constant extents) only at the op's
+  // first submit; after that only the op's `varying` list is walked.
+  // Nothing else writes the list (the consumers read the submit as const),
+  // but for `cache_bypass`, which resolve_cache_policies sets afterwards and
+  // clears itself. On the paged-attention benches most arguments are
+  // Parent or Once, and about half of them unchanged (the batch's
+  // accumulators, every output).
+  void fill_submit_args(const TaskOp& t, std::uint32_t index, std::vector<SubmitArg>& args) {
+    const std::vector<ArgSpec>& specs = t.args;
+    if (index >= stamps_.size()) stamps_.resize(index + 1);
+    std::vector<std::uint64_t>& stamp = stamps_[index];
+    if (args.size() != specs.size() || stamp.size() != specs.size()) {  // the op's first submit
+      if (args.size() > specs.size()) args.resize(specs.size());
+      while (args.size() < specs.size()) args.push_back(blank_arg_);
+      stamp.clear();  // until every argument is filled (fill_arg may throw)
+      for (std::size_t i = 0; i < specs.size(); ++i) fill_arg(specs[i], args[i]);
+      stamp.assign(specs.size(), 0);
+      for (std::uint32_t k = 0; k < t.varying_count; ++k)
+        if (t.varying[k].reuse == ArgSpec::Reuse::Parent) stamp[t.varying[k].arg] = vars_[t.varying[k].slot].gen;
+      for (std::size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].reuse == ArgSpec::Reuse::Once) stamp[i] = 1;
+      return;
+    }
+    for (const TaskOp::Varying *it = t.varying.data(), *end = it + t.varying_count; it != end; ++it) {
+      const TaskOp::Varying& w = *it;
+      SubmitArg& out = args[w.arg];
+      if (w.reuse == ArgSpec::Reuse::Every) {
+        fill_arg(specs[w.arg], out);
+        continue;
+      }
+      const Value& v = vars_[w.slot];
+      std::uint64_t& st = stamp[w.arg];
+      if (v.gen == st) continue;
+      st = kNoStamp;  // set again once the argument is complete
+      if (w.plain)
+        out.tensor = tensor_var(specs[w.arg].name);  // the other fields are as the first submit set them
+      else
+        fill_arg(specs[w.arg], out);
+      st = v.gen;
+    }
   }
 
   void fill_task(const TaskOp& t, std::uint32_t index, OrchOp& op) {
@@ -540,11 +622,11 @@ class Interpreter final : public OpSource, private ExprEnv {
     SubmitRequest& s = op.submit;
     s.kernel = t.kernel;
     lend_args(index, s.args);
-    fill_args(t.args, s.args);
+    fill_submit_args(t, index, s.args);
     s.block_num = static_cast<int>(eval(t.block_num));
     s.deps.clear();
     for (const NameRef& d : t.deps) s.deps.push_back(task_var(d));
-    s.dep_flags = t.dep_flags;
+    if (!s.dep_flags.empty() || !t.dep_flags.empty()) s.dep_flags = t.dep_flags;
     s.early_resolve = t.early_resolve;
     s.sync_start = t.sync_start;
     s.predicate.reset();
@@ -567,7 +649,7 @@ class Interpreter final : public OpSource, private ExprEnv {
       ws.value = eval(w.value);
     }
     if (prog_.policies_lower && t.kernel) resolve_cache_policies(t.policy_set, s.args);
-    if (t.kernel && in_kernel_scope(t.policy_set)) check_bypass_writes(t, s);
+    if (t.kernel && t.in_kernel_scope) check_bypass_writes(t, s);
     if (t.kernel) check_launch(t, index, s);
     if (!s.site.empty() || !t.site.empty()) s.site = t.site;  // most submits name no site
     // The op's and the submit's path are the program's, read in place
@@ -618,6 +700,12 @@ class Interpreter final : public OpSource, private ExprEnv {
   static constexpr std::uint32_t kNoneLent = ~0u;
   std::vector<std::vector<SubmitArg>> arg_lists_;  // lend_args, by task op
   std::uint32_t lent_ = kNoneLent;                 // the task op whose list the caller's submit holds
+  const std::vector<SubmitArg>* lent_to_ = nullptr;  // the caller's list the lent one was swapped into
+  static constexpr std::uint64_t kNoStamp = ~0ull;  // matches no Value::gen
+  std::vector<std::vector<std::uint64_t>> stamps_;  // fill_submit_args, by task op: per argument, the Value::gen it was filled from (Parent), 1 (Once) or 0
+  std::uint64_t gen_ = 0;                           // Value::gen's last stamp
+  const ScopeOp* site_of_ = nullptr;  // the scope whose site op.site holds (in site_in_), or null
+  const OrchOp* site_in_ = nullptr;
 };
 
 }  // namespace

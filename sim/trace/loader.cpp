@@ -1035,6 +1035,7 @@ class Loader {
                                             "creator otherwise)");
       s.no_creator = true;
     }
+    finish_view(s);
     return s;
   }
 
@@ -1281,7 +1282,15 @@ class Loader {
 
   void finish_task(TaskOp t) {
     t.policy_set = policy_set_;
-    for (const ArgSpec& a : t.args) t.outputs += a.tag == ArgTag::Output;
+    for (int k = policy_set_; k >= 0 && !t.in_kernel_scope; k = prog_->policy_sets[static_cast<std::size_t>(k)].parent)
+      t.in_kernel_scope = prog_->policy_sets[static_cast<std::size_t>(k)].lowers;
+    for (std::size_t i = 0; i < t.args.size(); ++i) {
+      ArgSpec& a = t.args[i];
+      if (a.tag == ArgTag::Output) t.output_args[t.outputs++] = static_cast<std::uint8_t>(i);  // i < kMaxTensorArgs
+      classify_arg(a);
+      if (a.reuse != ArgSpec::Reuse::Once)
+        t.varying[t.varying_count++] = {a.name.slot, static_cast<std::uint8_t>(i), a.reuse, a.plain};
+    }
     bind_task_names(t);
     prog_->tasks.push_back(std::move(t));
     emit(Code::Task, prog_->tasks.size() - 1);

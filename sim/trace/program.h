@@ -15,6 +15,7 @@
 // policy declarations and the scope count carry from one op to the next.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -91,7 +92,20 @@ struct ViewSpec {
   std::optional<IntField> version;
   bool no_creator = false;  // "creator": false
   std::string path;  // the object holding offset/shape
+  // A box view whose shape is given and constant, every extent > 0 (the
+  // loader's finish_view): the interpreter reads the extents here.
+  bool fixed_shape = false;
+  std::array<std::int64_t, kMaxDims> shape_value{};
 };
+
+// Fills the view's fixed_shape and shape_value.
+inline void finish_view(ViewSpec& s) {
+  s.fixed_shape = !s.strided_form && !s.shape.empty() && s.shape.size() <= kMaxDims;
+  for (std::size_t d = 0; s.fixed_shape && d < s.shape.size(); ++d) {
+    s.fixed_shape = s.shape[d].expr.is_const() && s.shape[d].expr.const_value() > 0;
+    if (s.fixed_shape) s.shape_value[d] = s.shape[d].expr.const_value();
+  }
+}
 
 struct ArgSpec {
   ArgTag tag = ArgTag::Input;
@@ -105,7 +119,35 @@ struct ArgSpec {
   std::optional<IntField> fill;     // Output: the buffer's initial value
   bool manual_dep = false;
   std::string path;
+  // What the argument's value depends on (classify_arg, at load), so the
+  // interpreter refills a submit's argument only when that changed:
+  // Parent: a view with constant fields of the variable `name` (the plain
+  // `{"in": NAME}` among them), the same while that variable is;
+  // Once: an OUTPUT with constant extents and fill, the same every time;
+  // Every: evaluated at every submit (an expression, a strided view).
+  enum class Reuse : std::uint8_t { Every, Parent, Once };
+  Reuse reuse = Reuse::Every;
+  bool plain = false;  // Parent with no offset/shape/version/creator: the variable's tensor itself
 };
+
+inline bool all_const(const std::vector<IntField>& fs) {
+  for (const IntField& f : fs)
+    if (!f.expr.is_const()) return false;
+  return true;
+}
+inline void classify_arg(ArgSpec& a) {
+  a.reuse = ArgSpec::Reuse::Every;
+  a.plain = false;
+  if (a.tag == ArgTag::Output) {
+    if (all_const(a.out_shape) && (!a.fill || a.fill->expr.is_const())) a.reuse = ArgSpec::Reuse::Once;
+    return;
+  }
+  const ViewSpec& v = a.view;
+  if (v.strided_form || !all_const(v.offset) || !all_const(v.shape) || (v.version && !v.version->expr.is_const()))
+    return;
+  a.reuse = ArgSpec::Reuse::Parent;
+  a.plain = v.offset.empty() && v.shape.empty() && !v.version && !v.no_creator;
+}
 
 // An element of a tensor: `index` within its view, or `element`, the linear
 // element index into its buffer (an extension).
@@ -142,7 +184,23 @@ struct TaskOp {
   std::string site;
   std::string path;
   int policy_set = 0;  // the enclosing scope's PolicySet
+  bool in_kernel_scope = false;  // some enclosing PolicySet lowers (fixed when the op is compiled)
   std::uint32_t outputs = 0;  // OUTPUT arguments among `args` (counted at load, not per run)
+  // The arguments that can differ from this op's last submit (every one but
+  // the Once outputs), in order, each with what the interpreter needs to
+  // tell (made at load): a submit after the op's first walks only these.
+  // Inline arrays, not vectors: a streamed program compiles each op twice
+  // (at load and when the interpreter reaches it), and two allocations per
+  // op were most of what the lists cost a flat program.
+  struct Varying {
+    int slot = -1;  // the variable a Parent argument is a view of
+    std::uint8_t arg = 0;
+    ArgSpec::Reuse reuse = ArgSpec::Reuse::Every;
+    bool plain = false;
+  };
+  std::array<Varying, kMaxTensorArgs> varying{};
+  std::uint32_t varying_count = 0;
+  std::array<std::uint8_t, kMaxTensorArgs> output_args{};  // the indices of the `outputs` OUTPUT arguments, in order
 };
 
 // `set_cache_policy` (an extension, seed 000_*.txt): one declaration of a
