@@ -129,6 +129,10 @@ class OpSource {
   // Fills `op` with the next operation; false when the program has ended
   // (every ScopeBegin has had its ScopeEnd). Throws InputError for a program
   // error found while evaluating (bad view bounds, division by zero, ...).
+  // The caller passes the same op each time and only reads it: a source may
+  // leave the fields that did not change since its last op as they are (the
+  // trace interpreter does with a submit's arguments); given another op
+  // object, it fills every field.
   virtual bool next(OrchOp& op) = 0;
   // Result of the last Alloc/Submit/Dummy: the task id and the tensors its
   // OUTPUT args (in order) became. Must be called before the next `next`.
