@@ -71,6 +71,7 @@ class Chip : public sc_core::sc_module, private SimObserver {
   void on_scope_sample(const ScopeSample& s) override { obs_->on_scope_sample(s); }
   void on_error(const LatchedError& e) override;
   void on_warning(const std::string& k, const std::string& m) override { obs_->on_warning(k, m); }
+  bool reads_edges() const override { return obs_->reads_edges(); }
   const Platform& platform_;
   RunConfig config_;
   SimObserver null_obs_;

@@ -185,6 +185,11 @@ class ObserverFanout : public SimObserver {
       if (s->reads_sched_detail()) return true;
     return false;
   }
+  bool reads_edges() const override {
+    for (auto* s : sinks_)
+      if (s->reads_edges()) return true;
+    return false;
+  }
   void on_orch_submit(const OrchSubmitRecord& r) override {
     fan(hook::OrchSubmit, [&](SimObserver* s) { s->on_orch_submit(r); });
   }

@@ -29,7 +29,7 @@ std::uint32_t bits_of(std::uint8_t mask) {
 Runtime::Runtime(const Platform& platform, const RunConfig& config, DataStore& data,
                  RuntimeHooks* hooks)
     : platform_(platform), config_(config), data_(data), hooks_(hooks ? hooks : &null_hooks_),
-      whole_graph_(config.runtime == RuntimeKind::HostBuildGraph), keep_edges_(config.swimlane_level > 0),
+      whole_graph_(config.runtime == RuntimeKind::HostBuildGraph),
       ready_capacity_(whole_graph_ ? platform.limits.hbg_ready_queue_capacity : platform.limits.ready_queue_capacity) {
   for (int r = 0; r < kNumRings; ++r) {
     rings_[r].init(r, config_.task_window[r], config_.heap[r], config_.dep_pool[r], whole_graph_);
@@ -386,9 +386,8 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   Task* prod = find(pred);
   if (!prod || prod->state == TaskState::Consumed) return;
   prod->fanout_count++;
-  // Every consumer, for the Perfetto writer's fanout hints: the only reader,
-  // which a run has only with a swimlane (sim/engine/engine.cpp Writers).
-  if (config_.swimlane_level > 0) prod->all_consumers.push_back(p.task->id);
+  // Every consumer, for the Perfetto writer's fanout hints (reads_edges).
+  if (keep_edges()) prod->all_consumers.push_back(p.task->id);
   p.merged.push_back(FaninRef{pred, flags});
 }
 
@@ -400,7 +399,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
     if (d == t.id || retired(d)) continue;
     // add_dep_wait: ordering only, the producer is not retained (pto_types.h, DepFlags).
     const std::uint8_t flags = i < req.dep_flags.size() ? req.dep_flags[i] : kDepWait | kDepRetain;
-    if (keep_edges_) record_edge(p, EdgeSource::Explicit, -1, d, flags, Overlap::Other);
+    if (keep_edges()) record_edge(p, EdgeSource::Explicit, -1, d, flags, Overlap::Other);
     add_edge(p, d, flags);
   }
   if (!t.manual_scope) {
@@ -410,7 +409,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       const Tensor& v = a.tensor;
       // Step A: creator retention.
       if (v.owner != kNoTask && v.owner != t.id && !retired(v.owner)) {
-        if (keep_edges_) record_edge(p, EdgeSource::Creator, static_cast<int>(i), v.owner, kDepWait | kDepRetain, Overlap::Other);
+        if (keep_edges()) record_edge(p, EdgeSource::Creator, static_cast<int>(i), v.owner, kDepWait | kDepRetain, Overlap::Other);
         add_edge(p, v.owner, kDepWait | kDepRetain);
       }
       // Step B: tensormap lookup for INPUT / INOUT.
@@ -420,7 +419,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
-          if (keep_edges_) record_edge(p, EdgeSource::Tensormap, static_cast<int>(i), m.producer, kDepWait, m.overlap);
+          if (keep_edges()) record_edge(p, EdgeSource::Tensormap, static_cast<int>(i), m.producer, kDepWait, m.overlap);
           add_edge(p, m.producer, kDepWait);
         }
       }

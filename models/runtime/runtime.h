@@ -57,7 +57,7 @@ class RuntimeHooks {
   virtual ~RuntimeHooks() = default;
   // A task was submitted: `req` is what the orchestration passed (the record
   // dep_gen captures), `edges` the dependencies the runtime discovered for it
-  // (empty with swimlane_level 0: no reader then, Runtime::record_edge).
+  // (empty when no hook reads them: reads_edges).
   virtual void on_submitted(const Task&, const SubmitRequest& /*req*/, const std::vector<EdgeInfo>&) {}
   virtual void on_ready(Task&) {}
   virtual void on_early_candidate(Task&) {}
@@ -70,6 +70,12 @@ class RuntimeHooks {
   // A hazard the device would not report: `kind` names the check
   // (e.g. "stale_predicate"), `message` says what and where.
   virtual void on_warning(const std::string& /*kind*/, const std::string& /*message*/) {}
+  // Whether these hooks read what the runtime keeps only for a reader: a
+  // submit's edge records (on_submitted's `edges`) and a producer's
+  // consumers (Task::all_consumers). Asked once, at the first edge a
+  // submit finds; with no reader the runtime builds neither (the edge records
+  // were ~84 instructions per task with every output off). Yes unless said.
+  virtual bool reads_edges() const { return true; }
 };
 
 enum class Resource : std::uint8_t { None, TaskWindow, Heap, DepPool, FaninSpill, TensorMap };
@@ -426,7 +432,13 @@ class Runtime {
   RuntimeHooks* hooks_;
   RuntimeHooks null_hooks_;
   bool whole_graph_;  // host_build_graph: the whole graph is built before the device runs
-  bool keep_edges_;   // a submit's edge records have readers (record_edge)
+  // A submit's edge records and Task::all_consumers have a reader
+  // (RuntimeHooks::reads_edges): -1 until the first submit asks.
+  int keep_edges_ = -1;
+  bool keep_edges() {
+    if (keep_edges_ < 0) keep_edges_ = hooks_->reads_edges() ? 1 : 0;
+    return keep_edges_ != 0;
+  }
 
   std::array<Ring, kNumRings> rings_;
   TensorMap tensormap_;

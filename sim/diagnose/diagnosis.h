@@ -59,6 +59,7 @@ class FailureWitness : public SimObserver {
   // The hooks it reads, the three above (the fan-out calls it for these only).
   static constexpr std::uint32_t kHooks = hook::Error | hook::SchedPhase | hook::OrchSubmit;
   std::uint32_t hooks() const override { return kHooks; }
+  bool reads_edges() const override { return false; }
   Time last_work() const { return last_work_; }
   bool seen() const { return seen_; }
   const std::vector<std::string>& device_log() const { return device_log_; }

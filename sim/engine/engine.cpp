@@ -96,6 +96,7 @@ class SummaryStats : public SimObserver {
   static constexpr std::size_t kKeep = 100;  // warnings kept verbatim
   static constexpr std::uint32_t kHooks = hook::Warning | hook::Retired | hook::L2Access | hook::Completed;
   std::uint32_t hooks() const override { return kHooks; }
+  bool reads_edges() const override { return false; }
   void on_warning(const std::string& kind, const std::string& message) override {
     ++warnings_by_kind[kind];
     ++warning_count;
@@ -393,6 +394,8 @@ class Collectors : public SimObserver {
                     same<decltype(&W::on_l2_access), decltype(&SimObserver::on_l2_access)>,
                 "FailureWitness overrides a hook outside its kHooks: add it there and call it from Collectors");
   std::uint32_t hooks() const override { return stats_hooks_ | figures_hooks_ | kWitnessHooks | watch_hooks_; }
+  // Of the collectors, only the figures' overhead sweep reads edges.
+  bool reads_edges() const override { return f_.reads_edges(); }
   // The watch's hooks in `mask` (of RunWatch::kHooks) are called from here,
   // after the collectors'; asked before this is added to a fan-out.
   void take_watch(RunWatch* w, std::uint32_t mask) {

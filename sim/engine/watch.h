@@ -41,6 +41,7 @@ class RunWatch : public SimObserver {
   void on_block_finished(const Task&, const BlockRecord&) override { check(); }
   static constexpr std::uint32_t kHooks = hook::Submitted | hook::Completed | hook::BlockFinished;
   std::uint32_t hooks() const override { return kHooks; }
+  bool reads_edges() const override { return false; }
 
   // Why the simulation was stopped ("" if it was not).
   const std::string& stopped() const { return stopped_; }

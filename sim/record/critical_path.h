@@ -123,6 +123,7 @@ class CriticalPathCollector : public SimObserver {
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override;
   void on_retired(Task& t) override;
+  bool reads_edges() const override { return true; }
   // The path over [w0, w1] as summary.json has it; null when no kernel started.
   nlohmann::ordered_json to_json(Time w0, Time w1);
 

@@ -162,6 +162,7 @@ class FiguresCollector : public SimObserver {
   // The hooks it always reads (the submits only with the sweep).
   static constexpr std::uint32_t kHooks = hook::BlockFinished | hook::Retired | hook::SchedPhase | hook::ScopeSample;
   std::uint32_t hooks() const override { return (sweep_ ? hook::Submitted : 0u) | kHooks; }
+  bool reads_edges() const override { return sweep_; }  // the overhead sweep's
   // The per-event hooks inline: the engine's collectors call them by name.
   void on_submitted(const Task& t, const SubmitRequest&, const std::vector<EdgeInfo>& edges) override;
   void on_block_finished(const Task& t, const BlockRecord& b) override {

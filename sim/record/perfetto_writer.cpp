@@ -230,6 +230,8 @@ class PerfettoWriter : public OutputWriter {
 
   // Level 3 and up writes the pop counts and queue snapshots.
   bool reads_sched_detail() const override { return level_ >= 3; }
+  // The flows (the submits' edges) and the fanout hints (all_consumers).
+  bool reads_edges() const override { return true; }
   void on_sched_phase(const SchedPhaseRecord& x) override {
     if (level_ < 3) return;
     if (latched_) {

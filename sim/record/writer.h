@@ -74,6 +74,9 @@ class OutputWriter : public SimObserver {
   virtual void on_device_stop(const DeviceStop&) {}
   // Relative paths of the final files (e.g. "deps.json", "scope_stats/scope_stats.jsonl").
   virtual std::vector<std::string> files() const = 0;
+  // The writers read no edge records (deps.json's writer finds its edges
+  // itself) unless one says so (the Perfetto writer).
+  bool reads_edges() const override { return false; }
 
  protected:
   const std::string& dir() const { return dir_; }
