@@ -61,8 +61,6 @@ JsonBuf& JsonBuf::str(std::string_view v) {
 namespace {
 std::atomic<std::uint64_t> g_bytes_written{0};
 std::atomic<bool> g_write_failed{false};
-std::atomic<std::uint64_t> g_chunks_compressed_here{0};  // gzip_chunks_compressed_here
-std::atomic<GzipChunkPolicy> g_gzip_chunk_policy{GzipChunkPolicy::ByLoad};
 
 // The fault-injection seam (docs/testing.md, "Write errors"): the n-th
 // write(2) of the process, counted from 1 over every output file, fails with
@@ -148,17 +146,7 @@ class IoThread {
   // Queues `len` bytes of `block` (malloc'd, `cap` bytes) for `f`, and
   // returns a spare block for f to continue in (null if none yet).
   std::pair<char*, std::size_t> submit(OutFile& f, char* block, std::size_t len, std::size_t cap) {
-    Claim& c = claims_[pushed_ % kClaims];
-    c.file = &f;
-    c.block = block;
-    c.len = len;
-    // Either thread may compress a gzip chunk of text (see steal); any other
-    // job is the writer's from the start.
-    const GzipChunkPolicy policy = g_gzip_chunk_policy.load(std::memory_order_relaxed);
-    const bool open = f.gz_ && (policy == GzipChunkPolicy::ByLoad || policy == GzipChunkPolicy::WhenWaiting);
-    c.word.store(pushed_ << 2 | (open ? kOpen : kWriters), std::memory_order_relaxed);
     push(Job{&f, block, len, cap, 0, 0});
-    ++pushed_;
     ++f.queued_;  // after the push: a failed push leaves nothing to wait for
     wake_for_batch();
     Spare s{nullptr, 0};
@@ -172,9 +160,7 @@ class IoThread {
   // The I/O thread writes it in its turn and frees the block.
   void submit_packed(OutFile& f, unsigned char* block, std::size_t len, std::size_t text_size,
                      std::uint32_t text_crc) {
-    claims_[pushed_ % kClaims].word.store(pushed_ << 2 | kWriters, std::memory_order_relaxed);
     push(Job{&f, reinterpret_cast<char*>(block), len, 0, text_size, text_crc});
-    ++pushed_;
     ++f.queued_;
     wake_for_batch();
   }
@@ -186,9 +172,6 @@ class IoThread {
 
   void wait(OutFile& f) {
     wake(work_, work_sleepers_);  // chunks held back for a batch (wake_for_batch)
-    // Compresses queued chunks instead of idling while the writer does.
-    while (f.written_.load(std::memory_order_acquire) != f.queued_ && steal()) {
-    }
     sleep(done_, done_sleepers_, [&] { return f.written_.load(std::memory_order_acquire) == f.queued_; });
   }
 
@@ -206,49 +189,10 @@ class IoThread {
     std::uint32_t text_crc;
   };
   void push(const Job& j) {
-    while (!jobs_.push(j)) {  // full: compress a queued chunk, or sleep until the writer takes one
+    while (!jobs_.push(j)) {  // full: sleep until the writer takes one
       wake(work_, work_sleepers_);
-      if (steal()) continue;
       sleep(room_, room_sleepers_, [&] { return jobs_.write_available() > 0; });
     }
-  }
-
-  // Queued gzip chunks of text either thread may compress: the simulation
-  // thread, instead of sleeping while the writer compresses (a full queue,
-  // a wait for a file's last chunk), takes the newest one the writer has not
-  // started, and the writer, when it reaches a chunk taken so, writes the
-  // compressed bytes (after waiting for them, if they are not ready). The
-  // bytes are the same whichever thread compresses a chunk (Gzip). A claim's
-  // word is the job's sequence number << 2 | its state, so a claim left from
-  // an earlier job of the same slot never matches; kClaims exceeds the jobs
-  // that can be in flight (the queue's and the one being written), so a
-  // slot is reused only after its job is done.
-  static constexpr std::uint64_t kOpen = 0, kWriters = 1, kTaken = 2, kPacked = 3;
-  struct Claim {
-    std::atomic<std::uint64_t> word{kWriters};
-    OutFile* file = nullptr;  // the job's text (the simulation thread's fields)
-    char* block = nullptr;
-    std::size_t len = 0;
-    OutFile::Packed packed{};  // kPacked: the result (published by the word's release)
-  };
-  static constexpr std::size_t kClaims = 32;
-
-  // The simulation thread: compresses the newest open chunk, if any; false if none.
-  bool steal() {
-    for (std::uint64_t k = 0; k < kMaxJobs + 1 && k < pushed_; ++k) {
-      const std::uint64_t seq = pushed_ - 1 - k;
-      Claim& c = claims_[seq % kClaims];
-      std::uint64_t open = seq << 2 | kOpen;
-      if (c.word.load(std::memory_order_relaxed) != open ||
-          !c.word.compare_exchange_strong(open, seq << 2 | kTaken, std::memory_order_acq_rel))
-        continue;
-      const bool packed = c.file->pack(c.block, c.len, c.packed);
-      if (!packed) std::free(c.packed.block);  // out of memory (null) or not compressed: handed back to the writer
-      c.word.store(seq << 2 | (packed ? kPacked : kWriters), std::memory_order_release);
-      wake(stolen_, stolen_sleepers_);
-      return true;
-    }
-    return false;
   }
   struct Spare {
     char* block;
@@ -318,25 +262,12 @@ class IoThread {
         continue;
       }
       wake(room_, room_sleepers_);
-      // The chunk's claim: this thread's, or the simulation thread's (steal).
-      const std::uint64_t seq = popped_++;
-      Claim& c = claims_[seq % kClaims];
-      std::uint64_t open = seq << 2 | kOpen;
-      if (!c.word.compare_exchange_strong(open, seq << 2 | kWriters, std::memory_order_acq_rel) &&
-          open != (seq << 2 | kWriters)) {
-        sleep(stolen_, stolen_sleepers_,
-              [&] { return c.word.load(std::memory_order_acquire) != (seq << 2 | kTaken); });
-        open = c.word.load(std::memory_order_acquire);
-      }
-      const bool stolen = open == (seq << 2 | kPacked);
       // write_errno_ is this thread's while the file has chunks queued.
       int err = 0;
       if (!j.file->write_errno_)
-        err = stolen ? j.file->emit_packed(c.packed.block, c.packed.len, j.len, c.packed.crc)
-              : j.text_size ? j.file->emit_packed(reinterpret_cast<unsigned char*>(j.block), j.len, j.text_size,
-                                                  j.text_crc)
-                            : j.file->emit(j.block, j.len);
-      if (stolen) std::free(c.packed.block);
+        err = j.text_size ? j.file->emit_packed(reinterpret_cast<unsigned char*>(j.block), j.len, j.text_size,
+                                                j.text_crc)
+                          : j.file->emit(j.block, j.len);
       if (err) j.file->note_write_error(err);
       if (j.text_size || !spares_.push(Spare{j.block, j.cap})) std::free(j.block);
       j.file->written_.fetch_add(1, std::memory_order_release);  // publishes write_errno_ too
@@ -348,11 +279,7 @@ class IoThread {
   boost::lockfree::spsc_queue<Spare, boost::lockfree::capacity<kMaxJobs + 1>> spares_;  // writer -> simulation
   std::mutex m_;
   std::condition_variable work_, room_, done_;
-  std::condition_variable stolen_;  // the writer, for a chunk the simulation thread is compressing
-  std::atomic<int> work_sleepers_{0}, room_sleepers_{0}, done_sleepers_{0}, stolen_sleepers_{0};  // threads in sleep() on each
-  Claim claims_[kClaims];
-  std::uint64_t pushed_ = 0;  // jobs pushed (the simulation thread's)
-  std::uint64_t popped_ = 0;  // jobs popped (the writer's)
+  std::atomic<int> work_sleepers_{0}, room_sleepers_{0}, done_sleepers_{0};  // threads in sleep() on each
   bool stop_ = false;
   std::thread t_;  // last: started after the members it uses
 };
@@ -374,6 +301,8 @@ struct OutFile::Gzip {
 
 namespace {
 constexpr std::size_t kGzipHeader = 10;
+std::atomic<std::uint64_t> g_chunks_compressed_here{0};
+std::atomic<GzipChunkPolicy> g_gzip_chunk_policy{GzipChunkPolicy::ByLoad};
 
 // The calling thread's libdeflate compressor for `level` (1..9), kept for the thread's life.
 libdeflate_compressor* thread_compressor(int level) {
@@ -565,22 +494,24 @@ void OutFile::flush() {
     return;
   }
   const GzipChunkPolicy policy = g_gzip_chunk_policy.load(std::memory_order_relaxed);
-  if (gz_ && (policy == GzipChunkPolicy::SimulationThread ||
-              (policy == GzipChunkPolicy::ByLoad && IoThread::get().behind()))) {
+  if (gz_ && policy != GzipChunkPolicy::IoThread &&
+      (policy == GzipChunkPolicy::SimulationThread || IoThread::get().behind())) {
     // Compressed here (see Gzip); the text's block is kept.
     const std::size_t n = size();
-    Packed packed;
-    if (pack(text().data(), n, packed)) {
-      IoThread::get().submit_packed(*this, packed.block, packed.len, n, packed.crc);
-      clear();
-      return;
-    }
-    if (!packed.block) {
+    auto* block = static_cast<unsigned char*>(std::malloc(kGzipHeader + piece_bound(gz_->level, n)));
+    if (!block) {
       out_of_memory() = true;
       throw std::bad_alloc();
     }
-    std::free(packed.block);  // cannot happen; the I/O thread reports it for the text below
-    packed.block = nullptr;
+    const std::size_t len = compress_piece(gz_->level, text().data(), n, block + kGzipHeader);
+    if (len) {
+      const auto crc = static_cast<std::uint32_t>(libdeflate_crc32(0, text().data(), n));
+      IoThread::get().submit_packed(*this, block, len, n, crc);
+      g_chunks_compressed_here.fetch_add(1, std::memory_order_relaxed);
+      clear();
+      return;
+    }
+    std::free(block);  // cannot happen; the I/O thread reports it for the text below
   }
   std::size_t len = size(), cap = capacity();
   char* full = swap_block(nullptr, 0);
@@ -594,16 +525,6 @@ void OutFile::flush() {
     spare.second = spare.first ? cap : 0;  // out of memory: grown (and reported) at the next append
   }
   swap_block(spare.first, spare.second);  // the empty block it replaces is null
-}
-
-bool OutFile::pack(const char* p, std::size_t n, Packed& out) {
-  out.block = static_cast<unsigned char*>(std::malloc(kGzipHeader + piece_bound(gz_->level, n)));
-  if (!out.block) return false;
-  out.len = compress_piece(gz_->level, p, n, out.block + kGzipHeader);
-  if (!out.len) return false;
-  out.crc = static_cast<std::uint32_t>(libdeflate_crc32(0, p, n));
-  g_chunks_compressed_here.fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 void OutFile::wait_written() {

@@ -425,16 +425,6 @@ class OutFile : public JsonBuf {
   // at block + 10 (the header goes before them if it is not written yet),
   // for `text_size` bytes of text with CRC-32 `text_crc`.
   int emit_packed(unsigned char* block, std::size_t len, std::size_t text_size, std::uint32_t text_crc);
-  // A gzip chunk compressed by the calling thread: `len` bytes of deflate
-  // blocks at block + 10 (malloc'd), the text's CRC-32 `crc`.
-  struct Packed {
-    unsigned char* block = nullptr;
-    std::size_t len = 0;
-    std::uint32_t crc = 0;
-  };
-  // Compresses n bytes of text into `out`; false if out of memory (block
-  // null) or the codec failed (block to free).
-  bool pack(const char* p, std::size_t n, Packed& out);
   void end_gzip();  // releases the compressor, if any
   void note_write_error(int err);  // the first one is kept and reported at sync()/close()
   void wait_written();  // waits for this file's chunks; throws on a write error
@@ -540,16 +530,13 @@ class FlatSet64 {
 };
 
 // gzip chunks the simulation thread compressed itself so far, because the
-// I/O thread was behind (OutFile::flush) or while it would have waited for
-// it (a full queue, a file's last chunk); for tests.
+// I/O thread was behind (OutFile::flush; for tests).
 std::uint64_t gzip_chunks_compressed_here();
 // For tests: who compresses gzip chunks when two cores are there. By load
-// (the default: the simulation thread when the I/O thread is behind, and
-// queued chunks the I/O thread has not started while the simulation thread
-// would wait for it), always the simulation thread, always the I/O thread,
-// or the I/O thread except the queued chunks the simulation thread takes
-// while it would wait. A chunk's bytes are the same either way.
-enum class GzipChunkPolicy { ByLoad, SimulationThread, IoThread, WhenWaiting };
+// (the default: the simulation thread when the I/O thread is behind), always
+// the simulation thread, or always the I/O thread. A chunk's bytes are the
+// same either way.
+enum class GzipChunkPolicy { ByLoad, SimulationThread, IoThread };
 void set_gzip_chunk_policy(GzipChunkPolicy p);
 
 // Bytes the output files have written to disk so far, all files together
