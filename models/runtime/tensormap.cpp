@@ -21,32 +21,22 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
   const std::size_t before = out.size();
   std::int64_t first, last;
   view.extent(first, last);
-  Group& grp = g->second;
-  auto& by_first = grp.by_first;
+  auto& by_first = g->second.by_first;
   // A newer version of the buffer overlaps every entry (view_overlap); else an
   // entry reaching `first` starts no earlier than first - max_span.
   const bool every = view.version > 0;
-  std::size_t i = every ? 0 : grp.lower(first - grp.max_span);
-  while (i < by_first.size() && (every || by_first[i].first <= last)) {
-    const Span sp = by_first[i];
-    if ((!every && sp.last < first) || stale(entries_[sp.index])) {
-      ++i;
-      continue;
-    }
-    const Entry& en = entries_[sp.index];
+  auto it = every ? by_first.begin() : by_first.lower_bound(first - g->second.max_span);
+  while (it != by_first.end() && (every || it->first <= last)) {
+    const auto node = it++;
+    const std::int32_t e = node->second;
+    Entry& en = entries_[e];
+    if ((!every && en.last < first) || stale(en)) continue;
     Overlap ov = view_overlap(view, en.view);
-    if (ov == Overlap::None) {
-      ++i;
-      continue;
-    }
+    if (ov == Overlap::None) continue;
     out.push_back(Match{en.producer, ov, en.seq});
-    // The walk holds the entry's group and position: no second hash probe
-    // and search of the group (erase(e) finds both). The spans after it move
-    // down one, so the walk stays at `i`.
-    if (remove_covered && ov == Overlap::Covered)
-      erase_node(sp.index, grp, i, true);
-    else
-      ++i;
+    // The walk holds the entry's group and node: no second hash probe and
+    // search of the group for them (erase(e) finds both).
+    if (remove_covered && ov == Overlap::Covered) erase_node(e, g->second, node, true);
   }
   if (out.size() - before > 1)  // most lookups match one entry or none
     std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
@@ -70,9 +60,8 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   en.seq = next_seq_++;
   en.used = true;
   view.extent(en.first, en.last);
-  Group& g = groups_.try_emplace(view.addr).first->second;
-  // After the spans of equal `first`, as a multimap's emplace placed it.
-  g.by_first.insert(g.by_first.begin() + static_cast<std::ptrdiff_t>(g.upper(en.first)), Span{en.first, en.last, e});
+  Group& g = groups_.try_emplace(view.addr, pool_.get()).first->second;
+  g.by_first.emplace(en.first, e);
   if (en.last - en.first > g.max_span) g.max_span = en.last - en.first;
   order_[task_ring(producer)].push_back(Ref{e, en.generation});
   ++bucket_len_[bucket_of(view.addr)];
@@ -82,15 +71,16 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
 void TensorMap::erase(std::int32_t e) {
   Entry& en = entries_[e];
   auto g = groups_.find(en.view.addr);
-  Group& grp = g->second;
-  std::size_t pos = grp.lower(en.first);
-  while (pos < grp.by_first.size() && grp.by_first[pos].first == en.first && grp.by_first[pos].index != e) ++pos;
-  erase_node(e, grp, pos, pos < grp.by_first.size() && grp.by_first[pos].first == en.first);
+  auto range = g->second.by_first.equal_range(en.first);
+  auto it = range.first;
+  while (it != range.second && it->second != e) ++it;
+  erase_node(e, g->second, it, it != range.second);
 }
 
-void TensorMap::erase_node(std::int32_t e, Group& g, std::size_t pos, bool in_group) {
+void TensorMap::erase_node(std::int32_t e, Group& g, std::pmr::multimap<std::int64_t, std::int32_t>::iterator node,
+                           bool in_group) {
   Entry& en = entries_[e];
-  if (in_group) g.by_first.erase(g.by_first.begin() + static_cast<std::ptrdiff_t>(pos));
+  if (in_group) g.by_first.erase(node);
   // An address left without entries keeps its group for a while: an INOUT
   // argument's lookup removes the entry its own insert puts back at the end
   // of the submit, and a group made and dropped per submit (a hash-table node

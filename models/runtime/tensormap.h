@@ -16,11 +16,8 @@
 // the bucket chain). Entries of one address are kept ordered by the first
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
-// A group keeps its entries' extents in a flat array sorted by first element
-// (a tree node per entry, made and freed per insert and rebalanced each time,
-// cost more: groups hold few entries); the per-address groups' hash-map nodes
-// come from a NodePool that recycles them, so inserts and frees do not reach
-// malloc once warm. An
+// The map's nodes (per entry and per address) come from a NodePool that
+// recycles them, so inserts and frees do not reach malloc once warm. An
 // address whose last entry is freed keeps its (empty) group until the next
 // sweep of such groups (TensorMap::erase), so an INOUT argument's submit,
 // which removes the entry its own insert puts back, does not drop and make
@@ -33,9 +30,9 @@
 // reports the chain length the device walks (its cost, not its result).
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <memory_resource>
 #include <unordered_map>
@@ -102,40 +99,19 @@ class TensorMap {
     std::int32_t index;
     std::uint32_t generation;
   };
-  // One live entry of a group: its linear extent kept beside its index, so
-  // a lookup's walk tests the extent without reading the entry.
-  struct Span {
-    std::int64_t first;
-    std::int64_t last;
-    std::int32_t index;
-  };
-  // The live entries of one buffer address, ordered by `first`, entries of
-  // equal `first` in insertion order (a flat array: a group holds a few
-  // entries, and a tree node made and freed per insert, with its rebalancing,
-  // cost more than moving the few spans after the insertion point).
+  // The live entries of one buffer address.
   struct Group {
-    std::vector<Span> by_first;
+    explicit Group(std::pmr::memory_resource* pool) : by_first(pool) {}
+    std::pmr::multimap<std::int64_t, std::int32_t> by_first;
     std::int64_t max_span = 0;  // max (last - first) ever inserted
-    // The first span whose `first` is at least `key`; upper(): greater than.
-    std::size_t lower(std::int64_t key) const {
-      return static_cast<std::size_t>(
-          std::lower_bound(by_first.begin(), by_first.end(), key,
-                           [](const Span& s, std::int64_t k) { return s.first < k; }) -
-          by_first.begin());
-    }
-    std::size_t upper(std::int64_t key) const {
-      return static_cast<std::size_t>(
-          std::upper_bound(by_first.begin(), by_first.end(), key,
-                           [](std::int64_t k, const Span& s) { return k < s.first; }) -
-          by_first.begin());
-    }
   };
 
   bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
   void erase(std::int32_t e);
-  // erase(e) with its group and its span's position in the group at hand
-  // (`in_group` false: erase(e) found no span of the entry to remove).
-  void erase_node(std::int32_t e, Group& g, std::size_t pos, bool in_group);
+  // erase(e) with its group and its node in the group at hand (`in_group`
+  // false: erase(e) found no node of the entry to remove).
+  void erase_node(std::int32_t e, Group& g, std::pmr::multimap<std::int64_t, std::int32_t>::iterator node,
+                  bool in_group);
   // Drops the groups of `emptied_` still without entries.
   void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.
