@@ -349,6 +349,25 @@ TEST_CASE("interpreter: a loop's arguments follow their variables") {
   CHECK(out == expected);
 }
 
+TEST_CASE("interpreter: a scope in a loop has its site in every op the caller passes") {
+  // The site is written only where the op does not hold it already: a new
+  // OrchOp each time (here a local of the loop, often at the old one's
+  // address) starts with none, so each ScopeBegin still carries it.
+  Driver e(R"([{"op": "for", "var": "i", "to": 3, "body": [
+      {"op": "scope", "site": "orch.cpp:12", "body": [{"op": "submit", "kernel": "K"}]}]}])");
+  Ops out;
+  for (;;) {
+    OrchOp op;
+    if (!e.src->next(op)) break;
+    out.push_back(e.step(op));
+  }
+  REQUIRE(out.size() == 9);
+  for (std::size_t k = 0; k < 9; k += 3) {
+    CHECK(out[k] == "scope auto orch.cpp:12");
+    CHECK(out[k + 2] == "end");
+  }
+}
+
 TEST_CASE("interpreter: results must be delivered before the next op") {
   Trace t = load_program(R"([{"op": "submit", "kernel": "K"}, {"op": "read", "tensor": "gate", "index": [0, 0]},
                      {"op": "submit", "kernel": "K", "args": [{"out": "o", "shape": [1], "dtype": "fp32"}]}])");

@@ -11,7 +11,7 @@ namespace npusim {
 AicoreComplex::AicoreComplex(sc_core::sc_module_name name, const Platform& platform,
                              const RunConfig& config, SimObserver* observer)
     : sc_core::sc_module(name), platform_(platform), config_(config), obs_(observer),
-      fin_notice_(platform.core.fin_notice), seed_hash_(splitmix64(config.seed ^ 0x6A09E667F3BCC909ull)) {
+      fin_notice_(platform.core.fin_notice), seed_hash_(seed_hash(config.seed)) {
   map_.clusters = platform.topo.clusters;
   cores_.resize(static_cast<std::size_t>(map_.total()));
   SC_METHOD(process);
@@ -281,10 +281,9 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
     case Duration::Kind::Normal: {
       // hash_key(config_.seed, task id, block, lane, phase), its first step
       // (the seed's) taken once.
-      std::uint64_t key = splitmix64(seed_hash_ ^ static_cast<std::uint64_t>(s.task->id));
-      key = splitmix64(key ^ static_cast<std::uint64_t>(s.block));
-      key = splitmix64(key ^ static_cast<std::uint64_t>(s.lane));
-      key = splitmix64(key ^ static_cast<std::uint64_t>(phase));
+      const std::uint64_t key = hash_from(seed_hash_, static_cast<std::uint64_t>(s.task->id),
+                                          static_cast<std::uint64_t>(s.block), static_cast<std::uint64_t>(s.lane),
+                                          static_cast<std::uint64_t>(phase));
       double v = d.a + d.b * standard_normal(key);
       return from_ns(v < 0 ? 0 : v);  // truncated at zero
     }
@@ -330,40 +329,30 @@ void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, Fin
 
 void AicoreComplex::decode_cond(Core& c, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted) {
   Slot& r = c.slots[c.running];
-  if (c.pending >= 0) {
-    Slot& p = c.slots[c.pending];
-    if (visible(p.start, t)) {
-      // COND carries the pending token: the running task is implicitly done.
-      int run_idx = c.running, pend_idx = c.pending;
-      finish_slot(c, run_idx, done);
-      c.pending = -1;
-      c.pending_occupied = false;
-      if (visible(p.end, t)) {
-        finish_slot(c, pend_idx, done);
-        c.running = -1;
-      } else {
-        c.running = pend_idx;  // ACK: pending promoted to running
-      }
-    } else if (p.gated && p.start == kNever && visible(r.end, t)) {
-      // Running FIN with a gated pending block: complete the running task and
-      // promote the gated block, which ACKs only after its doorbell.
-      int pend_idx = c.pending;
-      finish_slot(c, c.running, done);
-      c.running = pend_idx;
-      c.pending = -1;
-      if (promoted) *promoted = FinishedBlock{p.task, p.record};
-    }
-    // A running FIN while a (non-gated) pending exists is ignored: wait for
-    // the pending's ACK.
-    return;
-  }
-  if (visible(r.end, t)) {
-    finish_slot(c, c.running, done);
-    c.running = -1;
+  Slot& p = c.slots[c.pending];
+  if (visible(p.start, t)) {
+    // COND carries the pending token: the running task is implicitly done.
+    int run_idx = c.running, pend_idx = c.pending;
+    finish_slot(c, run_idx, done);
+    c.pending = -1;
     c.pending_occupied = false;
-  } else if (visible(r.start, t)) {
-    c.pending_occupied = false;  // running ACK seen
+    if (visible(p.end, t)) {
+      finish_slot(c, pend_idx, done);
+      c.running = -1;
+    } else {
+      c.running = pend_idx;  // ACK: pending promoted to running
+    }
+  } else if (p.gated && p.start == kNever && visible(r.end, t)) {
+    // Running FIN with a gated pending block: complete the running task and
+    // promote the gated block, which ACKs only after its doorbell.
+    int pend_idx = c.pending;
+    finish_slot(c, c.running, done);
+    c.running = pend_idx;
+    c.pending = -1;
+    if (promoted) *promoted = FinishedBlock{p.task, p.record};
   }
+  // A running FIN while a (non-gated) pending exists is ignored: wait for
+  // the pending's ACK.
 }
 
 AicoreComplex::CondValue AicoreComplex::cond_at(int core, Time t) const {

@@ -347,7 +347,8 @@ class AicoreComplex : public sc_core::sc_module {
   Time local_duration(const Phase& ph, const Slot& s, int index) const;
   Time sample(const Duration& d, const Slot& s, int phase) const;
   void finish_slot(Core& c, int idx, std::vector<FinishedBlock>& done);
-  // poll's decoding of one COND value of a core with a running slot.
+  // poll's decoding of one COND value of a core with a running slot and a
+  // pending one (without a pending block poll decodes inline).
   void decode_cond(Core& c, Time t, std::vector<FinishedBlock>& done, FinishedBlock* promoted);
   bool visible(Time x, Time t) const { return x != kNever && x + fin_notice_ <= t; }
   void schedule(int core, Time t, PhaseHandler* timer = nullptr);

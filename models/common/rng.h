@@ -15,13 +15,20 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-inline std::uint64_t hash_key(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0,
-                              std::uint64_t c = 0, std::uint64_t d = 0) {
-  std::uint64_t h = splitmix64(seed ^ 0x6A09E667F3BCC909ull);
-  h = splitmix64(h ^ a);
+// hash_key in two steps, for a caller that hashes many keys of one seed:
+// the seed's step (seed_hash) taken once, then the key's (hash_from).
+inline std::uint64_t seed_hash(std::uint64_t seed) { return splitmix64(seed ^ 0x6A09E667F3BCC909ull); }
+inline std::uint64_t hash_from(std::uint64_t seed_h, std::uint64_t a, std::uint64_t b = 0, std::uint64_t c = 0,
+                               std::uint64_t d = 0) {
+  std::uint64_t h = splitmix64(seed_h ^ a);
   h = splitmix64(h ^ b);
   h = splitmix64(h ^ c);
   return splitmix64(h ^ d);
+}
+
+inline std::uint64_t hash_key(std::uint64_t seed, std::uint64_t a, std::uint64_t b = 0,
+                              std::uint64_t c = 0, std::uint64_t d = 0) {
+  return hash_from(seed_hash(seed), a, b, c, d);
 }
 
 // Uniform in (0, 1).

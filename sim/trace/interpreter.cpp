@@ -113,12 +113,10 @@ class Interpreter final : public OpSource, private ExprEnv {
           op.kind = in.code == Code::ScopeBegin ? OrchOp::Kind::ScopeBegin : OrchOp::Kind::ScopeEnd;
           op.mode = s.mode;
           // A ScopeBegin's field (orch_ops.h), which only a ScopeBegin writes:
-          // a scope in a loop finds its own site still there.
-          if (op.kind == OrchOp::Kind::ScopeBegin && (site_of_ != &s || site_in_ != &op)) {
-            op.site = s.site;
-            site_of_ = &s;
-            site_in_ = &op;
-          }
+          // a scope in a loop finds its own site still there, and is not
+          // copied again. Compared, not remembered: a caller's new op at the
+          // old one's address starts with no site.
+          if (op.kind == OrchOp::Kind::ScopeBegin && op.site != s.site) op.site = s.site;
           op.path_ref = &s.path;
           return true;
         }
@@ -228,7 +226,6 @@ class Interpreter final : public OpSource, private ExprEnv {
     while (reader_ && reader_->next()) {
       launch_passed_.clear();  // the task ops' indices are the new op's
       for (std::vector<std::uint64_t>& st : stamps_) st.clear();  // kept allocated: a streamed program refills per top-level op
-      site_of_ = nullptr;
       vars_.resize(prog_.slot_names.size());
       loops_.resize(prog_.fors.size());
       pc_ = 0;
@@ -704,8 +701,6 @@ class Interpreter final : public OpSource, private ExprEnv {
   static constexpr std::uint64_t kNoStamp = ~0ull;  // matches no Value::gen
   std::vector<std::vector<std::uint64_t>> stamps_;  // fill_submit_args, by task op: per argument, the Value::gen it was filled from (Parent), 1 (Once) or 0
   std::uint64_t gen_ = 0;                           // Value::gen's last stamp
-  const ScopeOp* site_of_ = nullptr;  // the scope whose site op.site holds (in site_in_), or null
-  const OrchOp* site_in_ = nullptr;
 };
 
 }  // namespace
