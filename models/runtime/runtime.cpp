@@ -719,7 +719,7 @@ void Runtime::requeue(Task& t) {
 //   sched_error_code, and the run stops.
 // The push itself is inline (push_ready_entry, runtime.h); here the queue is full.
 void Runtime::push_full(Task& t, Time now) {
-  const bool hbg = config_.runtime == RuntimeKind::HostBuildGraph;
+  const bool hbg = whole_graph_;
   const std::uint64_t capacity = ready_capacity_;
   dropped_ready_.push_back(t.id);
   if (hbg) {

@@ -433,7 +433,7 @@ class Runtime {
   RuntimeHooks null_hooks_;
   bool whole_graph_;  // host_build_graph: the whole graph is built before the device runs
   // A submit's edge records and Task::all_consumers have a reader
-  // (RuntimeHooks::reads_edges): -1 until the first submit asks.
+  // (RuntimeHooks::reads_edges): -1 until the first edge asks.
   int keep_edges_ = -1;
   bool keep_edges() {
     if (keep_edges_ < 0) keep_edges_ = hooks_->reads_edges() ? 1 : 0;

@@ -212,6 +212,14 @@ struct Task {
       if (b.core >= 0) t.add(b, until);
     return t;
   }
+  // block_times() without its copy when no block is in flight (a task
+  // retires with its blocks finished): `finished` itself, else `scratch`
+  // filled.
+  const BlockTimes& block_times(BlockTimes& scratch) const {
+    for (const BlockRecord& b : blocks)
+      if (b.core >= 0) return scratch = block_times();
+    return finished;
+  }
 
   void reset_for_reuse() {
     state = TaskState::Pending;

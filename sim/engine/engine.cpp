@@ -419,16 +419,10 @@ class Collectors : public SimObserver {
   // blocks finished; each copied the 100-byte sum).
   void on_retired(Task& t) override {
     if ((stats_hooks_ & hook::Retired) && figures(hook::Retired) && s_->until == kNever && f_.stopped_at() == kNever) {
-      const BlockTimes* b = &t.finished;
-      BlockTimes all;
-      for (const BlockRecord& r : t.blocks)
-        if (r.core >= 0) {
-          all = t.block_times();
-          b = &all;
-          break;
-        }
-      s_->SummaryStats::retired(t, b);
-      f_.record::FiguresCollector::retired(t, *b);
+      BlockTimes scratch;
+      const BlockTimes& b = t.block_times(scratch);
+      s_->SummaryStats::retired(t, &b);
+      f_.record::FiguresCollector::retired(t, b);
       return;
     }
     if (stats_hooks_ & hook::Retired) s_->SummaryStats::on_retired(t);

@@ -368,25 +368,14 @@ class Interpreter final : public OpSource, private ExprEnv {
     const std::vector<IntField>& given = s.offset.empty() ? s.shape : s.offset;
     if (given.size() != parent.ndims)
       fail(s.path, rank_mismatch(s.offset.empty() ? "shape" : "offset", given.size(), parent.ndims));
-    if (s.fixed_shape) {  // no extent to evaluate or check, none 0: the loop below without them
-      for (std::size_t d = 0; d < given.size(); ++d) {
-        const std::int64_t extent = parent.shape[d];
-        const std::int64_t off = s.offset.empty() ? 0 : eval(s.offset[d]);
-        const std::int64_t shp = s.shape_value[d];
-        if (off > extent - shp)
-          fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
-                           " + shape " + std::to_string(shp) + " > " + std::to_string(extent));
-        t.offset[d] = parent.offset[d] + off;
-        t.shape[d] = shp;
-      }
-      return;
-    }
     // A zero-size view (an extent of 0 in any dimension) captures no bytes:
     // the device keeps the parent's start, takes the shape as given and does
     // not check the offsets, which codegen leaves out of range when it
     // clamps a dynamic length to 0 (common/task_interface/tensor.h
     // ChipTensor::view, "the empty-view contract").
-    if (!s.shape.empty()) {
+    // A fixed shape (constant, every extent > 0: the loader's finish_view)
+    // is read as it is: nothing to evaluate, nothing negative or empty.
+    if (!s.shape.empty() && !s.fixed_shape) {
       std::array<std::int64_t, kMaxDims> shp{};  // given.size() == ndims <= kMaxDims: no allocation per view
       bool empty = false;
       for (std::size_t d = 0; d < given.size(); ++d) {
@@ -411,7 +400,7 @@ class Interpreter final : public OpSource, private ExprEnv {
                            " >= " + std::to_string(extent));
         shp = extent - off;
       } else {
-        shp = eval(s.shape[d]);
+        shp = s.fixed_shape ? s.shape_value[d] : eval(s.shape[d]);
         if (off > extent - shp)
           fail(s.path, "view out of bounds in dim " + std::to_string(d) + ": offset " + std::to_string(off) +
                            " + shape " + std::to_string(shp) + " > " + std::to_string(extent));
