@@ -39,6 +39,7 @@ __attribute__((always_inline)) inline void AicoreComplex::update_view(int core) 
   if (!c.view) return;
   ++c.view->version;
   c.view->set(c.view_index, c.view_lane, c.running < 0, c.pending_occupied, parked(core));
+  store_obs(core, c);
 }
 
 // The dispatch path (dispatch, lay_out, run_local, local_duration and, in
@@ -112,6 +113,7 @@ std::uint32_t AicoreComplex::dispatch(int core, Task* task, int block, int lane,
   if (c.view) {
     ++c.view->version;
     c.view->set_dispatched(c.view_index, c.view_lane, parked(core));
+    store_obs(core, c);
   }
   return s.token;
 }
@@ -317,12 +319,14 @@ void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, Fin
     if (c.view) {
       ++c.view->version;
       c.view->set_idle(c.view_index, c.view_lane);
+      c.view->obs[static_cast<std::size_t>(kNumLanes * c.view_index + c.view_lane)] = kNever;  // idle
     }
   } else if (visible(r.start, t) && c.pending_occupied) {
     c.pending_occupied = false;  // running ACK seen
     if (c.view) {
       ++c.view->version;
       c.view->clear_occupied(c.view_index, c.view_lane);
+      store_obs(core, c);
     }
   }
 }

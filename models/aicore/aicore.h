@@ -138,9 +138,16 @@ class AicoreComplex : public sc_core::sc_module {
     // every core's next_observable is unchanged too.
     std::uint64_t version = 0;
     int nwords = 0;  // groups in use: (clusters + 63) / 64
+    // Each core's next_observable, by 3 * (its cluster's index) + lane (the
+    // scheduler's core order), stored with its bits at every update (an
+    // update follows every change of what next_observable reads): the
+    // completion walk and the idle skip read it here, a few lines of their
+    // own, instead of the core's slots.
+    std::vector<Time> obs;
     std::array<Group, ClusterSet::kMaxClusters / 64> g{};
 
     void resize(int clusters) {
+      obs.assign(static_cast<std::size_t>(3 * clusters), kNever);
       nwords = (clusters + 63) / 64;
       for (int i = 0; i < nwords; ++i) {
         const int rest = clusters - 64 * i;
@@ -327,6 +334,10 @@ class AicoreComplex : public sc_core::sc_module {
   // Brings the core's bits in its ClusterView up to date (after its running
   // slot or pending_occupied changed).
   void update_view(int core);
+  // The core's next_observable into its view (c.view set).
+  void store_obs(int core, const Core& c) {
+    c.view->obs[static_cast<std::size_t>(kNumLanes * c.view_index + c.view_lane)] = next_observable(core);
+  }
   // Lays out as much of the core's timeline as is known (AICore side);
   // true if a block started or ended (the view was updated).
   bool advance(int core, bool notify);

@@ -360,8 +360,9 @@ __attribute__((always_inline)) inline const SchedulerThread::PollSummary& Schedu
 const SchedulerThread::PollSummary& SchedulerThread::summarize_polls() const {
   PollSummary p;
   p.version = view().version;
-  for_each_polled([&](int c) {
-    const Time x = ctx_.cores->next_observable(c);
+  const Time* obs = view().obs.data();
+  for_each_polled([&](std::size_t j) {
+    const Time x = obs[j];
     const Time offset = costs_.loop + static_cast<Time>(p.count + 1) * costs_.poll_cond;
     ++p.count;
     if (x == kNever)
@@ -379,8 +380,9 @@ Time SchedulerThread::next_event_iteration(Time T, Time P, Time& m_out) const {
   // T + m*P + loop + (j+1)*poll.
   if (P == 0) {
     Time best = kNever;
-    for_each_polled([&](int c) {
-      const Time x = ctx_.cores->next_observable(c);
+    const Time* obs = view().obs.data();
+    for_each_polled([&](std::size_t j) {
+      const Time x = obs[j];
       if (x != kNever) best = std::min(best, std::max(T, x));
       return false;
     });
@@ -443,9 +445,10 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
   PollSummary seen;
   bool summary_ok = true;
   // Cores parked on a gated (early-dispatched) block are not polled.
-  for_each_polled([&](int c) {
+  const Time* obs = view().obs.data();  // the cores' next_observable, kept with their bits
+  for_each_polled([&](std::size_t j) {
     t += costs_.poll_cond;
-    const Time x = ctx_.cores->next_observable(c);
+    const Time x = obs[j];
     const Time offset = costs_.loop + static_cast<Time>(seen.count + 1) * costs_.poll_cond;
     ++seen.count;
     // A core whose timeline is not known yet may finish before this read.
@@ -456,6 +459,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       seen.least = std::min(seen.least, x - offset);  // x > t >= offset
       return false;  // the read decodes nothing new (next_observable): no FIN, no ACK, the core still running
     }
+    const int c = cores_[j];
     done_.clear();
     FinishedBlock up{nullptr, -1};
     ctx_.cores->poll(c, t, done_, &up);
@@ -463,7 +467,7 @@ void SchedulerThread::complete_phase(Time& t, Time iteration_start, bool& progre
       if (!done_.empty() || up.task || ctx_.drain.active || ctx_.cores->idle(c) || ctx_.cores->parked(c)) {
         summary_ok = false;
       } else {
-        const Time y = ctx_.cores->next_observable(c);  // as poll_summary reads it
+        const Time y = obs[j];  // as poll_summary reads it (the poll stored it)
         if (y == kNever)
           seen.never = true;
         else

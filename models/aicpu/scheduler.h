@@ -164,8 +164,9 @@ class SchedulerThread : public sc_core::sc_module {
   void early_dispatch_phase(Time& t, bool& progress);
   void release_phase(Time& t, bool record_it);
   void defer_release(Task* task, Time& t);
-  // Calls f(core) for each core the completion phase polls (running, not
-  // parked), in cores_ order (per cluster AIC, AIV0, AIV1). Each core's bits
+  // Calls f(j) for each core cores_[j] the completion phase polls (running,
+  // not parked), in cores_ order (per cluster AIC, AIV0, AIV1); j also
+  // indexes the core's next_observable in the view (`obs`). Each core's bits
   // are read when the walk reaches it, so a core that f's work parks,
   // unparks or idles is seen as a loop over cores_ testing each would see it.
   // f returns whether anything may have changed since the walk last read the
@@ -189,7 +190,7 @@ class SchedulerThread : public sc_core::sc_module {
         const int b = __builtin_ctzll(w);
         rest = b == 63 ? 0 : ~ClusterSet::Word{0} << (b + 1);
         for (int l = 0; l < kNumLanes; ++l)
-          if (p[l] >> b & 1 && f(cores_[static_cast<std::size_t>(kNumLanes * (64 * i + b) + l)])) read();
+          if (p[l] >> b & 1 && f(static_cast<std::size_t>(kNumLanes * (64 * i + b) + l))) read();
       }
     }
   }
