@@ -141,6 +141,7 @@ class SchedulerThread : public sc_core::sc_module {
   const std::array<int, 3>& shared_sample(bool fresh);
   // The fields every phase record carries: thread, kind, span, iteration, count.
   SchedPhaseRecord phase_record(SchedPhase kind, Time start, Time end, int processed) const;
+  SchedPhaseRecord blank_record_;  // phase_record's start: every field as value-initialised but the thread
   void record(SchedPhase kind, Time start, Time end, int processed, TaskId task = kNoTask);
   void record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh);
 
