@@ -81,6 +81,10 @@ class AicpuClock : public sc_core::sc_module {
     return running_ >= 0 ? now_ : std::max<Time>(sc_core::sc_time_stamp().value(), now_);
   }
 
+  // now() for the thread that runs (its own code, between its sleeps): the
+  // clock's present, without now()'s test of whether a thread runs.
+  Time running_now() const { return now_; }
+
   // Running ahead (temporal decoupling): `*next` is the earliest time at
   // which any other SystemC process can act (the AICore complex's queue,
   // which keeps it current); the clock starts a thread due before that time

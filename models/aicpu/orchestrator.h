@@ -61,7 +61,7 @@ class OrchestratorThread : public sc_core::sc_module {
   void orchestrate();
   void sync(Time t);
   void sleep_or_progress(Time t);
-  Time now() const { return clock_.now(); }
+  Time now() const { return clock_.running_now(); }  // only this thread's own code asks
   // Returns false when a fatal error was latched. The op's path is op.path_text().
   bool do_submit(const OrchOp& op, Time& t);
   bool do_access(const OrchOp& op, Time& t);  // Read or Write

@@ -36,8 +36,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   blank_record_.thread = index_;
 }
 
-// Until a wake-up, or (t != kNever) time t if that comes first.
-void SchedulerThread::sleep_for_wake(Time t) { ctx_.clock->sleep(clock_id_, t, true); }
 
 int SchedulerThread::running_cores() const {
   int n = 0;
@@ -264,7 +262,7 @@ void SchedulerThread::loop() {
     // never before `next` if `next` is not past the limit, and then only
     // `next` matters below (no division for the iteration it would fire in).
     const bool before_limit = next != kNever && budget != 0 && next <= last_progress_ + budget;
-    const Time fire = before_limit ? kNever : watchdog_iteration(t, P);
+    const Time fire = before_limit ? kNever : watchdog_iteration(t, P, budget);
     const Time until = std::min(next, fire);
     if (until == kNever)
       sleep_for_wake(kNever);
@@ -331,8 +329,7 @@ void SchedulerThread::count_completed(int n, Time t) {
 // running task, the orchestration done, tasks unfinished), which the engine
 // reports when the simulation runs out of events. During a drain the loop
 // never reaches the check.
-Time SchedulerThread::watchdog_iteration(Time t, Time P) const {
-  const Time budget = npusim::scheduler_timeout(ctx_.rt->config(), *ctx_.platform);
+Time SchedulerThread::watchdog_iteration(Time t, Time P, Time budget) const {
   if (budget == 0 || ctx_.drain.active || !any_running()) return kNever;
   const Time limit = last_progress_ + budget;  // fires once the clock is past it
   if (t > limit) return t;
@@ -1051,7 +1048,7 @@ void SchedulerThread::dispatch_shape(Shape s, bool sync_tier, Stage stage, Time&
 }
 
 // AIC before AIV on even threads, AIV before AIC on odd ones.
-const Shape* SchedulerThread::aic_aiv_order() const {
+inline const Shape* SchedulerThread::aic_aiv_order() const {
   static const Shape order[2][2] = {{Shape::AIC, Shape::AIV}, {Shape::AIV, Shape::AIC}};
   return order[index_ % 2];
 }

@@ -129,9 +129,12 @@ class SchedulerThread : public sc_core::sc_module {
   void sync(Time t) {
     if (t > now()) ctx_.clock->sleep(clock_id_, t, false);
   }
-  void sleep_for_wake(Time t);
+  // Until a wake-up, or (t != kNever) time t if that comes first.
+  void sleep_for_wake(Time t) { ctx_.clock->sleep(clock_id_, t, true); }
   void count_completed(int n, Time t);
-  Time now() const { return ctx_.clock->now(); }
+  // The loop's code runs only while the clock runs this thread (every
+  // public member but body() leaves the present alone): the clock's present.
+  Time now() const { return ctx_.clock->running_now(); }
   std::array<int, 3> queue_depths() const;
 
   // Swimlane records as the runtime's scheduler loop emits them
@@ -323,7 +326,7 @@ class SchedulerThread : public sc_core::sc_module {
   mutable PollSummary polls_;
   // The no-progress watchdog: the end of the idle iteration (from `t`,
   // period `P`) at which it fires, kNever when it is not armed; and the latch.
-  Time watchdog_iteration(Time t, Time P) const;
+  Time watchdog_iteration(Time t, Time P, Time budget) const;  // `budget`: scheduler_timeout's, fixed for the run
   void scheduler_timeout(Time at);
 
   int index_;
