@@ -214,10 +214,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     if (!r.window_has_room())
       return whole_graph_ ? graph_exhausted(Resource::TaskWindow, ring, now)
                           : SubmitStatus::block(Resource::TaskWindow, ring);
-    if (!r.heap_fits(p.heap_bytes))
-      return whole_graph_ ? graph_exhausted(Resource::Heap, ring, now) : SubmitStatus::block(Resource::Heap, ring);
+    // The heap's plan is taken once: a block that does not fit changes nothing.
     HeapBlock block;
-    r.heap_try_alloc(p.heap_bytes, block);
+    if (!r.heap_try_alloc(p.heap_bytes, block))
+      return whole_graph_ ? graph_exhausted(Resource::Heap, ring, now) : SubmitStatus::block(Resource::Heap, ring);
     Task& t = r.take_slot();
     p.task = &t;
     t.kind = alloc ? TaskKind::Alloc : (req.kernel ? TaskKind::Kernel : TaskKind::Dummy);
@@ -335,10 +335,9 @@ SubmitStatus Runtime::submit_wire(SubmitProgress& p) {
   // entry at the wiring (wire_fanin_task re-reads each producer's state).
   if (!p.wire_decided) {
     p.wire_decided = true;
-    for (const FaninRef& f : p.merged) {
-      if (!(f.flags & kDepWait)) continue;
-      Task* prod = find(f.producer);
-      if (prod && prod->state == TaskState::Pending) p.wire_live = true;
+    for (std::size_t i = 0; i < p.merged.size(); ++i) {
+      if (!(p.merged[i].flags & kDepWait)) continue;
+      if (p.producers[i]->state == TaskState::Pending) p.wire_live = true;
     }
   }
   Ring& r = rings_[p.ring];
@@ -387,6 +386,7 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   // Every consumer, for the Perfetto writer's fanout hints (reads_edges).
   if (keep_edges()) prod->all_consumers.push_back(p.task->id);
   p.merged.push_back(FaninRef{pred, flags});
+  p.producers.push_back(prod);
 }
 
 void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
@@ -447,8 +447,9 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   // its fanout list); a completed one counts towards readiness at once.
   std::uint32_t waits = 0, done = 0;
   t.all_flagged = true;
-  for (const FaninRef& f : p.merged) {
-    Task* prod = find(f.producer);  // pinned: live and not CONSUMED
+  for (std::size_t i = 0; i < p.merged.size(); ++i) {
+    const FaninRef& f = p.merged[i];
+    Task* prod = p.producers[i];  // pinned: live and not CONSUMED
     t.fanin.push_back(f);
     if (f.flags & kDepWait) {
       ++waits;
@@ -466,10 +467,11 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   }
   r.spill_take(r.spill_of(t.fanin.size()));
   if (t.kind != TaskKind::Alloc) r.set_dep_mark(t, r.dep_top());
-  // WAIT-only edges release their lifetime pin at wiring time.
-  for (const FaninRef& f : t.fanin)
-    if (!(f.flags & kDepRetain)) {
-      Task* prod = find(f.producer);
+  // WAIT-only edges release their lifetime pin at wiring time (t.fanin is
+  // p.merged). Consuming one producer retires no other: each is still pinned.
+  for (std::size_t i = 0; i < p.merged.size(); ++i)
+    if (!(p.merged[i].flags & kDepRetain)) {
+      Task* prod = p.producers[i];
       prod->fanout_refcount++;
       check_consumed(*prod);
     }
