@@ -235,9 +235,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     for (std::size_t i = 0; i < req.args.size(); ++i)
       if (req.args[i].cache_bypass) t.scope_bypass |= std::uint32_t{1} << i;
     // take_slot left these empty: most submits have none to copy.
-    if (req.predicate) t.predicate = req.predicate;
-    if (!req.writes.empty()) t.writes = req.writes;
-    if (!req.site.empty()) t.site = req.site;
+    if (req.predicate) t.predicate = req.predicate, t.cold = true;
+    if (!req.writes.empty()) t.writes = req.writes, t.cold = true;
+    if (!req.site.empty()) t.site = req.site, t.cold = true;
     t.submit_idx = submit_counter_++;
     t.heap_begin = block.begin;
     t.heap_end = block.end;
@@ -384,7 +384,7 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   if (!prod || prod->state == TaskState::Consumed) return;
   prod->fanout_count++;
   // Every consumer, for the Perfetto writer's fanout hints (reads_edges).
-  if (keep_edges()) prod->all_consumers.push_back(p.task->id);
+  if (keep_edges()) prod->all_consumers.push_back(p.task->id), prod->cold = true;
   p.merged.push_back(FaninRef{pred, flags});
   p.producers.push_back(prod);
 }
@@ -552,6 +552,7 @@ void Runtime::register_wake(Task& c) {
     Task* prod = find(it->producer);
     if (prod && prod->state == TaskState::Pending) {
       prod->wake.push_back(c.id);
+      prod->cold = true;
       return;
     }
   }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,7 +104,49 @@ struct BlockTimes {
   }
 };
 
-struct Task {
+// An optional whose value lives on the heap, its storage kept when it is
+// reset (a task slot is reused): a field that few tasks set does not widen
+// every slot.
+template <class T>
+class BoxedOptional {
+ public:
+  BoxedOptional() = default;
+  BoxedOptional(const BoxedOptional& o) { *this = o; }
+  BoxedOptional& operator=(const BoxedOptional& o) {
+    if (o)
+      emplace(*o);
+    else
+      reset();
+    return *this;
+  }
+  BoxedOptional& operator=(const std::optional<T>& o) {
+    if (o)
+      emplace(*o);
+    else
+      reset();
+    return *this;
+  }
+  explicit operator bool() const { return engaged_; }
+  bool has_value() const { return engaged_; }
+  const T& operator*() const { return *box_; }
+  T& operator*() { return *box_; }
+  const T* operator->() const { return box_.get(); }
+  T* operator->() { return box_.get(); }
+  void reset() { engaged_ = false; }
+  void emplace(const T& v) {
+    if (box_)
+      *box_ = v;
+    else
+      box_ = std::make_unique<T>(v);
+    engaged_ = true;
+  }
+
+ private:
+  std::unique_ptr<T> box_;
+  bool engaged_ = false;
+};
+
+struct alignas(64) Task {  // a slot starts on a cache line
   TaskId id = kNoTask;
   int ring = 0;
   TaskState state = TaskState::Pending;
@@ -118,12 +161,9 @@ struct Task {
   // Bit i: the scope's set_cache_policy makes argument i BYPASS for every
   // load that names no `cache` of its own (docs/gm.md "Cache policy").
   std::uint32_t scope_bypass = 0;
-  std::optional<PredicateSpec> predicate;
   bool predicate_false = false;  // evaluated false when it became ready
-  std::vector<WriteSpec> writes;
   std::vector<Tensor> args;      // the views passed to the kernel, in order
   std::vector<ArgTag> arg_tags;
-  std::string site;
   std::uint64_t submit_idx = 0;  // order of submission (all kinds)
 
   // Readiness (fanin) and lifetime (fanout) accounting, §2.3-2.4.
@@ -133,10 +173,6 @@ struct Task {
   std::uint32_t fanout_refcount = 0;
   std::vector<FaninRef> fanin;       // producers, merged, with flags
   std::vector<TaskId> fanout;        // consumers waiting on this task (dep-pool entries)
-  // host_build_graph: the consumers registered on this producer's wake list
-  // (pto_scheduler.h register_wake), in registration order; drained newest first.
-  std::vector<TaskId> wake;
-  std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
   bool ready_claimed = false;
   bool self_released = false;  // its own on_task_release has run
 
@@ -185,6 +221,19 @@ struct Task {
   std::uint32_t records = 0;        // records made so far (the next seq)
   BlockTimes finished;
 
+  // Rarely set, kept at the end of the slot: the lines a submit, its
+  // dispatch and its completion touch hold none of them, and a slot's reuse
+  // clears them only when `cold` says one may be set (the runtime sets it
+  // where it writes them).
+  bool cold = false;
+  BoxedOptional<PredicateSpec> predicate;
+  std::vector<WriteSpec> writes;
+  std::string site;
+  // host_build_graph: the consumers registered on this producer's wake list
+  // (pto_scheduler.h register_wake), in registration order; drained newest first.
+  std::vector<TaskId> wake;
+  std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
+
   // A new record (its seq assigned here); returns its index in `blocks`.
   int add_block(BlockRecord r) {
     r.seq = records++;
@@ -229,19 +278,22 @@ struct Task {
     active_mask = 0;
     block_num = 1;
     early_resolve = sync_start = manual_scope = false;
-    predicate.reset();
+    if (cold) {
+      predicate.reset();
+      writes.clear();
+      site.clear();
+      wake.clear();
+      all_consumers.clear();
+      cold = false;
+    }
     predicate_false = false;
-    writes.clear();
     args.clear();
     arg_tags.clear();
-    site.clear();
     fanin_count = fanin_refcount = 0;
     fanout_count = kFanoutScopeBit;
     fanout_refcount = 0;
     fanin.clear();
     fanout.clear();
-    wake.clear();
-    all_consumers.clear();
     ready_claimed = self_released = false;
     heap_begin = heap_end = heap_end_unwrapped = dep_pool_mark = 0;
     next_block = 0;
