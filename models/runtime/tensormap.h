@@ -16,8 +16,10 @@
 // the bucket chain). Entries of one address are kept ordered by the first
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
-// The map's nodes (per entry and per address) come from a NodePool that
-// recycles them, so inserts and frees do not reach malloc once warm. An
+// The map's nodes (per address, and per entry of an address with more than
+// one live entry: a lone entry is kept in its group, Group::single) come
+// from a NodePool that recycles them, so inserts and frees do not reach
+// malloc once warm. An
 // address whose last entry is freed keeps its (empty) group until the next
 // sweep of such groups (TensorMap::erase), so an INOUT argument's submit,
 // which removes the entry its own insert puts back, does not drop and make
