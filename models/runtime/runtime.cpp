@@ -476,7 +476,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
       check_consumed(*prod);
     }
   scopes_.back().tasks.push_back(t.id);
-  if (t.predicate) check_predicate_producers(t, req.path_text());
+  if (t.cold && t.predicate) check_predicate_producers(t, req.path_text());
   hooks_->on_submitted(t, req, p.edges);
 
   if (t.kind == TaskKind::Alloc) {
@@ -687,7 +687,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
     t.early = Task::Early::None;  // still queued as a candidate: dropped when popped
   }
   ++work.ready_pushes;
-  if (t.predicate) {
+  if (t.cold && t.predicate) {
     ++work.predicate_evals;
     const PredicateSpec& pr = *t.predicate;
     std::int64_t v = data_.get(pr.tensor.buffer, pr.element);
@@ -749,7 +749,7 @@ void Runtime::maybe_candidate(Task& c) {
   // so nothing enters its early-dispatch queues and every task reaches a core
   // through the ready queues; early_resolve has no effect there.
   if (config_.runtime == RuntimeKind::HostBuildGraph) return;
-  if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || c.predicate ||
+  if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || (c.cold && c.predicate) ||
       c.shape == Shape::DUMMY || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
     return;
   // A sync-start cohort waits in its own queue, for one owner to stage it
@@ -830,7 +830,7 @@ Task* Runtime::pop_dummy() {
 int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   t.state = TaskState::Completed;
   t.complete_time = now;
-  if (!t.predicate_false)
+  if (t.cold && !t.predicate_false)
     for (const WriteSpec& w : t.writes) data_.set(t.args[w.arg].buffer, w.element, w.value);
   ++completed_;
   hooks_->on_completed(t);
