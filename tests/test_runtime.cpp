@@ -88,6 +88,42 @@ TEST_CASE("views of one buffer: disjoint ones are independent, overlapping ones 
   for (const auto& e : h.rec.edges[3]) CHECK(e.overlap == Overlap::Covered);
 }
 
+TEST_CASE("a buffer's writers are found newest first as its group grows from one entry and empties again",
+          "[runtime]") {
+  // The tensormap keeps a group's one live entry outside its tree and moves
+  // it in at the second insert: the matches and their order are the tree's.
+  Harness h;
+  Tensor x = h.ext(1024);
+  Task* w1 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 0, 512))}));
+  Task* w2 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 512, 512))}));
+  Task* w3 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 0, 512))}));
+  REQUIRE((w1 && w2 && w3));
+  CHECK(h.rec.edges[1].empty());
+  REQUIRE(h.rec.edges[2].size() == 1);  // w1, covered and removed
+  CHECK(h.rec.edges[2][0].pred == w1->id);
+  CHECK(h.rec.edges[2][0].overlap == Overlap::Covered);
+  // The whole buffer: w3 and w2, newest first; both covered and removed.
+  Task* w4 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x)}));
+  REQUIRE(w4);
+  REQUIRE(h.rec.edges[3].size() == 2);
+  CHECK(h.rec.edges[3][0].pred == w3->id);
+  CHECK(h.rec.edges[3][1].pred == w2->id);
+  for (const auto& e : h.rec.edges[3]) CHECK(e.overlap == Overlap::Covered);
+  // w4 alone is left: a part of the buffer overlaps it without covering it.
+  Task* r = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, view(x, 256, 256))}));
+  REQUIRE(r);
+  REQUIRE(h.rec.edges[4].size() == 1);
+  CHECK(h.rec.edges[4][0].pred == w4->id);
+  CHECK(h.rec.edges[4][0].overlap == Overlap::Other);
+  // w4 and r are live; the whole buffer again covers both.
+  Task* w5 = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, x)}));
+  REQUIRE(w5);
+  REQUIRE(h.rec.edges[5].size() == 2);
+  CHECK(h.rec.edges[5][0].pred == r->id);
+  CHECK(h.rec.edges[5][1].pred == w4->id);
+  CHECK(h.rt->tensormap().in_use() == 1);
+}
+
 TEST_CASE("views of another layout: disjoint element ranges are independent, overlapping ones are ordered",
           "[runtime]") {
   // pto_tensormap.h, PTO2TensorMapEntry::check_overlap: the element-range

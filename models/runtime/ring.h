@@ -21,7 +21,7 @@ namespace npusim {
 
 // Task slots indexed by local id, in chunks with stable addresses; chunks the
 // watermark has passed are recycled, so memory follows the live window.
-// A chunk is 64 slots (about 46 KB): a ring with a short live window cycles
+// A chunk is 64 slots (about 37 KB): a ring with a short live window cycles
 // through few slots, and each slot keeps the capacity its vectors grew to
 // (Task::reset_for_reuse), so memory is what the window needs. 512-slot
 // chunks cost the 1M-task bench 2.8 MB of peak memory (docs/architecture.md,

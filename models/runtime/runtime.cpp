@@ -214,10 +214,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     if (!r.window_has_room())
       return whole_graph_ ? graph_exhausted(Resource::TaskWindow, ring, now)
                           : SubmitStatus::block(Resource::TaskWindow, ring);
-    if (!r.heap_fits(p.heap_bytes))
-      return whole_graph_ ? graph_exhausted(Resource::Heap, ring, now) : SubmitStatus::block(Resource::Heap, ring);
+    // The heap's plan is taken once: a block that does not fit changes nothing.
     HeapBlock block;
-    r.heap_try_alloc(p.heap_bytes, block);
+    if (!r.heap_try_alloc(p.heap_bytes, block))
+      return whole_graph_ ? graph_exhausted(Resource::Heap, ring, now) : SubmitStatus::block(Resource::Heap, ring);
     Task& t = r.take_slot();
     p.task = &t;
     t.kind = alloc ? TaskKind::Alloc : (req.kernel ? TaskKind::Kernel : TaskKind::Dummy);
@@ -235,9 +235,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     for (std::size_t i = 0; i < req.args.size(); ++i)
       if (req.args[i].cache_bypass) t.scope_bypass |= std::uint32_t{1} << i;
     // take_slot left these empty: most submits have none to copy.
-    if (req.predicate) t.predicate = req.predicate;
-    if (!req.writes.empty()) t.writes = req.writes;
-    if (!req.site.empty()) t.site = req.site;
+    if (req.predicate) t.predicate = req.predicate, t.cold = true;
+    if (!req.writes.empty()) t.writes = req.writes, t.cold = true;
+    if (!req.site.empty()) t.site = req.site, t.cold = true;
     t.submit_idx = submit_counter_++;
     t.heap_begin = block.begin;
     t.heap_end = block.end;
@@ -335,10 +335,9 @@ SubmitStatus Runtime::submit_wire(SubmitProgress& p) {
   // entry at the wiring (wire_fanin_task re-reads each producer's state).
   if (!p.wire_decided) {
     p.wire_decided = true;
-    for (const FaninRef& f : p.merged) {
-      if (!(f.flags & kDepWait)) continue;
-      Task* prod = find(f.producer);
-      if (prod && prod->state == TaskState::Pending) p.wire_live = true;
+    for (std::size_t i = 0; i < p.merged.size(); ++i) {
+      if (!(p.merged[i].flags & kDepWait)) continue;
+      if (p.producers[i]->state == TaskState::Pending) p.wire_live = true;
     }
   }
   Ring& r = rings_[p.ring];
@@ -385,8 +384,9 @@ void Runtime::add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags) {
   if (!prod || prod->state == TaskState::Consumed) return;
   prod->fanout_count++;
   // Every consumer, for the Perfetto writer's fanout hints (reads_edges).
-  if (keep_edges()) prod->all_consumers.push_back(p.task->id);
+  if (keep_edges()) prod->all_consumers.push_back(p.task->id), prod->cold = true;
   p.merged.push_back(FaninRef{pred, flags});
+  p.producers.push_back(prod);
 }
 
 void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
@@ -447,8 +447,9 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   // its fanout list); a completed one counts towards readiness at once.
   std::uint32_t waits = 0, done = 0;
   t.all_flagged = true;
-  for (const FaninRef& f : p.merged) {
-    Task* prod = find(f.producer);  // pinned: live and not CONSUMED
+  for (std::size_t i = 0; i < p.merged.size(); ++i) {
+    const FaninRef& f = p.merged[i];
+    Task* prod = p.producers[i];  // pinned: live and not CONSUMED
     t.fanin.push_back(f);
     if (f.flags & kDepWait) {
       ++waits;
@@ -466,15 +467,16 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   }
   r.spill_take(r.spill_of(t.fanin.size()));
   if (t.kind != TaskKind::Alloc) r.set_dep_mark(t, r.dep_top());
-  // WAIT-only edges release their lifetime pin at wiring time.
-  for (const FaninRef& f : t.fanin)
-    if (!(f.flags & kDepRetain)) {
-      Task* prod = find(f.producer);
+  // WAIT-only edges release their lifetime pin at wiring time (t.fanin is
+  // p.merged). Consuming one producer retires no other: each is still pinned.
+  for (std::size_t i = 0; i < p.merged.size(); ++i)
+    if (!(p.merged[i].flags & kDepRetain)) {
+      Task* prod = p.producers[i];
       prod->fanout_refcount++;
       check_consumed(*prod);
     }
   scopes_.back().tasks.push_back(t.id);
-  if (t.predicate) check_predicate_producers(t, req.path_text());
+  if (t.cold && t.predicate) check_predicate_producers(t, req.path_text());
   hooks_->on_submitted(t, req, p.edges);
 
   if (t.kind == TaskKind::Alloc) {
@@ -550,6 +552,7 @@ void Runtime::register_wake(Task& c) {
     Task* prod = find(it->producer);
     if (prod && prod->state == TaskState::Pending) {
       prod->wake.push_back(c.id);
+      prod->cold = true;
       return;
     }
   }
@@ -684,7 +687,7 @@ void Runtime::route_ready(Task& t, Time now, SubmitWork& work) {
     t.early = Task::Early::None;  // still queued as a candidate: dropped when popped
   }
   ++work.ready_pushes;
-  if (t.predicate) {
+  if (t.cold && t.predicate) {
     ++work.predicate_evals;
     const PredicateSpec& pr = *t.predicate;
     std::int64_t v = data_.get(pr.tensor.buffer, pr.element);
@@ -746,7 +749,7 @@ void Runtime::maybe_candidate(Task& c) {
   // so nothing enters its early-dispatch queues and every task reaches a core
   // through the ready queues; early_resolve has no effect there.
   if (config_.runtime == RuntimeKind::HostBuildGraph) return;
-  if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || c.predicate ||
+  if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || (c.cold && c.predicate) ||
       c.shape == Shape::DUMMY || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
     return;
   // A sync-start cohort waits in its own queue, for one owner to stage it
@@ -827,7 +830,7 @@ Task* Runtime::pop_dummy() {
 int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   t.state = TaskState::Completed;
   t.complete_time = now;
-  if (!t.predicate_false)
+  if (t.cold && !t.predicate_false)
     for (const WriteSpec& w : t.writes) data_.set(t.args[w.arg].buffer, w.element, w.value);
   ++completed_;
   hooks_->on_completed(t);

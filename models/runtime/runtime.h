@@ -160,6 +160,10 @@ struct SubmitProgress {
   bool wire_decided = false, wire_live = false;
   std::vector<EdgeInfo> edges;
   std::vector<FaninRef> merged;
+  // merged[i]'s producer: pinned (fanout_count) from its claim until the
+  // commit, so its slot stays where it is; wiring and commit read it here
+  // instead of finding it again.
+  std::vector<Task*> producers;
   SubmitWork work;
   void reset() {
     stage = Stage::Start;
@@ -169,6 +173,7 @@ struct SubmitProgress {
     wire_decided = wire_live = false;
     edges.clear();
     merged.clear();
+    producers.clear();
     work.reset();
   }
 };

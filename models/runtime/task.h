@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,78 +104,123 @@ struct BlockTimes {
   }
 };
 
-struct Task {
+// An optional whose value lives on the heap, its storage kept when it is
+// reset (a task slot is reused): a field that few tasks set does not widen
+// every slot.
+template <class T>
+class BoxedOptional {
+ public:
+  BoxedOptional() = default;
+  BoxedOptional(const BoxedOptional& o) { *this = o; }
+  BoxedOptional& operator=(const BoxedOptional& o) {
+    if (o)
+      emplace(*o);
+    else
+      reset();
+    return *this;
+  }
+  BoxedOptional& operator=(const std::optional<T>& o) {
+    if (o)
+      emplace(*o);
+    else
+      reset();
+    return *this;
+  }
+  explicit operator bool() const { return engaged_; }
+  bool has_value() const { return engaged_; }
+  const T& operator*() const { return *box_; }
+  T& operator*() { return *box_; }
+  const T* operator->() const { return box_.get(); }
+  T* operator->() { return box_.get(); }
+  void reset() { engaged_ = false; }
+  void emplace(const T& v) {
+    if (box_)
+      *box_ = v;
+    else
+      box_ = std::make_unique<T>(v);
+    engaged_ = true;
+  }
+
+ private:
+  std::unique_ptr<T> box_;
+  bool engaged_ = false;
+};
+
+struct alignas(64) Task {  // a slot starts on a cache line
+  // The slot's fields in cache lines (64 bytes each): what a completion reads
+  // of each consumer it visits and a release of each producer (state, the
+  // readiness and lifetime counts, the flags routing a ready task) is in
+  // the first line, the scheduling progress in the second, the lists and
+  // times after, the rarely set fields last.
   TaskId id = kNoTask;
-  int ring = 0;
   TaskState state = TaskState::Pending;
   TaskKind kind = TaskKind::Kernel;
-  const KernelDef* kernel = nullptr;
   Shape shape = Shape::DUMMY;
   std::uint8_t active_mask = 0;
-  int block_num = 1;
-  bool early_resolve = false;
+  // Early dispatch (§5.8).
+  enum class Early : std::uint8_t { None, Staging, Released };
+  Early early = Early::None;
+  bool ready_claimed = false;
+  bool self_released = false;    // its own on_task_release has run
   bool sync_start = false;       // the attribute: requested and block_num > 1
+  bool early_resolve = false;
   bool manual_scope = false;     // submitted inside a manual scope
-  // Bit i: the scope's set_cache_policy makes argument i BYPASS for every
-  // load that names no `cache` of its own (docs/gm.md "Cache policy").
-  std::uint32_t scope_bypass = 0;
-  std::optional<PredicateSpec> predicate;
   bool predicate_false = false;  // evaluated false when it became ready
-  std::vector<WriteSpec> writes;
-  std::vector<Tensor> args;      // the views passed to the kernel, in order
-  std::vector<ArgTag> arg_tags;
-  std::string site;
-  std::uint64_t submit_idx = 0;  // order of submission (all kinds)
+  bool published = false;        // every block placed and launch-visible
+  bool all_flagged = false;      // every WAIT producer carries allow_early_resolve
+  // One of the rarely set fields at the slot's end (predicate, writes, site,
+  // wake, all_consumers) may be set: the runtime sets this where it writes
+  // them; readers on the hot paths test it first, and a slot's reuse clears
+  // them only then.
+  bool cold = false;
+  int ring = 0;
+  int block_num = 1;
 
   // Readiness (fanin) and lifetime (fanout) accounting, §2.3-2.4.
   std::uint32_t fanin_count = 0;
   std::uint32_t fanin_refcount = 0;
   std::uint32_t fanout_count = 0;
   std::uint32_t fanout_refcount = 0;
-  std::vector<FaninRef> fanin;       // producers, merged, with flags
-  std::vector<TaskId> fanout;        // consumers waiting on this task (dep-pool entries)
-  // host_build_graph: the consumers registered on this producer's wake list
-  // (pto_scheduler.h register_wake), in registration order; drained newest first.
-  std::vector<TaskId> wake;
-  std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
-  bool ready_claimed = false;
-  bool self_released = false;  // its own on_task_release has run
-
-  // Heap block (offsets within the ring's heap, and unwrapped end for stats).
-  std::uint64_t heap_begin = 0;
-  std::uint64_t heap_end = 0;
-  std::uint64_t heap_end_unwrapped = 0;
-  std::uint64_t dep_pool_mark = 0;
+  const KernelDef* kernel = nullptr;
+  // Bit i: the scope's set_cache_policy makes argument i BYPASS for every
+  // load that names no `cache` of its own (docs/gm.md "Cache policy").
+  std::uint32_t scope_bypass = 0;
+  std::uint32_t wait_edges = 0;      // WAIT fanin edges kept at wiring
 
   // Scheduling progress.
+  std::uint32_t dispatch_fanin = 0;  // WAIT producers completed or fully published
   int next_block = 0;                // blocks claimed so far
   std::uint32_t total_subtasks = 0;  // block_num x popcount(active_mask)
   std::uint32_t completed_subtasks = 0;
   int dispatch_ops = 0;              // dispatch operations (pops) that placed blocks
-  bool published = false;            // every block placed and launch-visible
-
-  // Early dispatch (§5.8).
-  enum class Early : std::uint8_t { None, Staging, Released };
-  Early early = Early::None;
-  bool all_flagged = false;          // every WAIT producer carries allow_early_resolve
-  std::uint32_t wait_edges = 0;      // WAIT fanin edges kept at wiring
-  std::uint32_t dispatch_fanin = 0;  // WAIT producers completed or fully published
   int staged_blocks = 0;             // blocks placed gated, waiting for the doorbell
   // A sync-start candidate (pto_scheduler.h early_sync_start_queue): one
   // thread owns its staging (early_sync_drain_state OWNER, kept until the
   // slot is reused), READY once its producers released it while owned; its
   // gated cores launch together at the rendezvous: every staged core in a
   // running slot and the producers released (maybe_rendezvous_ring).
-  bool sync_owner = false;
-  bool sync_ready = false;
   int staged_cores = 0;              // gated cores staged (popcount staged_core_mask)
   int running_slot_count = 0;        // of those, the ones in a running slot
+  bool sync_owner = false;
+  bool sync_ready = false;
   bool launched = false;             // the rendezvous rang the doorbells
-
+  std::uint64_t submit_idx = 0;      // order of submission (all kinds)
   // Timing, filled by the models for the output writers.
-  Time submit_start = kNever, submit_end = kNever;  // kNever: the submit call has not returned (a failed run)
   Time ready_time = kNever;
   Time complete_time = kNever;  // COMPLETED (last FIN observed / inline retire)
+
+  std::vector<FaninRef> fanin;       // producers, merged, with flags
+  std::vector<TaskId> fanout;        // consumers waiting on this task (dep-pool entries)
+  Time submit_start = kNever, submit_end = kNever;  // kNever: the submit call has not returned (a failed run)
+
+  std::vector<Tensor> args;      // the views passed to the kernel, in order
+  std::vector<ArgTag> arg_tags;
+  // Heap block (offsets within the ring's heap, and unwrapped end for stats).
+  std::uint64_t heap_begin = 0;
+  std::uint64_t heap_end = 0;
+  std::uint64_t heap_end_unwrapped = 0;
+  std::uint64_t dep_pool_mark = 0;
+
   // Block records: a block's record lives in `blocks` from its dispatch until
   // the AICPU observes its FIN (the models refer to it by index meanwhile);
   // then it is handed to the observers (on_block_finished), summed up in
@@ -184,6 +230,15 @@ struct Task {
   std::vector<int> free_blocks;
   std::uint32_t records = 0;        // records made so far (the next seq)
   BlockTimes finished;
+
+  // Rarely set (see `cold`), kept at the end of the slot.
+  BoxedOptional<PredicateSpec> predicate;
+  std::vector<WriteSpec> writes;
+  std::string site;
+  // host_build_graph: the consumers registered on this producer's wake list
+  // (pto_scheduler.h register_wake), in registration order; drained newest first.
+  std::vector<TaskId> wake;
+  std::vector<TaskId> all_consumers; // every consumer that took an edge (outputs' hints)
 
   // A new record (its seq assigned here); returns its index in `blocks`.
   int add_block(BlockRecord r) {
@@ -229,19 +284,22 @@ struct Task {
     active_mask = 0;
     block_num = 1;
     early_resolve = sync_start = manual_scope = false;
-    predicate.reset();
+    if (cold) {
+      predicate.reset();
+      writes.clear();
+      site.clear();
+      wake.clear();
+      all_consumers.clear();
+      cold = false;
+    }
     predicate_false = false;
-    writes.clear();
     args.clear();
     arg_tags.clear();
-    site.clear();
     fanin_count = fanin_refcount = 0;
     fanout_count = kFanoutScopeBit;
     fanout_refcount = 0;
     fanin.clear();
     fanout.clear();
-    wake.clear();
-    all_consumers.clear();
     ready_claimed = self_released = false;
     heap_begin = heap_end = heap_end_unwrapped = dep_pool_mark = 0;
     next_block = 0;

@@ -16,8 +16,10 @@
 // the bucket chain). Entries of one address are kept ordered by the first
 // element of their view, so a lookup visits only entries whose linear extent
 // can reach the consumer's, even when thousands of views of one buffer are live.
-// The map's nodes (per entry and per address) come from a NodePool that
-// recycles them, so inserts and frees do not reach malloc once warm. An
+// The map's nodes (per address, and per entry of an address with more than
+// one live entry: a lone entry is kept in its group, Group::single) come
+// from a NodePool that recycles them, so inserts and frees do not reach
+// malloc once warm. An
 // address whose last entry is freed keeps its (empty) group until the next
 // sweep of such groups (TensorMap::erase), so an INOUT argument's submit,
 // which removes the entry its own insert puts back, does not drop and make
@@ -99,11 +101,19 @@ class TensorMap {
     std::int32_t index;
     std::uint32_t generation;
   };
-  // The live entries of one buffer address.
+  // The live entries of one buffer address. A group with one live entry
+  // (most of them: an INOUT argument's lookup removes the entry its own
+  // insert puts back) keeps it in `single`, outside the tree: no node made,
+  // rebalanced and freed per submit. A second insert moves it into the tree
+  // first, so the tree holds every entry whenever `single` is empty and its
+  // order (by first, then insertion) is the order the entries were made in.
   struct Group {
     explicit Group(std::pmr::memory_resource* pool) : by_first(pool) {}
     std::pmr::multimap<std::int64_t, std::int32_t> by_first;
     std::int64_t max_span = 0;  // max (last - first) ever inserted
+    std::int32_t single = -1;   // the one live entry when the tree is empty, else -1
+    bool listed = false;        // in emptied_ (listed once until the next drop)
+    bool empty() const { return single < 0 && by_first.empty(); }
   };
 
   bool stale(const Entry& e) const { return task_local(e.producer) < alive_[task_ring(e.producer)]; }
@@ -112,6 +122,14 @@ class TensorMap {
   // false: erase(e) found no node of the entry to remove).
   void erase_node(std::int32_t e, Group& g, std::pmr::multimap<std::int64_t, std::int32_t>::iterator node,
                   bool in_group);
+  // The entry is gone from its group (tree node or `single`): the rest of a free.
+  void release_entry(std::int32_t e, Group& g);
+  // Overlap of `view` (extent [first, last]) with the live entry `e`,
+  // appended to `out` (newest first is sorted by the caller); with
+  // `remove_covered` a covered entry is unlinked by `unlink`.
+  template <class Unlink>
+  void visit(const Tensor& view, bool every, std::int64_t first, std::int32_t e, bool remove_covered,
+             std::vector<Match>& out, Unlink&& unlink);
   // Drops the groups of `emptied_` still without entries.
   void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.
