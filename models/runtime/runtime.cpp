@@ -1,6 +1,7 @@
 #include "models/runtime/runtime.h"
 
 #include <algorithm>
+#include <cassert>
 #include <unordered_set>
 
 namespace npusim {
@@ -335,6 +336,7 @@ SubmitStatus Runtime::submit_wire(SubmitProgress& p) {
   // entry at the wiring (wire_fanin_task re-reads each producer's state).
   if (!p.wire_decided) {
     p.wire_decided = true;
+    assert(p.producers.size() == p.merged.size());  // add_edge appends to both
     for (std::size_t i = 0; i < p.merged.size(); ++i) {
       if (!(p.merged[i].flags & kDepWait)) continue;
       if (p.producers[i]->state == TaskState::Pending) p.wire_live = true;

@@ -112,6 +112,14 @@ class BoxedOptional {
  public:
   BoxedOptional() = default;
   BoxedOptional(const BoxedOptional& o) { *this = o; }
+  // A move takes the box (a Task in a growing vector moves, not copies).
+  BoxedOptional(BoxedOptional&& o) noexcept : box_(std::move(o.box_)), engaged_(o.engaged_) { o.engaged_ = false; }
+  BoxedOptional& operator=(BoxedOptional&& o) noexcept {
+    box_ = std::move(o.box_);
+    engaged_ = o.engaged_;
+    o.engaged_ = false;
+    return *this;
+  }
   BoxedOptional& operator=(const BoxedOptional& o) {
     if (o)
       emplace(*o);
