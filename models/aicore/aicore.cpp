@@ -319,7 +319,7 @@ void AicoreComplex::poll(int core, Time t, std::vector<FinishedBlock>& done, Fin
     if (c.view) {
       ++c.view->version;
       c.view->set_idle(c.view_index, c.view_lane);
-      c.view->obs[static_cast<std::size_t>(kNumLanes * c.view_index + c.view_lane)] = kNever;  // idle
+      obs_of(c) = kNever;  // idle
     }
   } else if (visible(r.start, t) && c.pending_occupied) {
     c.pending_occupied = false;  // running ACK seen

@@ -340,10 +340,11 @@ class AicoreComplex : public sc_core::sc_module {
   // Brings the core's bits in its ClusterView up to date (after its running
   // slot or pending_occupied changed).
   void update_view(int core);
-  // The core's next_observable into its view (c.view set).
-  void store_obs(int core, const Core& c) {
-    c.view->obs[static_cast<std::size_t>(kNumLanes * c.view_index + c.view_lane)] = next_observable(core);
+  // The core's next_observable in its view (c.view set), and storing it there.
+  static Time& obs_of(const Core& c) {
+    return c.view->obs[static_cast<std::size_t>(kNumLanes * c.view_index + c.view_lane)];
   }
+  void store_obs(int core, const Core& c) { obs_of(c) = next_observable(core); }
   // Lays out as much of the core's timeline as is known (AICore side);
   // true if a block started or ended (the view was updated).
   bool advance(int core, bool notify);

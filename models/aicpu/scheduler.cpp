@@ -36,7 +36,6 @@ SchedulerThread::SchedulerThread(sc_core::sc_module_name name, int index, int nu
   blank_record_.thread = index_;
 }
 
-
 int SchedulerThread::running_cores() const {
   int n = 0;
   const AicoreComplex::ClusterView& v = view();

@@ -724,10 +724,9 @@ void Runtime::requeue(Task& t) {
 //   sched_error_code, and the run stops.
 // The push itself is inline (push_ready_entry, runtime.h); here the queue is full.
 void Runtime::push_full(Task& t, Time now) {
-  const bool hbg = whole_graph_;
   const std::uint64_t capacity = ready_capacity_;
   dropped_ready_.push_back(t.id);
-  if (hbg) {
+  if (whole_graph_) {
     LatchedError e;
     e.code = ErrorCode::ReadyQueueOverflow;
     e.by_scheduler = true;
@@ -750,7 +749,7 @@ void Runtime::maybe_candidate(Task& c) {
   // empty ("Milestone 1", host_build_graph/runtime/scheduler/pto_scheduler.h),
   // so nothing enters its early-dispatch queues and every task reaches a core
   // through the ready queues; early_resolve has no effect there.
-  if (config_.runtime == RuntimeKind::HostBuildGraph) return;
+  if (whole_graph_) return;
   if (c.early != Task::Early::None || c.ready_claimed || !c.all_flagged || (c.cold && c.predicate) ||
       c.shape == Shape::DUMMY || c.wait_edges == 0 || c.dispatch_fanin < c.wait_edges)
     return;
@@ -837,7 +836,7 @@ int Runtime::complete_task(Task& t, Time now, SubmitWork& work) {
   ++completed_;
   hooks_->on_completed(t);
   int visited = 0;
-  if (config_.runtime == RuntimeKind::HostBuildGraph) {
+  if (whole_graph_) {
     // host_build_graph (pto_scheduler.h on_mixed_task_complete): the
     // completion flag is set (the consumers' counts below are the model's
     // bookkeeping, free), then the wake list is drained newest registration
