@@ -86,13 +86,29 @@ __attribute__((always_inline)) inline SchedPhaseRecord SchedulerThread::phase_re
   return r;
 }
 
-void SchedulerThread::record(SchedPhase kind, Time start, Time end, int processed, TaskId task) {
+__attribute__((always_inline)) inline void SchedulerThread::record(SchedPhase kind, Time start, Time end,
+                                                                  int processed, TaskId task) {
+  if (sum_phases_)
+    sum_phase(kind, start, end, processed);
+  else
+    send_record(kind, start, end, processed, task);
+}
+
+__attribute__((always_inline)) inline void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end,
+                                                                         int processed, bool fresh) {
+  if (sum_phases_)
+    sum_phase(kind, start, end, processed);
+  else
+    send_record_shared(kind, start, end, processed, fresh);
+}
+
+void SchedulerThread::send_record(SchedPhase kind, Time start, Time end, int processed, TaskId task) {
   SchedPhaseRecord r = phase_record(kind, start, end, processed);
   r.task_id = task;
   ctx_.obs->on_sched_phase(r);
 }
 
-void SchedulerThread::record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
+void SchedulerThread::send_record_shared(SchedPhase kind, Time start, Time end, int processed, bool fresh) {
   SchedPhaseRecord r = phase_record(kind, start, end, processed);
   if (!detail_) {  // no observer reads the snapshots or the pop counts
     ctx_.obs->on_sched_phase(r);

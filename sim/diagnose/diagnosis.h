@@ -56,6 +56,9 @@ class FailureWitness : public SimObserver {
     if (x.tasks_processed > 0) last_work_ = std::max(last_work_, x.end);
   }
   void on_orch_submit(const OrchSubmitRecord& x) override { last_work_ = std::max(last_work_, x.end); }
+  // The latest end of a scheduler's records that processed something, kept
+  // by the thread itself (SchedulerThread::sum_phases).
+  void note_last_work(Time t) { last_work_ = std::max(last_work_, t); }
   // The hooks it reads, the three above (the fan-out calls it for these only).
   static constexpr std::uint32_t kHooks = hook::Error | hook::SchedPhase | hook::OrchSubmit;
   std::uint32_t hooks() const override { return kHooks; }

@@ -498,6 +498,10 @@ class Writers {
     std::uint32_t others = path_ ? path_->hooks() : 0u;
     for (auto& w : writers_) others |= w->hooks();
     collectors_.take_watch(watch, RunWatch::kHooks & ~others);
+    // The collectors read the phase records only for sums (the figures'
+    // per-thread phase times, the witness's last work): with no other
+    // reader the scheduler threads keep them (SchedulerThread::sum_phases).
+    phases_summed_ = !(others & hook::SchedPhase);
     fanout_.add(&collectors_);  // stats_, figures_, witness_ (and the watch)
     fanout_.add(path_.get());
     for (auto& w : writers_) fanout_.add(w.get());
@@ -515,6 +519,16 @@ class Writers {
     if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir, req.gzip_level));
   }
   SimObserver& observer() { return fanout_; }
+  bool phases_summed() const { return phases_summed_; }
+  // The sums the scheduler threads kept, to the figures and the witness as
+  // their records would have brought them (before anything reads either).
+  void take_phase_sums(const Chip& chip) {
+    for (const auto& s : chip.schedulers()) {
+      if (!s->sums_phases()) continue;
+      figures_.add_phase_sums(s->index(), s->phase_sums().span);
+      witness_.note_last_work(s->phase_sums().last_work);
+    }
+  }
   SummaryStats& stats() { return *stats_; }
   diagnose::FailureWitness& witness() { return witness_; }
   std::unique_ptr<SummaryStats> take_stats() { return std::move(stats_); }
@@ -566,6 +580,7 @@ class Writers {
   Collectors collectors_{*stats_, figures_, witness_};
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
+  bool phases_summed_ = false;
 };
 
 // An input error raised inside the model (the orchestrator's host_build_graph
@@ -678,6 +693,8 @@ class ChipSim {
     }
     chip_ = std::make_unique<Chip>(name.c_str(), l.platform, l.config, *program_, data_, &writers_.observer());
     writers_.witness().watch(*chip_);
+    if (writers_.phases_summed())
+      for (const auto& s : chip_->schedulers()) s->sum_phases();
   }
 
   Chip& chip() { return *chip_; }
@@ -685,6 +702,7 @@ class ChipSim {
   // After the simulation: the chip's outcome, its writers' files staged.
   Result finish(const RunRequest& req, const RunWatch& watch) {
     Chip& chip = *chip_;
+    writers_.take_phase_sums(chip);
     rethrow_model_input_error(chip, l_);
     check_stopped(watch, writers_, l_);
     std::unique_ptr<diagnose::Failure> failure = failure_of(req, chip, writers_.stats(), writers_.witness());

@@ -196,6 +196,21 @@ class FiguresCollector : public SimObserver {
     add_phase_slow(r);
   }
   void on_scope_sample(const ScopeSample& x) override;
+  // A thread's phase spans summed per kind by the thread itself (what
+  // on_sched_phase would have added record by record; a kind at 0 had no
+  // record with time).
+  template <std::size_t N>
+  void add_phase_sums(int thread, const std::array<Time, N>& span) {
+    static_assert(N == kPhaseKinds);
+    for (std::size_t k = 0; k < N; ++k)
+      if (span[k] > 0) {
+        SchedPhaseRecord r;
+        r.thread = thread;
+        r.kind = static_cast<SchedPhase>(k);
+        r.end = span[k];
+        on_sched_phase(r);
+      }
+  }
 
   // `makespan` and the platform's core counts per type give the utilisation.
   nlohmann::ordered_json to_json(Time makespan, int aic_cores, int aiv_cores) const;
