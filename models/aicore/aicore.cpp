@@ -165,7 +165,7 @@ inline bool AicoreComplex::lay_out(int core, Core& c) {
     if (s.waiting || !run_local(core, s)) break;
     s.end = s.t;
     r.end = s.end;
-    for (PhaseHandler* h : handlers_) h->block_end(core, *s.task, s.block, s.end);
+    for (PhaseHandler* h : block_enders_) h->block_end(core, *s.task, s.block, s.end);
     last_end_ = std::max(last_end_, s.end);
     c.free_at = s.end + platform_.core.loop;
     changed = true;
@@ -189,7 +189,7 @@ Time AicoreComplex::gated_start(const Slot& s) const {
 }
 
 void AicoreComplex::add_handler(PhaseHandler* h) {
-  handlers_.push_back(h);
+  if (h->ends_blocks()) block_enders_.push_back(h);
   // The first handler (in the order added) that takes a phase executes it.
   Phase probe;
   for (std::size_t k = 0; k < kPhaseKinds; ++k)

@@ -68,6 +68,10 @@ class PhaseHandler {
   // phase executed; `end` may lie ahead of the current time). The GM model
   // writes the block's stores back and drops its cache here.
   virtual void block_end(int /*core*/, const Task& /*task*/, int /*block*/, Time /*end*/) {}
+  // Whether this handler overrides block_end: the complex calls only those
+  // that do (one of the three a chip adds, the GM model's), not a virtual
+  // call per handler and block ending.
+  virtual bool ends_blocks() const { return false; }
   // A timer this handler set with AicoreComplex::set_timer fires at `t` while
   // the core still waits inside one of its phases (a timeout, e.g. a SOFT
   // barrier that stops polling). Return the time the phase completes, or
@@ -378,7 +382,7 @@ class AicoreComplex : public sc_core::sc_module {
   SimObserver* obs_;
   CoreMap map_;
   std::vector<Core> cores_;
-  std::vector<PhaseHandler*> handlers_;
+  std::vector<PhaseHandler*> block_enders_;  // the handlers added whose ends_blocks(), in the order added
   static constexpr std::size_t kPhaseKinds = static_cast<std::size_t>(PhaseKind::Free) + 1;
   std::array<PhaseHandler*, kPhaseKinds * 4> handler_of_{};  // by handler_key: the first handler that takes it
   std::deque<ClusterView> views_;  // stable addresses

@@ -62,6 +62,7 @@ class GmModel : public PhaseHandler {
   }
   Time execute(const PhaseCtx& ctx, Time t) override;
   void block_end(int core, const Task& task, int block, Time end) override;
+  bool ends_blocks() const override { return true; }
   Time on_timer(const PhaseCtx& ctx, Time t) override;  // a SOFT barrier's waiter stops polling
 
   // Coherency reports made so far (after deduplication).

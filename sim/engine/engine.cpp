@@ -502,6 +502,12 @@ class Writers {
     // per-thread phase times, the witness's last work): with no other
     // reader the scheduler threads keep them (SchedulerThread::sum_phases).
     phases_summed_ = !(others & hook::SchedPhase);
+    // No other sink reads any event (every output off: the name map reads
+    // none, the watch's hooks go through the collectors): the chip calls
+    // the collectors directly, without the fan-out's list test per event.
+    // They answer reads_edges and reads_sched_detail as the fan-out would
+    // (the other sinks, writers and the watch, read neither).
+    collectors_only_ = others == 0;
     fanout_.add(&collectors_);  // stats_, figures_, witness_ (and the watch)
     fanout_.add(path_.get());
     for (auto& w : writers_) fanout_.add(w.get());
@@ -518,7 +524,7 @@ class Writers {
     writers_.push_back(record::make_name_map_writer(dir));
     if (req.task_stats) writers_.push_back(record::make_task_stats_writer(dir, req.gzip_level));
   }
-  SimObserver& observer() { return fanout_; }
+  SimObserver& observer() { return collectors_only_ ? static_cast<SimObserver&>(collectors_) : fanout_; }
   bool phases_summed() const { return phases_summed_; }
   // The sums the scheduler threads kept, to the figures and the witness as
   // their records would have brought them (before anything reads either).
@@ -581,6 +587,7 @@ class Writers {
   std::vector<std::unique_ptr<record::OutputWriter>> writers_;
   ObserverFanout fanout_;
   bool phases_summed_ = false;
+  bool collectors_only_ = false;
 };
 
 // An input error raised inside the model (the orchestrator's host_build_graph
