@@ -369,7 +369,10 @@ std::vector<record::StuckWait> stuck_waits(const Chip& chip) {
 // last sink of those hooks, where the fan-out called it, and the hooks
 // that only the collectors and the watch read (a block finished, a task
 // completed, with every output off) go to one sink, a direct call, where
-// the fan-out walked a list of two.
+// the fan-out walked a list of two. With no other sink reading any event
+// (every output off) the chip calls this sink itself, no fan-out between
+// (Writers::observer), and the scheduler threads sum their phase records
+// for the figures and the witness (SchedulerThread::sum_phases).
 class Collectors : public SimObserver {
  public:
   Collectors(SummaryStats& s, record::FiguresCollector& f, diagnose::FailureWitness& w)
