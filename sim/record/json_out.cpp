@@ -400,9 +400,10 @@ bool OutFile::hold_chunk() {
     return false;
   }
   // A fresh block with room for a chunk and the record that crosses its end
-  // (one that grew by doubling would be twice a chunk); the held one is
-  // shrunk to its text (in place: the tail goes back to the heap).
-  const std::size_t cap = kChunk + kChunk / 4;
+  // (one that grew by doubling would be twice a chunk; a longer record grows
+  // it); the held one is shrunk to its text (in place: the tail goes back to
+  // the heap, small enough that the held chunks lie nearly end to end).
+  const std::size_t cap = kChunk + 8192;
   char* fresh = static_cast<char*>(std::malloc(cap));
   if (!fresh) {
     g_held_bytes.fetch_sub(n, std::memory_order_relaxed);
