@@ -655,7 +655,7 @@ void OutFile::append_compressed(const std::string& path) {
 void OutFile::append(OutFile& part) {
   part.close();  // its last chunk held too, or written after the held ones
   if (!part.held_.empty()) append_held(part);
-  if (!part.hold_ || part.spilled_) append_file(part.path());
+  if (!part.hold_ || part.spilled_ || part.gz_) append_file(part.path());  // its file has bytes (a gzip part holds none)
   part.close_and_remove();
 }
 
