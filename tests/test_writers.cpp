@@ -461,6 +461,50 @@ TEST_CASE("an out file writes its chunks in order through the I/O thread, and se
   CHECK(slurp(dir / "b") == want_b + "end");
 }
 
+TEST_CASE("a part held in memory appends the same text as one written to its file - past the budget too",
+          "[writers]") {
+  TempDir dir;
+  // Rows of ~1 kB numbered n: `bytes` of them into f (committed per row).
+  std::string row;
+  for (int i = 0; i < 100; ++i) row += "0123456789";
+  auto fill = [&](OutFile& f, std::size_t bytes, char sep) {
+    for (std::size_t n = 0; n < bytes; n += row.size() + 8) {
+      f.raw(row).u(n).ch(sep);
+      f.commit();
+    }
+  };
+  // Two held parts: the first spends most of the budget, the second runs
+  // past it (its later chunks go to its file, after the held ones); the same
+  // text through parts that are not held, into a plain and a gzip file each.
+  const std::size_t big = OutFile::kHoldBudget - OutFile::kHoldBudget / 8, small = OutFile::kHoldBudget / 4;
+  for (int level : {0, 1}) {
+    const std::string name = level ? "out.gz" : "out";
+    {
+      OutFile held(dir / ("held_" + name), level), plain(dir / ("plain_" + name), level);
+      ScratchFile a(dir.path, "a"), b(dir.path, "b"), c(dir.path, "c"), d(dir.path, "d");
+      a.hold_in_memory();
+      b.hold_in_memory();
+      fill(a, big, ',');
+      fill(b, small, ';');
+      fill(c, big, ',');
+      fill(d, small, ';');
+      for (OutFile* f : {&held, &plain}) f->raw("head[");
+      held.append(a);
+      plain.append(c);
+      for (OutFile* f : {&held, &plain}) f->raw("][");
+      held.append(b);
+      plain.append(d);
+      for (OutFile* f : {&held, &plain}) f->raw("]");
+      held.close();
+      plain.close();
+      CHECK(cli::entries(dir.path).size() == static_cast<std::size_t>(2 + 2 * level));  // the parts removed
+    }
+    const std::string got = slurp(dir / ("held_" + name));
+    CHECK(got.size() > (level ? 1000u : big + small));
+    CHECK(got == slurp(dir / ("plain_" + name)));  // the same bytes, the gzip chunks too
+  }
+}
+
 TEST_CASE("a write error in a background chunk is reported when the file is closed", "[writers]") {
   TempDir dir;
   OutFile f(dir / "out");

@@ -214,6 +214,8 @@ class DepsWriter : public OutputWriter {
   DepsWriter(const std::string& dir, int gzip_level)
       : OutputWriter(dir, gzip_level), tasks_(dir, "deps_tasks", gzip_level), tensors_(dir, "deps_tensors"), edges_(dir, "deps_edges") {
     tasks_.raw("{\"tasks\":[");
+    tensors_.hold_in_memory();
+    edges_.hold_in_memory();
   }
 
   void on_submitted(const Task& t, const SubmitRequest& req, const std::vector<EdgeInfo>&) override {

@@ -60,6 +60,7 @@ JsonBuf& JsonBuf::str(std::string_view v) {
 
 namespace {
 std::atomic<std::uint64_t> g_bytes_written{0};
+std::atomic<std::size_t> g_held_bytes{0};  // OutFile::held_, all files together (kHoldBudget)
 std::atomic<bool> g_write_failed{false};
 
 // The fault-injection seam (docs/testing.md, "Write errors"): the n-th
@@ -152,6 +153,14 @@ class IoThread {
     Spare s{nullptr, 0};
     spares_.pop(s);
     return {s.block, s.cap};
+  }
+
+  // Queues `len` bytes of `block` (malloc'd) for `f`, freed once written
+  // (a held chunk, OutFile::append: its size is not a buffer's).
+  void submit_owned(OutFile& f, char* block, std::size_t len) {
+    push(Job{&f, block, len, 0, 0, 0});
+    ++f.queued_;
+    wake_for_batch();
   }
 
   // Queues a gzip chunk the simulation thread compressed itself: `len`
@@ -269,7 +278,7 @@ class IoThread {
                                                 j.text_crc)
                           : j.file->emit(j.block, j.len);
       if (err) j.file->note_write_error(err);
-      if (j.text_size || !spares_.push(Spare{j.block, j.cap})) std::free(j.block);
+      if (j.text_size || j.cap == 0 || !spares_.push(Spare{j.block, j.cap})) std::free(j.block);
       j.file->written_.fetch_add(1, std::memory_order_release);  // publishes write_errno_ too
       wake(done_, done_sleepers_);
     }
@@ -372,6 +381,40 @@ OutFile::~OutFile() {
     if (queued_) IoThread::get().wait(*this);
     ::close(fd_);
   }
+  free_held();
+}
+
+void OutFile::free_held() {
+  for (const Held& h : held_) {
+    g_held_bytes.fetch_sub(h.len, std::memory_order_relaxed);
+    std::free(h.block);
+  }
+  held_.clear();
+}
+
+bool OutFile::hold_chunk() {
+  const std::size_t n = size();
+  if (g_held_bytes.fetch_add(n, std::memory_order_relaxed) + n > kHoldBudget) {
+    g_held_bytes.fetch_sub(n, std::memory_order_relaxed);
+    spilled_ = true;  // this chunk and every later one go to the file
+    return false;
+  }
+  // A fresh block with room for a chunk and the record that crosses its end
+  // (one that grew by doubling would be twice a chunk; a longer record grows
+  // it); the held one is shrunk to its text (in place: the tail goes back to
+  // the heap, small enough that the held chunks lie nearly end to end).
+  const std::size_t cap = kChunk + 8192;
+  char* fresh = static_cast<char*>(std::malloc(cap));
+  if (!fresh) {
+    g_held_bytes.fetch_sub(n, std::memory_order_relaxed);
+    spilled_ = true;
+    return false;
+  }
+  char* full = swap_block(fresh, cap);
+  if (char* shrunk = static_cast<char*>(std::realloc(full, n))) full = shrunk;
+  held_.push_back(Held{full, n});
+  g_bytes_written += n;  // as the scratch file's write counted it
+  return true;
 }
 
 void OutFile::open(std::string path, int gzip_level) {
@@ -384,6 +427,8 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   fd_ = fd >= 0 ? ::fcntl(fd, F_DUPFD_CLOEXEC, 3) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
   if (fd_ < 0) fail("cannot create");
   clear();
+  free_held();
+  spilled_ = false;
   queued_ = 0;
   written_.store(0, std::memory_order_relaxed);
   write_errno_ = 0;
@@ -485,6 +530,7 @@ void OutFile::write_all(const char* p, std::size_t n) {
 
 void OutFile::flush() {
   if (fd_ < 0 || size() == 0) return;
+  if (hold_ && !spilled_ && !gz_ && hold_chunk()) return;
   if (!IoThread::enabled()) {
     // As on the I/O thread: a write error is reported by sync() or close(),
     // never in the middle of a simulation.
@@ -607,9 +653,41 @@ void OutFile::append_compressed(const std::string& path) {
 }
 
 void OutFile::append(OutFile& part) {
-  part.close();
-  append_file(part.path());
+  part.close();  // its last chunk held too, or written after the held ones
+  if (!part.held_.empty()) append_held(part);
+  if (!part.hold_ || part.spilled_ || part.gz_) append_file(part.path());  // its file has bytes (a gzip part holds none)
   part.close_and_remove();
+}
+
+void OutFile::append_held(OutFile& part) {
+  if (gz_) {
+    // The text in chunks exactly as append_compressed reads the file into
+    // them (each filled to a full chunk, then handed on), so the .gz bytes
+    // are the same.
+    for (const Held& h : part.held_)
+      for (std::size_t off = 0; off < h.len;) {
+        const std::size_t room = std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1);
+        const std::size_t n = std::min(room, h.len - off);
+        std::memcpy(reserve_tail(n), h.block + off, n);
+        extend(n);
+        off += n;
+        commit();
+      }
+    part.free_held();
+    return;
+  }
+  flush();  // this file's text before the part's
+  for (const Held& h : part.held_) {
+    g_held_bytes.fetch_sub(h.len, std::memory_order_relaxed);
+    if (IoThread::enabled()) {
+      IoThread::get().submit_owned(*this, h.block, h.len);  // freed once written
+      continue;
+    }
+    if (!write_errno_)
+      if (const int err = emit(h.block, h.len)) note_write_error(err);
+    std::free(h.block);
+  }
+  part.held_.clear();
 }
 
 void fail_read(const std::string& path) {
@@ -647,6 +725,7 @@ void OutFile::close_and_remove() {
     if (queued_) IoThread::get().wait(*this);
     ::close(fd_);
   }
+  free_held();
   end_gzip();
   fd_ = -1;
   clear();

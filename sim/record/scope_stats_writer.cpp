@@ -54,7 +54,9 @@ void put_ring_array(JsonBuf& b, const RingValues& values) {
 class ScopeStatsWriter : public OutputWriter {
  public:
   ScopeStatsWriter(const std::string& dir, int gzip_level)
-      : OutputWriter(dir, gzip_level), rows_(dir, "scope_stats") {}
+      : OutputWriter(dir, gzip_level), rows_(dir, "scope_stats") {
+    rows_.hold_in_memory();  // appended to the file in finish()
+  }
 
   void on_scope_sample(const ScopeSample& x) override {
     // The site's quoted text, kept for the next sample of the same site
