@@ -124,6 +124,49 @@ TEST_CASE("a buffer's writers are found newest first as its group grows from one
   CHECK(h.rt->tensormap().in_use() == 1);
 }
 
+TEST_CASE("an INOUT chain of the very same view gets the overlap test's answer at every link", "[runtime]") {
+  // The tensormap keeps view_overlap(v, v) with an entry of view v and
+  // passes it on to the next insert of v (an accumulator's chain): each
+  // link must still get what the test itself gives, Covered, Other or None.
+  Harness h;
+  Task* a = h.sub(submit(h.k.get(), {out(300)}));  // 1200 bytes, storage padded to 1024-byte multiples
+  REQUIRE(a);
+  Tensor row = h.output(a);  // as 3 x 100: the padded storage (512 elements) is no multiple of 100
+  row.ndims = 2;
+  row.buf_shape[0] = 3;
+  row.buf_shape[1] = 100;
+  row.offset[0] = 1;
+  row.shape[0] = 1;
+  row.shape[1] = 100;
+  const Tensor x = h.ext(1024);
+  const Tensor part = view(x, 256, 256), empty = view(x, 800, 0);  // the empty one away from part
+  REQUIRE(view_overlap(part, part) == Overlap::Covered);
+  REQUIRE(view_overlap(row, row) == Overlap::Other);
+  REQUIRE(view_overlap(empty, empty) == Overlap::None);
+  for (const Tensor& v : {part, row, empty}) {
+    const Overlap expect = view_overlap(v, v);
+    std::vector<TaskId> writers;
+    for (int link = 0; link < 4; ++link) {
+      const std::size_t at = h.rec.edges.size();
+      Task* w = h.sub(submit(h.k.get(), {arg(ArgTag::Inout, v)}));
+      REQUIRE(w);
+      std::vector<TaskId> found;
+      for (const EdgeInfo& e : h.rec.edges.at(at))
+        if (e.source == EdgeSource::Tensormap) {
+          CHECK(e.overlap == expect);
+          found.push_back(e.pred);
+        }
+      // Covered: the last writer only (it is removed); Other: every earlier
+      // writer, newest first (none is removed); None: no edge.
+      std::vector<TaskId> want;
+      if (expect == Overlap::Covered && !writers.empty()) want.push_back(writers.back());
+      if (expect == Overlap::Other) want.assign(writers.rbegin(), writers.rend());
+      CHECK(found == want);
+      writers.push_back(w->id);
+    }
+  }
+}
+
 TEST_CASE("views of another layout: disjoint element ranges are independent, overlapping ones are ordered",
           "[runtime]") {
   // pto_tensormap.h, PTO2TensorMapEntry::check_overlap: the element-range

@@ -412,18 +412,25 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
         if (keep_edges()) record_edge(p, EdgeSource::Creator, static_cast<int>(i), v.owner, kDepWait | kDepRetain, Overlap::Other);
         add_edge(p, v.owner, kDepWait | kDepRetain);
       }
-      // Step B: tensormap lookup for INPUT / INOUT.
+      // Step B: tensormap lookup for INPUT / INOUT. An argument the commit
+      // inserts (INOUT) takes the lookup's overlap of its view with itself
+      // along as the insert's hint.
+      const bool inserts = (a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep;
+      std::uint8_t self = TensorMap::kSelfUnknown;
       if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
         ++p.work.lookups;
         scratch_matches_.clear();
-        p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_);
+        p.work.lookup_entries += tensormap_.lookup(v, a.tag == ArgTag::Inout, scratch_matches_, inserts ? &self : nullptr);
         for (const TensorMap::Match& m : scratch_matches_) {
           if (m.producer == t.id) continue;
           if (keep_edges()) record_edge(p, EdgeSource::Tensormap, static_cast<int>(i), m.producer, kDepWait, m.overlap);
           add_edge(p, m.producer, kDepWait);
         }
       }
-      if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) ++p.inserts;
+      if (inserts) {
+        ++p.inserts;
+        p.self_hints.push_back(self);
+      }
     }
   }
   for (const FaninRef& f : p.merged)
@@ -437,10 +444,12 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
   // TensorMap inserts (§4.1 step 5). discover_fanin counted them
   // (p.inserts): most submits have none, and skip the walk of their arguments.
   if (!t.manual_scope && p.inserts) {
+    assert(p.self_hints.size() == p.inserts);  // discover_fanin pushes one per insert
+    std::size_t k = 0;
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const SubmitArg& a = req.args[i];
       if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) {
-        tensormap_.insert(t.args[i], t.id);
+        tensormap_.insert(t.args[i], t.id, p.self_hints[k++]);  // t.args[i] is the looked-up view (not an OUTPUT)
       }
     }
   }

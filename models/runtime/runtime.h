@@ -164,6 +164,9 @@ struct SubmitProgress {
   // commit, so its slot stays where it is; wiring and commit read it here
   // instead of finding it again.
   std::vector<Task*> producers;
+  // Per tensormap insert of the commit, in argument order: the lookup's
+  // view_overlap(v, v) of the same view, or TensorMap::kSelfUnknown.
+  std::vector<std::uint8_t> self_hints;
   SubmitWork work;
   void reset() {
     stage = Stage::Start;
@@ -174,6 +177,7 @@ struct SubmitProgress {
     edges.clear();
     merged.clear();
     producers.clear();
+    self_hints.clear();
     work.reset();
   }
 };
@@ -425,7 +429,7 @@ class Runtime {
   void sample_scope(const ScopeInfo& s, bool begin);
   void record_edge(SubmitProgress& p, EdgeSource source, int arg, TaskId pred, std::uint8_t flags, Overlap overlap);
   void add_edge(SubmitProgress& p, TaskId pred, std::uint8_t flags);  // claims (or merges) the producer
-  void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
+  __attribute__((always_inline)) inline void discover_fanin(const SubmitRequest& req, SubmitProgress& p);
   void commit(const SubmitRequest& req, SubmitProgress& p, Time now);
   void reclaim_tensormap();
   // host_build_graph: a resource the whole graph does not fit is a fatal at once.

@@ -13,10 +13,19 @@ void TensorMap::init(std::uint64_t capacity, const std::array<Ring, kNumRings>* 
 
 template <class Unlink>
 void TensorMap::visit(const Tensor& view, bool every, std::int64_t first, std::int32_t e, bool remove_covered,
-                      std::vector<Match>& out, Unlink&& unlink) {
+                      std::vector<Match>& out, std::uint8_t* self, Unlink&& unlink) {
   Entry& en = entries_[e];
   if ((!every && en.last < first) || stale(en)) return;
-  Overlap ov = view_overlap(view, en.view);
+  Overlap ov;
+  if (same_view(view, en.view)) {
+    // The same view as the entry's: its overlap with itself, tested once
+    // per chain of such entries (the insert takes the hint), not per lookup.
+    if (en.self == kSelfUnknown) en.self = static_cast<std::uint8_t>(view_overlap(view, en.view));
+    ov = static_cast<Overlap>(en.self);
+    if (self) *self = en.self;
+  } else {
+    ov = view_overlap(view, en.view);
+  }
   if (ov == Overlap::None) return;
   out.push_back(Match{en.producer, ov, en.seq});
   // The walk holds the entry's group and node: no second hash probe and
@@ -24,7 +33,8 @@ void TensorMap::visit(const Tensor& view, bool every, std::int64_t first, std::i
   if (remove_covered && ov == Overlap::Covered) unlink();
 }
 
-std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out) {
+std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out,
+                                std::uint8_t* self) {
   const std::uint32_t walked = bucket_len_[bucket_of(view.addr)];
   // An empty chain holds no entry of this address: most lookups (inputs no
   // task registered) end here, without hashing into groups_.
@@ -44,7 +54,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
     const std::int32_t e = grp.single;
     const std::int64_t f = entries_[e].first;
     if (every || (f >= first - grp.max_span && f <= last))
-      visit(view, every, first, e, remove_covered, out, [&] {
+      visit(view, every, first, e, remove_covered, out, self, [&] {
         grp.single = -1;
         release_entry(e, grp);
       });
@@ -55,7 +65,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
   while (it != by_first.end() && (every || it->first <= last)) {
     const auto node = it++;
     const std::int32_t e = node->second;
-    visit(view, every, first, e, remove_covered, out, [&] { erase_node(e, grp, node, true); });
+    visit(view, every, first, e, remove_covered, out, self, [&] { erase_node(e, grp, node, true); });
   }
   if (out.size() - before > 1)  // most lookups match one entry or none
     std::sort(out.begin() + static_cast<std::ptrdiff_t>(before), out.end(),
@@ -63,7 +73,7 @@ std::uint32_t TensorMap::lookup(const Tensor& view, bool remove_covered, std::ve
   return walked;
 }
 
-void TensorMap::insert(const Tensor& view, TaskId producer) {
+void TensorMap::insert(const Tensor& view, TaskId producer, std::uint8_t self) {
   if (emptied_.size() >= kEmptyGroups) drop_empty_groups();
   std::int32_t e;
   if (!free_.empty()) {
@@ -78,6 +88,7 @@ void TensorMap::insert(const Tensor& view, TaskId producer) {
   en.producer = producer;
   en.seq = next_seq_++;
   en.used = true;
+  en.self = self;
   view.extent(en.first, en.last);
   Group& g = groups_.try_emplace(view.addr, pool_.get()).first->second;
   if (g.single < 0 && g.by_first.empty()) {

@@ -67,12 +67,37 @@ class TensorMap {
     return static_cast<std::uint32_t>((addr * 0x9E3779B97F4A7C15ull) >> (64 - 12));
   }
 
+  // What view_overlap(v, v) gives for a view v (an entry's `self`): not
+  // known yet, or the Overlap value.
+  static constexpr std::uint8_t kSelfUnknown = 0xff;
+
   // Valid entries of the same buffer overlapping `view`, newest first. With
   // `remove_covered`, entries the view covers are removed (INOUT). Returns
-  // the number of entries of the bucket chain the runtime walks.
-  std::uint32_t lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out);
+  // the number of entries of the bucket chain the runtime walks. `self`,
+  // when given, receives view_overlap(view, view) if the walk met an entry
+  // of the very same view (else it is left as it is): the hint for that
+  // view's insert.
+  std::uint32_t lookup(const Tensor& view, bool remove_covered, std::vector<Match>& out,
+                       std::uint8_t* self = nullptr);
   // Registers `producer` as the writer of `view`. Caller ensured capacity.
-  void insert(const Tensor& view, TaskId producer);
+  // `self`: view_overlap(view, view) if the caller knows it (lookup's hint),
+  // else kSelfUnknown.
+  void insert(const Tensor& view, TaskId producer, std::uint8_t self = kSelfUnknown);
+
+  // Whether two views are the same for view_overlap: every field it reads
+  // (it reads the arrays below ndims only). view_overlap(a, b) is then
+  // view_overlap(b, b). The arrays' differences are or-ed, not compared
+  // one by one (std::array's == calls memcmp per array).
+  static bool same_view(const Tensor& a, const Tensor& b) {
+    if (a.addr != b.addr || a.version != b.version || a.ndims != b.ndims || a.dtype != b.dtype ||
+        a.strided != b.strided || a.storage_bytes != b.storage_bytes || a.start != b.start)
+      return false;
+    std::int64_t diff = 0;
+    for (int d = 0; d < a.ndims; ++d)
+      diff |= (a.offset[d] ^ b.offset[d]) | (a.shape[d] ^ b.shape[d]) | (a.buf_shape[d] ^ b.buf_shape[d]) |
+              (a.strides[d] ^ b.strides[d]);
+    return diff == 0;
+  }
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t in_use() const { return in_use_; }
@@ -96,6 +121,10 @@ class TensorMap {
     std::int64_t last = 0;
     std::uint32_t generation = 0;
     bool used = false;
+    // view_overlap(view, view), or kSelfUnknown: a lookup with the very same
+    // view (an INOUT accumulator's next submit) takes it instead of the
+    // overlap test, and its insert passes it on to the next entry.
+    std::uint8_t self = kSelfUnknown;
   };
   struct Ref {
     std::int32_t index;
@@ -129,7 +158,7 @@ class TensorMap {
   // `remove_covered` a covered entry is unlinked by `unlink`.
   template <class Unlink>
   void visit(const Tensor& view, bool every, std::int64_t first, std::int32_t e, bool remove_covered,
-             std::vector<Match>& out, Unlink&& unlink);
+             std::vector<Match>& out, std::uint8_t* self, Unlink&& unlink);
   // Drops the groups of `emptied_` still without entries.
   void drop_empty_groups();
   // Frees the ring's entries whose producers are below its synced threshold.
