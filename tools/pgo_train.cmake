@@ -2,8 +2,10 @@
 #   cmake -DNPUSIM=<instrumented npusim> -DTRACES=<traces/> -DPROFILE=<profile dir>
 #         -DOUT=<scratch dir> -DSTAMP=<file written when done> -P tools/pgo_train.cmake
 # Runs every example trace (traces/*.json but the bench traces, which are the
-# benchmark's workloads, not its training) twice: with every output on and
-# with outputs off. A run that fails stops the build: its profile would be
+# benchmark's workloads, not its training) three times: with every output on,
+# with every output on and --compress gzip, and with outputs off. The
+# instrumented npusim writes its counts to the directory it was built with
+# (-fprofile-generate=PROFILE): PROFILE must be that directory. A run that fails stops the build: its profile would be
 # a partial one.
 foreach(v NPUSIM TRACES PROFILE OUT STAMP)
   if(NOT DEFINED ${v})
@@ -20,10 +22,12 @@ foreach(trace IN LISTS traces)
   if(name MATCHES "^bench_")
     continue()
   endif()
-  foreach(mode on off)
+  foreach(mode on gzip off)
     set(args run "${trace}" --out "${OUT}/${name}_${mode}" --quiet)
     if(mode STREQUAL "off")
       list(APPEND args --swimlane-level 0 --no-deps --no-scope-stats --no-task-stats)
+    elseif(mode STREQUAL "gzip")
+      list(APPEND args --compress gzip)
     endif()
     execute_process(COMMAND "${NPUSIM}" ${args} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
