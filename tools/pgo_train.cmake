@@ -5,8 +5,8 @@
 # benchmark's workloads, not its training) three times: with every output on,
 # with every output on and --compress gzip, and with outputs off. The
 # instrumented npusim writes its counts to the directory it was built with
-# (-fprofile-generate=PROFILE): PROFILE must be that directory. A run that fails stops the build: its profile would be
-# a partial one.
+# (-fprofile-generate=PROFILE): PROFILE must be that directory. A run that
+# fails (or hangs) stops the build: its profile would be a partial one.
 foreach(v NPUSIM TRACES PROFILE OUT STAMP)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "pgo_train.cmake: -D${v}=... is required")
@@ -29,7 +29,10 @@ foreach(trace IN LISTS traces)
     elseif(mode STREQUAL "gzip")
       list(APPEND args --compress gzip)
     endif()
-    execute_process(COMMAND "${NPUSIM}" ${args} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+    # A run that hangs (a model regression) fails the build after 10 minutes
+    # instead of holding it (an instrumented run of the largest example takes
+    # a second or two).
+    execute_process(COMMAND "${NPUSIM}" ${args} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 600)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "pgo_train.cmake: npusim ${args} failed (${rc}): ${err}")
     endif()
