@@ -289,4 +289,38 @@ TEST_CASE("the JSON-parse scanner sees a planted parse and names its file and li
   CHECK(found[7] == "sim/x/planted.cpp:10: in >> doc;");
 }
 
+
+// The AICore complex calls a phase handler's block_end only when the handler
+// says it has one (PhaseHandler::ends_blocks, models/aicore/aicore.h): a
+// handler that overrides block_end without saying so would be skipped in
+// silence. Every file that overrides block_end must also override
+// ends_blocks to answer true.
+std::vector<std::string> block_end_without_ends_blocks(const std::string& path, const std::string& text) {
+  static const std::regex overrides(R"(void\s+block_end\s*\([^)]*\)\s*(const\s*)?override)");
+  static const std::regex says(R"(bool\s+ends_blocks\s*\(\s*\)\s*const\s*override\s*\{\s*return\s+true\s*;\s*\})");
+  if (std::regex_search(text, overrides) && !std::regex_search(text, says)) return {path};
+  return {};
+}
+
+TEST_CASE("every phase handler that overrides block_end says so in ends_blocks") {
+  std::vector<std::string> found;
+  int overriding = 0;
+  for (const source_scan::Source& src : source_scan::sources_under({"models", "sim", "python", "tests"})) {
+    if (src.path == "tests/test_layering.cpp") continue;  // the planted text below
+    static const std::regex overrides(R"(void\s+block_end\s*\([^)]*\)\s*(const\s*)?override)");
+    if (std::regex_search(src.text, overrides)) ++overriding;
+    for (const std::string& f : block_end_without_ends_blocks(src.path, src.text)) found.push_back(f);
+  }
+  INFO(source_scan::listed(found));
+  CHECK(found.empty());
+  CHECK(overriding >= 1);  // the GM model's: the scan sees it
+  // The check sees a handler that forgets it, and passes one that says it.
+  CHECK(block_end_without_ends_blocks("m/x.h", "void block_end(int c, const Task& t, int b, Time e) override;\n") ==
+        std::vector<std::string>{"m/x.h"});
+  CHECK(block_end_without_ends_blocks(
+            "m/y.h", "void block_end(int c, const Task& t, int b, Time e) override;\n"
+                     "bool ends_blocks() const override { return true; }\n")
+            .empty());
+}
+
 }  // namespace layering_test
