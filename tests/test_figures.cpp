@@ -179,3 +179,39 @@ TEST_CASE("figures without the swimlane: overhead null, the rest unchanged", "[f
   a["overhead"] = nullptr;
   CHECK(a == b);
 }
+
+// With every output off the scheduler threads sum their own phase records
+// (SchedulerThread::sum_phases) instead of sending them to the figures and
+// the failure witness: the same rules written twice (a span counts when it
+// has time; the last work is the latest end of a record that processed
+// something). The figures and a failed run's stall time must not tell the
+// two apart.
+TEST_CASE("every output off: the threads' own phase sums give the figures and stall time the records give", "[figures]") {
+  const std::string off = " --quiet --swimlane-level 0 --no-deps --no-scope-stats --no-task-stats";
+  for (const char* trace : {"traces/mix.json", "traces/pa_10k.json"}) {
+    INFO(trace);
+    const cli::RunResult a = cli::run_summary(std::string(trace) + " --quiet", "phase_sums_on");
+    const cli::RunResult b = cli::run_summary(trace + off, "phase_sums_off");
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    CHECK(a.summary["figures"]["sched_phases"].size() == 3);
+    CHECK(a.summary["figures"]["sched_phases"] == b.summary["figures"]["sched_phases"]);
+    nlohmann::json fa = a.summary["figures"], fb = b.summary["figures"];
+    fa["overhead"] = nullptr;  // needs the swimlane's records
+    CHECK(fa == fb);
+  }
+  // Failed runs: the stall time is the latest work the witness saw (without
+  // the threads' last work flow_control_deadlock and hard_pending_48 would
+  // stop earlier with every output off).
+  for (const char* trace : {"traces/fatal/flow_control_deadlock.json", "traces/fatal/scope_deadlock.json",
+                            "traces/fatal/watchdog_over.json", "traces/barriers/hard_pending_48.json"}) {
+    INFO(trace);
+    const cli::RunResult a = cli::run_summary(std::string(trace) + " --quiet", "phase_sums_fail_on");
+    const cli::RunResult b = cli::run_summary(trace + off, "phase_sums_fail_off");
+    REQUIRE(a.status == 1);
+    REQUIRE(b.status == 1);
+    CHECK(a.summary["error"]["stall_time_ns"].get<double>() > 0);
+    CHECK(a.summary["error"]["stall_time_ns"] == b.summary["error"]["stall_time_ns"]);
+    CHECK(a.summary["figures"]["sched_phases"] == b.summary["figures"]["sched_phases"]);
+  }
+}
