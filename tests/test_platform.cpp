@@ -177,6 +177,24 @@ TEST_CASE("platform: a2a3 values and their derivations", "[platform]") {
   CHECK(p.ffts.flag == ns(100));
 }
 
+// Platform::sys_cnt computes in 64 bits where time x frequency fits and in
+// 128 bits beyond: the two give the floor of t x f / 10^12 and meet at the
+// edge (at 50 MHz the product passes 2^64 at t = 368,934,881,474 ps).
+TEST_CASE("platform: the system counter is exact on both sides of the 64-bit product", "[platform]") {
+  Platform p;
+  p.topo.sys_cnt_freq_hz = 50000000;
+  p.topo.sys_cnt_base = 7;
+  const Time edge = ~Time{0} / p.topo.sys_cnt_freq_hz;  // the last t whose product fits
+  for (const Time t : {Time{0}, Time{19999}, Time{20000}, edge - 1, edge, edge + 1, edge + 20000,
+                       Time{1000000000000000000ull}, ~Time{0}}) {
+    INFO(t);
+    const auto want = static_cast<std::uint64_t>(static_cast<unsigned __int128>(t) * 50000000u / 1000000000000ull);
+    CHECK(p.sys_cnt(t) == 7 + want);
+  }
+  CHECK(p.sys_cnt(edge) == 7 + 18446744);  // 368,934,881,474 ps = 368.93 ms: 18,446,744 ticks
+  CHECK(p.sys_cnt(Time{1000000000000000000ull}) == 7 + 50000000000000ull);  // 10^6 s
+}
+
 TEST_CASE("platform: tiny loads with round numbers and a2a3 sources where values agree", "[platform]") {
   Platform p = load_platform("tiny");
   CHECK(p.name == "tiny");

@@ -33,20 +33,6 @@ struct BlockRow {
 };
 static_assert(std::is_trivially_copyable_v<SchedPhaseRecord> && std::is_trivially_copyable_v<OrchSubmitRecord>);
 
-// Platform::sys_cnt, the same value, without its 128-bit division where
-// the product fits 64 bits (every time below 0.37 s at 50 MHz): a division
-// by a constant is a multiply, where __udivti3 ran a hardware divide (tens
-// of cycles) for each of the five or so values of a row.
-struct Cycles {
-  const Platform& p;
-  std::uint64_t operator()(Time t) const {
-    std::uint64_t prod;
-    if (!__builtin_mul_overflow(t, p.topo.sys_cnt_freq_hz, &prod))
-      return p.topo.sys_cnt_base + prod / 1000000000000ull;
-    return p.sys_cnt(t);
-  }
-};
-
 // Ready-queue depths as the device stores them (int16).
 int clamp16(int v) { return std::clamp(v, -32768, 32767); }
 
@@ -83,7 +69,6 @@ class ChipSwimlaneWriter : public OutputWriter {
   void finish(const RunInfo& info) override {
     Platform none;
     const Platform& p = info.platform ? *info.platform : none;
-    const Cycles cycles{p};
     // Every scratch file's last chunk queued at once, then closed: the I/O
     // thread writes chunks in order, so closing them one by one between the
     // rows (put_rows) would wait each time for every chunk queued before
@@ -106,10 +91,10 @@ class ChipSwimlaneWriter : public OutputWriter {
     bool first = true;
     for (auto& f : blocks_)
       put_rows<BlockRow>(out, f.get(), first, "\n    ", [&](JsonBuf& b, const BlockRow& r) {
-        std::uint64_t start = cycles(r.b.start), receive = cycles(r.b.receive);
+        std::uint64_t start = p.sys_cnt(r.b.start), receive = p.sys_cnt(r.b.receive);
         JsonBuf::Direct d(b, 160);  // 12 bytes of text, six integers
         d.ch('[').i(r.b.core).raw(", ").u(r.task).raw(", ").u(r.b.token).raw(", ").u(start);
-        d.raw(", ").u(cycles(r.b.end)).raw(", ").u(span(receive, start)).ch(']');
+        d.raw(", ").u(p.sys_cnt(r.b.end)).raw(", ").u(span(receive, start)).ch(']');
       });
     out.raw(first ? "]" : "\n  ]");
     out.raw(",\n  \"aicpu_tasks\": [");
@@ -118,8 +103,8 @@ class ChipSwimlaneWriter : public OutputWriter {
       for (auto& f : blocks_)
         put_rows<BlockRow>(out, f.get(), first, "\n    ", [&](JsonBuf& b, const BlockRow& r) {
           JsonBuf::Direct d(b, 112);  // 8 bytes of text, four integers
-          d.ch('[').i(r.b.core).raw(", ").u(r.b.token).raw(", ").u(cycles(r.b.dispatch));
-          d.raw(", ").u(cycles(r.b.finish)).ch(']');
+          d.ch('[').i(r.b.core).raw(", ").u(r.b.token).raw(", ").u(p.sys_cnt(r.b.dispatch));
+          d.raw(", ").u(p.sys_cnt(r.b.finish)).ch(']');
         });
     out.raw(first ? "]" : "\n  ]");
 
@@ -133,7 +118,7 @@ class ChipSwimlaneWriter : public OutputWriter {
         bool none = true;
         if (t < static_cast<int>(phases_.size()))
           put_rows<SchedPhaseRecord>(out, phases_[static_cast<std::size_t>(t)].get(), none, "\n      ",
-                                     [&](JsonBuf& b, const SchedPhaseRecord& r) { put_phase(b, cycles, r); });
+                                     [&](JsonBuf& b, const SchedPhaseRecord& r) { put_phase(b, p, r); });
         out.raw(none ? "]" : "\n    ]").raw(t + 1 < arrays ? ",\n" : "\n");
       }
       out.raw("  ]");
@@ -144,7 +129,7 @@ class ChipSwimlaneWriter : public OutputWriter {
         put_rows<OrchSubmitRecord>(out, &orch_, none, "\n      ", [&](JsonBuf& b, const OrchSubmitRecord& r) {
           JsonBuf::Direct d(b, 160);  // 66 bytes of text, four integers
           d.raw("{\"submit_idx\": ").u(r.submit_idx).raw(", \"task_id\": ").u(r.task_id);
-          d.raw(", \"start_cycles\": ").u(cycles(r.start)).raw(", \"end_cycles\": ").u(cycles(r.end)).ch('}');
+          d.raw(", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end)).ch('}');
         });
         out.raw(none ? "]" : "\n    ]").raw("\n  ]");
       }
@@ -185,13 +170,13 @@ class ChipSwimlaneWriter : public OutputWriter {
     out.raw("\n  },\n");
   }
 
-  static void put_phase(JsonBuf& out, const Cycles& cycles, const SchedPhaseRecord& r) {
+  static void put_phase(JsonBuf& out, const Platform& p, const SchedPhaseRecord& r) {
     const SchedPhase kind = r.kind;
     const std::string_view name = sched_phase_name(kind);
     // The name, 172 bytes of text at most, seven integers, two depths.
     JsonBuf::Direct b(out, name.size() + 400);
     b.raw("{\"kind\": \"").raw(name);
-    b.raw("\", \"start_cycles\": ").u(cycles(r.start)).raw(", \"end_cycles\": ").u(cycles(r.end));
+    b.raw("\", \"start_cycles\": ").u(p.sys_cnt(r.start)).raw(", \"end_cycles\": ").u(p.sys_cnt(r.end));
     b.raw(", \"loop_iter\": ").u(r.loop_iter).raw(", \"tasks_processed\": ").i(r.tasks_processed);
     if (kind == SchedPhase::Dispatch) b.raw(", \"pop_hit\": ").u(r.pop_hit).raw(", \"pop_miss\": ").u(r.pop_miss);
     if (kind == SchedPhase::DummyTask || kind == SchedPhase::PredicatedSkip) b.raw(", \"task_id\": ").u(r.task_id);
