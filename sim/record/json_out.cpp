@@ -643,7 +643,7 @@ void OutFile::append_compressed(const std::string& path) {
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) fail_read(path);
   for (;;) {
-    const std::size_t room = std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1);  // to a full chunk
+    const std::size_t room = room_to_chunk();
     const std::size_t n = read_or_fail(in, reserve_tail(room), room, path);
     if (n == 0) break;
     extend(n);
@@ -666,8 +666,7 @@ void OutFile::append_held(OutFile& part) {
     // are the same.
     for (const Held& h : part.held_)
       for (std::size_t off = 0; off < h.len;) {
-        const std::size_t room = std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1);
-        const std::size_t n = std::min(room, h.len - off);
+        const std::size_t n = std::min(room_to_chunk(), h.len - off);
         std::memcpy(reserve_tail(n), h.block + off, n);
         extend(n);
         off += n;

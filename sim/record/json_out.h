@@ -441,6 +441,11 @@ class OutFile : public JsonBuf {
   // for `text_size` bytes of text with CRC-32 `text_crc`.
   int emit_packed(unsigned char* block, std::size_t len, std::size_t text_size, std::uint32_t text_crc);
   void end_gzip();  // releases the compressor, if any
+  // The text an appended part adds before commit() hands the buffer on: up
+  // to a full chunk (at least a byte). append_compressed and append_held
+  // both fill by it, so a part's .gz bytes do not depend on whether it was
+  // held in memory.
+  std::size_t room_to_chunk() const { return std::max<std::size_t>(kChunk - std::min(size(), kChunk), 1); }
   bool hold_chunk();     // flush() of a holding file: keeps the buffer as a held chunk if the budget allows
   void append_held(OutFile& part);  // append's part for part's held chunks
   void free_held();      // drops the held chunks (a file discarded)
