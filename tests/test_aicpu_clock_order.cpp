@@ -73,6 +73,26 @@ std::vector<std::string> run_script(bool fibers, Time& end) {
   return s.log;
 }
 
+// Six threads: the clock scans its due times four at a time (two pairs,
+// then the pairs' winners, then the groups in order; the slots past the
+// last thread are never due). The ties fall inside a pair, across a group's
+// two pairs and across the two groups: t1, t2 and t5 at 10; t3, t4 and t5
+// at 20; t0, t2 and t4 at 30; t1, t3 and t5 at 40. Each time stamp's
+// threads must run in registration order, whichever slot they sit in.
+std::vector<std::string> run_six(bool fibers) {
+  ScKernelFixture kernel;
+  Script s(fibers);
+  s.add("t0", {30});
+  s.add("t1", {10, 40});
+  s.add("t2", {10, 30});
+  s.add("t3", {20, 40});
+  s.add("t4", {20, 30});
+  s.add("t5", {10, 20, 40});
+  s.start();
+  sc_core::sc_start();
+  return s.log;
+}
+
 }  // namespace test_aicpu_clock_order
 
 TEST_CASE("AICPU clock: threads due at one time run in registration order on fibers and on SC_THREADs alike", "[aicpu][clock]") {
@@ -107,4 +127,13 @@ TEST_CASE("AICPU clock: an exception a thread lets out reaches sc_start from fib
     // a ran to its end at 5 before b failed at 10.
     CHECK(s.log == std::vector<std::string>{"a@0", "b@0", "a@5", "b@10"});
   }
+}
+
+TEST_CASE("AICPU clock: ties among six threads run in registration order across the due-time scan's groups", "[aicpu][clock]") {
+  using namespace test_aicpu_clock_order;
+  const std::vector<std::string> expected = {"t0@0",  "t1@0",  "t2@0",  "t3@0",  "t4@0",  "t5@0",
+                                             "t1@10", "t2@10", "t5@10", "t3@20", "t4@20", "t5@20",
+                                             "t0@30", "t2@30", "t4@30", "t1@40", "t3@40", "t5@40"};
+  CHECK(run_six(true) == expected);
+  CHECK(run_six(false) == expected);
 }

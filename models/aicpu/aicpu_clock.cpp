@@ -13,7 +13,9 @@ AicpuClock::AicpuClock(sc_core::sc_module_name name) : sc_core::sc_module(name) 
 int AicpuClock::add(void (*body)(void*), void* arg, std::size_t stack_bytes) {
   const int id = static_cast<int>(slots_.size());
   slots_.push_back(Slot{this, id, body, arg, stack_bytes, false, nullptr, nullptr});
-  due_.push_back(0);
+  // Padded to a multiple of kDueGroup with slots never due (next()).
+  due_.resize((slots_.size() + kDueGroup - 1) / kDueGroup * kDueGroup, kNever);
+  due_[static_cast<std::size_t>(id)] = 0;
   return id;
 }
 
@@ -38,16 +40,30 @@ void AicpuClock::end_of_elaboration() {
   }
 }
 
-// The due times sit in an array of their own, scanned without a branch per
-// slot (a hand-over asks this several times per simulated task). Inline in
-// choose(), and choose() in sleep(): a hand-over is one function.
+// The due times sit in an array of their own, padded with never-due
+// entries to whole groups of four, and scanned a group at a time without a
+// branch per slot: each group's first is found as a tree (two pairs, then
+// the pair's winners), so its compares do not wait on one another, and the
+// groups are then compared in order (a hand-over asks this several times per
+// simulated task). Ties go to the lower index at every compare (a strict
+// `<` with the lower index on the left). Inline in choose(), and choose() in
+// sleep(): a hand-over is one function.
 __attribute__((always_inline)) inline int AicpuClock::next() const {
   int best = -1;
   Time first = kNever;  // a slot due at kNever is not due
-  for (int i = 0; i < static_cast<int>(due_.size()); ++i) {
-    const Time d = due_[static_cast<std::size_t>(i)];
-    best = d < first ? i : best;  // ties: the lower index
-    first = d < first ? d : first;
+  const Time* d = due_.data();
+  const int n = static_cast<int>(due_.size());
+  for (int g = 0; g < n; g += kDueGroup) {
+    Time a = d[g], c = d[g + 2];
+    int ia = g, ic = g + 2;
+    ia = d[g + 1] < a ? g + 1 : ia;
+    a = d[g + 1] < a ? d[g + 1] : a;
+    ic = d[g + 3] < c ? g + 3 : ic;
+    c = d[g + 3] < c ? d[g + 3] : c;
+    ia = c < a ? ic : ia;
+    a = c < a ? c : a;
+    best = a < first ? ia : best;
+    first = a < first ? a : first;
   }
   return best;
 }

@@ -135,7 +135,10 @@ class AicpuClock : public sc_core::sc_module {
   }
 
   std::vector<Slot> slots_;
-  std::vector<Time> due_;       // per slot: when it runs next; kNever: not due (running, waiting for a wake-up only, or done)
+  // Per slot: when it runs next; kNever: not due (running, waiting for a
+  // wake-up only, or done). Padded with kNever to a multiple of kDueGroup.
+  static constexpr int kDueGroup = 4;
+  std::vector<Time> due_;
   bool fibers_ = false;         // decided at the end of elaboration: alone (a horizon set)
   Fiber host_;                  // alone: the context of drive(), which waits on the kernel
   std::exception_ptr failed_;   // alone: what a thread's body threw, rethrown by the host
