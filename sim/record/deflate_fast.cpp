@@ -466,10 +466,13 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
     out.put(lc[q[0]] & m0, ll[q[0]] & m0);
     out.put(lc[q[1]] & m1, ll[q[1]] & m1);
     q += k;
-    out.flush();
     const unsigned ds = s.lits_ds >> 24;
     const std::uint64_t dbits = (static_cast<std::uint64_t>(s.dist) << b.dist_len[ds]) + dist_off[ds];
-    out.put(len_bits[s.len] | dbits << len_n[s.len], len_n[s.len] + dist_n[ds]);
+    const unsigned mn = len_n[s.len] + dist_n[ds];
+    // One flush for the literals and the match where their bits fit (nearly
+    // always: codes are mostly short), two where they do not.
+    if (out.n + mn > 63) out.flush();
+    out.put(len_bits[s.len] | dbits << len_n[s.len], mn);
     out.flush();
     q += s.len;
   }
