@@ -180,41 +180,6 @@ struct BitOut {
   }
 };
 
-// Sorts m distinct keys (freq << 9 | symbol) without a branch on their
-// order (std::sort's compares were taken at random, a mispredicted branch
-// each): a few keys by rank (how many are smaller: every pair compared),
-// more by a radix sort of the frequency (the keys come in symbol order, so
-// a stable sort by frequency sorts them), 8 bits a pass.
-void sort_keys(std::uint32_t* key, int m) {
-  std::uint32_t tmp[kLitSyms];
-  if (m <= 32) {
-    for (int i = 0; i < m; ++i) {
-      int rank = 0;
-      for (int j = 0; j < m; ++j) rank += key[j] < key[i];
-      tmp[rank] = key[i];
-    }
-    std::memcpy(key, tmp, static_cast<std::size_t>(m) * sizeof *key);
-    return;
-  }
-  std::uint32_t top = 0;
-  for (int i = 0; i < m; ++i) top |= key[i];
-  std::uint32_t* from = key;
-  std::uint32_t* to = tmp;
-  for (int shift = 9; shift < 32 && (top >> shift) != 0; shift += 8) {
-    int start[256] = {};
-    for (int i = 0; i < m; ++i) ++start[from[i] >> shift & 255];
-    int sum = 0;
-    for (int& c : start) {
-      const int x = c;
-      c = sum;
-      sum += x;
-    }
-    for (int i = 0; i < m; ++i) to[start[from[i] >> shift & 255]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != key) std::memcpy(key, from, static_cast<std::size_t>(m) * sizeof *key);
-}
-
 // Code lengths of at most `max_bits` for the symbols' frequencies: a
 // Huffman code (two queues over the symbols sorted by frequency), lengths
 // over the limit cut to it and the Kraft sum mended by moving leaves one
@@ -228,41 +193,26 @@ void build_lengths(const std::uint32_t* freq, int nsyms, int max_bits, std::uint
   // counts are below 2^17, so the key fits).
   std::uint32_t key[kLitSyms];
   int m = 0;
-  for (int s = 0; s < nsyms; ++s) {  // without a branch on which symbols are used
-    key[m] = freq[s] << 9 | static_cast<std::uint32_t>(s);
-    m += freq[s] != 0;
-  }
+  for (int s = 0; s < nsyms; ++s)
+    if (freq[s]) key[m++] = freq[s] << 9 | static_cast<std::uint32_t>(s);
   if (m < 2) {
     const int s = m ? static_cast<int>(key[0] & 511) : 0;
     len[s] = 1;
     len[s == 0 ? 1 : 0] = 1;
     return;
   }
-  sort_keys(key, m);
+  std::sort(key, key + m);
   // Nodes: leaves 0..m-1 (sorted), internal nodes m..2m-2 made in
-  // nondecreasing weight order, so two queues find the two lightest. Each
-  // pick is a compare and conditional moves, not a branch (the weights'
-  // order is random): a leaf is taken when its weight is at most the next
-  // internal node's; the leaves' end is a weight above any, a node not yet
-  // made one above that (there are always two nodes to take).
-  std::uint64_t lw[kLitSyms + 1], iw[kLitSyms];
+  // nondecreasing weight order, so two queues find the two lightest.
+  std::uint64_t w[2 * kLitSyms];
   std::uint16_t parent[2 * kLitSyms];
-  for (int i = 0; i < m; ++i) lw[i] = key[i] >> 9;
-  lw[m] = std::uint64_t{1} << 62;
-  int leaf = 0, inner = 0;  // inner: the next internal node's index past m
-  for (int k = 0; k < m - 1; ++k) {
-    iw[k] = ~std::uint64_t{0};
-    std::uint64_t sum = 0;
-    for (int j = 0; j < 2; ++j) {
-      const std::uint64_t l = lw[leaf], r = iw[inner];
-      const bool take_leaf = l <= r;
-      const int node = take_leaf ? leaf : m + inner;
-      sum += take_leaf ? l : r;
-      leaf += take_leaf;
-      inner += !take_leaf;
-      parent[node] = static_cast<std::uint16_t>(m + k);
-    }
-    iw[k] = sum;
+  for (int i = 0; i < m; ++i) w[i] = key[i] >> 9;
+  int leaf = 0, inner = m;
+  for (int k = m; k < 2 * m - 1; ++k) {
+    int pick[2];
+    for (int& c : pick) c = (leaf < m && (inner >= k || w[leaf] <= w[inner])) ? leaf++ : inner++;
+    w[k] = w[pick[0]] + w[pick[1]];
+    parent[pick[0]] = parent[pick[1]] = static_cast<std::uint16_t>(k);
   }
   std::uint16_t depth[2 * kLitSyms];
   int count[64] = {};
@@ -310,10 +260,10 @@ void build_codes(const std::uint8_t* len, int nsyms, std::uint32_t* code) {
     c = (c + static_cast<std::uint32_t>(count[l - 1])) << 1;
     next[l] = c;
   }
-  next[0] = 0;  // unused symbols' codes are never written: computed without a branch, from a count of their own
   for (int s = 0; s < nsyms; ++s) {
     const int l = len[s];
-    const std::uint32_t v = next[l]++ & 0xffff;  // below 1 << l, l <= 15
+    if (!l) continue;
+    const std::uint32_t v = next[l]++;  // below 1 << l, l <= 15
     code[s] = (static_cast<std::uint32_t>(kRev.byte[v & 255]) << 8 | kRev.byte[v >> 8]) >> (16 - l);
   }
 }
