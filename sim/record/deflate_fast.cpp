@@ -82,10 +82,12 @@ inline std::uint64_t load64(const unsigned char* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
-// The hash of the kHashLen bytes at p (it reads 8).
-inline std::uint32_t hash_at(const unsigned char* p, int shift) {
-  return static_cast<std::uint32_t>(((load64(p) << (64 - 8 * kHashLen)) * 0x9E3779B97F4A7C15ull) >> (32 + shift));
+// The hash of the low kHashLen bytes of v.
+inline std::uint32_t hash_of(std::uint64_t v, int shift) {
+  return static_cast<std::uint32_t>(((v << (64 - 8 * kHashLen)) * 0x9E3779B97F4A7C15ull) >> (32 + shift));
 }
+// The hash of the kHashLen bytes at p (it reads 8).
+inline std::uint32_t hash_at(const unsigned char* p, int shift) { return hash_of(load64(p), shift); }
 
 // The length of the match of a with c (c < a): their common prefix, at
 // most max (>= kTail); x is their first 8 bytes xor-ed. After those, 32
@@ -472,11 +474,18 @@ std::size_t compress_piece(const unsigned char* p, std::size_t n, unsigned char*
         const std::uint32_t cur = base + static_cast<std::uint32_t>(pos);
         const std::uint32_t d = cur - cand;  // 1..pos: a position of this piece
         *slot = cur;
+        // The next position's bucket, read before this position is decided
+        // (its hash from the word loaded here, after this position is
+        // entered): a literal, mostly, goes on with it at once, also when
+        // the branch below was mispredicted.
+        const std::uint64_t w = load64(a);
+        std::uint32_t* const slot1 = &table[hash_of(w >> 8, shift)];
+        const std::uint32_t cand1 = *slot1;
         // One branch for both tests: a candidate out of the piece or the
         // window is compared with the text itself and refused.
         const bool in_window = d - 1 < std::min<std::size_t>(pos, kWindow);
         const unsigned char* const c = a - (in_window ? d : 0);
-        std::uint64_t x = load64(a) ^ load64(c);
+        std::uint64_t x = w ^ load64(c);
         if (!(in_window & ((x & 0xffffffffu) == 0))) {
           // A literal. A long run of them (text that does not compress) looks
           // at fewer positions the longer it gets (up to the segment's end).
@@ -485,11 +494,14 @@ std::size_t compress_piece(const unsigned char* p, std::size_t n, unsigned char*
           // is below stop, so below limit), on one well-predicted branch.
           if (pos - lit_start < (std::size_t{1} << kSkipShift)) {
             ++pos;
-          } else {
-            const std::size_t step = std::min<std::size_t>(1 + ((pos - lit_start) >> kSkipShift), limit - pos);
-            for (std::size_t k = 1; k < step; ++k) ++lit_freq[a[k]];
-            pos += step;
+            if (pos >= stop) break;
+            slot = slot1;
+            cand = cand1;
+            continue;
           }
+          const std::size_t step = std::min<std::size_t>(1 + ((pos - lit_start) >> kSkipShift), limit - pos);
+          for (std::size_t k = 1; k < step; ++k) ++lit_freq[a[k]];
+          pos += step;
           if (pos >= stop) break;
           slot = &table[hash_at(p + pos, shift)];
           cand = *slot;
