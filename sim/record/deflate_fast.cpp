@@ -521,10 +521,9 @@ std::size_t compress_piece(const unsigned char* p, std::size_t n, unsigned char*
                            static_cast<std::uint16_t>(d)};
         ++lit_freq[257 + kSym.len_sym[len]];
         ++st.dist_freq[ds];
-        if (pos + 1 + 8 <= n) {  // the match's second position too: more matches found, at little cost
-          std::uint32_t* const s1 = &table[hash_at(a + 1, shift)];
-          *s1 = cur + 1;
-          if (s1 == nslot) ncand = cur + 1;
+        if (pos + 1 + 8 <= n) {  // the match's second position too (its bucket is slot1): more matches found, at little cost
+          *slot1 = cur + 1;
+          if (slot1 == nslot) ncand = cur + 1;
         }
         pos = next;
         lit_start = pos;
