@@ -82,10 +82,12 @@ inline std::uint64_t load64(const unsigned char* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
-// The hash of the kHashLen bytes at p (it reads 8).
-inline std::uint32_t hash_at(const unsigned char* p, int shift) {
-  return static_cast<std::uint32_t>(((load64(p) << (64 - 8 * kHashLen)) * 0x9E3779B97F4A7C15ull) >> (32 + shift));
+// The hash of the low kHashLen bytes of v.
+inline std::uint32_t hash_of(std::uint64_t v, int shift) {
+  return static_cast<std::uint32_t>(((v << (64 - 8 * kHashLen)) * 0x9E3779B97F4A7C15ull) >> (32 + shift));
 }
+// The hash of the kHashLen bytes at p (it reads 8).
+inline std::uint32_t hash_at(const unsigned char* p, int shift) { return hash_of(load64(p), shift); }
 
 // The length of the match of a with c (c < a): their common prefix, at
 // most max (>= kTail); x is their first 8 bytes xor-ed. After those, 32
@@ -416,10 +418,13 @@ void put_block(BitOut& out, Block& b, const State& st, const Seq* seqs, std::siz
     out.put(lc[q[0]] & m0, ll[q[0]] & m0);
     out.put(lc[q[1]] & m1, ll[q[1]] & m1);
     q += k;
-    out.flush();
     const unsigned ds = s.lits_ds >> 24;
     const std::uint64_t dbits = (static_cast<std::uint64_t>(s.dist) << b.dist_len[ds]) + dist_off[ds];
-    out.put(len_bits[s.len] | dbits << len_n[s.len], len_n[s.len] + dist_n[ds]);
+    const unsigned mn = len_n[s.len] + dist_n[ds];
+    // One flush for the literals and the match where their bits fit (nearly
+    // always: codes are mostly short), two where they do not.
+    if (out.n + mn > 63) out.flush();
+    out.put(len_bits[s.len] | dbits << len_n[s.len], mn);
     out.flush();
     q += s.len;
   }
@@ -456,42 +461,76 @@ std::size_t compress_piece(const unsigned char* p, std::size_t n, unsigned char*
     std::uint32_t* const lit_freq = st.lit_freq;
     // Matches start before `stop`; the last kTail bytes are never looked at.
     const std::size_t stop = n >= kTail ? std::min(limit, n - kTail + 1) : 0;
-    while (pos < stop) {
-      const unsigned char* const a = p + pos;
-      std::uint32_t& slot = table[hash_at(a, shift)];
-      const std::uint32_t d = base + static_cast<std::uint32_t>(pos) - slot;  // 1..pos: a position of this piece
-      slot = base + static_cast<std::uint32_t>(pos);
-      // One branch for both tests: a candidate out of the piece or the
-      // window is compared with the text itself and refused.
-      const bool in_window = d - 1 < std::min<std::size_t>(pos, kWindow);
-      const unsigned char* const c = a - (in_window ? d : 0);
-      std::uint64_t x = load64(a) ^ load64(c);
-      if (!(in_window & ((x & 0xffffffffu) == 0))) {
-        // A literal. A long run of them (text that does not compress) looks
-        // at fewer positions the longer it gets (up to the segment's end).
-        ++lit_freq[*a];
-        // Nearly every run is shorter than 2^kSkipShift: its step is 1 (pos
-        // is below stop, so below limit), on one well-predicted branch.
-        if (pos - lit_start < (std::size_t{1} << kSkipShift)) {
-          ++pos;
+    // The bucket of the position looked at next is read as soon as that
+    // position is known (after a match, before the match's bookkeeping), so
+    // its load overlaps that work; the match's second position, entered after
+    // the read, is honoured by taking it as the candidate when its bucket is
+    // the same (the table then holds what the plain order would have read).
+    if (pos < stop) {
+      std::uint32_t* slot = &table[hash_at(p + pos, shift)];
+      std::uint32_t cand = *slot;
+      for (;;) {
+        const unsigned char* const a = p + pos;
+        const std::uint32_t cur = base + static_cast<std::uint32_t>(pos);
+        const std::uint32_t d = cur - cand;  // 1..pos: a position of this piece
+        *slot = cur;
+        // The next position's bucket, read before this position is decided
+        // (its hash from the word loaded here, after this position is
+        // entered): a literal, mostly, goes on with it at once, also when
+        // the branch below was mispredicted.
+        const std::uint64_t w = load64(a);
+        std::uint32_t* const slot1 = &table[hash_of(w >> 8, shift)];
+        const std::uint32_t cand1 = *slot1;
+        // One branch for both tests: a candidate out of the piece or the
+        // window is compared with the text itself and refused.
+        const bool in_window = d - 1 < std::min<std::size_t>(pos, kWindow);
+        const unsigned char* const c = a - (in_window ? d : 0);
+        std::uint64_t x = w ^ load64(c);
+        if (!(in_window & ((x & 0xffffffffu) == 0))) {
+          // A literal. A long run of them (text that does not compress) looks
+          // at fewer positions the longer it gets (up to the segment's end).
+          ++lit_freq[*a];
+          // Nearly every run is shorter than 2^kSkipShift: its step is 1 (pos
+          // is below stop, so below limit), on one well-predicted branch.
+          if (pos - lit_start < (std::size_t{1} << kSkipShift)) {
+            ++pos;
+            if (pos >= stop) break;
+            slot = slot1;
+            cand = cand1;
+            continue;
+          }
+          const std::size_t step = std::min<std::size_t>(1 + ((pos - lit_start) >> kSkipShift), limit - pos);
+          for (std::size_t k = 1; k < step; ++k) ++lit_freq[a[k]];
+          pos += step;
+          if (pos >= stop) break;
+          slot = &table[hash_at(p + pos, shift)];
+          cand = *slot;
           continue;
         }
-        const std::size_t step = std::min<std::size_t>(1 + ((pos - lit_start) >> kSkipShift), limit - pos);
-        for (std::size_t k = 1; k < step; ++k) ++lit_freq[a[k]];
-        pos += step;
-        continue;
+        const std::size_t max = std::min<std::size_t>(kMaxMatch, n - pos);  // >= kTail
+        const std::size_t len = match_length(a, c, x, max);
+        const std::size_t next = pos + len;
+        std::uint32_t* nslot = slot;
+        std::uint32_t ncand = 0;
+        if (next < stop) {
+          nslot = &table[hash_at(p + next, shift)];
+          ncand = *nslot;
+        }
+        const unsigned ds = dist_sym(d);
+        seqs[nseq++] = Seq{static_cast<std::uint32_t>(pos - lit_start) | ds << 24, static_cast<std::uint16_t>(len),
+                           static_cast<std::uint16_t>(d)};
+        ++lit_freq[257 + kSym.len_sym[len]];
+        ++st.dist_freq[ds];
+        if (pos + 1 + 8 <= n) {  // the match's second position too (its bucket is slot1): more matches found, at little cost
+          *slot1 = cur + 1;
+          if (slot1 == nslot) ncand = cur + 1;
+        }
+        pos = next;
+        lit_start = pos;
+        if (pos >= stop) break;
+        slot = nslot;
+        cand = ncand;
       }
-      const std::size_t max = std::min<std::size_t>(kMaxMatch, n - pos);  // >= kTail
-      const std::size_t len = match_length(a, c, x, max);
-      const unsigned ds = dist_sym(d);
-      seqs[nseq++] = Seq{static_cast<std::uint32_t>(pos - lit_start) | ds << 24, static_cast<std::uint16_t>(len),
-                         static_cast<std::uint16_t>(d)};
-      ++lit_freq[257 + kSym.len_sym[len]];
-      ++st.dist_freq[ds];
-      if (pos + 1 + 8 <= n)  // the match's second position too: more matches found, at little cost
-        table[hash_at(a + 1, shift)] = base + static_cast<std::uint32_t>(pos + 1);
-      pos += len;
-      lit_start = pos;
     }
     const std::size_t end = pos + kTail > n ? n : pos;
     for (std::size_t k = pos; k < end; ++k) ++lit_freq[p[k]];  // the tail
