@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     std::sort(secs.begin(), secs.end());
     const double med = secs[secs.size() / 2];
     std::printf("%-40s %8.1f MB/s  %zu -> %llu bytes (%.2f:1)  fnv %016llx\n", argv[i],
-                static_cast<double>(text.size()) / med / 1e6, text.size(), static_cast<unsigned long long>(size),
+                med > 0 ? static_cast<double>(text.size()) / med / 1e6 : 0.0, text.size(), static_cast<unsigned long long>(size),
                 size ? static_cast<double>(text.size()) / static_cast<double>(size) : 0.0,
                 static_cast<unsigned long long>(hash));
   }
