@@ -18,6 +18,15 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
+// Whether the commit registers the argument's view in the tensormap (§4.1
+// step 5, pto_orchestrator.cpp submit_task_common: INOUT and
+// OUTPUT_EXISTING, unless the dependency is manual). discover_fanin counts
+// these and keeps one lookup hint each; commit inserts them in the same
+// order, so the two must agree argument for argument.
+bool inserts_view(const SubmitArg& a) {
+  return (a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep;
+}
+
 // The set bits of a core mask (8 bits): two table reads, not a call of
 // libgcc's __popcountdi2 per submit (the build does not assume POPCNT).
 std::uint32_t bits_of(std::uint8_t mask) {
@@ -415,7 +424,7 @@ void Runtime::discover_fanin(const SubmitRequest& req, SubmitProgress& p) {
       // Step B: tensormap lookup for INPUT / INOUT. An argument the commit
       // inserts (INOUT) takes the lookup's overlap of its view with itself
       // along as the insert's hint.
-      const bool inserts = (a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep;
+      const bool inserts = inserts_view(a);
       std::uint8_t self = TensorMap::kSelfUnknown;
       if ((a.tag == ArgTag::Input || a.tag == ArgTag::Inout) && !a.manual_dep) {
         ++p.work.lookups;
@@ -448,7 +457,7 @@ void Runtime::commit(const SubmitRequest& req, SubmitProgress& p, Time now) {
     std::size_t k = 0;
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const SubmitArg& a = req.args[i];
-      if ((a.tag == ArgTag::Inout || a.tag == ArgTag::OutputExisting) && !a.manual_dep) {
+      if (inserts_view(a)) {
         tensormap_.insert(t.args[i], t.id, p.self_hints[k++]);  // t.args[i] is the looked-up view (not an OUTPUT)
       }
     }
