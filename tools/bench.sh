@@ -42,12 +42,19 @@ timed() { "$timer" "$@"; }
 
 # measure TRACE ARGS...: sets WALL, CPU (medians, s), RSS (median, MB), TASKS, DELTAS (SystemC
 # evaluation rounds), BYTES (outputs).
+# run_once TRACE ARGS...: one run of TRACE into $out/run (emptied first),
+# its figures in $out/time.
+run_once() {
+  local trace=$1; shift
+  rm -rf "$out/run"
+  timed "$out/time" "$bin" run "$trace" --out "$out/run" --quiet "$@"
+}
+
 measure() {
   local trace=$1; shift
   local walls=() cpus=() rss=()
   for ((i = 0; i < n; i++)); do
-    rm -rf "$out/run"
-    timed "$out/time" "$bin" run "$trace" --out "$out/run" --quiet "$@"
+    run_once "$trace" "$@"
     read -r w u s kb < "$out/time"
     walls+=("$w"); cpus+=("$(echo "$u $s" | awk '{print $1 + $2}')"); rss+=("$(echo "$kb" | awk '{printf "%.1f", $1 / 1024}')")
   done
@@ -90,7 +97,7 @@ row "1M tasks: SystemC rounds per task" "$per_task ($cap)" "<= 2" "$(le "$per_ta
 row "1M tasks, outputs off: peak memory" "${RSS} MB" "<= 13 MB" "$(le "$RSS" 13)"
 
 measure traces/bench_pa_100k.json
-r=$(rate "$TASKS" "$CPU"); plain_cpu=$CPU
+r=$(rate "$TASKS" "$CPU")
 row "100k tasks, every output on" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 150000/s" "$(ge "$r" 150000)" "$(ratio "$floor_100k" "$r")"
 plain_mb=$(echo "$BYTES" | awk '{printf "%.0f", $1 / 1048576}')
 # The gzip row is a ratio of walls, and the compressed run's wall moves with
@@ -102,8 +109,7 @@ plain_mb=$(echo "$BYTES" | awk '{printf "%.0f", $1 / 1048576}')
 # page cache) falls on both sides alike. Beside the ratio the medians of the
 # walls and the pairs' range.
 wall_of() {  # wall_of ARGS...: one run of bench_pa_100k with every output on; prints its wall
-  rm -rf "$out/run"
-  timed "$out/time" "$bin" run traces/bench_pa_100k.json --out "$out/run" --quiet "$@"
+  run_once traces/bench_pa_100k.json "$@"
   local w _r
   read -r w _r < "$out/time"
   echo "$w"
