@@ -36,14 +36,8 @@ npusim_fiber_switch:
   pushq %r13
   pushq %r14
   pushq %r15
-  subq $16, %rsp
-  stmxcsr 8(%rsp)
-  fnstcw 12(%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  ldmxcsr 8(%rsp)
-  fldcw 12(%rsp)
-  addq $16, %rsp
   popq %r15
   popq %r14
   popq %r13
@@ -173,25 +167,19 @@ Fiber::Fiber(std::size_t stack_bytes, void (*fn)(void*), void* arg) : fn_(fn), a
                 static_cast<unsigned>(p & 0xffffffffu));
 #else
   // The first switch to this fiber pops this frame: the registers its
-  // npusim_fiber_switch restores (the fiber in one, Fiber::entry in another,
-  // the control words copied from the constructing thread), then returns into
-  // npusim_fiber_start with the stack aligned as a call expects.
+  // npusim_fiber_switch restores (the fiber in one, Fiber::entry in another),
+  // then returns into npusim_fiber_start with the stack aligned as a call
+  // expects.
   auto* top = reinterpret_cast<std::uintptr_t*>(map_ + map_bytes_);
 #if defined(__x86_64__)
-  std::uintptr_t* s = top - 9;  // control words, r15, r14, r13, r12, rbx, rbp, return address; top 16-aligned
-  std::uint32_t mxcsr = 0;
-  std::uint16_t fpucw = 0;
-  asm volatile("stmxcsr %0" : "=m"(mxcsr));
-  asm volatile("fnstcw %0" : "=m"(fpucw));
-  s[0] = 0;
-  s[1] = static_cast<std::uintptr_t>(mxcsr) | (static_cast<std::uintptr_t>(fpucw) << 32);
-  s[2] = 0;                                             // r15
-  s[3] = 0;                                             // r14
-  s[4] = reinterpret_cast<std::uintptr_t>(&Fiber::entry);  // r13
-  s[5] = reinterpret_cast<std::uintptr_t>(this);        // r12
-  s[6] = 0;                                             // rbx
-  s[7] = 0;                                             // rbp
-  s[8] = reinterpret_cast<std::uintptr_t>(&npusim_fiber_start);
+  std::uintptr_t* s = top - 7;  // r15, r14, r13, r12, rbx, rbp, return address; top 16-aligned
+  s[0] = 0;                                             // r15
+  s[1] = 0;                                             // r14
+  s[2] = reinterpret_cast<std::uintptr_t>(&Fiber::entry);  // r13
+  s[3] = reinterpret_cast<std::uintptr_t>(this);        // r12
+  s[4] = 0;                                             // rbx
+  s[5] = 0;                                             // rbp
+  s[6] = reinterpret_cast<std::uintptr_t>(&npusim_fiber_start);
   sp_ = s;
 #elif defined(__aarch64__)
   std::uintptr_t* s = top - 20;  // x19..x30, d8..d15: 160 bytes, 16-aligned

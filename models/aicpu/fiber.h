@@ -4,11 +4,18 @@
 //
 // A fiber is a function running on a stack of its own; `switch_to` saves the
 // running context and resumes another one where it last stopped. The switch
-// saves only what the calling convention says a callee keeps (x86-64: rbx,
-// rbp, r12-r15, the stack pointer, and the SSE/x87 control words; AArch64:
-// x19-x30, d8-d15 and sp, assembled here but never run), in a few
-// instructions of our own, so a hand-over between AICPU threads costs a
-// function call instead of a pass of the kernel's evaluation loop. Other
+// saves only the registers the calling convention says a callee keeps
+// (x86-64: rbx, rbp, r12-r15 and the stack pointer; AArch64: x19-x30, d8-d15
+// and sp, assembled here but never run), in a few instructions of our own,
+// so a hand-over between AICPU threads costs a function call instead of a
+// pass of the kernel's evaluation loop. The floating-point control state
+// (rounding mode, exception masks: x86-64's MXCSR and x87 control word,
+// AArch64's FPCR) is not switched: every fiber runs with the process's, and
+// no code that runs on one changes it (tests/test_fiber.cpp scans models/
+// and sim/ for the calls that would; a user's orchestration program runs in
+// a child process, never on a fiber). Reading MXCSR and the x87 control word
+// waits for the floating-point work in flight: on x86-64 their save and
+// restore were three quarters of the switch's time in a profile. Other
 // architectures use POSIX ucontext (a signal-mask system call per switch:
 // correct, slower); NPUSIM_FIBER_UCONTEXT forces that path for its test.
 //
