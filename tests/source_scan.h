@@ -1,6 +1,7 @@
 // The repository's C++ sources, for the tests that scan code rather than run
 // it (tests/test_layering.cpp: includes, namespaces, JSON parses;
-// tests/test_aicpu_clock.cpp: reads of the kernel's time). Reads files only.
+// tests/test_aicpu_clock.cpp: reads of the kernel's time; tests/test_fiber.cpp:
+// changes of the floating-point control state). Reads files only.
 #pragma once
 
 #include <algorithm>
@@ -43,6 +44,19 @@ inline std::vector<Source> sources_under(std::initializer_list<std::string> tops
   }
   std::sort(out.begin(), out.end(), [](const Source& a, const Source& b) { return a.path < b.path; });
   return out;
+}
+
+// Calls f(n, line, code) for each line of `text`, numbered from 1, `code`
+// being the line without its // comment: the scans look at code only and
+// name the line they found.
+template <class F>
+void for_each_code_line(const std::string& text, F&& f) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::size_t comment = line.find("//");
+    f(n, line, comment == std::string::npos ? line : line.substr(0, comment));
+  }
 }
 
 // One finding a line, for a test's INFO.

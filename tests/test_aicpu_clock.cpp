@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -92,12 +91,9 @@ namespace test_aicpu_clock {
 std::vector<int> kernel_time_reads(const std::string& text) {
   static const std::regex read(R"re(\bsc_(time_stamp|delta_count|pending_activity|time_to_pending_activity)\s*\()re");
   std::vector<int> lines;
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    const std::size_t comment = line.find("//");
-    if (std::regex_search(comment == std::string::npos ? line : line.substr(0, comment), read)) lines.push_back(n);
-  }
+  source_scan::for_each_code_line(text, [&](int n, const std::string&, const std::string& code) {
+    if (std::regex_search(code, read)) lines.push_back(n);
+  });
   return lines;
 }
 

@@ -18,16 +18,10 @@ std::vector<std::string> fp_control_changes(const source_scan::Source& f) {
                                         "fesetmode(",  "feenableexcept(", "fedisableexcept(", "_mm_setcsr(",
                                         "_FPU_SETCW(", "ldmxcsr",       "fldcw",        "fldenv"};
   std::vector<std::string> found;
-  std::size_t line_start = 0;
-  for (int line = 1; line_start < f.text.size(); ++line) {
-    std::size_t end = f.text.find('\n', line_start);
-    if (end == std::string::npos) end = f.text.size();
-    std::string code = f.text.substr(line_start, end - line_start);
-    if (const std::size_t c = code.find("//"); c != std::string::npos) code.resize(c);
+  source_scan::for_each_code_line(f.text, [&](int n, const std::string&, const std::string& code) {
     for (const char* t : kTokens)
-      if (code.find(t) != std::string::npos) found.push_back(f.path + ":" + std::to_string(line) + ": " + t);
-    line_start = end + 1;
-  }
+      if (code.find(t) != std::string::npos) found.push_back(f.path + ":" + std::to_string(n) + ": " + t);
+  });
   return found;
 }
 

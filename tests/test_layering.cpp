@@ -240,14 +240,10 @@ std::vector<std::string> json_parses(const std::string& file, const std::string&
       R"re(\b(json|J|ordered_json|basic_json<[^>]*>|Json)\s*::\s*(parse|accept|sax_parse|from_cbor|from_msgpack|from_ubjson|from_bjdata|from_bson)\s*\()re");
   static const std::regex other(R"re(\bsax_parse\s*\(|\bjson_sax\b|\bJsonDom\b|"\s*_json\b|>>\s*(j|json|doc|root|document)\s*;)re");
   std::vector<std::string> found;
-  std::istringstream lines(text);
-  std::string line;
-  for (int n = 1; std::getline(lines, line); ++n) {
-    const std::size_t comment = line.find("//");
-    const std::string code = comment == std::string::npos ? line : line.substr(0, comment);
+  source_scan::for_each_code_line(text, [&](int n, const std::string& line, const std::string& code) {
     if (std::regex_search(code, parse) || std::regex_search(code, other))
       found.push_back(file + ":" + std::to_string(n) + ": " + line);
-  }
+  });
   return found;
 }
 
