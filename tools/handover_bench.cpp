@@ -38,14 +38,16 @@
 #include <vector>
 
 #include "models/aicpu/fiber.h"
+#include "models/common/rng.h"
 
 namespace {
 
+// The next draw of the splitmix64 sequence whose state is `s`: the
+// project's mixer (models/common/rng.h) of the state, which then steps.
 std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  const std::uint64_t z = npusim::splitmix64(s);
+  s += 0x9E3779B97F4A7C15ull;
+  return z;
 }
 
 struct Plan {
@@ -245,8 +247,9 @@ int main(int argc, char** argv) {
   const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 4000000;
   const int w = argc > 2 ? std::atoi(argv[2]) : 60;
   const std::string kind = argc > 3 ? argv[3] : "chain";
-  if (n == 0 || w <= 0 || (kind != "chain" && kind != "branchy")) {
-    std::fprintf(stderr, "usage: npusim-handover-bench [hand-overs > 0] [work > 0] [chain|branchy]\n");
+  // A hand-over's work is at most 3/2 of `work` steps, kept in 16 bits.
+  if (n == 0 || w <= 0 || w > 40000 || (kind != "chain" && kind != "branchy")) {
+    std::fprintf(stderr, "usage: npusim-handover-bench [hand-overs > 0] [work 1..40000] [chain|branchy]\n");
     return 2;
   }
   g_branchy = kind == "branchy";
