@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/common/present.h"
+#include "models/common/normal.h"
 #include "models/common/rng.h"
 
 namespace npusim {
@@ -286,8 +287,7 @@ Time AicoreComplex::sample(const Duration& d, const Slot& s, int phase) const {
       const std::uint64_t key = hash_from(seed_hash_, static_cast<std::uint64_t>(s.task->id),
                                           static_cast<std::uint64_t>(s.block), static_cast<std::uint64_t>(s.lane),
                                           static_cast<std::uint64_t>(phase));
-      double v = d.a + d.b * standard_normal(key);
-      return from_ns(v < 0 ? 0 : v);  // truncated at zero
+      return normal_time(d.a, d.b, key);  // from_ns(a + b N) truncated at zero
     }
   }
   return 0;
