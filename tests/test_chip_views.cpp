@@ -130,12 +130,16 @@ TEST_CASE("a view at a byte offset is another address with the same data", "[vie
   CHECK(chip(d, x, {7}, {1}, 0, 4).buffer == tail.buffer);  // one alias per (buffer, offset)
 }
 
-TEST_CASE("sampled durations: the uniforms lie strictly inside (0, 1), so Box-Muller never takes log(0)", "[views]") {
+TEST_CASE("sampled durations: the uniforms are above 0 and at most 1 so Box-Muller never takes log(0)", "[views]") {
   // unit_uniform maps the top 53 bits of a hash to the midpoints of 2^53
-  // equal steps: 0.5 x 2^-53 for the smallest hash, 1 - 0.5 x 2^-53 for the
-  // largest; a `normal` duration's standard_normal takes log(u1).
+  // equal steps: 0.5 x 2^-53 for the smallest hash. The midpoint k + 0.5 is
+  // a double only below 2^52; above it rounds to even, and for the largest
+  // hashes (k = 2^53 - 1) to 2^53: u = 1.0 exactly, where log(u1) is 0 (a
+  // normal of 0), never log(0). A `normal` duration's standard_normal takes
+  // log(u1).
   CHECK(unit_uniform(0) == 0.5 / 9007199254740992.0);
-  CHECK(unit_uniform(~std::uint64_t{0}) == 1.0 - 0.5 / 9007199254740992.0);
+  CHECK(unit_uniform(~std::uint64_t{0}) == 1.0);
+  CHECK(unit_uniform(~std::uint64_t{0} - (std::uint64_t{1} << 11)) == 1.0 - 2.0 / 9007199254740992.0);
 }
 
 TEST_CASE("element values: the device's bits and the data store's values", "[views]") {

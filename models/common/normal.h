@@ -1,5 +1,5 @@
 // A `normal` kernel duration in picoseconds, drawn without the maths
-// library but for about 2 draws in 10 million per ns of sigma (bench_pa_1m's
+// library's log and cos (sqrt is an instruction) but for about 2 draws in 10 million per ns of sigma (bench_pa_1m's
 // kernels, sigma 59 to 178 ns: 1 to 4 in 100,000), and always the same value
 // as the library's draw (docs/architecture.md, "A normal duration without
 // the maths library").
@@ -37,20 +37,21 @@ inline double log_unit(double u) {
   std::memcpy(&bits, &u, sizeof bits);
   constexpr std::uint64_t kSqrtHalf = 0x3FE6A09E667F3BCDull;  // the bits of sqrt(1/2)
   const std::uint64_t t = bits - kSqrtHalf;
-  const double k = static_cast<double>(static_cast<std::int64_t>(t) >> 52);  // arithmetic shift
+  const double k = static_cast<double>(static_cast<std::int64_t>(t) >> 52);  // arithmetic (GCC and Clang)
   const std::uint64_t mbits = bits - (t & 0xFFF0000000000000ull);
   double m;
   std::memcpy(&m, &mbits, sizeof m);
   const double s = (m - 1.0) / (m + 1.0);
   const double w = s * s;
-  const double p =
-      1.0 + w * (1.0 / 3 + w * (1.0 / 5 + w * (1.0 / 7 + w * (1.0 / 9 + w * (1.0 / 11 + w * (1.0 / 13 + w * (1.0 / 15)))))));
+  const double p = 1.0 + w * (1.0 / 3 + w * (1.0 / 5 + w * (1.0 / 7 + w * (1.0 / 9 +
+                   w * (1.0 / 11 + w * (1.0 / 13 + w * (1.0 / 15)))))));
   return k * 0.6931471805599453 + 2.0 * s * p;
 }
 
 // cos(x) for x in [0, 2 pi] (standard_normal's argument): -cos(y) with
 // y = x - pi, |y| <= pi (x - pi is off by at most 3.4e-16: x's rounding in
-// the subtraction and pi's as a double), its Taylor series summed to
+// the subtraction and pi's as a double; 7.8e-16 in a build that contracts
+// 2 pi u2 - pi to a fused multiply-add, which the default flags do not), its Taylor series summed to
 // y^22 / 22!: the series alternates with falling terms from there, so the
 // first term left out bounds the error, pi^24 / 24! = 1.4e-12; the sums'
 // rounding adds below 3e-14 (their terms add to at most cosh(pi) = 11.6).
@@ -73,12 +74,14 @@ inline double cos_0_2pi(double x) {
 
 // standard_normal(key) within kApproxError. Its distance to the library's
 // value, from the two bounds above (N = sqrt(z) cos(x), z = -2 ln(u1)):
-// sqrt(z) <= 8.67 times cos's 1.4e-12, plus sqrt's error, at most 2 * 3e-14
-// / sqrt(z) where ln(u1)'s exponent part is not zero (z >= 0.69; where it is
-// zero, ln's error is relative and so is sqrt's), plus the library's own
-// error against the exact value (log and cos within a unit in the last
-// place, sqrt and the product rounded once: below 1e-14): under 1.3e-11.
-// kApproxError allows eight times that.
+// sqrt(z) <= 8.67 times cos's 1.4e-12, plus sqrt's error, at most 3e-14
+// / sqrt(z) (z's error is twice ln's, sqrt halves it relative to sqrt(z))
+// where ln(u1)'s exponent part is not zero (z >= 0.69; where it is zero,
+// ln's error is relative and so is sqrt's), plus this path's own sqrt and
+// product roundings and the library's error against the exact value (log
+// and cos within a unit in the last place, sqrt and the product rounded
+// once: together below 1e-14): under 1.3e-11 (1.153e-11 is the worst found,
+// tests/test_normal.cpp). kApproxError allows more than seven times that.
 constexpr double kApproxError = 1e-10;
 inline double approx_normal(std::uint64_t key) {
   const double u1 = unit_uniform(splitmix64(key));
@@ -91,7 +94,11 @@ inline double approx_normal(std::uint64_t key) {
 // each computed in doubles: |b| times the normals' distance, and the
 // roundings of the products, the sums and of v -/+ margin itself (each
 // within 2^-53 of a value below |a| + 9 |b|, as |N| < 8.67), taken as 4e-15
-// of that. `scale` is |a| + 9 |b|.
+// of that (more than needed: v -/+ margin is rounded monotonically, and the
+// library's v is a double). `scale` is |a| + 9 |b|. A result in the
+// subnormal range is rounded by more than 2^-53 of it, but only by up to
+// 2^-1075, and from_ns is 0 up to 5e-4 ns, where the margin is already far
+// larger: no rounding boundary lies there.
 inline double margin(double b, double scale) { return std::fabs(b) * kApproxError + scale * 4e-15; }
 
 // from_ns(a + b * standard_normal(key)) truncated at zero, the library's

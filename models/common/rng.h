@@ -31,7 +31,7 @@ inline std::uint64_t hash_key(std::uint64_t seed, std::uint64_t a, std::uint64_t
   return hash_from(seed_hash(seed), a, b, c, d);
 }
 
-// Uniform in (0, 1).
+// Uniform in (0, 1]: 1.0 only for the top 2^11 hashes ((2^53 - 1) + 0.5 rounds to 2^53).
 inline double unit_uniform(std::uint64_t h) {
   return (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
