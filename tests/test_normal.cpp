@@ -12,7 +12,7 @@
 using namespace npusim;
 
 namespace {
-constexpr double kTwoPi = 6.283185307179586;  // standard_normal's constant
+constexpr double kTwoPi = kBoxMullerTwoPi;  // standard_normal's factor
 std::uint64_t nth_key(std::uint64_t i) { return splitmix64(i * 0x9E3779B97F4A7C15ull + 17); }
 }  // namespace
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/common/present.h"
 #include "models/common/normal.h"
+#include "models/common/present.h"
 #include "models/common/rng.h"
 
 namespace npusim {

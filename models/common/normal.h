@@ -1,8 +1,8 @@
 // A `normal` kernel duration in picoseconds, drawn without the maths
-// library's log and cos (sqrt is an instruction) but for about 2 draws in 10 million per ns of sigma (bench_pa_1m's
-// kernels, sigma 59 to 178 ns: 1 to 4 in 100,000), and always the same value
-// as the library's draw (docs/architecture.md, "A normal duration without
-// the maths library").
+// library's log and cos (sqrt is an instruction) but for about 2 draws in 10
+// million per ns of sigma (bench_pa_1m's kernels, sigma 59 to 178 ns: 1 to 4
+// in 100,000), and always the same value as the library's draw
+// (docs/architecture.md, "A normal duration without the maths library").
 //
 // The value is defined by rng.h's standard_normal (Box-Muller with the
 // library's std::log, std::cos and std::sqrt): from_ns(a + b * N), truncated
@@ -51,8 +51,8 @@ inline double log_unit(double u) {
 // cos(x) for x in [0, 2 pi] (standard_normal's argument): -cos(y) with
 // y = x - pi, |y| <= pi (x - pi is off by at most 3.4e-16: x's rounding in
 // the subtraction and pi's as a double; 7.8e-16 in a build that contracts
-// 2 pi u2 - pi to a fused multiply-add, which the default flags do not), its Taylor series summed to
-// y^22 / 22!: the series alternates with falling terms from there, so the
+// 2 pi u2 - pi to a fused multiply-add, which the default flags do not),
+// its Taylor series summed to y^22 / 22!: the series alternates with falling terms from there, so the
 // first term left out bounds the error, pi^24 / 24! = 1.4e-12; the sums'
 // rounding adds below 3e-14 (their terms add to at most cosh(pi) = 11.6).
 inline double cos_0_2pi(double x) {
@@ -84,10 +84,9 @@ inline double cos_0_2pi(double x) {
 // tests/test_normal.cpp). kApproxError allows more than seven times that.
 constexpr double kApproxError = 1e-10;
 inline double approx_normal(std::uint64_t key) {
-  const double u1 = unit_uniform(splitmix64(key));
-  const double u2 = unit_uniform(splitmix64(key ^ 0xD1B54A32D192ED03ull));
-  const double z = -2.0 * normal_detail::log_unit(u1);
-  return std::sqrt(z) * normal_detail::cos_0_2pi(6.283185307179586 * u2);
+  const BoxMullerUniforms u = box_muller_uniforms(key);  // standard_normal's
+  const double z = -2.0 * normal_detail::log_unit(u.u1);
+  return std::sqrt(z) * normal_detail::cos_0_2pi(kBoxMullerTwoPi * u.u2);
 }
 
 // How far a + b * approx_normal(key) can be from a + b * standard_normal(key),

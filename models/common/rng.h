@@ -36,11 +36,21 @@ inline double unit_uniform(std::uint64_t h) {
   return (static_cast<double>(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
+// Box-Muller's inputs from a key: two derived uniforms, and the angle's
+// factor (2 pi), shared with normal.h's polynomial draw, which must see the
+// same values.
+struct BoxMullerUniforms {
+  double u1, u2;
+};
+inline BoxMullerUniforms box_muller_uniforms(std::uint64_t key) {
+  return {unit_uniform(splitmix64(key)), unit_uniform(splitmix64(key ^ 0xD1B54A32D192ED03ull))};
+}
+constexpr double kBoxMullerTwoPi = 6.283185307179586;
+
 // Standard normal from a key (Box-Muller on two derived uniforms).
 inline double standard_normal(std::uint64_t key) {
-  double u1 = unit_uniform(splitmix64(key));
-  double u2 = unit_uniform(splitmix64(key ^ 0xD1B54A32D192ED03ull));
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  const BoxMullerUniforms u = box_muller_uniforms(key);
+  return std::sqrt(-2.0 * std::log(u.u1)) * std::cos(kBoxMullerTwoPi * u.u2);
 }
 
 }  // namespace npusim
