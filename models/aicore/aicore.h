@@ -149,9 +149,19 @@ class AicoreComplex : public sc_core::sc_module {
     // own, instead of the core's slots.
     std::vector<Time> obs;
     std::array<Group, ClusterSet::kMaxClusters / 64> g{};
+    // The polled cores once more (polled(): running, not parked), one bit
+    // per core in that same order, 63 to a word: core j = 3 * (its
+    // cluster's index) + lane is bit j % 63 of word j / 63, so the
+    // completion walk and the idle skip (SchedulerThread::for_each_polled)
+    // take the polled cores in order with one bit scan each, not three
+    // lane words tested per cluster.
+    static constexpr int kCoresPerWord = 63;
+    std::array<Word, (3 * ClusterSet::kMaxClusters + kCoresPerWord - 1) / kCoresPerWord> polled_cores{};
+    int ncore_words = 0;
 
     void resize(int clusters) {
       obs.assign(static_cast<std::size_t>(3 * clusters), kNever);
+      ncore_words = (3 * clusters + kCoresPerWord - 1) / kCoresPerWord;
       nwords = (clusters + 63) / 64;
       for (int i = 0; i < nwords; ++i) {
         const int rest = clusters - 64 * i;
@@ -170,6 +180,15 @@ class AicoreComplex : public sc_core::sc_module {
       const Group& w = group(i);
       return ~w.idle[lane] & ~w.parked[lane] & w.valid;
     }
+    int core_words() const { return ncore_words; }
+    // Word `i` of polled_cores: bit b is core 63 * i + b.
+    Word polled_core_word(int i) const { return polled_cores[static_cast<std::size_t>(i)]; }
+    void set_polled(int k, int lane, bool on) {
+      const int j = 3 * k + lane;
+      Word& w = polled_cores[static_cast<std::size_t>(j / kCoresPerWord)];
+      const Word b = Word{1} << (j % kCoresPerWord);
+      w = on ? (w | b) : (w & ~b);
+    }
     // The changes whose bits the caller knows (poll's FIN and ACK reads of a
     // core with no pending block, a dispatch): those bits only, where set
     // tests all three. A core that became idle: idle, not occupied, not parked.
@@ -179,6 +198,7 @@ class AicoreComplex : public sc_core::sc_module {
       w.idle[lane] |= b;
       w.occupied[lane] &= ~b;
       w.parked[lane] &= ~b;
+      set_polled(k, lane, false);
     }
     // A block was just written to the core: running, its token not ACKed.
     void set_dispatched(int k, int lane, bool parked_now) {
@@ -187,6 +207,7 @@ class AicoreComplex : public sc_core::sc_module {
       w.idle[lane] &= ~b;
       w.occupied[lane] |= b;
       w.parked[lane] = parked_now ? (w.parked[lane] | b) : (w.parked[lane] & ~b);
+      set_polled(k, lane, !parked_now);
     }
     void clear_occupied(int k, int lane) {
       g[static_cast<std::size_t>(k >> 6)].occupied[lane] &= ~(Word{1} << (k & 63));
@@ -198,6 +219,7 @@ class AicoreComplex : public sc_core::sc_module {
       w.idle[lane] = idle_now ? (w.idle[lane] | b) : (w.idle[lane] & ~b);
       w.occupied[lane] = occupied_now ? (w.occupied[lane] | b) : (w.occupied[lane] & ~b);
       w.parked[lane] = parked_now ? (w.parked[lane] | b) : (w.parked[lane] & ~b);
+      set_polled(k, lane, !idle_now && !parked_now);
     }
   };
   // Registers a group (each cluster in at most one); the view stays where it

@@ -205,24 +205,22 @@ class SchedulerThread : public sc_core::sc_module {
   // bits (it polled a core, or synchronised, letting other processes run);
   // only then are the view's words read again, so a walk whose reads decode
   // nothing (most iterations, and every idle skip) reads them once per word.
+  // The view keeps the polled cores as one bit per core in this order
+  // (ClusterView::polled_cores, 63 cores a word): a bit scan a core.
   template <typename F>
   void for_each_polled(F&& f) const {
+    using Word = ClusterSet::Word;
     const AicoreComplex::ClusterView& v = view();
-    const int words = v.words();
+    const int words = v.core_words();
     for (int i = 0; i < words; ++i) {
-      ClusterSet::Word p[kNumLanes];
-      auto read = [&] {
-        for (int l = 0; l < kNumLanes; ++l) p[l] = v.polled(l, i);
-      };
-      read();
-      ClusterSet::Word rest = ~ClusterSet::Word{0};  // clusters of word i not walked yet
+      Word p = v.polled_core_word(i);
+      Word rest = ~Word{0};  // cores of word i not walked yet
       for (;;) {
-        const ClusterSet::Word w = (p[0] | p[1] | p[2]) & rest;
+        const Word w = p & rest;
         if (!w) break;
         const int b = __builtin_ctzll(w);
-        rest = b == 63 ? 0 : ~ClusterSet::Word{0} << (b + 1);
-        for (int l = 0; l < kNumLanes; ++l)
-          if (p[l] >> b & 1 && f(static_cast<std::size_t>(kNumLanes * (64 * i + b) + l))) read();
+        rest = ~Word{0} << (b + 1);  // b < 63
+        if (f(static_cast<std::size_t>(AicoreComplex::ClusterView::kCoresPerWord * i + b))) p = v.polled_core_word(i);
       }
     }
   }
