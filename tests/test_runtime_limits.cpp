@@ -522,3 +522,24 @@ TEST_CASE("packed outputs: each output rounded up to packed_output_align, the bl
   CHECK(t->heap_end - t->heap_begin == 192);  // 48 + 96 = 144 -> 192
   CHECK(h.output(t, 1).addr - h.output(t, 0).addr == 48);
 }
+
+// ------------------------------------------------------- cache bypass bits
+
+// A task's scope_bypass has bit i for argument i passed with cache_bypass
+// (the GM model reads arguments 0 to 31: gm.cpp). A platform may allow up to
+// 1024 arguments (platform_loader: max_tensor_args in [1, 1024]); arguments
+// from 32 on set no bit, where a shift by the argument's index past the word
+// was undefined and on x86 set bit i mod 32 (argument 33 read as argument 1).
+TEST_CASE("cache bypass: bit i for argument i below 32 and none for the arguments after", "[runtime][limits]") {
+  Harness h({}, [](Platform& p, RunConfig&) { p.limits.max_tensor_args = 40; });
+  const Tensor x = h.ext(64);
+  std::vector<SubmitArg> args;
+  for (int i = 0; i < 36; ++i) {
+    SubmitArg a = arg(ArgTag::Input, x);
+    a.cache_bypass = i == 0 || i == 5 || i == 31 || i == 33;
+    args.push_back(a);
+  }
+  Task* t = h.sub(submit(h.k.get(), args));
+  REQUIRE(t);
+  CHECK(t->scope_bypass == ((std::uint32_t{1} << 0) | (std::uint32_t{1} << 5) | (std::uint32_t{1} << 31)));
+}

@@ -96,7 +96,7 @@ __attribute__((always_inline)) inline int AicpuClock::choose() {
     ++ran_ahead_;
   }
   due = kNever;
-  if (s.wakeable) --wakeable_;
+  wakeable_ -= s.wakeable;  // no branch: whether the chosen thread waited for a wake-up varies
   s.wakeable = false;
   running_ = i;
   return i;
@@ -178,7 +178,7 @@ void AicpuClock::sleep(int id, Time t, bool wakeable) {
   Slot& s = slots_[static_cast<std::size_t>(id)];
   due_[static_cast<std::size_t>(id)] = t;
   s.wakeable = wakeable;
-  if (wakeable) ++wakeable_;
+  wakeable_ += wakeable;
   running_ = -1;
   ++handovers_;
   if (!fibers_) {

@@ -241,9 +241,7 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
   // an ordinary task (its queue, pending slots, early dispatch).
   t.sync_start = req.sync_start && t.block_num > 1;
     t.manual_scope = in_manual_scope();
-    t.scope_bypass = 0;
-    for (std::size_t i = 0; i < req.args.size(); ++i)
-      if (req.args[i].cache_bypass) t.scope_bypass |= std::uint32_t{1} << i;
+    t.scope_bypass = 0;  // set with the arguments' copies below
     // take_slot left these empty: most submits have none to copy.
     if (req.predicate) t.predicate = req.predicate, t.cold = true;
     if (!req.writes.empty()) t.writes = req.writes, t.cold = true;
@@ -258,6 +256,10 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     std::uint64_t off = block.begin;
     t.args.reserve(req.args.size());
     for (const SubmitArg& a : req.args) {
+      // Arguments 0 to 31 only (what the GM model reads; a platform may
+      // allow up to 1024 arguments, and a shift past the word is undefined).
+      const std::size_t i = t.args.size();
+      t.scope_bypass |= static_cast<std::uint32_t>(a.cache_bypass && i < 32) << (i & 31);
       Tensor& v = t.args.emplace_back(a.tensor);  // copied once, into its place
       if (a.tag == ArgTag::Output) {
         v.buf_shape = v.shape;
