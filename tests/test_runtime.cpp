@@ -596,20 +596,3 @@ TEST_CASE("task slots: a released chunk is reused with its tasks' vectors, not a
   CHECK(reused.args.capacity() >= 12);
   CHECK(s.at(2 * n + 1).fanin.capacity() == 0);  // a slot that never held anything
 }
-
-TEST_CASE("task slots: the chunk released last is the first reused", "[runtime]") {
-  // The spare list is a stack (models/runtime/ring.h): the head takes the
-  // slots the tail left most recently, whose memory is still in the caches,
-  // and cycles through hardly more slots than the live window holds.
-  constexpr std::uint64_t n = SlotStore::kChunk;
-  STATIC_REQUIRE(n <= 8);  // a window of a few tasks cycles through few slots
-  SlotStore s;
-  for (std::uint64_t i = 0; i < 3 * n; ++i) s.emplace(i);
-  const Task* first = &s.at(0);
-  const Task* second = &s.at(n);
-  s.release_below(2 * n);  // the first chunk, then the second, go to the spare list
-  CHECK(&s.emplace(3 * n) == second);
-  CHECK(&s.emplace(4 * n) == first);
-  CHECK(&s.at(2 * n) != first);  // the live chunk stays where it was
-  CHECK(&s.at(2 * n) != second);
-}

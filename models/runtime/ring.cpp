@@ -37,9 +37,8 @@ void SlotStore::release_below(std::uint64_t tail) {
     --live_;
   }
   if (live_ == 0) first_chunk_ = keep_from;
-  // Keep a few spare chunks (the window's ups and downs reuse them without
-  // an allocation): memory follows the live window.
-  while (spare_.size() > kSpareSlots / kChunk) spare_.pop_back();
+  // Keep at most a couple of spare chunks: memory follows the live window.
+  while (spare_.size() > 2) spare_.pop_back();
 }
 
 void Ring::init(int index, std::uint64_t window, std::uint64_t heap_bytes, std::uint64_t dep_pool,

@@ -21,15 +21,11 @@ namespace npusim {
 
 // Task slots indexed by local id, in chunks with stable addresses; chunks the
 // watermark has passed are recycled, so memory follows the live window.
-// A chunk is 4 slots (about 2.3 KB), and a released chunk is the next one
-// the head takes (the spare list is a stack): a ring with a short live
-// window cycles through hardly more slots than the window holds, so the
-// slots, and the vectors each keeps the capacity of (Task::reset_for_reuse),
-// are the ones its last few tasks used and are still in the caches. 64-slot
-// chunks cycled a ring whose window held 19 tasks through 128 slots and
-// their vectors' storage, some 200 KB; 4-slot chunks: bench_pa_1m x0.9915
-// of the CPU (docs/architecture.md, "Where the peak memory comes from").
-// One slot a chunk costs more: each task then pays a chunk's bookkeeping.
+// A chunk is 64 slots (about 37 KB): a ring with a short live window cycles
+// through few slots, and each slot keeps the capacity its vectors grew to
+// (Task::reset_for_reuse), so memory is what the window needs. 512-slot
+// chunks cost the 1M-task bench 2.8 MB of peak memory (docs/architecture.md,
+// "Where the peak memory comes from").
 // The live chunks sit in a power-of-two ring of chunk pointers indexed by
 // chunk number: a slot is found with a mask and two loads (every edge and
 // completion looks tasks up), not through a deque's block map.
@@ -42,7 +38,7 @@ class SlotStore {
   // Drops chunks wholly below `tail`.
   void release_below(std::uint64_t tail);
 
-  static constexpr int kBits = 2;
+  static constexpr int kBits = 6;
   static constexpr std::uint64_t kChunk = 1ull << kBits;  // slots per chunk
 
  private:
@@ -52,8 +48,7 @@ class SlotStore {
   std::vector<std::unique_ptr<Task[]>> chunks_;
   std::uint64_t mask_ = 0;
   std::uint64_t live_ = 0;
-  std::vector<std::unique_ptr<Task[]>> spare_;  // a stack: the last released is reused first
-  static constexpr std::uint64_t kSpareSlots = 64;  // spare chunks kept: up to this many slots
+  std::vector<std::unique_ptr<Task[]>> spare_;
   std::uint64_t first_chunk_ = 0;
 };
 
