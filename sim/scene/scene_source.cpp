@@ -716,7 +716,11 @@ class SceneSource final : public OpSource {
     }
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const ArgTag tag = req.args[i].tag;
-      if ((tag == ArgTag::Output || tag == ArgTag::Inout || tag == ArgTag::OutputExisting) && !(declared & (1u << i)))
+      // `writes` name arguments 0 to 31 (the scene loader's range), so an
+      // argument from 32 on is never declared (a task may pass up to 255: a
+      // shift by 32 or more is undefined, and on x86 read argument i mod 32's bit).
+      const bool is_declared = i < 32 && (declared >> i & 1u);
+      if ((tag == ArgTag::Output || tag == ArgTag::Inout || tag == ArgTag::OutputExisting) && !is_declared)
         undeclared_.emplace(req.args[i].tensor.addr, req.kernel->name);
     }
   }
