@@ -47,7 +47,7 @@ TEST_CASE("ClusterSet: bits in increasing order and counted") {
 }
 
 // AicoreComplex::ClusterView keeps the polled cores (running, not parked)
-// twice: per lane over the clusters (polled(lane, word)), and one bit per
+// twice: per lane over the clusters (~idle & ~parked & valid), and one bit per
 // core in the scheduler's order (3 * cluster + lane, 63 cores a word) for
 // the completion walk's bit scan (SchedulerThread::for_each_polled). The two
 // must agree after any sequence of the view's updates, and the second must
@@ -77,7 +77,8 @@ TEST_CASE("ClusterView: the per-core polled bits agree with the per-lane words a
     std::vector<int> by_lane, by_core;
     for (int c = 0; c < n; ++c)
       for (int lane = 0; lane < 3; ++lane)
-        if (v.polled(lane, c / 64) >> (c % 64) & 1) by_lane.push_back(3 * c + lane);
+        if ((~v.idle(lane, c / 64) & ~v.parked(lane, c / 64) & v.valid(c / 64)) >> (c % 64) & 1)
+          by_lane.push_back(3 * c + lane);
     for (int i = 0; i < v.core_words(); ++i)
       for (int b = 0; b < View::kCoresPerWord; ++b)
         if (v.polled_core_word(i) >> b & 1) by_core.push_back(View::kCoresPerWord * i + b);

@@ -149,8 +149,9 @@ class AicoreComplex : public sc_core::sc_module {
     // own, instead of the core's slots.
     std::vector<Time> obs;
     std::array<Group, ClusterSet::kMaxClusters / 64> g{};
-    // The polled cores once more (polled(): running, not parked), one bit
-    // per core in that same order, 63 to a word: core j = 3 * (its
+    // The cores the completion phase polls (running, not idle, and not
+    // parked: ~idle & ~parked & valid of their lane words), one bit per core
+    // in that same order, 63 to a word: core j = 3 * (its
     // cluster's index) + lane is bit j % 63 of word j / 63, so the
     // completion walk and the idle skip (SchedulerThread::for_each_polled)
     // take the polled cores in order with one bit scan each, not three
@@ -174,12 +175,6 @@ class AicoreComplex : public sc_core::sc_module {
     Word idle(int lane, int i) const { return group(i).idle[lane]; }
     Word occupied(int lane, int i) const { return group(i).occupied[lane]; }
     Word parked(int lane, int i) const { return group(i).parked[lane]; }
-    // Word `i` of the clusters whose core of `lane` the completion phase
-    // polls: running (not idle) and not parked.
-    Word polled(int lane, int i) const {
-      const Group& w = group(i);
-      return ~w.idle[lane] & ~w.parked[lane] & w.valid;
-    }
     int core_words() const { return ncore_words; }
     // Word `i` of polled_cores: bit b is core 63 * i + b.
     Word polled_core_word(int i) const { return polled_cores[static_cast<std::size_t>(i)]; }
