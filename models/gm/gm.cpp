@@ -119,7 +119,7 @@ Time GmModel::from_hbm(const PhaseCtx& ctx, std::uint64_t lo, std::uint64_t hi, 
 bool GmModel::bypass_of(const PhaseCtx& ctx) {
   const Phase& ph = *ctx.phase;
   if (ph.cache != CacheMode::Inherit) return ph.cache == CacheMode::Bypass;
-  return ph.arg >= 0 && ph.arg < 32 && ((ctx.task->scope_bypass >> ph.arg) & 1u);
+  return ph.arg >= 0 && static_cast<std::size_t>(ph.arg) < Task::kBypassArgs && ((ctx.task->scope_bypass >> ph.arg) & 1u);
 }
 
 void GmModel::warn_not_lowered(const PhaseCtx& ctx) {

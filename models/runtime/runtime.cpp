@@ -256,10 +256,9 @@ SubmitStatus Runtime::submit_prepare(const SubmitRequest& req, SubmitProgress& p
     std::uint64_t off = block.begin;
     t.args.reserve(req.args.size());
     for (const SubmitArg& a : req.args) {
-      // Arguments 0 to 31 only (what the GM model reads; a platform may
-      // allow up to 1024 arguments, and a shift past the word is undefined).
+      // Task::kBypassArgs bits (a shift past the word would be undefined).
       const std::size_t i = t.args.size();
-      t.scope_bypass |= static_cast<std::uint32_t>(a.cache_bypass && i < 32) << (i & 31);
+      t.scope_bypass |= static_cast<std::uint32_t>(a.cache_bypass && i < Task::kBypassArgs) << (i % Task::kBypassArgs);
       Tensor& v = t.args.emplace_back(a.tensor);  // copied once, into its place
       if (a.tag == ArgTag::Output) {
         v.buf_shape = v.shape;

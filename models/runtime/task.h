@@ -192,7 +192,10 @@ struct alignas(64) Task {  // a slot starts on a cache line
   const KernelDef* kernel = nullptr;
   // Bit i: the scope's set_cache_policy makes argument i BYPASS for every
   // load that names no `cache` of its own (docs/gm.md "Cache policy").
+  // Arguments 0 to kBypassArgs - 1 only: a platform may allow more arguments
+  // (max_tensor_args up to 1024), and those have no bit.
   std::uint32_t scope_bypass = 0;
+  static constexpr std::size_t kBypassArgs = 32;
   std::uint32_t wait_edges = 0;      // WAIT fanin edges kept at wiring
 
   // Scheduling progress.
