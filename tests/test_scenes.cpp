@@ -392,3 +392,74 @@ TEST_CASE("a scene's incore load carries its cache policy under both lowerings",
   CHECK(intended.summary["kernels"]["kernel_add"]["l2_lines"] == 512);
   CHECK(intended.summary["warnings"]["count"] == 0);
 }
+
+// get_tensor_data of an output a kernel writes, where the scene declares no
+// `writes` for that kernel, gives the buffer's earlier content and warns
+// (docs/scenes.md: data_not_modelled), once per buffer: an OUTPUT (whose
+// buffer the runtime allocates at the submit: before, no read of one ever
+// warned) and an INOUT argument. A kernel that
+// declares writes for the argument, or declares `"writes": []` (it leaves
+// its outputs as they were), is read without a warning. The read values are
+// stored into the `check` argument and come back through the run's data.
+TEST_CASE("a read of a kernel's output the scene declares nothing for warns data_not_modelled once", "[cli][scene]") {
+  const fs::path dir = cli::scratch("scene_not_modelled");
+  fs::create_directories(dir);
+  std::ofstream(dir / "orch.cpp") << R"(#include <stdint.h>
+#include "pto_orchestration_api.h"
+namespace {
+float get(const ChipTensor &t, uint32_t i) { uint32_t idx[1] = {i}; return get_tensor_data<float>(t, 1, idx); }
+}
+extern "C" __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs &args) {
+    const ChipTensor &a = args.tensor(0).ref();
+    uint32_t n[1] = {a.shapes[0]};
+    TensorCreateInfo vec(n, 1, DataType::FLOAT32);
+    CoreTaskArgs u;  // kernel_undeclared: no writes at all
+    u.add_input(a);
+    u.add_output(vec);
+    TaskOutputTensors xt = rt_submit_aiv_task(0, u);
+    const ChipTensor &x = xt.get_ref(0);
+    (void)get(x, 0);  // warns
+    (void)get(x, 5);  // the same tensor: no second warning
+    CoreTaskArgs ub;  // kernel_undeclared on the argument b, INOUT
+    ub.add_inout(args.tensor(1).ref());
+    rt_submit_aiv_task(0, ub);
+    (void)get(args.tensor(1).ref(), 3);  // warns: an argument's buffer
+    CoreTaskArgs d;  // kernel_declared: writes its argument 1
+    d.add_input(a);
+    d.add_output(vec);
+    TaskOutputTensors yt = rt_submit_aiv_task(1, d);
+    const ChipTensor &y = yt.get_ref(0);
+    if (get(y, 0) != 7.0f) rt_report_fatal(9, "a declared write was not read back");
+    CoreTaskArgs e;  // kernel_none: "writes": []
+    e.add_input(a);
+    e.add_output(vec);
+    TaskOutputTensors zt = rt_submit_aiv_task(2, e);
+    (void)get(zt.get_ref(0), 0);
+}
+)";
+  const json scene = {
+      {"npusim_scene", 1},
+      {"name", "not_modelled"},
+      {"orchestration", {{"source", "orch.cpp"}}},
+      {"incores",
+       {{"kernel_undeclared", {{"func_id", 0}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}}},
+        {"kernel_declared",
+         {{"func_id", 1},
+          {"core", "aiv"},
+          {"duration", {{"ns", 1000}}},
+          {"writes", {{{"arg", 1}, {"index", {0}}, {"value", 1088421888}}}}}},  // 7.0f's bits
+        {"kernel_none", {{"func_id", 2}, {"core", "aiv"}, {"duration", {{"ns", 1000}}}, {"writes", json::array()}}}}},
+      {"args",
+       {{{"tensor", {{"shape", {64}}, {"dtype", "fp32"}, {"fill", 2.0}}}},
+        {{"tensor", {{"shape", {64}}, {"dtype", "fp32"}}}}}}};
+  std::ofstream(dir / "s.json") << scene.dump();
+  cli::RunResult r = cli::run_summary(cli::quoted(dir / "s.json") + " --no-host-stats", "scene_not_modelled_out");
+  REQUIRE(r.status == 0);
+  CHECK(r.summary["status"] == "ok");
+  CHECK(r.summary["warnings"]["count"] == 2);
+  CHECK(r.summary["warnings"]["by_kind"]["data_not_modelled"] == 2);
+  CHECK(has(r.err, "reads a tensor that kernel kernel_undeclared writes, and the scene declares no `writes` for it"));
+  CHECK(has(r.err, "(get_tensor_data) reads a tensor that kernel kernel_undeclared writes"));
+  CHECK_FALSE(has(r.err, "kernel kernel_declared writes"));
+  CHECK_FALSE(has(r.err, "kernel kernel_none writes"));
+}

@@ -393,7 +393,8 @@ class SceneSource final : public OpSource {
           const bool set = kind == wire::Msg::Set;
           op.kind = set ? OrchOp::Kind::Write : OrchOp::Kind::Read;
           op.path += set ? " (set_tensor_data)" : " (get_tensor_data)";
-          op.read_tensor = tensor_of(r.tensor(), op.path);
+          const wire::TensorWire w = r.tensor();
+          op.read_tensor = tensor_of(w, op.path);
           const std::uint64_t e = r.pod<std::uint64_t>();
           if (e >= static_cast<std::uint64_t>(op.read_tensor.buffer_numel()))
             throw InputError(def_.file, op.path, "element " + std::to_string(e) + " is beyond the tensor's buffer (" +
@@ -403,7 +404,7 @@ class SceneSource final : public OpSource {
             op.write_value = element_from_bits(r.pod<std::uint64_t>(), op.read_tensor.dtype);
           } else {
             get_dtype_ = op.read_tensor.dtype;
-            warn_unmodelled_read(op.read_tensor, op.path);
+            warn_unmodelled_read(backing_of(w.addr, op.path).base.addr, op.path);
           }
           return true;
         }
@@ -448,6 +449,11 @@ class SceneSource final : public OpSource {
         throw std::logic_error("scene: output addresses out of order");
       backings_.push_back(Backing{output_vaddrs_[k], outputs[k].buffer_bytes(), outputs[k]});
     }
+    // An OUTPUT's buffer exists from here: the ones the task's kernel writes
+    // without declaring values (incore_writes) are noted now.
+    for (const auto& [k, kernel] : undeclared_outputs_)
+      if (k < outputs.size()) undeclared_.emplace(outputs[k].addr, kernel);
+    undeclared_outputs_.clear();
   }
 
   void deliver_value(std::int64_t value) override {
@@ -605,6 +611,7 @@ class SceneSource final : public OpSource {
     const std::string& path = op.path;
     predicted_ = t.task_id;
     output_vaddrs_.clear();
+    undeclared_outputs_.clear();
     op.kind = t.kind == wire::TaskKind::Alloc ? OrchOp::Kind::Alloc
               : t.kind == wire::TaskKind::Dummy ? OrchOp::Kind::Dummy
                                                 : OrchOp::Kind::Submit;
@@ -714,20 +721,30 @@ class SceneSource final : public OpSource {
         declared |= 1u << w.arg;
       }
     }
+    // A written argument no incore declares: reading its buffer warns
+    // (warn_unmodelled_read), keyed by the buffer's address, whatever view
+    // of it the program reads. An OUTPUT has no buffer yet (the runtime
+    // allocates it at the submit): noted by its place among the outputs, and
+    // its buffer in deliver_task.
+    std::size_t output = 0;
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const ArgTag tag = req.args[i].tag;
       // `writes` name arguments 0 to 31 (the scene loader's range), so an
       // argument from 32 on is never declared (a task may pass up to 255: a
       // shift by 32 or more is undefined, and on x86 read argument i mod 32's bit).
       const bool is_declared = i < 32 && (declared >> i & 1u);
-      if ((tag == ArgTag::Output || tag == ArgTag::Inout || tag == ArgTag::OutputExisting) && !is_declared)
-        undeclared_.emplace(req.args[i].tensor.addr, req.kernel->name);
+      if (tag == ArgTag::Output) {
+        if (!is_declared) undeclared_outputs_.emplace_back(output, req.kernel->name);
+        ++output;
+      } else if ((tag == ArgTag::Inout || tag == ArgTag::OutputExisting) && !is_declared) {
+        undeclared_.emplace(backing_of(t.args[i].tensor.addr, path).base.addr, req.kernel->name);
+      }
     }
   }
 
-  void warn_unmodelled_read(const Tensor& t, const std::string& path) {
-    auto it = undeclared_.find(t.addr);
-    if (it == undeclared_.end() || !warned_.insert(t.addr).second || !hooks_.warning) return;
+  void warn_unmodelled_read(std::uint64_t buffer_addr, const std::string& path) {
+    auto it = undeclared_.find(buffer_addr);
+    if (it == undeclared_.end() || !warned_.insert(buffer_addr).second || !hooks_.warning) return;
     hooks_.warning("data_not_modelled",
                    "get_tensor_data at " + path + " reads a tensor that kernel " + it->second +
                        " writes, and the scene declares no `writes` for it: the value read is the buffer's earlier "
@@ -753,6 +770,7 @@ class SceneSource final : public OpSource {
   std::vector<std::uint64_t> output_vaddrs_;
   DType get_dtype_ = DType::FP32;
   std::unordered_map<std::uint64_t, std::string> undeclared_;  // buffer address -> a kernel writing it undeclared
+  std::vector<std::pair<std::size_t, std::string>> undeclared_outputs_;  // this task's: (output index, kernel)
   std::unordered_set<std::uint64_t> warned_;
 };
 
