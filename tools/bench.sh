@@ -30,6 +30,15 @@ done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# The binaries' pages in the page cache are written back and dropped, so each
+# is read back by readahead before it is timed. Where a freshly linked or
+# copied binary's pages happen to lie decides a run's speed by up to 7 % on
+# this host (docs/speed.md, "Where the binary's pages lie"): the same bytes
+# at another place timed 1.21 s against 1.13 s, every run, until dropped.
+for b in "$bin" "$floor" "$floor_sc"; do
+  sync "$b" && dd if="$b" iflag=nocache count=0 status=none || true
+done
+
 OFF=(--swimlane-level 0 --no-deps --no-scope-stats --no-task-stats)
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ms() { awk '{printf "%.3f", $1}'; }  # seconds to the millisecond
