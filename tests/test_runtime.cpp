@@ -596,3 +596,52 @@ TEST_CASE("task slots: a released chunk is reused with its tasks' vectors, not a
   CHECK(reused.args.capacity() >= 12);
   CHECK(s.at(2 * n + 1).fanin.capacity() == 0);  // a slot that never held anything
 }
+
+TEST_CASE("an early-dispatch entry names its task by id: once the task retires it resolves to nothing", "[runtime]") {
+  // Upstream tags each early-dispatch queue entry with the task id it was
+  // pushed for and skips a popped entry whose slot now holds another task
+  // (scheduler_dispatch.cpp, early_dispatch_shape: pop_batch_tagged, the
+  // task_id_snapshots test). A candidate's entry stays queued after the
+  // task is released and runs (it is dropped when popped), so here it may
+  // outlive the task's slot: the slot is reused by a newer task, or its
+  // chunk freed. 150 producer/consumer pairs (more than two chunks of
+  // slots) each leave such an entry; the last consumer stays a candidate.
+  Harness h;
+  const int pairs = 150;
+  std::vector<TaskId> consumers;
+  for (int i = 0; i < pairs; ++i) {
+    REQUIRE(h.rt->scope_begin(ScopeMode::Auto, "s"));
+    SubmitRequest pr = submit(h.k.get(), {out(256)});
+    pr.early_resolve = true;  // allow_early_resolve: its consumers may be staged before it ends
+    Task* p = h.sub(pr);
+    REQUIRE(p);
+    Task* c = h.sub(submit(h.k.get(), {arg(ArgTag::Input, h.output(p))}));
+    REQUIRE(c);
+    consumers.push_back(c->id);
+    h.rt->task_published(*p, 0);  // every block of p placed: c becomes a candidate
+    CHECK(c->early == Task::Early::Staging);
+    CHECK(h.rt->early_queue_size(Shape::AIV) == static_cast<std::size_t>(i) + 1);
+    h.rt->scope_end();
+    if (i == pairs - 1) break;
+    REQUIRE(h.rt->pop_ready(Shape::AIV, false) == p);
+    h.finish(p);
+    REQUIRE(h.rt->pop_ready(Shape::AIV, false) == c);
+    h.finish(c);
+    CHECK(h.rt->retired(consumers.back()));  // c's slot is released: by id only
+  }
+  // Every entry but the last names a retired task: popped as it is, it
+  // resolves to nothing; the last is the live candidate.
+  for (int i = 0; i < pairs; ++i) {
+    const TaskId id = h.rt->pop_early(Shape::AIV);
+    REQUIRE(id == consumers[static_cast<std::size_t>(i)]);
+    Task* t = h.rt->early_entry(id);
+    if (i < pairs - 1) {
+      CHECK(t == nullptr);
+    } else {
+      REQUIRE(t);
+      CHECK(t->id == id);
+    }
+  }
+  CHECK(h.rt->pop_early(Shape::AIV) == kNoTask);
+  CHECK_FALSE(h.rt->has_error());
+}

@@ -1221,19 +1221,20 @@ int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
   if (ctx_.rt->early_queue_size(s) == 0) return 0;  // nothing to pop
   const std::size_t units = mix ? clusters_.size() : static_cast<std::size_t>(count_dispatchable(s, stage));
   if (units == 0) return 0;
-  std::vector<Task*>& batch = batch_;
+  std::vector<TaskId>& batch = early_batch_;
   batch.clear();
   while (batch.size() < units) {
-    Task* x = ctx_.rt->pop_early(s);
-    if (!x) break;
+    const TaskId x = ctx_.rt->pop_early(s);
+    if (x == kNoTask) break;
     batch.push_back(x);
   }
   if (batch.empty()) return 0;
   t += costs_.dispatch_pop;
   int staged = 0;
   for (std::size_t bi = 0; bi < batch.size(); ++bi) {
-    Task& c = *batch[bi];
-    if (!Runtime::early_candidate(c)) continue;  // released: dropped
+    Task* cp = ctx_.rt->early_entry(batch[bi]);
+    if (!cp) continue;  // released or retired: dropped
+    Task& c = *cp;
     std::vector<int>& bucket = units_;
     bucket.clear();
     if (mix) {
@@ -1245,7 +1246,7 @@ int SchedulerThread::early_dispatch_shape(Shape s, Stage stage, Time& t) {
     }
     if (bucket.empty()) {  // this and the rest of the pop back, one push
       t += costs_.ready_push;
-      for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue_early(*batch[r]);
+      for (std::size_t r = bi; r < batch.size(); ++r) ctx_.rt->requeue_early(s, batch[r]);
       break;
     }
     const int n = std::min(c.blocks_remaining(), static_cast<int>(bucket.size()));

@@ -376,6 +376,7 @@ class SchedulerThread : public sc_core::sc_module {
   // the per-iteration path allocates nothing (neither is re-entered).
   std::vector<int> units_, selected_;
   std::vector<Task*> batch_;
+  std::vector<TaskId> early_batch_;  // early_dispatch_shape's pop: ids (Runtime::pop_early)
   bool entered_drain_ = false; // this dispatch phase started a sync-start drain
   // peer_has_idle's answers (bit: the shape), taken at the clock's
   // hand-over count `peer_idle_at_`.

@@ -15,7 +15,7 @@ Chip::Chip(sc_core::sc_module_name name, const Platform& platform, const RunConf
   cores_->add_handler(pipes_.get());
   ffts_ = std::make_unique<FftsBarrier>(*cores_, platform_);
   cores_->add_handler(ffts_.get());
-  gm_ = std::make_unique<GmModel>(*cores_, platform_, data, obs_, config_.cache_policy_lowering);
+  gm_ = std::make_unique<GmModel>(*cores_, platform_, data, runtime_, obs_, config_.cache_policy_lowering);
   cores_->add_handler(gm_.get());
   clock_ = std::make_unique<AicpuClock>("aicpu_clock");
   ctx_.clock = clock_.get();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/runtime/runtime.h"
+
 namespace npusim {
 
 namespace {
@@ -55,9 +57,9 @@ std::string task_label(TaskId id, const KernelDef* k) {
 
 }  // namespace
 
-GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer,
-                 CacheLowering lowering)
-    : cores_(cores), gm_(platform.gm), data_(data), obs_(observer), line_bytes_(platform.gm.line_bytes), prune_at_(kPruneMin),
+GmModel::GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, const Runtime& runtime,
+                 SimObserver* observer, CacheLowering lowering)
+    : cores_(cores), gm_(platform.gm), data_(data), rt_(runtime), obs_(observer), line_bytes_(platform.gm.line_bytes), prune_at_(kPruneMin),
       io_sweep_at_(kIoSweepMin), l2_(platform.gm.l2_bytes, platform.gm.l2_line_bytes, platform.gm.l2_ways),
       lowering_(lowering) {
   core_.resize(static_cast<std::size_t>(cores.map().total()));
@@ -650,7 +652,6 @@ void GmModel::dirty_insert(CoreState& c, Line a, Line b) {
 // matched, whichever comes first in time.
 void GmModel::check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t) {
   TaskIo& io = task_io_[ctx.task->id];
-  io.task = ctx.task;
   const IoRange me{s.lo, s.hi, ctx.core, ctx.block, ctx.phase->arg, t};
   for (const IoRange& o : is_store ? io.bypass : io.stores) {
     const std::uint64_t lo = std::max(me.lo, o.lo), hi = std::min(me.hi, o.hi);
@@ -673,8 +674,8 @@ void GmModel::check_bypass(const PhaseCtx& ctx, Span s, bool is_store, Time t) {
   (is_store ? io.stores : io.bypass).push_back(me);
   if (task_io_.size() > io_sweep_at_) {
     for (auto it = task_io_.begin(); it != task_io_.end();) {
-      const TaskIo& x = it->second;
-      if (x.task->id != it->first || x.task->state != TaskState::Pending)
+      const Task* x = rt_.find(it->first);  // null once retired
+      if (!x || x->state != TaskState::Pending)
         it = task_io_.erase(it);
       else
         ++it;

@@ -39,6 +39,8 @@
 
 namespace npusim {
 
+class Runtime;
+
 // One transfer of `bytes` between a core and GM (a load, a store, a TSTORE /
 // TLOAD of a cross-core pipe slot): a line round trip plus streaming at the
 // per-core bandwidth.
@@ -46,8 +48,10 @@ Time gm_transfer(const GmCosts& gm, std::uint64_t bytes);
 
 class GmModel : public PhaseHandler {
  public:
-  GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, SimObserver* observer,
-          CacheLowering lowering = CacheLowering::Today);
+  // `runtime` answers whether a task is still running (the bypass matching's
+  // sweep, check_bypass), by id.
+  GmModel(AicoreComplex& cores, const Platform& platform, const DataStore& data, const Runtime& runtime,
+          SimObserver* observer, CacheLowering lowering = CacheLowering::Today);
 
   bool handles(const Phase& ph) const override {
     if (ph.peer) return false;  // a peer chip's memory: the interconnect (models/interconnect)
@@ -161,8 +165,7 @@ class GmModel : public PhaseHandler {
     int core, block, arg;
     Time at;
   };
-  struct TaskIo {
-    Task* task = nullptr;
+  struct TaskIo {  // by task id: a retired task's slot may hold a newer task, or be gone
     std::vector<IoRange> stores, bypass;
   };
   struct KernelInfo {
@@ -250,6 +253,7 @@ class GmModel : public PhaseHandler {
   AicoreComplex& cores_;
   const GmCosts& gm_;
   const DataStore& data_;
+  const Runtime& rt_;
   SimObserver* obs_;
   std::uint64_t line_bytes_;
   std::vector<CoreState> core_;

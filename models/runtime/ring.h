@@ -85,6 +85,9 @@ class Ring {
   Task* find(std::uint64_t local) {
     return (local >= tail_ && local < head_) ? &slots_.at(local) : nullptr;
   }
+  const Task* find(std::uint64_t local) const {
+    return (local >= tail_ && local < head_) ? &slots_.at(local) : nullptr;
+  }
   bool retired(std::uint64_t local) const { return local < tail_; }
   // Takes the next slot (caller checked window_has_room).
   Task& take_slot();

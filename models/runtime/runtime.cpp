@@ -777,7 +777,7 @@ void Runtime::maybe_candidate(Task& c) {
   auto& q = c.sync_start ? early_sync_queue_ : early_queues_[static_cast<int>(c.shape)];
   if (q.size() >= platform_.limits.early_dispatch_queue_capacity) return;  // queue full: stays NONE
   c.early = Task::Early::Staging;
-  q.push_back(&c);
+  q.push_back(c.id);
   hooks_->on_early_candidate(c);
 }
 
@@ -794,25 +794,19 @@ void Runtime::task_published(Task& t, Time /*now*/) {
   }
 }
 
-Task* Runtime::peek_early(Shape s) {
+TaskId Runtime::pop_early(Shape s) {
   auto& q = early_queues_[static_cast<int>(s)];
-  while (!q.empty() && !early_candidate(*q.front())) q.pop_front();
-  return q.empty() ? nullptr : q.front();
-}
-
-Task* Runtime::pop_early(Shape s) {
-  auto& q = early_queues_[static_cast<int>(s)];
-  if (q.empty()) return nullptr;
-  Task* t = q.front();
+  if (q.empty()) return kNoTask;
+  const TaskId id = q.front();
   q.pop_front();
-  return t;
+  return id;
 }
 
 Task* Runtime::pop_early_sync() {
   if (early_sync_queue_.empty()) return nullptr;
-  Task* t = early_sync_queue_.front();
+  const TaskId id = early_sync_queue_.front();
   early_sync_queue_.pop_front();
-  return t;
+  return early_entry(id);
 }
 
 void Runtime::cancel_early_sync(Task& t) {
@@ -822,17 +816,16 @@ void Runtime::cancel_early_sync(Task& t) {
     push_ready_entry(sync_queues_[static_cast<int>(t.shape)], t, t.ready_time);
     return;
   }
-  if (t.early == Task::Early::Staging) early_sync_queue_.push_back(&t);
+  if (t.early == Task::Early::Staging) early_sync_queue_.push_back(t.id);
 }
 
 // Asked at every scheduler iteration, mostly of empty queues: each queue is
-// dropped of its stale front entries in place (as peek_early does), without
-// a call per shape.
+// dropped of its stale front entries in place, without a call per shape.
 bool Runtime::any_early_walk() {
-  while (!early_sync_queue_.empty() && !early_candidate(*early_sync_queue_.front())) early_sync_queue_.pop_front();
+  while (!early_sync_queue_.empty() && !early_entry(early_sync_queue_.front())) early_sync_queue_.pop_front();
   if (!early_sync_queue_.empty()) return true;
-  for (RingQueue<Task*>& q : early_queues_) {
-    while (!q.empty() && !early_candidate(*q.front())) q.pop_front();
+  for (RingQueue<TaskId>& q : early_queues_) {
+    while (!q.empty() && !early_entry(q.front())) q.pop_front();
     if (!q.empty()) return true;
   }
   return false;

@@ -302,19 +302,31 @@ class Runtime {
   std::size_t dummy_queue_size() const { return dummy_queue_.size(); }
 
   // Early dispatch (§5.8): candidates waiting to be staged, per shape.
-  // pop_early pops the front entry as it is, a stale one included (a task
-  // released or routed since it was queued: early_candidate() is false);
-  // peek_early drops stale entries from the front first.
-  Task* pop_early(Shape s);
-  Task* peek_early(Shape s);
+  // An entry is the task's id, not its slot: it may outlive the task (a
+  // stale entry is dropped only when popped), and a retired task's slot may
+  // hold a newer task or be gone. Upstream tags each entry with the task id
+  // it was pushed for and a pop skips one whose slot has moved on
+  // (scheduler_dispatch.cpp, early_dispatch_shape: pop_batch_tagged and the
+  // task_id_snapshots test); here the id resolves through the ring, to null
+  // once the task has retired.
+  // pop_early pops the front entry as it is, a stale one included
+  // (early_entry() is null for it: released or routed since it was queued,
+  // or retired); any_early drops stale entries from the fronts.
+  TaskId pop_early(Shape s);
   static bool early_candidate(const Task& t) { return t.early == Task::Early::Staging && !t.ready_claimed; }
+  // The task an early entry names while it is still a candidate, else null.
+  Task* early_entry(TaskId id) {
+    Task* t = find(id);
+    return t && early_candidate(*t) ? t : nullptr;
+  }
   std::size_t early_queue_size(Shape s) const { return early_queues_[static_cast<int>(s)].size(); }
-  void requeue_early(Task& t) { early_queues_[static_cast<int>(t.shape)].push_back(&t); }
+  void requeue_early(Shape s, TaskId id) { early_queues_[static_cast<int>(s)].push_back(id); }
+  void requeue_early(Task& t) { requeue_early(t.shape, t.id); }
   // The sync-start candidates' own queue, one for every shape
   // (early_sync_start_queue): popped one per early pass, its entries as they
-  // are (a stale one included).
+  // are (a stale one included: null).
   Task* pop_early_sync();
-  void requeue_early_sync(Task& t) { early_sync_queue_.push_back(&t); }
+  void requeue_early_sync(Task& t) { early_sync_queue_.push_back(t.id); }
   // A sync-start candidate's owner gives it up (cancel_early_sync_drain):
   // back to the ready sync-start queue if its producers released it
   // meanwhile, else back to the early sync-start queue.
@@ -354,6 +366,9 @@ class Runtime {
   const Ring& ring(int r) const { return rings_[r]; }
   TensorMap& tensormap() { return tensormap_; }
   Task* find(TaskId id) {  // inline: a few calls per edge on the submit and completion paths
+    return id == kNoTask ? nullptr : rings_[task_ring(id)].find(task_local(id));
+  }
+  const Task* find(TaskId id) const {
     return id == kNoTask ? nullptr : rings_[task_ring(id)].find(task_local(id));
   }
   bool retired(TaskId id) const { return rings_[task_ring(id)].retired(task_local(id)); }
@@ -469,8 +484,8 @@ class Runtime {
   }
   void push_full(Task& t, Time now);
   std::uint64_t ready_capacity_ = 0;  // the queues' bound (push_ready_entry), set at construction
-  std::array<RingQueue<Task*>, 3> early_queues_;
-  RingQueue<Task*> early_sync_queue_;
+  std::array<RingQueue<TaskId>, 3> early_queues_;  // task ids (pop_early)
+  RingQueue<TaskId> early_sync_queue_;
 
   bool orch_done_ = false;
   std::uint64_t completed_ = 0;
