@@ -684,11 +684,13 @@ class SceneSource final : public OpSource {
         return "s" + std::to_string(slot) + " (the task has " + std::to_string(t.scalars.size()) + " scalars)";
       }
     } env(t);
-    std::uint32_t declared = 0;  // args some incore writes
+    // An incore with a `writes` key declares every argument of the task: what
+    // it does not list, it leaves as it was.
+    bool declared = false;
     for (int l = 0; l < 3; ++l) {
       const Incore* in = t.kernels[l] >= 0 ? def_.incore(t.kernels[l]) : nullptr;
       if (!in) continue;
-      if (in->declares_writes) declared = ~0u;  // what it does not list, it leaves as it was
+      declared = declared || in->declares_writes;
       for (const IncoreWrite& w : in->writes) {
         if (w.arg >= static_cast<int>(req.args.size()))
           throw InputError(def_.file, w.path, "writes argument " + std::to_string(w.arg) + ", but the task has " +
@@ -718,25 +720,21 @@ class SceneSource final : public OpSource {
         if (e < 0 || e >= v.buffer_numel())
           throw InputError(def_.file, w.path, "element " + std::to_string(e) + " is beyond the argument's buffer (" + path + ")");
         req.writes.push_back(WriteSpec{w.arg, e, value});
-        declared |= 1u << w.arg;
       }
     }
-    // A written argument no incore declares: reading its buffer warns
+    // When none has, reading a buffer the task writes warns
     // (warn_unmodelled_read), keyed by the buffer's address, whatever view
     // of it the program reads. An OUTPUT has no buffer yet (the runtime
     // allocates it at the submit): noted by its place among the outputs, and
     // its buffer in deliver_task.
+    if (declared) return;
     std::size_t output = 0;
     for (std::size_t i = 0; i < req.args.size(); ++i) {
       const ArgTag tag = req.args[i].tag;
-      // `writes` name arguments 0 to 31 (the scene loader's range), so an
-      // argument from 32 on is never declared (a task may pass up to 255: a
-      // shift by 32 or more is undefined, and on x86 read argument i mod 32's bit).
-      const bool is_declared = i < 32 && (declared >> i & 1u);
       if (tag == ArgTag::Output) {
-        if (!is_declared) undeclared_outputs_.emplace_back(output, req.kernel->name);
+        undeclared_outputs_.emplace_back(output, req.kernel->name);
         ++output;
-      } else if ((tag == ArgTag::Inout || tag == ArgTag::OutputExisting) && !is_declared) {
+      } else if (tag == ArgTag::Inout || tag == ArgTag::OutputExisting) {
         undeclared_.emplace(backing_of(t.args[i].tensor.addr, path).base.addr, req.kernel->name);
       }
     }
