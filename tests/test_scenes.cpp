@@ -399,8 +399,8 @@ TEST_CASE("a scene's incore load carries its cache policy under both lowerings",
 // buffer the runtime allocates at the submit: before, no read of one ever
 // warned) and an INOUT argument. A kernel that
 // declares writes for the argument, or declares `"writes": []` (it leaves
-// its outputs as they were), is read without a warning. The read values are
-// stored into the `check` argument and come back through the run's data.
+// its outputs as they were), is read without a warning; the declared value
+// is what the program reads (else it reports a fatal and the run fails).
 TEST_CASE("a read of a kernel's output the scene declares nothing for warns data_not_modelled once", "[cli][scene]") {
   const fs::path dir = cli::scratch("scene_not_modelled");
   fs::create_directories(dir);

@@ -394,7 +394,8 @@ class SceneSource final : public OpSource {
           op.kind = set ? OrchOp::Kind::Write : OrchOp::Kind::Read;
           op.path += set ? " (set_tensor_data)" : " (get_tensor_data)";
           const wire::TensorWire w = r.tensor();
-          op.read_tensor = tensor_of(w, op.path);
+          const Backing& buffer = backing_of(w.addr, op.path);
+          op.read_tensor = tensor_in(buffer, w, op.path);
           const std::uint64_t e = r.pod<std::uint64_t>();
           if (e >= static_cast<std::uint64_t>(op.read_tensor.buffer_numel()))
             throw InputError(def_.file, op.path, "element " + std::to_string(e) + " is beyond the tensor's buffer (" +
@@ -404,7 +405,7 @@ class SceneSource final : public OpSource {
             op.write_value = element_from_bits(r.pod<std::uint64_t>(), op.read_tensor.dtype);
           } else {
             get_dtype_ = op.read_tensor.dtype;
-            warn_unmodelled_read(backing_of(w.addr, op.path).base.addr, op.path);
+            warn_unmodelled_read(buffer.base.addr, op.path);
           }
           return true;
         }
@@ -451,8 +452,7 @@ class SceneSource final : public OpSource {
     }
     // An OUTPUT's buffer exists from here: the ones the task's kernel writes
     // without declaring values (incore_writes) are noted now.
-    for (const auto& [k, kernel] : undeclared_outputs_)
-      if (k < outputs.size()) undeclared_.emplace(outputs[k].addr, kernel);
+    for (const auto& [k, kernel] : undeclared_outputs_) undeclared_.emplace(outputs[k].addr, kernel);
     undeclared_outputs_.clear();
   }
 
@@ -495,7 +495,10 @@ class SceneSource final : public OpSource {
   }
 
   Tensor tensor_of(const wire::TensorWire& w, const std::string& path) {
-    const Backing& b = backing_of(w.addr, path);
+    return tensor_in(backing_of(w.addr, path), w, path);
+  }
+  // The view `w` of the buffer `b` (backing_of(w.addr)).
+  Tensor tensor_in(const Backing& b, const wire::TensorWire& w, const std::string& path) {
     ChipView v;
     v.byte_offset = w.addr - b.vaddr;
     v.dtype = dtype(w.dtype, path);
