@@ -12,6 +12,8 @@
 #include <limits>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -503,6 +505,50 @@ TEST_CASE("a part held in memory appends the same text as one written to its fil
     CHECK(got.size() > (level ? 1000u : big + small));
     CHECK(got == slurp(dir / ("plain_" + name)));  // the same bytes, the gzip chunks too
   }
+}
+
+TEST_CASE("an out file reserves its blocks ahead as it grows and gives back those past its end when closed",
+          "[writers]") {
+  // OutFile::reserve_ahead: past 1 MiB a file's blocks are reserved 8 MiB
+  // at a time with fallocate's FALLOC_FL_KEEP_SIZE (its size moves with the
+  // writes alone), and close() truncates it to its size, which frees the
+  // blocks reserved past the end. Where the file system cannot reserve,
+  // only the text and the size are checked.
+  TempDir dir;
+  bool reserves = false;
+  {
+    const int fd = ::open((dir / "probe").c_str(), O_WRONLY | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    reserves = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 16) == 0;
+    ::close(fd);
+  }
+  auto allocated = [&](const std::string& f) {
+    struct stat st {};
+    REQUIRE(::stat(f.c_str(), &st) == 0);
+    return std::pair<std::uint64_t, std::uint64_t>{static_cast<std::uint64_t>(st.st_size),
+                                                   static_cast<std::uint64_t>(st.st_blocks) * 512};
+  };
+  const std::uint64_t mib = 1 << 20;
+  std::string want, row(1000, 'x');
+  OutFile f(dir / "out"), small(dir / "small");
+  for (int i = 0; i < 3000; ++i) {  // ~3 MB: past the 1 MiB where reserving starts
+    f.raw(row).u(static_cast<std::uint64_t>(i)).ch('\n');
+    f.commit();
+    want += row + std::to_string(i) + "\n";
+  }
+  small.raw("[1]");
+  f.sync();
+  const auto [size, blocks] = allocated(dir / "out");
+  CHECK(size == want.size());  // the reserved blocks are past the size, not in it
+  if (reserves) CHECK(blocks >= size + mib);
+  f.close();
+  small.close();
+  const auto [size_after, blocks_after] = allocated(dir / "out");
+  CHECK(size_after == want.size());
+  CHECK(blocks_after < size_after + mib);  // given back
+  CHECK(slurp(dir / "out") == want);
+  CHECK(slurp(dir / "small") == "[1]");
+  CHECK(allocated(dir / "small").second < mib);
 }
 
 TEST_CASE("a write error in a background chunk is reported when the file is closed", "[writers]") {

@@ -49,7 +49,7 @@ field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" "$2" | head -1; }
 # its %U and %S print hundredths, too coarse for the 0.1 s row).
 timed() { "$timer" "$@"; }
 
-# measure TRACE ARGS...: sets WALL, CPU (medians, s), RSS (median, MB), TASKS, DELTAS (SystemC
+# measure TRACE ARGS...: sets WALL, CPU, SYS (medians, s; SYS the system time alone), RSS (median, MB), TASKS, DELTAS (SystemC
 # evaluation rounds), BYTES (outputs).
 # run_once TRACE ARGS...: one run of TRACE into $out/run (emptied first),
 # its figures in $out/time.
@@ -94,32 +94,16 @@ echo "floor (npusim-floor, a plain event loop): $floor_1m tasks/s (1,000,244 tas
 wait_ns=$(for ((i = 0; i < n; i++)); do "$floor_sc" | sed -n 's/.*  \([0-9.]*\) ns per wait.*/\1/p'; done | median)
 echo "SystemC floor (npusim-floor-sc, 4 SC_THREADs waiting): $wait_ns ns of CPU per timed wait"
 # What the host charges for memory a run touches for the first time, which
-# the rows with every output on pay in system time: fresh heap (the
-# writers' held text and blocks, the collectors' arrays: most of their
-# peak memory) and the page cache their outputs are written to
-# (bench_pa_100k writes 516 MB). On a virtual machine whose free memory
-# goes back to its host (free page reporting) both move by 3x and more from
-# one minute to the next (docs/speed.md, "The seventeenth speed session").
-# Fresh memory: 128 MiB touched a 4 KiB page at a time; the page cache: 128
-# MiB written as npusim's I/O thread writes (256 KiB a write) into the
-# same directory. CPU (user + system) per 100 MiB, medians of N.
-fresh=$(for ((i = 0; i < n; i++)); do
-  python3 -c '
-import resource
-def cpu():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-n = 128 << 20
-t = cpu()
-b = bytearray(n)
-b[::4096] = bytes(len(range(0, n, 4096)))
-print("%.1f" % ((cpu() - t) * 1000 / 1.28))'
-done | median)
-pc=$(for ((i = 0; i < n; i++)); do
-  timed "$out/time" dd if=/dev/zero of="$out/probe" bs=256k count=512 status=none
-  rm -f "$out/probe"
-  awk '{printf "%.1f\n", ($2 + $3) * 1000 / 1.28}' "$out/time"
-done | median)
+# the rows with every output on pay in system time: fresh memory (their
+# heap and the collectors' arrays, on transparent huge pages) and writes to
+# the page cache (bench_pa_100k writes 516 MiB) in the directory the runs
+# write to (tools/host_memory.py; CPU per 100 MiB, medians of N). On a
+# virtual machine that gives freed memory back to its host both can move by
+# up to 3x from one minute to the next (docs/speed.md, "The seventeenth
+# speed session").
+for ((i = 0; i < n; i++)); do python3 tools/host_memory.py "$out"; done > "$out/host_memory"
+fresh=$(cut -d' ' -f1 "$out/host_memory" | median)
+pc=$(cut -d' ' -f2 "$out/host_memory" | median)
 echo "host memory: fresh $fresh ms, page-cache writes $pc ms of CPU per 100 MiB"
 echo
 row "workload" "measured (cpu; wall)" "target" "met" "npusim vs floor"
@@ -137,7 +121,7 @@ row "1M tasks, outputs off: peak memory" "${RSS} MB" "<= 13 MB" "$(le "$RSS" 13)
 measure traces/bench_pa_100k.json
 r=$(rate "$TASKS" "$CPU")
 row "100k tasks, every output on" "$r tasks/s (${CPU} s; ${WALL} s)" ">= 150000/s" "$(ge "$r" 150000)" "$(ratio "$floor_100k" "$r")"
-echo "  of its CPU, system time (fresh memory and the page cache: see above): ${SYS} s"
+echo "  its system time (median; fresh memory and the page cache, above): ${SYS} s"
 plain_mb=$(echo "$BYTES" | awk '{printf "%.0f", $1 / 1048576}')
 # The gzip row is a ratio of walls, and the compressed run's wall moves with
 # the host more than the plain run's (docs/speed.md): N pairs of a plain and

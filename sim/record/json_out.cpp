@@ -17,6 +17,7 @@
 #include <boost/lockfree/spsc_queue.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -379,6 +380,7 @@ void OutFile::GzipDelete::operator()(Gzip* g) const { delete g; }
 OutFile::~OutFile() {
   if (fd_ >= 0) {
     if (queued_) IoThread::get().wait(*this);
+    give_back_reserved();
     ::close(fd_);
   }
   free_held();
@@ -426,6 +428,9 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   path_ = std::move(path);
   fd_ = fd >= 0 ? ::fcntl(fd, F_DUPFD_CLOEXEC, 3) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644);
   if (fd_ < 0) fail("cannot create");
+  pos_ = reserved_ = 0;
+  struct stat st {};
+  may_reserve_ = fd < 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
   clear();
   free_held();
   spilled_ = false;
@@ -444,7 +449,8 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
 int OutFile::emit(const char* p, std::size_t n, bool finish) {
   int err = 0;
   if (!gz_) {
-    if (write_some(fd_, p, n, err) == 0) g_bytes_written += n;
+    err = write_out(p, n);
+    if (!err) g_bytes_written += n;
     return err;
   }
   if (n == 0 && !finish) return 0;
@@ -472,7 +478,7 @@ int OutFile::emit(const char* p, std::size_t n, bool finish) {
     for (std::uint32_t v : {g.crc, g.size})
       for (int b = 0; b < 4; ++b) out[len++] = static_cast<unsigned char>(v >> (8 * b));
   }
-  if (write_some(fd_, reinterpret_cast<const char*>(out.data()), len, err) != 0) return err;
+  if ((err = write_out(reinterpret_cast<const char*>(out.data()), len)) != 0) return err;
   g_bytes_written += len;
   return 0;
 }
@@ -488,10 +494,42 @@ int OutFile::emit_packed(unsigned char* block, std::size_t len, std::size_t text
   }
   g.crc = static_cast<std::uint32_t>(crc32_combine(g.crc, text_crc, static_cast<z_off_t>(text_size)));
   g.size += static_cast<std::uint32_t>(text_size);
-  int err = 0;
-  if (write_some(fd_, reinterpret_cast<const char*>(p), len, err) != 0) return err;
+  if (const int err = write_out(reinterpret_cast<const char*>(p), len)) return err;
   g_bytes_written += len;
   return 0;
+}
+
+// The file system's cost of a written page, on ext4 and XFS, is mostly its
+// delayed allocation: each page reserves its block (and its quota) as it is
+// written, and is entered in the file's extent cache. Blocks reserved ahead
+// in one call skip that: a page written into them finds its block already
+// there. 128 MiB written 256 KiB at a time, as the I/O thread writes: 22 ms
+// of CPU per 100 MiB without, 16 ms with steps of 8 MiB (ext4, four runs).
+void OutFile::reserve_ahead(std::size_t n) {
+  const std::uint64_t end = pos_ + n;
+  if (!may_reserve_ || end <= reserved_ || end < kPreallocFrom) return;
+  const std::uint64_t from = std::max(reserved_, pos_);
+  const std::uint64_t len = std::max(kPreallocStep, end - from);
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(len)) != 0) {
+    may_reserve_ = false;  // not supported here, or no room: the writes say what they meet
+    return;
+  }
+  reserved_ = from + len;
+}
+
+int OutFile::write_out(const char* p, std::size_t n) {
+  reserve_ahead(n);
+  int err = 0;
+  if (write_some(fd_, p, n, err) != 0) return err;
+  pos_ += n;
+  return 0;
+}
+
+void OutFile::give_back_reserved() {
+  // Blocks reserved past the end stay the file's until it is truncated
+  // (closing does not free them); to its own size frees just those.
+  if (reserved_ > pos_) (void)::ftruncate(fd_, static_cast<off_t>(pos_));
+  reserved_ = 0;
 }
 
 void OutFile::end_gzip() { gz_.reset(); }
@@ -617,9 +655,11 @@ void OutFile::append_file(const std::string& path) {
       ::close(in);
       fail("cannot write", fault);
     }
+    reserve_ahead(kChunk * 16);
     ssize_t n = ::copy_file_range(in, nullptr, fd_, nullptr, kChunk * 16, 0);
     if (n > 0) {
       g_bytes_written += static_cast<std::uint64_t>(n);
+      pos_ += static_cast<std::uint64_t>(n);
       continue;
     }
     if (n == 0) {
@@ -704,10 +744,12 @@ void OutFile::close() {
     }
   } catch (...) {
     end_gzip();
+    give_back_reserved();
     ::close(fd_);
     fd_ = -1;
     throw;
   }
+  give_back_reserved();
   bool bad = ::close(fd_) != 0;
   fd_ = -1;
   if (bad) fail("cannot write");
