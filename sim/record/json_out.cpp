@@ -18,6 +18,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <libdeflate.h>
 #include <zlib.h>
@@ -430,7 +431,9 @@ void OutFile::open_flags(std::string path, int gzip_level, int flags, int fd) {
   if (fd_ < 0) fail("cannot create");
   pos_ = reserved_ = 0;
   struct stat st {};
-  may_reserve_ = fd < 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+  struct statfs fs {};
+  may_reserve_ = fd < 0 && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
+                 ::fstatfs(fd_, &fs) == 0 && fs.f_type == kExt4Magic;
   clear();
   free_held();
   spilled_ = false;
@@ -510,11 +513,12 @@ void OutFile::reserve_ahead(std::size_t n) {
   if (!may_reserve_ || end <= reserved_ || end < kPreallocFrom) return;
   const std::uint64_t from = std::max(reserved_, pos_);
   const std::uint64_t len = std::max(kPreallocStep, end - from);
-  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(len)) != 0) {
-    may_reserve_ = false;  // not supported here, or no room: the writes say what they meet
-    return;
-  }
+  // Counted as reserved even if the call fails: a failing fallocate (no
+  // room, over quota) may keep what it had allocated, which close() then
+  // gives back too.
   reserved_ = from + len;
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(len)) != 0)
+    may_reserve_ = false;  // not supported here, or no room: the writes say what they meet
 }
 
 int OutFile::write_out(const char* p, std::size_t n) {
@@ -527,9 +531,13 @@ int OutFile::write_out(const char* p, std::size_t n) {
 
 void OutFile::give_back_reserved() {
   // Blocks reserved past the end stay the file's until it is truncated
-  // (closing does not free them); to its own size frees just those.
-  if (reserved_ > pos_) (void)::ftruncate(fd_, static_cast<off_t>(pos_));
+  // (closing does not free them); truncated to its own size, which
+  // FALLOC_FL_KEEP_SIZE never moved (read from the file, not counted: a
+  // write that failed part-way wrote bytes no count has), just those go.
+  if (reserved_ == 0) return;
   reserved_ = 0;
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0) (void)::ftruncate(fd_, st.st_size);
 }
 
 void OutFile::end_gzip() { gz_.reset(); }
@@ -647,6 +655,7 @@ void OutFile::append_file(const std::string& path) {
   sync();
   int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) fail_read(path);
+  if (struct stat st {}; ::fstat(in, &st) == 0 && st.st_size > 0) reserve_ahead(static_cast<std::size_t>(st.st_size));
   // In-kernel copy first; plain reads and writes where the file system
   // cannot (copy_file_range refuses some pairs of files).
   for (;;) {
@@ -655,7 +664,6 @@ void OutFile::append_file(const std::string& path) {
       ::close(in);
       fail("cannot write", fault);
     }
-    reserve_ahead(kChunk * 16);
     ssize_t n = ::copy_file_range(in, nullptr, fd_, nullptr, kChunk * 16, 0);
     if (n > 0) {
       g_bytes_written += static_cast<std::uint64_t>(n);
@@ -743,6 +751,9 @@ void OutFile::close() {
       if (err) fail("cannot write", err);
     }
   } catch (...) {
+    // The I/O thread may still hold this file's chunks (flush() can throw
+    // before it waits): it finishes with them before the descriptor goes.
+    if (queued_) IoThread::get().wait(*this);
     end_gzip();
     give_back_reserved();
     ::close(fd_);

@@ -462,12 +462,14 @@ class OutFile : public JsonBuf {
   // (fallocate, FALLOC_FL_KEEP_SIZE: the file's size moves only with the
   // writes), and what is left past its end is given back when it is closed
   // (docs/architecture.md, "Outputs": the file system's cost per written
-  // page). Only for a fresh regular file this object created; where the file
-  // system refuses, the writes go on as before.
+  // page). Only for a fresh regular file this object created on ext4 (where
+  // it was measured); where the file system refuses, the writes go on as
+  // before.
   static constexpr std::uint64_t kPreallocFrom = std::uint64_t{1} << 20;  // smaller files reserve nothing
   static constexpr std::uint64_t kPreallocStep = std::uint64_t{8} << 20;
   std::uint64_t pos_ = 0;       // bytes written: the file's size
-  std::uint64_t reserved_ = 0;  // the end of the blocks reserved (0: none)
+  static constexpr long kExt4Magic = 0xEF53;  // statfs f_type of ext2/3/4
+  std::uint64_t reserved_ = 0;  // the end of the blocks reserved, or asked for (0: none)
   bool may_reserve_ = false;
   void reserve_ahead(std::size_t n);  // before n more bytes are written at the end
   int write_out(const char* p, std::size_t n);  // write_some of n bytes at the end; 0 or an errno
