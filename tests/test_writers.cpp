@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/record/big_array.h"
 #include "sim/record/json_out.h"
 #include "sim/record/writer.h"
 #include "tests/cli_support.h"
@@ -418,6 +419,42 @@ TEST_CASE("the flat id set reports first insertions only, across growth", "[writ
   CHECK(first == 5000);  // key 0 included
   CHECK(again == 0);
   CHECK(set.insert(7));
+}
+
+TEST_CASE("a grow array keeps its records in order as it grows from malloc to pages moved by mremap", "[writers]") {
+  // GrowArray (big_array.h): below 1 MB realloc's, then a huge-page mapping
+  // that grows by moving its pages (huge_pages::grow). 3,000,000 records of
+  // 12 bytes: 36 MB, through the malloc steps, the first mapping and five
+  // moves.
+  struct Rec {
+    std::uint64_t a = 7;
+    std::uint32_t b = 9;
+  };
+  GrowArray<Rec> v;
+  CHECK(v.empty());
+  const std::uint32_t n = 3000000;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (i % 2) {
+      Rec& r = v.emplace_back();
+      CHECK(r.a == 7);
+      CHECK(r.b == 9);
+      r.a = i;
+      r.b = ~i;
+    } else {
+      v.push_back(Rec{i, ~i});
+    }
+  }
+  REQUIRE(v.size() == n);
+  bool in_order = true;
+  for (std::uint32_t i = 0; i < n; ++i) in_order = in_order && v[i].a == i && v[i].b == ~i;
+  CHECK(in_order);
+  CHECK(v.back().a == n - 1);
+  CHECK(v.end() - v.begin() == static_cast<std::ptrdiff_t>(n));
+  v.erase(v.begin() + 10, v.end());
+  CHECK(v.size() == 10u);
+  v.push_back(Rec{42, 43});
+  CHECK(v[10].a == 42u);
+  CHECK(v[9].a == 9u);
 }
 
 TEST_CASE("the task index numbers task ids in first-insertion order, across rings and growth", "[writers]") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,6 +43,33 @@ void* try_allocate(std::size_t bytes) noexcept {
 }
 
 void release(void* p, std::size_t bytes) { ::munmap(p, rounded(bytes)); }
+
+void* grow(void* p, std::size_t old_bytes, std::size_t new_bytes) {
+  const std::size_t old_len = rounded(old_bytes), len = rounded(new_bytes);
+  if (len <= old_len) return p;
+#if defined(__linux__) && defined(MREMAP_FIXED)
+  // A 2 MB-aligned place for the new length (reserved, not touched: no
+  // access), then the old pages moved into its start, its huge pages whole.
+  void* m = ::mmap(nullptr, len + kHuge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m != MAP_FAILED) {
+    const auto at = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t start = (at + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
+    if (start > at) ::munmap(m, start - at);
+    if (const std::size_t tail = at + len + kHuge - (start + len)) ::munmap(reinterpret_cast<void*>(start + len), tail);
+    void* q = ::mremap(p, old_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(start));
+    if (q != MAP_FAILED) {
+      ::madvise(q, len, MADV_HUGEPAGE);  // a hint: the moved mapping keeps it, the grown part too
+      return q;
+    }
+    ::munmap(reinterpret_cast<void*>(start), len);
+  }
+#endif
+  // Where the pages cannot be moved: a new mapping and a copy.
+  void* q = allocate(new_bytes);
+  std::memcpy(q, p, old_bytes);
+  release(p, old_bytes);
+  return q;
+}
 
 namespace {
 bool tuning_allowed = false;

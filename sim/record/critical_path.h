@@ -87,7 +87,7 @@ struct CriticalPath {
 class PathTasks {
  public:
   PathTasks() = default;  // none
-  PathTasks(const BigVector<PathTask>& v, const BigVector<std::uint32_t>& pool)
+  PathTasks(const GrowArray<PathTask>& v, const GrowArray<std::uint32_t>& pool)
       : p_(v.data()), n_(v.size()), pool_(pool.data()) {}
   PathTasks(const std::vector<PathTask>& v, const std::vector<std::uint32_t>& pool)
       : p_(v.data()), n_(v.size()), pool_(pool.data()) {}
@@ -133,9 +133,9 @@ class CriticalPathCollector : public SimObserver {
   void sort_blocks();
   struct Block { Time start, end; std::uint32_t task; };
   TaskIndex index_;
-  BigVector<PathTask> tasks_;  // on huge pages: big_array.h
+  GrowArray<PathTask> tasks_;  // on huge pages, grown in place: big_array.h
   std::vector<std::vector<Block>> blocks_;  // by core, as they arrived (sort_blocks: in start order)
-  BigVector<std::uint32_t> preds_;  // every task's producers, a range per task (PathTask::preds_from)
+  GrowArray<std::uint32_t> preds_;  // every task's producers, a range per task (PathTask::preds_from)
 };
 
 }  // namespace npusim::record

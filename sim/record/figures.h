@@ -144,10 +144,10 @@ class OverheadCollector {
   };
   std::uint32_t number(TaskId id);  // the task's number (a new record for a new id)
   // Every block and task of the run: on huge pages (big_array.h).
-  BigVector<Run> runs_;
+  GrowArray<Run> runs_;
   TaskIndex index_;                  // task id -> number
-  BigVector<TaskRec> tasks_;         // by number
-  BigVector<std::uint32_t> preds_;   // producers (numbers), a range per consumer, from the submit's edges
+  GrowArray<TaskRec> tasks_;         // by number
+  GrowArray<std::uint32_t> preds_;   // producers (numbers), a range per consumer, from the submit's edges
   mutable bool steps_valid_ = false;
   mutable int steps_clusters_ = 0;
   mutable OverheadSteps steps_;
