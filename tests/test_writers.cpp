@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -424,37 +425,58 @@ TEST_CASE("the flat id set reports first insertions only, across growth", "[writ
 TEST_CASE("a grow array keeps its records in order as it grows from malloc to pages moved by mremap", "[writers]") {
   // GrowArray (big_array.h): below 1 MB realloc's, then a huge-page mapping
   // that grows by moving its pages (huge_pages::grow). 3,000,000 records of
-  // 12 bytes: 36 MB, through the malloc steps, the first mapping and five
-  // moves.
+  // 12 bytes (36 MB): the malloc steps, a first mapping of 1.5 MB (2 MB
+  // mapped), then 3, 6, 12, 24 and 48 MB, sizes that are not whole 2 MB
+  // pages, as the collectors' records (PathTask 96 bytes, Run 24) make them.
   struct Rec {
-    std::uint64_t a = 7;
-    std::uint32_t b = 9;
+    std::uint32_t a = 7, b = 9, c = 11;
   };
+  static_assert(sizeof(Rec) == 12, "12-byte records");
   GrowArray<Rec> v;
   CHECK(v.empty());
   const std::uint32_t n = 3000000;
+  bool fresh_ok = true, aligned = true;
   for (std::uint32_t i = 0; i < n; ++i) {
     if (i % 2) {
       Rec& r = v.emplace_back();
-      CHECK(r.a == 7);
-      CHECK(r.b == 9);
-      r.a = i;
-      r.b = ~i;
+      fresh_ok = fresh_ok && r.a == 7 && r.b == 9 && r.c == 11;
+      r = Rec{i, ~i, i ^ 0x5a5a5a5au};
     } else {
-      v.push_back(Rec{i, ~i});
+      v.push_back(Rec{i, ~i, i ^ 0x5a5a5a5au});
     }
+    if (v.size() * sizeof(Rec) >= (std::size_t{2} << 20))  // mapped: on a 2 MB boundary, grown in place or moved
+      aligned = aligned && reinterpret_cast<std::uintptr_t>(v.data()) % (std::uintptr_t{2} << 20) == 0;
   }
+  CHECK(fresh_ok);
+  CHECK(aligned);
   REQUIRE(v.size() == n);
   bool in_order = true;
-  for (std::uint32_t i = 0; i < n; ++i) in_order = in_order && v[i].a == i && v[i].b == ~i;
+  for (std::uint32_t i = 0; i < n; ++i) in_order = in_order && v[i].a == i && v[i].b == ~i && v[i].c == (i ^ 0x5a5a5a5au);
   CHECK(in_order);
   CHECK(v.back().a == n - 1);
   CHECK(v.end() - v.begin() == static_cast<std::ptrdiff_t>(n));
   v.erase(v.begin() + 10, v.end());
   CHECK(v.size() == 10u);
-  v.push_back(Rec{42, 43});
+  v.push_back(Rec{42, 43, 44});
   CHECK(v[10].a == 42u);
   CHECK(v[9].a == 9u);
+}
+
+TEST_CASE("huge_pages grow keeps the contents when the pages cannot be moved and copies them instead", "[writers]") {
+  // A mapping split in two (its second huge page made read-only) is not one
+  // mapping any more, so mremap refuses it (EFAULT) and grow falls back to a
+  // new mapping and a copy.
+  const std::size_t mb = std::size_t{1} << 20;
+  auto* p = static_cast<unsigned char*>(huge_pages::allocate(3 * mb));  // 4 MB mapped
+  for (std::size_t i = 0; i < 3 * mb; ++i) p[i] = static_cast<unsigned char>(i * 131 + 7);
+  REQUIRE(::mprotect(p + 2 * mb, 2 * mb, PROT_READ) == 0);
+  auto* q = static_cast<unsigned char*>(huge_pages::grow(p, 3 * mb, 7 * mb));
+  bool same = true;
+  for (std::size_t i = 0; i < 3 * mb; ++i) same = same && q[i] == static_cast<unsigned char>(i * 131 + 7);
+  CHECK(same);
+  CHECK(reinterpret_cast<std::uintptr_t>(q) % (std::uintptr_t{2} << 20) == 0);
+  q[7 * mb - 1] = 1;  // the grown part is writable
+  huge_pages::release(q, 7 * mb);
 }
 
 TEST_CASE("the task index numbers task ids in first-insertion order, across rings and growth", "[writers]") {

@@ -48,8 +48,14 @@ void* grow(void* p, std::size_t old_bytes, std::size_t new_bytes) {
   const std::size_t old_len = rounded(old_bytes), len = rounded(new_bytes);
   if (len <= old_len) return p;
 #if defined(__linux__) && defined(MREMAP_FIXED)
-  // A 2 MB-aligned place for the new length (reserved, not touched: no
-  // access), then the old pages moved into its start, its huge pages whole.
+  // In place when the addresses above are free (the start, so the 2 MB
+  // alignment, stays).
+  if (::mremap(p, old_len, len, 0) != MAP_FAILED) return p;
+  // Otherwise a 2 MB-aligned place for the new length (reserved, not
+  // touched: no access), and the old pages moved into its start, their huge
+  // pages whole. If that move fails the reservation is left as it is (no
+  // access, address space only): the kernel may already have unmapped it,
+  // and another thread may have mapped something there since.
   void* m = ::mmap(nullptr, len + kHuge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m != MAP_FAILED) {
     const auto at = reinterpret_cast<std::uintptr_t>(m);
@@ -57,11 +63,7 @@ void* grow(void* p, std::size_t old_bytes, std::size_t new_bytes) {
     if (start > at) ::munmap(m, start - at);
     if (const std::size_t tail = at + len + kHuge - (start + len)) ::munmap(reinterpret_cast<void*>(start + len), tail);
     void* q = ::mremap(p, old_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(start));
-    if (q != MAP_FAILED) {
-      ::madvise(q, len, MADV_HUGEPAGE);  // a hint: the moved mapping keeps it, the grown part too
-      return q;
-    }
-    ::munmap(reinterpret_cast<void*>(start), len);
+    if (q != MAP_FAILED) return q;  // the moved mapping keeps its protection and its huge-page hint
   }
 #endif
   // Where the pages cannot be moved: a new mapping and a copy.

@@ -84,6 +84,7 @@ using BigVector = std::vector<T, HugePageAllocator<T>>;
 template <class T>
 class GrowArray {
   static_assert(std::is_trivially_copyable<T>::value, "GrowArray moves its records as bytes");
+  static_assert(alignof(T) <= alignof(std::max_align_t), "realloc aligns to max_align_t only");
 
  public:
   GrowArray() = default;

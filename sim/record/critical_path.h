@@ -83,7 +83,7 @@ struct CriticalPath {
 };
 
 // The task list the walk reads and the pool of their producers: the
-// collector's BigVectors (or a test's vectors), without a copy.
+// collector's GrowArrays (or a test's vectors), without a copy.
 class PathTasks {
  public:
   PathTasks() = default;  // none
