@@ -17,6 +17,20 @@ namespace npusim::record::huge_pages {
 namespace {
 constexpr std::size_t kHuge = kPage;
 std::size_t rounded(std::size_t bytes) { return (bytes + kHuge - 1) & ~(kHuge - 1); }
+
+// A private anonymous mapping of `len` (a multiple of 2 MB) bytes with
+// protection `prot` and extra `flags`, starting on a 2 MB boundary, or null:
+// one huge page more than asked is mapped, so an aligned start is inside,
+// and the parts before and after it are unmapped again.
+void* map_aligned(std::size_t len, int prot, int flags) {
+  void* m = ::mmap(nullptr, len + kHuge, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const auto at = reinterpret_cast<std::uintptr_t>(m);
+  const std::uintptr_t start = (at + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
+  if (start > at) ::munmap(m, start - at);
+  if (const std::size_t tail = at + len + kHuge - (start + len)) ::munmap(reinterpret_cast<void*>(start + len), tail);
+  return reinterpret_cast<void*>(start);
+}
 }  // namespace
 
 void* allocate(std::size_t bytes) {
@@ -30,16 +44,9 @@ void* allocate(std::size_t bytes) {
 
 void* try_allocate(std::size_t bytes) noexcept {
   const std::size_t len = rounded(bytes);
-  // One huge page more than asked, so a 2 MB-aligned start is inside; the
-  // parts before and after it are unmapped again.
-  void* m = ::mmap(nullptr, len + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return nullptr;
-  const auto at = reinterpret_cast<std::uintptr_t>(m);
-  const std::uintptr_t start = (at + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
-  if (start > at) ::munmap(m, start - at);
-  if (const std::size_t tail = at + len + kHuge - (start + len)) ::munmap(reinterpret_cast<void*>(start + len), tail);
-  ::madvise(reinterpret_cast<void*>(start), len, MADV_HUGEPAGE);  // a hint: refused, 4 KB pages as before
-  return reinterpret_cast<void*>(start);
+  void* p = map_aligned(len, PROT_READ | PROT_WRITE, 0);
+  if (p) ::madvise(p, len, MADV_HUGEPAGE);  // a hint: refused, 4 KB pages as before
+  return p;
 }
 
 void release(void* p, std::size_t bytes) { ::munmap(p, rounded(bytes)); }
@@ -56,13 +63,8 @@ void* grow(void* p, std::size_t old_bytes, std::size_t new_bytes) {
   // pages whole. If that move fails the reservation is left as it is (no
   // access, address space only): the kernel may already have unmapped it,
   // and another thread may have mapped something there since.
-  void* m = ::mmap(nullptr, len + kHuge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m != MAP_FAILED) {
-    const auto at = reinterpret_cast<std::uintptr_t>(m);
-    const std::uintptr_t start = (at + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
-    if (start > at) ::munmap(m, start - at);
-    if (const std::size_t tail = at + len + kHuge - (start + len)) ::munmap(reinterpret_cast<void*>(start + len), tail);
-    void* q = ::mremap(p, old_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(start));
+  if (void* place = map_aligned(len, PROT_NONE, MAP_NORESERVE)) {
+    void* q = ::mremap(p, old_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, place);
     if (q != MAP_FAILED) return q;  // the moved mapping keeps its protection and its huge-page hint
   }
 #endif

@@ -79,8 +79,8 @@ using BigVector = std::vector<T, HugePageAllocator<T>>;
 // (huge_pages::allocate) that grows by moving its pages (huge_pages::grow),
 // so each page is touched once: a std::vector doubling its storage copies
 // every record into fresh memory, touching about twice the final size
-// (docs/architecture.md, "Outputs": fresh pages are dear on a virtual
-// machine). Same elements in the same order as a vector's.
+// (docs/architecture.md, "Host cost per simulated task, every output on",
+// its page faults: fresh pages are dear on a virtual machine). Same elements in the same order as a vector's.
 template <class T>
 class GrowArray {
   static_assert(std::is_trivially_copyable<T>::value, "GrowArray moves its records as bytes");

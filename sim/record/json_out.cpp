@@ -502,7 +502,7 @@ int OutFile::emit_packed(unsigned char* block, std::size_t len, std::size_t text
   return 0;
 }
 
-// The file system's cost of a written page, on ext4 and XFS, is mostly its
+// The file system's cost of a written page, on ext4, is mostly its
 // delayed allocation: each page reserves its block (and its quota) as it is
 // written, and is entered in the file's extent cache. Blocks reserved ahead
 // in one call skip that: a page written into them finds its block already

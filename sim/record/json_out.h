@@ -467,8 +467,8 @@ class OutFile : public JsonBuf {
   // before.
   static constexpr std::uint64_t kPreallocFrom = std::uint64_t{1} << 20;  // smaller files reserve nothing
   static constexpr std::uint64_t kPreallocStep = std::uint64_t{8} << 20;
-  std::uint64_t pos_ = 0;       // bytes written: the file's size
   static constexpr long kExt4Magic = 0xEF53;  // statfs f_type of ext2/3/4
+  std::uint64_t pos_ = 0;       // bytes written: the file's size
   std::uint64_t reserved_ = 0;  // the end of the blocks reserved, or asked for (0: none)
   bool may_reserve_ = false;
   void reserve_ahead(std::size_t n);  // before n more bytes are written at the end
